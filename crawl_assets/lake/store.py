@@ -1,0 +1,206 @@
+"""Lake I/O on any fsspec filesystem: raw batches written once, derived Parquet parts, quarantine.
+
+Every write goes to a temporary name first and is moved into place, so a crash leaves either the
+whole file or nothing under its final name. A raw batch counts only once its manifest exists.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import IO, Any
+
+import fsspec
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from crawl_assets.lake import layout
+
+
+@dataclass(frozen=True)
+class BatchManifest:
+    """What a raw batch holds and how it was collected (the provenance of everything derived)."""
+
+    batch_id: str
+    tenant: str
+    platform: str
+    source: str
+    format: str
+    method: str
+    collected_at: str
+    run_id: str | None
+    items: int
+    bytes: int
+    sha256: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RawBatch:
+    manifest: BatchManifest
+    path: str
+
+
+class Lake:
+    """A lake rooted at a local folder or an fsspec URL (``s3://bucket/prefix``, ``memory://x``)."""
+
+    def __init__(self, root: str):
+        self.root = root.rstrip("/")
+        self.fs, self._base = fsspec.core.url_to_fs(self.root)
+
+    # -- paths -------------------------------------------------------------------------------
+    def path(self, relative: str) -> str:
+        return f"{self._base}/{relative}"
+
+    def url(self, relative: str) -> str:
+        """A location a user can open: the root as configured plus the relative path."""
+        return f"{self.root}/{relative}"
+
+    # -- atomic writes -----------------------------------------------------------------------
+    def _write_atomic(self, relative: str, data: bytes, *, overwrite: bool) -> str:
+        final = self.path(relative)
+        if not overwrite and self.fs.exists(final):
+            raise FileExistsError(f"refusing to overwrite {self.url(relative)}")
+        parent = final.rsplit("/", 1)[0]
+        self.fs.makedirs(parent, exist_ok=True)
+        tmp = f"{parent}/.tmp-{uuid.uuid4().hex}"
+        with self.fs.open(tmp, "wb") as fh:
+            fh.write(data)
+        self.fs.mv(tmp, final)
+        return final
+
+    # -- raw batches -------------------------------------------------------------------------
+    def write_raw_batch(
+        self,
+        *,
+        tenant: str,
+        platform: str,
+        source: str,
+        batch_id: str,
+        fmt: str,
+        method: str,
+        run_id: str | None,
+        lines: Iterable[bytes] | None = None,
+        stream: IO[bytes] | None = None,
+        collected_at: datetime | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> RawBatch:
+        """Store observations exactly as received: JSON ``lines`` (one per item) or a whole ``stream``
+        (an export file), gzip-compressed while streaming so size never matters.
+
+        Never overwrites: a batch id is used once. The manifest is written after the data, so a
+        reader that sees the manifest sees the complete batch.
+        """
+        if (lines is None) == (stream is None):
+            raise ValueError("give exactly one of lines or stream")
+        base = layout.source_dir("raw", tenant, platform, source)
+        final = self.path(f"{base}/{batch_id}.jsonl.gz")
+        if self.fs.exists(final):
+            raise FileExistsError(f"refusing to overwrite {self.url(f'{base}/{batch_id}.jsonl.gz')}")
+        self.fs.makedirs(self.path(base), exist_ok=True)
+        tmp = self.path(f"{base}/.tmp-{uuid.uuid4().hex}")
+        digest, size, items = hashlib.sha256(), 0, 0
+        try:
+            with self.fs.open(tmp, "wb") as raw_fh, gzip.GzipFile(fileobj=raw_fh, mode="wb", compresslevel=6, mtime=0) as gz:
+                if lines is not None:
+                    for line in lines:
+                        if b"\n" in line:
+                            raise ValueError("a raw line must not contain a newline")
+                        chunk = line + b"\n"
+                        gz.write(chunk)
+                        digest.update(chunk)
+                        size += len(chunk)
+                        items += 1
+                else:
+                    assert stream is not None
+                    items = 1
+                    while chunk := stream.read(1 << 20):
+                        gz.write(chunk)
+                        digest.update(chunk)
+                        size += len(chunk)
+            self.fs.mv(tmp, final)
+        except BaseException:
+            if self.fs.exists(tmp):
+                self.fs.rm(tmp)
+            raise
+        manifest = BatchManifest(
+            batch_id=batch_id,
+            tenant=tenant,
+            platform=platform,
+            source=source,
+            format=fmt,
+            method=method,
+            collected_at=(collected_at or datetime.now(timezone.utc)).isoformat(),
+            run_id=run_id,
+            items=items,
+            bytes=size,
+            sha256=digest.hexdigest(),
+            extra=extra or {},
+        )
+        self._write_atomic(f"{base}/{batch_id}.meta.json", orjson.dumps(asdict(manifest)), overwrite=False)
+        return RawBatch(manifest, self.url(f"{base}/{batch_id}.jsonl.gz"))
+
+    def raw_batches(self, tenant: str, platform: str, source: str) -> list[RawBatch]:
+        """Committed batches of a source in collection order (batch ids sort by time)."""
+        base = layout.source_dir("raw", tenant, platform, source)
+        if not self.fs.exists(self.path(base)):
+            return []
+        out = []
+        for meta_path in sorted(self.fs.glob(self.path(f"{base}/*.meta.json"))):
+            with self.fs.open(meta_path, "rb") as fh:
+                manifest = BatchManifest(**orjson.loads(fh.read()))
+            out.append(RawBatch(manifest, self.url(f"{base}/{manifest.batch_id}.jsonl.gz")))
+        return out
+
+    def open_raw(self, batch: RawBatch) -> IO[bytes]:
+        """The batch's decompressed bytes as a stream (never loaded whole)."""
+        rel = layout.source_dir("raw", batch.manifest.tenant, batch.manifest.platform, batch.manifest.source)
+        return gzip.open(self.fs.open(self.path(f"{rel}/{batch.manifest.batch_id}.jsonl.gz"), "rb"), "rb")
+
+    # -- derived tables ----------------------------------------------------------------------
+    def table_part(self, table: str, tenant: str, platform: str, source: str, batch_id: str) -> str:
+        return f"{layout.table_dir(table, tenant, platform, source)}/{batch_id}.parquet"
+
+    def has_part(self, relative: str, *, version: str | None = None) -> bool:
+        """True when the part exists (and, if ``version`` is given, was written by that version)."""
+        full = self.path(relative)
+        if not self.fs.exists(full):
+            return False
+        if version is None:
+            return True
+        with self.fs.open(full, "rb") as fh:
+            meta = pq.read_schema(fh).metadata or {}
+        return meta.get(b"crawl_assets.deriver") == version.encode()
+
+    def write_part(self, relative: str, table: pa.Table, *, version: str) -> str:
+        """Write a derived Parquet part (replacing a stale one: derived data is re-derivable)."""
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"crawl_assets.deriver": version.encode()})
+        buf = io.BytesIO()
+        pq.write_table(table, buf, compression="zstd")
+        return self._write_atomic(relative, buf.getvalue(), overwrite=True)
+
+    def read_parts(self, table: str, tenant: str, platform: str, source: str) -> Iterator[tuple[str, pa.Table]]:
+        """(batch id, table) for each part of a source, in collection order."""
+        base = self.path(layout.table_dir(table, tenant, platform, source))
+        if not self.fs.exists(base):
+            return
+        for full in sorted(self.fs.glob(f"{base}/*.parquet")):
+            with self.fs.open(full, "rb") as fh:
+                yield full.rsplit("/", 1)[1].removesuffix(".parquet"), pq.read_table(fh)
+
+    # -- quarantine --------------------------------------------------------------------------
+    def write_quarantine(self, tenant: str, platform: str, source: str, batch_id: str, rows: list[dict[str, Any]]) -> str | None:
+        """Rejected input with its reason, one JSON line each; replaced when the batch is re-derived."""
+        rel = f"{layout.source_dir('quarantine', tenant, platform, source)}/{batch_id}.jsonl"
+        if not rows:
+            if self.fs.exists(self.path(rel)):
+                self.fs.rm(self.path(rel))
+            return None
+        self._write_atomic(rel, b"".join(orjson.dumps(r) + b"\n" for r in rows), overwrite=True)
+        return self.url(rel)

@@ -1,0 +1,15 @@
+"""The source registry: a YAML file users edit, validated with pydantic."""
+
+from crawl_assets.registry.models import SourceEntry, SourceKind, SourceStatus, SyncPolicy
+from crawl_assets.registry.store import EntryError, Registry, RegistryFileError, load_registry
+
+__all__ = [
+    "EntryError",
+    "Registry",
+    "RegistryFileError",
+    "SourceEntry",
+    "SourceKind",
+    "SourceStatus",
+    "SyncPolicy",
+    "load_registry",
+]

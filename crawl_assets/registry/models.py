@@ -1,0 +1,162 @@
+"""The source registry entry: what a user declares to have a source collected."""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from crawl_assets.registry.secrets import looks_like_secret
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+CREDENTIAL_REF = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+PLATFORMS = ("telegram", "x", "discourse", "play", "intercom")
+
+# Offline formats an export-file source can hold, by platform (the first is the default).
+EXPORT_FORMATS: dict[str, tuple[str, ...]] = {
+    "telegram": ("telegram-export", "telegram"),
+    "x": ("x-v2", "x-archive"),
+    "discourse": ("discourse",),
+    "play": ("play-csv",),
+    "intercom": ("intercom",),
+}
+
+
+class SourceKind(str, Enum):
+    channel = "channel"
+    group = "group"
+    account_timeline = "account_timeline"
+    search_query = "search_query"
+    forum = "forum"
+    app = "app"
+    workspace = "workspace"
+    export_file = "export_file"
+
+
+class SourceStatus(str, Enum):
+    active = "active"
+    paused = "paused"
+
+
+class SyncPolicy(BaseModel):
+    """How often and how deep a source is synced."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    interval_minutes: int = Field(60, gt=0, le=60 * 24 * 30, description="Minimum time between syncs.")
+    priority: int = Field(0, ge=-100, le=100, description="Higher is synced first when many are due.")
+    history_horizon_days: int | None = Field(
+        None, gt=0, description="How far back the historical backfill goes; None means everything."
+    )
+    refresh_window: int = Field(
+        200, ge=0, le=10_000, description="Newest items re-read each sync for edits, deletions, counters."
+    )
+
+
+class SourceEntry(BaseModel):
+    """One registered source. Identity is (tenant, platform, name); ``key`` is its partition key."""
+
+    model_config = ConfigDict(extra="forbid", use_enum_values=False)
+
+    name: str = Field(description="Short slug, unique per tenant and platform.")
+    tenant: str = "default"
+    platform: str
+    kind: SourceKind
+    identifier: str = Field(min_length=1, max_length=2000)
+    policy: SyncPolicy = Field(default_factory=SyncPolicy)
+    credential: str | None = Field(
+        None, description="Name of a credential held by the platform's resource; never the secret."
+    )
+    status: SourceStatus = SourceStatus.active
+    status_reason: str | None = None
+    options: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
+
+    @field_validator("name", "tenant")
+    @classmethod
+    def _slug(cls, value: str) -> str:
+        if not SLUG.match(value):
+            raise ValueError(
+                "must be 1-63 characters of lowercase letters, digits, '-' or '_', starting with a letter or digit"
+            )
+        return value
+
+    @field_validator("platform")
+    @classmethod
+    def _platform(cls, value: str) -> str:
+        if value not in PLATFORMS:
+            raise ValueError(f"unknown platform {value!r}; expected one of {', '.join(PLATFORMS)}")
+        return value
+
+    @field_validator("credential")
+    @classmethod
+    def _credential(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        if looks_like_secret(value) or not CREDENTIAL_REF.match(value):
+            raise ValueError(
+                "must be the *name* of a credential (lowercase letters, digits, '_'), never a secret itself"
+            )
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_secrets(cls, data: Any) -> Any:
+        found = find_secret(data)
+        if found:
+            raise ValueError(f"field {found[0]!r}: {found[1]}")
+        return data
+
+    @model_validator(mode="after")
+    def _kind_fits(self) -> "SourceEntry":
+        if self.kind is SourceKind.export_file:
+            fmt = self.options.get("format") or EXPORT_FORMATS[self.platform][0]
+            if fmt not in EXPORT_FORMATS[self.platform]:
+                raise ValueError(
+                    f"options.format {fmt!r} is not an export format of {self.platform}; "
+                    f"expected one of {', '.join(EXPORT_FORMATS[self.platform])}"
+                )
+        return self
+
+    @property
+    def key(self) -> str:
+        """Partition key: stable, readable, no '/', never a secret (all parts are validated slugs)."""
+        return f"{self.tenant}.{self.platform}.{self.name}"
+
+    @property
+    def export_format(self) -> str | None:
+        if self.kind is not SourceKind.export_file:
+            return None
+        return str(self.options.get("format") or EXPORT_FORMATS[self.platform][0])
+
+    @property
+    def paused(self) -> bool:
+        return self.status is SourceStatus.paused
+
+
+def find_secret(data: Any) -> tuple[str, str] | None:
+    """First (field path, message) whose value looks like a secret, or None."""
+    for field, value in _walk(data):
+        if isinstance(value, str):
+            reason = looks_like_secret(value)
+            if reason:
+                return field, (
+                    f"looks like a secret ({reason}); store secrets in environment variables "
+                    "and put only the credential's name in 'credential'"
+                )
+    return None
+
+
+def _walk(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    if isinstance(data, dict):
+        for k, v in data.items():
+            out.extend(_walk(v, f"{prefix}.{k}" if prefix else str(k)))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            out.extend(_walk(v, f"{prefix}[{i}]"))
+    else:
+        out.append((prefix, data))
+    return out

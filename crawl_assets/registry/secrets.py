@@ -1,0 +1,50 @@
+"""Refuse values that look like credentials, so a registry file can be shared and committed.
+
+The registry holds *references* to credentials by name; the secrets themselves live in environment
+variables read by resources. These patterns catch the usual ways a secret is pasted by mistake.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("private key block", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
+    ("X/Twitter bearer token", re.compile(r"AAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{20,}")),
+    ("bearer authorization header", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}")),
+    ("Telegram api_hash", re.compile(r"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])")),
+    ("Telethon StringSession", re.compile(r"(?<![A-Za-z0-9_-])1[A-Za-z0-9_=-]{200,}")),
+    ("Intercom access token", re.compile(r"\bdG9rO[A-Za-z0-9+/=]{20,}")),
+    ("Google service-account JSON", re.compile(r'"private_key_id"\s*:')),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("Elasticsearch API key", re.compile(r"(?i)\bApiKey\s+[A-Za-z0-9+/=]{20,}")),
+    ("password in URL", re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@")),
+    ("GitHub/Slack style token", re.compile(r"\b(?:ghp|gho|xox[abpr])_?[A-Za-z0-9-]{20,}")),
+]
+
+
+def _entropy(value: str) -> float:
+    counts = Counter(value)
+    total = len(value)
+    return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+def looks_like_secret(value: str) -> str | None:
+    """Return why ``value`` looks like a secret, or None.
+
+    Besides known formats, a long unbroken high-entropy token (no spaces, mixed classes) is refused:
+    identifiers, handles and search queries are short or contain spaces.
+    """
+    for name, pattern in _PATTERNS:
+        if pattern.search(value):
+            return name
+    for token in value.split():
+        if len(token) >= 40 and _entropy(token) > 4.3:
+            classes = sum(
+                bool(re.search(p, token)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^A-Za-z0-9]")
+            )
+            if classes >= 3 and not token.startswith(("http://", "https://", "file:", "/")):
+                return "long high-entropy token"
+    return None

@@ -1,0 +1,212 @@
+"""Read and edit the registry file (YAML), reporting bad entries by file, line, entry and field.
+
+Edits go through ruamel.yaml's round-trip mode so the comments and order a user wrote survive
+``crawl-assets sources add/pause/remove``. Writes are atomic (temp file + rename).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+
+from crawl_assets.registry.models import SourceEntry, SourceStatus, find_secret
+
+
+class RegistryFileError(Exception):
+    """The registry file as a whole cannot be used (unreadable, not YAML, wrong shape)."""
+
+
+@dataclass(frozen=True)
+class EntryError:
+    path: Path
+    index: int
+    line: int | None
+    name: str | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else str(self.path)
+        who = f"entry {self.index + 1}" + (f" ({self.name!r})" if self.name else "")
+        return f"{where}: {who}: field '{self.field}': {self.message}"
+
+
+@dataclass
+class Registry:
+    """The parsed file: valid entries, the errors of invalid ones, and the document for editing."""
+
+    path: Path
+    entries: list[SourceEntry] = field(default_factory=list)
+    errors: list[EntryError] = field(default_factory=list)
+    _doc: Any = None
+
+    def by_key(self) -> dict[str, SourceEntry]:
+        return {e.key: e for e in self.entries}
+
+    def get(self, key_or_name: str) -> SourceEntry:
+        """Find by partition key, or by name when that name is unique."""
+        keyed = self.by_key()
+        if key_or_name in keyed:
+            return keyed[key_or_name]
+        named = [e for e in self.entries if e.name == key_or_name]
+        if len(named) == 1:
+            return named[0]
+        if len(named) > 1:
+            raise KeyError(f"{key_or_name!r} is ambiguous: use one of {', '.join(e.key for e in named)}")
+        raise KeyError(f"no source {key_or_name!r} in {self.path}")
+
+    def for_platform(self, platform: str) -> list[SourceEntry]:
+        return [e for e in self.entries if e.platform == platform]
+
+    # -- editing -----------------------------------------------------------------------------
+    def _raw_list(self) -> CommentedSeq:
+        if self._doc is None:
+            self._doc = CommentedMap()
+        if "sources" not in self._doc or self._doc["sources"] is None:
+            self._doc["sources"] = CommentedSeq()
+        return self._doc["sources"]
+
+    def _index_of(self, key: str) -> int:
+        for i, raw in enumerate(self._raw_list()):
+            try:
+                if SourceEntry.model_validate(_plain(raw)).key == key:
+                    return i
+            except ValidationError:
+                continue
+        raise KeyError(f"no source {key!r} in {self.path}")
+
+    def add(self, entry: SourceEntry) -> None:
+        if entry.key in self.by_key():
+            raise ValueError(f"source {entry.key!r} already exists in {self.path}")
+        data = entry.model_dump(mode="json", exclude_defaults=True)
+        data.setdefault("platform", entry.platform)
+        data.setdefault("kind", entry.kind.value)
+        ordered = CommentedMap()
+        for k in ("name", "tenant", "platform", "kind", "identifier"):
+            if k in data:
+                ordered[k] = data.pop(k)
+        ordered.update(data)
+        self._raw_list().append(ordered)
+        self.entries.append(entry)
+
+    def remove(self, key: str) -> SourceEntry:
+        entry = self.get(key)
+        del self._raw_list()[self._index_of(entry.key)]
+        self.entries = [e for e in self.entries if e.key != entry.key]
+        return entry
+
+    def set_status(self, key: str, status: SourceStatus, reason: str | None = None) -> SourceEntry:
+        entry = self.get(key)
+        raw = self._raw_list()[self._index_of(entry.key)]
+        raw["status"] = status.value
+        if reason:
+            raw["status_reason"] = reason
+        elif "status_reason" in raw:
+            del raw["status_reason"]
+        updated = entry.model_copy(update={"status": status, "status_reason": reason})
+        self.entries = [updated if e.key == entry.key else e for e in self.entries]
+        return updated
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".sources.", suffix=".yaml", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                _yaml().dump(self._doc if self._doc is not None else {"sources": []}, fh)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+def _yaml() -> YAML:
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.indent(mapping=2, sequence=4, offset=2)
+    return y
+
+
+def _plain(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {str(k): _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node
+
+
+def _field_line(raw: Any, loc: tuple[Any, ...]) -> int | None:
+    """Best line number (1-based) for a pydantic error location inside a ruamel node."""
+    node, line = raw, None
+    try:
+        line = raw.lc.line + 1
+    except AttributeError:
+        return None
+    for part in loc:
+        if isinstance(node, CommentedMap) and part in node:
+            try:
+                line = node.lc.data[part][0] + 1
+            except (AttributeError, KeyError, IndexError):
+                pass
+            node = node[part]
+        else:
+            break
+    return line
+
+
+def load_registry(path: str | os.PathLike[str]) -> Registry:
+    """Parse the registry. A missing file is an empty registry; a broken file raises.
+
+    Invalid entries do not stop the valid ones: they are returned in ``errors`` so callers decide
+    (the CLI exits 2, the sensor syncs the valid ones and keeps the partitions of invalid ones).
+    """
+    p = Path(path)
+    reg = Registry(path=p)
+    if not p.exists():
+        return reg
+    try:
+        with p.open(encoding="utf-8") as fh:
+            doc = _yaml().load(fh)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RegistryFileError(f"{p}: cannot read: {exc}") from exc
+    except YAMLError as exc:
+        raise RegistryFileError(f"{p}: not valid YAML: {exc}".replace("\n", " ")) from exc
+    if doc is None:
+        return reg
+    if not isinstance(doc, dict) or not isinstance(doc.get("sources", []), (list, type(None))):
+        raise RegistryFileError(f"{p}: expected a mapping with a 'sources' list at the top level")
+    reg._doc = doc
+    seen: set[str] = set()
+    for i, raw in enumerate(doc.get("sources") or []):
+        name = raw.get("name") if isinstance(raw, dict) else None
+        line = raw.lc.line + 1 if hasattr(raw, "lc") else None
+        if not isinstance(raw, dict):
+            reg.errors.append(EntryError(p, i, line, None, "(entry)", "expected a mapping"))
+            continue
+        secret = find_secret(_plain(raw))
+        if secret:
+            loc = tuple(int(x) if x.isdigit() else x for x in secret[0].replace("[", ".").replace("]", "").split("."))
+            reg.errors.append(EntryError(p, i, _field_line(raw, loc) or line, name, secret[0], secret[1]))
+            continue
+        try:
+            entry = SourceEntry.model_validate(_plain(raw))
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = tuple(err["loc"])
+                fld = ".".join(str(x) for x in loc) or "(entry)"
+                msg = err["msg"].removeprefix("Value error, ")
+                reg.errors.append(EntryError(p, i, _field_line(raw, loc) or line, name, fld, msg))
+            continue
+        if entry.key in seen:
+            reg.errors.append(EntryError(p, i, line, name, "name", f"duplicate source {entry.key!r}"))
+            continue
+        seen.add(entry.key)
+        reg.entries.append(entry)
+    return reg
