@@ -9,6 +9,7 @@ import click
 # "module:attribute" of each subcommand (a click command or group), added as features land.
 COMMANDS: list[str] = [
     "crawl_assets.cli.sources:sources",
+    "crawl_assets.cli.demo:demo",
 ]
 
 

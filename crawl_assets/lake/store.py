@@ -75,6 +75,13 @@ class Lake:
         self.fs.mv(tmp, final)
         return final
 
+    def write_bytes(self, relative: str, data: bytes, *, overwrite: bool = True) -> str:
+        """A small file (marker, state) written atomically."""
+        return self._write_atomic(relative, data, overwrite=overwrite)
+
+    def exists(self, relative: str) -> bool:
+        return self.fs.exists(self.path(relative))
+
     # -- raw batches -------------------------------------------------------------------------
     def write_raw_batch(
         self,
