@@ -1,7 +1,7 @@
 """The source registry: a YAML file users edit, validated with pydantic."""
 
 from crawl_assets.registry.models import SourceEntry, SourceKind, SourceStatus, SyncPolicy
-from crawl_assets.registry.store import EntryError, Registry, RegistryFileError, load_registry
+from crawl_assets.registry.store import EntryError, Registry, RegistryFileError, load_registry, update_registry
 
 __all__ = [
     "EntryError",
@@ -12,4 +12,5 @@ __all__ = [
     "SourceStatus",
     "SyncPolicy",
     "load_registry",
+    "update_registry",
 ]

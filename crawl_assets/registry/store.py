@@ -6,8 +6,10 @@ Edits go through ruamel.yaml's round-trip mode so the comments and order a user 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,6 +127,22 @@ class Registry:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+
+def update_registry(path: str | os.PathLike[str], change: "Callable[[Registry], None]") -> Registry:
+    """Load, change and save the registry under an exclusive lock, so concurrent runs that pause
+    sources (and a user's CLI edit) never lose each other's writes."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with open(p.with_name(f".{p.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            reg = load_registry(p)
+            change(reg)
+            reg.save()
+            return reg
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _yaml() -> YAML:
