@@ -1,0 +1,10 @@
+# One image for the code location, dagster-webserver and dagster-daemon (docker-compose.yml).
+FROM python:3.11-slim
+WORKDIR /opt/crawl_assets
+COPY pyproject.toml setup.py README.md ./
+COPY crawl_assets ./crawl_assets
+RUN pip install --no-cache-dir .
+COPY workspace.yaml ./
+ENV DAGSTER_HOME=/opt/dagster_home
+RUN mkdir -p $DAGSTER_HOME
+COPY dagster.yaml $DAGSTER_HOME/dagster.yaml
