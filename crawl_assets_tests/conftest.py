@@ -1,0 +1,57 @@
+"""Shared fixtures: every test gets its own DAGSTER_HOME, lake and registry; Postgres tests get a
+fresh database on the server named by CRAWL_TEST_PG_URL (skipped when it is unset, e.g. on a laptop)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path, monkeypatch):
+    """No test reads or writes ./.crawl_home or a developer's real settings."""
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.setenv("CRAWL_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("CRAWL_REGISTRY", str(tmp_path / "sources.yaml"))
+    for var in ("DAGSTER_PG_URL", "DAGSTER_PG_HOST", "CRAWL_ES_URL", "CRAWL_ES_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+@pytest.fixture
+def dagster_home(isolated_env: Path) -> Path:
+    """DAGSTER_HOME holding the project's dagster.yaml."""
+    shutil.copyfile(REPO / "dagster.yaml", isolated_env / "dagster.yaml")
+    return isolated_env
+
+
+@pytest.fixture
+def pg_url():
+    """A new, empty database for one test; dropped afterwards."""
+    base = os.environ.get("CRAWL_TEST_PG_URL")
+    if not base:
+        pytest.skip("CRAWL_TEST_PG_URL is not set (PostgreSQL-backed tests are off)")
+    import sqlalchemy as sa
+
+    name = f"crawl_test_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    url = base.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n AND pid <> pg_backend_pid()"
+            ), {"n": name})
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
+        admin.dispose()

@@ -1,0 +1,42 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+
+from crawl_assets_tests.conftest import REPO
+
+
+def test_packaged_instance_yaml_equals_repository_copy():
+    assert (REPO / "dagster.yaml").read_text() == (REPO / "crawl_assets" / "instance" / "dagster.yaml").read_text()
+
+
+def test_sqlite_by_default_with_one_run_per_partition_and_run_retries(dagster_home: Path):
+    instance = dg.DagsterInstance.get()
+    assert type(instance.run_storage).__name__ == "SqliteRunStorage"
+    assert (dagster_home / "storage").is_dir()
+    limits = instance.get_concurrency_config().run_queue_config.tag_concurrency_limits
+    assert {"key": "dagster/partition", "value": {"applyLimitPerUniqueValue": True}, "limit": 1} in limits
+    assert instance.run_retries_enabled and not instance.run_retries_retry_on_asset_or_op_failure
+
+
+def test_postgres_when_configured(dagster_home: Path, pg_url: str, monkeypatch):
+    monkeypatch.setenv("DAGSTER_PG_URL", pg_url)
+    instance = dg.DagsterInstance.get()
+    assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+    assert type(instance.event_log_storage).__name__ == "PostgresEventLogStorage"
+
+    @dg.asset
+    def probe() -> int:
+        return 1
+
+    result = dg.materialize([probe], instance=instance)
+    assert result.success
+    # A second process sees the run: it is in Postgres, not in local files.
+    code = (
+        "import dagster as dg; i = dg.DagsterInstance.get(); "
+        f"print([r.run_id for r in i.get_runs()].count({result.run_id!r}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip().endswith("1")
+    assert not (dagster_home / "storage" / "runs.db").exists()
