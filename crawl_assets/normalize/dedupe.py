@@ -1,0 +1,113 @@
+"""One output record per key, the latest observation winning, in bounded memory.
+
+A retried API page or an export read twice must not produce a record twice. Holding every record to
+compare them would cost ~5 KB each as pydantic models, so the first pass keeps only a 32-byte row per
+record (128-bit key hash, edit time, collection time) in arrays and spills the serialized record to a
+temporary file; a sort then marks one winner per key (latest ``edited_at``, then latest
+``provenance.collected_at``, then the later input), and the second pass streams the winners back in
+input order. One million records cost ~32 MB of arrays plus sort scratch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import tempfile
+from array import array
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+
+import numpy as np
+
+from crawl_assets.schema.record import Record
+
+_LENGTH = struct.Struct("<I")
+_NEVER = float("-inf")
+
+
+def _instant(value: datetime | None) -> float:
+    return value.timestamp() if value is not None else _NEVER
+
+
+class Deduper:
+    """Collects (key, times, payload) then yields the winning payloads in input order."""
+
+    def __init__(self) -> None:
+        self._hash_hi = array("q")
+        self._hash_lo = array("q")
+        self._edited = array("d")
+        self._collected = array("d")
+        self._spill = tempfile.TemporaryFile(prefix="crawl-dedupe-")
+        self.total = 0
+        self.unique = 0
+
+    def add(self, key: str, edited_at: datetime | None, collected_at: datetime | None, payload: bytes) -> None:
+        """Remember one observation; ``payload`` comes back from ``winners`` if it wins."""
+        digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        hi, lo = struct.unpack("<qq", digest)
+        self._hash_hi.append(hi)
+        self._hash_lo.append(lo)
+        self._edited.append(_instant(edited_at))
+        self._collected.append(_instant(collected_at))
+        self._spill.write(_LENGTH.pack(len(payload)))
+        self._spill.write(payload)
+        self.total += 1
+
+    def add_record(self, record: Record, payload: bytes) -> None:
+        """``add`` with the ranking fields taken from ``record``."""
+        self.add(record.key, record.edited_at, record.provenance.collected_at, payload)
+
+    @property
+    def duplicates(self) -> int:
+        """Observations dropped because a later one of the same key won (valid after ``winners``)."""
+        return self.total - self.unique
+
+    def _mask(self) -> np.ndarray:
+        n = self.total
+        mask = np.zeros(n, dtype=bool)
+        if n == 0:
+            return mask
+        hi = np.frombuffer(self._hash_hi, dtype=np.int64)
+        lo = np.frombuffer(self._hash_lo, dtype=np.int64)
+        # lexsort is stable, so equal (edit, collect) times keep input order: the later input sorts last.
+        order = np.lexsort((np.frombuffer(self._collected), np.frombuffer(self._edited), lo, hi))
+        shi, slo = hi[order], lo[order]
+        last = np.ones(n, dtype=bool)
+        last[:-1] = (shi[1:] != shi[:-1]) | (slo[1:] != slo[:-1])
+        mask[order[last]] = True
+        return mask
+
+    def winners(self) -> Iterator[bytes]:
+        """The winning payloads in input order (closes the spill file when exhausted)."""
+        mask = self._mask()
+        self.unique = int(mask.sum())
+        self._hash_hi = self._hash_lo = array("q")
+        self._edited = self._collected = array("d")
+        spill = self._spill
+        try:
+            spill.flush()
+            spill.seek(0)
+            for index in range(self.total):
+                (length,) = _LENGTH.unpack(spill.read(_LENGTH.size))
+                payload = spill.read(length)
+                if mask[index]:
+                    yield payload
+        finally:
+            spill.close()
+
+    def close(self) -> None:
+        """Drop the spill file without reading it (on error paths)."""
+        self._spill.close()
+
+
+def dedupe_latest(records: Iterable[Record]) -> Iterator[Record]:
+    """One record per ``key`` (latest observation wins), in first-pass input order, in bounded memory."""
+    deduper = Deduper()
+    try:
+        for record in records:
+            deduper.add_record(record, record.model_dump_json().encode())
+    except BaseException:
+        deduper.close()
+        raise
+    for payload in deduper.winners():
+        yield Record.model_validate_json(payload)

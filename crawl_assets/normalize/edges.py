@@ -1,0 +1,95 @@
+"""Relation edges and co-occurrence tables derived from records (pure; pandas frames from tuples).
+
+Node ids: ``src`` is always a record key. ``dst`` is a record key for reply/quote/repost (the target may
+not be collected), ``{platform}:user:{handle}`` for a mention and ``hashtag:{tag}`` for a hashtag (tags
+are shared across platforms on purpose: the same campaign hashtag on X and Telegram is one node).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from itertools import combinations
+from typing import Any
+
+import pandas as pd
+
+from crawl_assets.schema.record import Record
+
+EDGE_COLUMNS = ["type", "src", "dst", "created_at", "platform", "tenant"]
+COOCCURRENCE_COLUMNS = ["platform", "tenant", "hashtag_a", "hashtag_b", "count", "first_at", "last_at"]
+AUTHOR_HASHTAG_COLUMNS = ["platform", "tenant", "author_id", "hashtag", "count", "first_at", "last_at"]
+
+EdgeRow = tuple[str, str, str, datetime, str, str]
+
+
+def mention_node(platform: str, handle: str) -> str:
+    """The node id of a mentioned account."""
+    return f"{platform}:user:{handle}"
+
+
+def hashtag_node(tag: str) -> str:
+    """The node id of a hashtag (platform-independent)."""
+    return f"hashtag:{tag}"
+
+
+def record_edges(record: Record) -> Iterator[EdgeRow]:
+    """The edges one record contributes, as (type, src, dst, created_at, platform, tenant) tuples."""
+    src, at, platform, tenant = record.key, record.created_at, record.platform, record.tenant
+    if record.reply_to:
+        yield ("reply", src, record.reply_to, at, platform, tenant)
+    if record.quote_of:
+        yield ("quote", src, record.quote_of, at, platform, tenant)
+    if record.repost_of:
+        yield ("repost", src, record.repost_of, at, platform, tenant)
+    for handle in record.mentions:
+        yield ("mention", src, mention_node(platform, handle), at, platform, tenant)
+    for tag in record.hashtags:
+        yield ("hashtag", src, hashtag_node(tag), at, platform, tenant)
+
+
+def _frame(rows: list[tuple[Any, ...]], columns: list[str], time_columns: tuple[str, ...]) -> pd.DataFrame:
+    frame = pd.DataFrame.from_records(rows, columns=columns)
+    for column in time_columns:
+        frame[column] = pd.to_datetime(frame[column], utc=True)
+    return frame
+
+
+def edges_frame(records: Iterable[Record]) -> pd.DataFrame:
+    """All edges of ``records`` (columns ``EDGE_COLUMNS``; ``created_at`` is the source record's time)."""
+    rows = [edge for record in records for edge in record_edges(record)]
+    return _frame(rows, EDGE_COLUMNS, ("created_at",))
+
+
+def _bump(table: dict[tuple[Any, ...], list[Any]], key: tuple[Any, ...], at: datetime) -> None:
+    entry = table.get(key)
+    if entry is None:
+        table[key] = [1, at, at]
+    else:
+        entry[0] += 1
+        if at < entry[1]:
+            entry[1] = at
+        if at > entry[2]:
+            entry[2] = at
+
+
+def hashtag_cooccurrence(records: Iterable[Record]) -> pd.DataFrame:
+    """How often two hashtags appear in the same record (pairs ordered a < b), per platform and tenant."""
+    table: dict[tuple[Any, ...], list[Any]] = {}
+    for record in records:
+        for a, b in combinations(sorted(record.hashtags), 2):
+            _bump(table, (record.platform, record.tenant, a, b), record.created_at)
+    rows = [key + tuple(value) for key, value in sorted(table.items())]
+    return _frame(rows, COOCCURRENCE_COLUMNS, ("first_at", "last_at"))
+
+
+def author_hashtag(records: Iterable[Record]) -> pd.DataFrame:
+    """How often each author used each hashtag (records without an author are left out)."""
+    table: dict[tuple[Any, ...], list[Any]] = {}
+    for record in records:
+        if record.author_id is None:
+            continue
+        for tag in record.hashtags:
+            _bump(table, (record.platform, record.tenant, record.author_id, tag), record.created_at)
+    rows = [key + tuple(value) for key, value in sorted(table.items())]
+    return _frame(rows, AUTHOR_HASHTAG_COLUMNS, ("first_at", "last_at"))

@@ -1,0 +1,1 @@
+"""One folder per source type: client, raw asset factory, normalizer."""

@@ -1,0 +1,1 @@
+"""Telegram: Telethon API messages and Telegram Desktop exports."""

@@ -1,0 +1,1 @@
+"""X (Twitter): API v2 response pages and account archives."""

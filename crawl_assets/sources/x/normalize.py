@@ -1,0 +1,292 @@
+"""X normalizers: ``x-v2`` (API v2 response pages with ``includes``, one page per line, as twarc2 writes
+them) and ``x-archive`` (``tweets.js`` of an account archive).
+
+Only the page's ``data`` tweets become records; ``includes`` supply the author handle, media details and
+the full text of a retweeted post's original for context (included tweets are not emitted: they are
+observed only partially). A long post's text is its ``note_tweet.text``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from typing import IO, Any
+
+import ijson
+
+from crawl_assets.normalize.build import (
+    Batch,
+    InputError,
+    Item,
+    as_dict,
+    as_id,
+    as_list,
+    iter_json_lines,
+    opt_int,
+    opt_str,
+)
+from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.normalize.lang import platform_lang
+from crawl_assets.normalize.text import fold_tag, unique
+
+_REFERENCE_FIELDS = {"replied_to": "reply_to", "quoted": "quote_of", "retweeted": "repost_of"}
+_KIND_BY_FIELD = (("repost_of", "repost"), ("quote_of", "quote"), ("reply_to", "reply"))
+_METADATA_FIELDS = (
+    "source",
+    "possibly_sensitive",
+    "reply_settings",
+    "in_reply_to_user_id",
+    "edit_history_tweet_ids",
+    "withheld",
+    "geo",
+)
+
+
+def tweet_key(tweet_id: str) -> str:
+    """The record key of a post on X."""
+    return f"x:{tweet_id}"
+
+
+def normalize_v2(stream: IO[bytes], *, name: str, context: NormalizeContext) -> Iterator[Item]:
+    """Records from API v2 response pages, one JSON page per line (``data`` + ``includes``)."""
+    batch = Batch("x-v2", name, context)
+    for line, raw, page in iter_json_lines(stream, batch):
+        if isinstance(page, InputError):
+            yield batch.reject(line, str(page), raw)
+            continue
+        if not isinstance(page, dict):
+            yield batch.reject(line, "expected a JSON object (an API v2 response page)", raw)
+            continue
+        data = page.get("data")
+        if isinstance(data, dict):  # a single-tweet lookup response
+            data = [data]
+        if not isinstance(data, list):
+            if "data" in page or not page.get("errors") and not page.get("meta"):
+                yield batch.reject(line, "field 'data': missing or not a list of tweets", raw)
+            continue
+        includes = _Includes(as_dict(page.get("includes")))
+        collected = opt_str(as_dict(page.get("__twarc")).get("retrieved_at"))
+        provenance = batch.provenance(line, _parse_iso(collected))
+        for index, tweet in enumerate(data):
+            yield from batch.guarded(
+                line, tweet, lambda: _v2_tweet(batch, tweet, includes, provenance, f"data[{index}]")
+            )
+
+
+class _Includes:
+    """Lookup tables of one page's ``includes`` (built once per page)."""
+
+    def __init__(self, includes: dict[str, Any]) -> None:
+        self.users = {u.get("id"): u for u in as_list(includes.get("users")) if isinstance(u, dict)}
+        self.media = {m.get("media_key"): m for m in as_list(includes.get("media")) if isinstance(m, dict)}
+        self.tweets = {t.get("id"): t for t in as_list(includes.get("tweets")) if isinstance(t, dict)}
+
+
+def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: Any, where: str) -> Iterator[Item]:
+    if not isinstance(tweet, dict):
+        raise InputError(f"{where}: not a JSON object")
+    tweet_id = as_id(tweet.get("id"), f"{where}.id")
+    if not tweet_id.isdigit():
+        raise InputError(f"field '{where}.id': not a numeric tweet id")
+    note = as_dict(tweet.get("note_tweet"))
+    text = note["text"] if isinstance(note.get("text"), str) else tweet.get("text")
+    if not isinstance(text, str):
+        raise InputError(f"field '{where}.text': missing or not a string")
+    entities = as_dict(note.get("entities")) if isinstance(note.get("text"), str) else as_dict(tweet.get("entities"))
+    fields: dict[str, Any] = {"reply_to": None, "quote_of": None, "repost_of": None}
+    for ref in as_list(tweet.get("referenced_tweets")):
+        ref = as_dict(ref)
+        target = _REFERENCE_FIELDS.get(ref.get("type"))
+        if target and isinstance(ref.get("id"), str) and ref["id"].isdigit():
+            fields[target] = tweet_key(ref["id"])
+    kind = next((k for f, k in _KIND_BY_FIELD if fields[f]), "post")
+    author_id = opt_str(tweet.get("author_id"))
+    author = as_dict(includes.users.get(author_id))
+    metrics = as_dict(tweet.get("public_metrics"))
+    conversation = opt_str(tweet.get("conversation_id"))
+    metadata = {f: tweet[f] for f in _METADATA_FIELDS if tweet.get(f) is not None}
+    if tweet.get("lang") is not None:
+        metadata["x_lang"] = tweet["lang"]
+    if fields["repost_of"]:
+        original = as_dict(includes.tweets.get(fields["repost_of"][2:]))
+        if isinstance(original.get("text"), str):
+            metadata["repost_text"] = original["text"]
+    cashtags = [c.get("tag") for c in as_list(entities.get("cashtags")) if isinstance(as_dict(c).get("tag"), str)]
+    if cashtags:
+        metadata["cashtags"] = cashtags
+    attachments = as_dict(tweet.get("attachments"))
+    if attachments.get("poll_ids"):
+        metadata["poll_ids"] = attachments["poll_ids"]
+    fields.update(
+        key=tweet_key(tweet_id),
+        platform="x",
+        kind=kind,
+        native_id=tweet_id,
+        author_id=author_id,
+        author_handle=opt_str(author.get("username")),
+        created_at=tweet.get("created_at"),
+        text=text,
+        lang=platform_lang(tweet.get("lang")),
+        conversation_id=tweet_key(conversation) if conversation and conversation.isdigit() else None,
+        hashtags=unique([fold_tag(h["tag"]) for h in as_list(entities.get("hashtags")) if _has_str(h, "tag")]),
+        mentions=unique(
+            [fold_tag(m["username"]) for m in as_list(entities.get("mentions")) if _has_str(m, "username")]
+        ),
+        urls=unique([_expanded(u) for u in as_list(entities.get("urls")) if isinstance(u, dict) and not u.get("media_key")]),
+        media=[_v2_media(key, includes) for key in as_list(attachments.get("media_keys")) if isinstance(key, str)],
+        metrics={
+            "likes": opt_int(metrics.get("like_count")),
+            "reposts": opt_int(metrics.get("retweet_count")),
+            "replies": opt_int(metrics.get("reply_count")),
+            "quotes": opt_int(metrics.get("quote_count")),
+            "bookmarks": opt_int(metrics.get("bookmark_count")),
+            "views": opt_int(metrics.get("impression_count")),
+        },
+        metadata=metadata,
+        provenance=provenance,
+    )
+    yield batch.finish(fields)
+
+
+def _has_str(obj: Any, field: str) -> bool:
+    return isinstance(obj, dict) and isinstance(obj.get(field), str)
+
+
+def _expanded(url: dict[str, Any]) -> str:
+    for field in ("unwound_url", "expanded_url", "url"):
+        if isinstance(url.get(field), str) and url[field]:
+            return url[field]
+    return ""
+
+
+def _v2_media(media_key: str, includes: _Includes) -> dict[str, Any]:
+    media = as_dict(includes.media.get(media_key))
+    variants = [v for v in as_list(media.get("variants")) if isinstance(v, dict) and isinstance(v.get("url"), str)]
+    best = max(variants, key=lambda v: opt_int(v.get("bit_rate")) or 0, default={})
+    duration_ms = opt_int(media.get("duration_ms"))
+    return {
+        "type": opt_str(media.get("type")) or "unknown",
+        "id": media_key,
+        "mime": opt_str(best.get("content_type")),
+        "width": opt_int(media.get("width")),
+        "height": opt_int(media.get("height")),
+        "duration": duration_ms / 1000 if duration_ms is not None else None,
+        "url": opt_str(media.get("url")) or opt_str(best.get("url")) or opt_str(media.get("preview_image_url")),
+    }
+
+
+def _parse_iso(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
+
+
+# --- Account archive tweets.js ------------------------------------------------------------------------
+
+_ARCHIVE_PREFIX = re.compile(rb"^\s*window\.YTD\.[\w.]+\s*=\s*")
+_ARCHIVE_DATE = "%a %b %d %H:%M:%S %z %Y"
+
+
+class _SkipPrefix:
+    """A binary reader that skips the ``window.YTD.tweets.part0 =`` assignment so ijson sees the array."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        head = stream.read(256)
+        match = _ARCHIVE_PREFIX.match(head)
+        self._pending = head[match.end() :] if match else head
+
+    def read(self, size: int = -1) -> bytes:
+        if self._pending:
+            chunk, self._pending = self._pending, b""
+            return chunk
+        return self._stream.read(size)
+
+
+def normalize_archive(stream: IO[bytes], *, name: str, context: NormalizeContext) -> Iterator[Item]:
+    """Records from an account archive's ``tweets.js`` (streamed; ``line`` is the tweet's ordinal)."""
+    batch = Batch("x-archive", name, context)
+    ordinal = 0
+    try:
+        for ordinal, item in enumerate(ijson.items(_SkipPrefix(stream), "item", use_float=True), start=1):
+            yield from batch.guarded(ordinal, item, lambda: _archive_tweet(batch, ordinal, item))
+    except ijson.JSONError as exc:
+        yield batch.reject(ordinal + 1, f"invalid JSON, rest of file skipped: {exc}"[:300])
+
+
+def _archive_tweet(batch: Batch, ordinal: int, item: Any) -> Iterator[Item]:
+    tweet = as_dict(item).get("tweet", item)
+    if not isinstance(tweet, dict):
+        raise InputError("item is not a JSON object with a 'tweet'")
+    tweet_id = as_id(tweet.get("id_str") or tweet.get("id"), "tweet.id_str")
+    if not tweet_id.isdigit():
+        raise InputError("field 'tweet.id_str': not a numeric tweet id")
+    text = tweet.get("full_text", tweet.get("text"))
+    if not isinstance(text, str):
+        raise InputError("field 'tweet.full_text': missing or not a string")
+    try:
+        created = datetime.strptime(str(tweet.get("created_at")), _ARCHIVE_DATE)
+    except ValueError as exc:
+        raise InputError(f"field 'tweet.created_at': not an archive date: {tweet.get('created_at')!r}"[:200]) from exc
+    entities = as_dict(tweet.get("entities"))
+    extended = as_dict(tweet.get("extended_entities"))
+    reply_id = opt_str(tweet.get("in_reply_to_status_id_str"))
+    quoted_id = opt_str(tweet.get("quoted_status_id_str"))
+    is_retweet = text.startswith("RT @")
+    reply_to = tweet_key(reply_id) if reply_id and reply_id.isdigit() else None
+    quote_of = tweet_key(quoted_id) if quoted_id and quoted_id.isdigit() else None
+    kind = "repost" if is_retweet else "quote" if quote_of else "reply" if reply_to else "post"
+    metadata = {
+        f: tweet[f] for f in ("source", "in_reply_to_screen_name", "in_reply_to_user_id_str", "possibly_sensitive")
+        if tweet.get(f) is not None
+    }
+    if tweet.get("lang") is not None:
+        metadata["x_lang"] = tweet["lang"]
+    if isinstance(tweet.get("edit_info"), dict):
+        metadata["edit_info"] = tweet["edit_info"]
+    yield batch.finish(
+        {
+            "key": tweet_key(tweet_id),
+            "platform": "x",
+            "kind": kind,
+            "native_id": tweet_id,
+            "author_id": None,
+            "author_handle": None,
+            "created_at": created,
+            "text": text,
+            "lang": platform_lang(tweet.get("lang")),
+            "reply_to": reply_to,
+            "quote_of": quote_of,
+            "hashtags": unique(
+                [fold_tag(h["text"]) for h in as_list(entities.get("hashtags")) if _has_str(h, "text")]
+            ),
+            "mentions": unique(
+                [fold_tag(m["screen_name"]) for m in as_list(entities.get("user_mentions")) if _has_str(m, "screen_name")]
+            ),
+            "urls": unique([_expanded(u) for u in as_list(entities.get("urls")) if isinstance(u, dict)]),
+            "media": [_archive_media(m) for m in as_list(extended.get("media") or entities.get("media"))],
+            "metrics": {
+                "likes": opt_int(tweet.get("favorite_count")),
+                "reposts": opt_int(tweet.get("retweet_count")),
+            },
+            "metadata": metadata,
+            "provenance": batch.provenance(ordinal),
+        }
+    )
+
+
+def _archive_media(media: Any) -> dict[str, Any]:
+    media = as_dict(media)
+    variants = [v for v in as_list(as_dict(media.get("video_info")).get("variants")) if isinstance(v, dict)]
+    best = max(variants, key=lambda v: opt_int(v.get("bitrate")) or 0, default={})
+    return {
+        "type": opt_str(media.get("type")) or "unknown",
+        "id": opt_str(media.get("id_str")),
+        "mime": opt_str(best.get("content_type")),
+        "url": opt_str(best.get("url")) or opt_str(media.get("media_url_https")),
+    }
