@@ -1,0 +1,1 @@
+"""Elasticsearch layer: index naming, templates, versioning, the bulk sink, dead letters, bootstrap."""

@@ -1,0 +1,139 @@
+"""Cluster setup: index templates, per-tenant read aliases, month indices, and retention by whole months.
+
+Everything here is idempotent: running it again changes nothing. Retention needs no ILM: an index holds
+exactly one month of one tenant, so expiring data is deleting whole indices, never delete-by-query.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import resources
+from typing import Any
+
+from elasticsearch import BadRequestError, Elasticsearch, NotFoundError
+
+from crawl_assets.index.naming import (
+    FAMILIES,
+    MONTHLY,
+    check_tenant,
+    index_pattern,
+    parse_index,
+    read_alias,
+    template_name,
+)
+
+log = logging.getLogger(__name__)
+
+
+def load_template(family: str) -> dict[str, Any]:
+    """The shipped index template body of a family (``crawl_assets/index/templates/{family}.json``)."""
+    text = resources.files("crawl_assets.index").joinpath("templates", f"{family}.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def put_template(client: Elasticsearch, family: str) -> None:
+    body = load_template(family)
+    client.indices.put_index_template(
+        name=template_name(family), index_patterns=body["index_patterns"], template=body["template"],
+        priority=body.get("priority"), version=body.get("version"), meta=body.get("_meta"),
+    )
+
+
+def ensure_template(client: Elasticsearch, family: str) -> None:
+    """Install the family's template when the cluster has none (the sink calls this before auto-creating)."""
+    if not client.indices.exists_index_template(name=template_name(family)):
+        put_template(client, family)
+
+
+def ensure_index(client: Elasticsearch, index: str, family: str, tenant: str) -> None:
+    """Create ``index`` (mappings from the template) with the tenant's read alias; add the alias if it exists."""
+    alias = read_alias(family, tenant)
+    try:
+        client.indices.create(index=index, aliases={alias: {}})
+    except BadRequestError as exc:
+        if exc.error != "resource_already_exists_exception":
+            raise
+        client.indices.put_alias(index=index, name=alias)
+
+
+def tenant_indices(client: Elasticsearch, family: str, tenant: str) -> dict[str, dict[str, Any]]:
+    """Our concrete indices of a tenant and family, with their aliases."""
+    found = client.indices.get_alias(index=index_pattern(family, tenant), allow_no_indices=True,
+                                     ignore_unavailable=True).body
+    out = {}
+    for name, info in found.items():
+        parsed = parse_index(name)
+        if parsed and parsed[0] == family and parsed[1] == tenant:
+            out[name] = info.get("aliases", {})
+    return out
+
+
+@dataclass
+class SetupReport:
+    templates: list[str] = field(default_factory=list)
+    aliases_added: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+
+def setup_indices(client: Elasticsearch, tenants: Iterable[str],
+                  retention_months: dict[str, int] | None = None, *, now: datetime | None = None,
+                  dry_run: bool = False) -> SetupReport:
+    """Put the templates, give every existing index of each tenant its read alias, apply retention.
+
+    ``retention_months`` maps a tenant to the number of months it keeps (the current month counts);
+    tenants not in it keep everything. Idempotent.
+    """
+    report = SetupReport()
+    for family in FAMILIES:
+        if not dry_run:
+            put_template(client, family)
+        report.templates.append(template_name(family))
+    for tenant in sorted(set(tenants)):
+        check_tenant(tenant)
+        for family in FAMILIES:
+            alias = read_alias(family, tenant)
+            for name, aliases in tenant_indices(client, family, tenant).items():
+                if alias not in aliases:
+                    if not dry_run:
+                        client.indices.put_alias(index=name, name=alias)
+                    report.aliases_added.append(f"{name} -> {alias}")
+        keep = (retention_months or {}).get(tenant)
+        if keep:
+            report.deleted += delete_expired_months(client, tenant, keep, now=now, dry_run=dry_run)
+    return report
+
+
+def _month_number(month: str) -> int:
+    year, mon = month.split(".")
+    return int(year) * 12 + int(mon) - 1
+
+
+def expired_months(months: Iterable[str], keep: int, now: datetime) -> list[str]:
+    """Months (``YYYY.MM``) outside the ``keep`` most recent calendar months ending with ``now``'s month."""
+    if keep < 1:
+        raise ValueError("retention must keep at least one month")
+    current = now.year * 12 + now.month - 1
+    return sorted(m for m in months if current - _month_number(m) >= keep)
+
+
+def delete_expired_months(client: Elasticsearch, tenant: str, keep: int, *, now: datetime | None = None,
+                          dry_run: bool = False) -> list[str]:
+    """Delete a tenant's monthly indices older than ``keep`` months; returns the deleted (or due) names."""
+    now = now or datetime.now(timezone.utc)
+    doomed: list[str] = []
+    for family in sorted(MONTHLY):
+        by_month = {parse_index(n)[2]: n for n in tenant_indices(client, family, tenant)}  # type: ignore[index]
+        doomed += [by_month[m] for m in expired_months(by_month, keep, now)]
+    for name in doomed:
+        if dry_run:
+            continue
+        try:
+            client.indices.delete(index=name)
+            log.info("retention: deleted %s", name)
+        except NotFoundError:
+            pass
+    return doomed

@@ -1,0 +1,162 @@
+"""Dead-letter files: documents the cluster refused for good, kept in the lake with the reason, replayable.
+
+Layout under the lake root (a folder or any fsspec URL)::
+
+    deadletter/es/{family}/{tenant}/{UTC stamp}-{run id}-{random}.jsonl     pending
+    deadletter/es-replayed/{family}/{tenant}/{same name}                   replayed (kept for audit)
+
+One JSON object per line: ``failed_at``, ``run_id``, ``family``, ``tenant``, ``index``, ``id``, ``version``,
+``attempts``, ``reason`` (``status``, ``type``, ``reason`` as the cluster or the sink gave them) and ``doc``
+(the document exactly as it was to be indexed), so a replay after a fix re-sends the same bytes.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import fsspec
+import orjson
+
+PENDING = "deadletter/es"
+REPLAYED = "deadletter/es-replayed"
+
+
+def _join(root: str, *parts: str) -> str:
+    return "/".join([root.rstrip("/"), *parts])
+
+
+def _fs(root: str) -> tuple[fsspec.AbstractFileSystem, str]:
+    fs, path = fsspec.core.url_to_fs(root)
+    return fs, path.rstrip("/")
+
+
+class DeadLetterWriter:
+    """Appends dead letters for one family/tenant/run to one file, opened on the first letter (thread-safe)."""
+
+    def __init__(self, root: str, family: str, tenant: str, run_id: str | None = None) -> None:
+        self.fs, base = _fs(root)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        run = "".join(c if c.isalnum() or c in "-_" else "_" for c in (run_id or "adhoc"))[:64]
+        self.path = _join(base, PENDING, family, tenant, f"{stamp}-{run}-{secrets.token_hex(4)}.jsonl")
+        self.family, self.tenant, self.run_id = family, tenant, run_id
+        self.count = 0
+        self._file: Any = None
+        self._lock = threading.Lock()
+
+    def write(self, *, doc: Mapping[str, Any] | bytes | None, doc_id: str | None, index: str | None,
+              version: int | None, reason: Mapping[str, Any], attempts: int = 1) -> None:
+        """One dead letter; ``doc`` as a dict or as its already-serialized JSON bytes."""
+        body = orjson.Fragment(doc) if isinstance(doc, bytes) else doc
+        line = orjson.dumps({
+            "failed_at": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
+            "run_id": self.run_id, "family": self.family, "tenant": self.tenant, "index": index, "id": doc_id,
+            "version": version, "attempts": attempts, "reason": dict(reason), "doc": body,
+        }, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY) + b"\n"
+        with self._lock:
+            if self._file is None:
+                self.fs.makedirs(self.path.rsplit("/", 1)[0], exist_ok=True)
+                self._file = self.fs.open(self.path, "wb")
+            self._file.write(line)
+            self.count += 1
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.flush()
+
+    def close(self) -> str | None:
+        """Close the file; its path when anything was written, else None."""
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+        return self.full_path if self.count else None
+
+    @property
+    def full_path(self) -> str:
+        protocol = self.fs.protocol[0] if isinstance(self.fs.protocol, (tuple, list)) else self.fs.protocol
+        return self.path if protocol in ("file", "local") else f"{protocol}://{self.path}"
+
+
+@dataclass
+class DeadLetter:
+    """One line of a dead-letter file."""
+
+    path: str
+    line: int
+    family: str
+    tenant: str
+    doc: dict[str, Any]
+    reason: dict[str, Any]
+    id: str | None = None
+
+
+@dataclass
+class BadLine:
+    path: str
+    line: int
+    error: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.error}"
+
+
+@dataclass
+class DeadLetterFile:
+    path: str
+    family: str
+    tenant: str
+    letters: list[DeadLetter] = field(default_factory=list)
+    bad: list[BadLine] = field(default_factory=list)
+
+
+def pending_files(root: str, family: str | None = None, tenant: str | None = None) -> list[str]:
+    """Pending dead-letter files, oldest first (names start with a UTC stamp)."""
+    fs, base = _fs(root)
+    pattern = _join(base, PENDING, family or "*", tenant or "*", "*.jsonl")
+    return sorted(fs.glob(pattern), key=lambda p: p.rsplit("/", 1)[-1])
+
+
+def read_file(root: str, path: str) -> DeadLetterFile:
+    """Parse a dead-letter file; malformed lines are reported with their line number, never skipped silently."""
+    fs, base = _fs(root)
+    if "://" in path:
+        path = fsspec.core.url_to_fs(path)[1]
+    rel = path[len(base) + 1:] if path.startswith(base + "/") else path
+    pieces = rel.split("/")
+    family, tenant = (pieces[-3], pieces[-2]) if len(pieces) >= 3 else ("", "")
+    out = DeadLetterFile(path, family, tenant)
+    with fs.open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = orjson.loads(raw)
+                doc = obj["doc"]
+                if not isinstance(doc, dict):
+                    raise ValueError("field 'doc' is not an object")
+                out.letters.append(DeadLetter(path, number, obj.get("family") or family, obj.get("tenant") or tenant,
+                                              doc, obj.get("reason") or {}, obj.get("id")))
+            except (orjson.JSONDecodeError, KeyError, ValueError, TypeError) as exc:
+                out.bad.append(BadLine(path, number, f"unreadable dead letter: {exc}"))
+    return out
+
+
+def iter_letters(root: str, family: str | None = None, tenant: str | None = None) -> Iterator[DeadLetter]:
+    for path in pending_files(root, family, tenant):
+        yield from read_file(root, path).letters
+
+
+def mark_replayed(root: str, path: str) -> str:
+    """Move a fully replayed file out of the pending folder (kept for audit); returns the new path."""
+    fs, base = _fs(root)
+    rel = path[len(base) + 1:]
+    target = _join(base, REPLAYED, rel[len(PENDING) + 1:])
+    fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
+    fs.mv(path, target)
+    return target

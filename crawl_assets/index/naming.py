@@ -1,0 +1,121 @@
+"""Index and alias names: one index per tenant, family and month of ``created_at``; a read alias per tenant.
+
+Names are derived, never stored, so every writer (sink, replay, backfill) routes a document to the same
+index. Months use ``YYYY.MM``: a tenant slug cannot contain ``.``, so the month suffix is unambiguous.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Literal
+
+Family = Literal["records", "edges", "authors"]
+FAMILIES: tuple[Family, ...] = ("records", "edges", "authors")
+# Families partitioned by month; authors (profiles) have one index per tenant.
+MONTHLY: frozenset[str] = frozenset({"records", "edges"})
+PREFIX = "crawl"
+UNPARTITIONED_SUFFIX = "all"
+
+_TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+_MONTH = re.compile(r"^(\d{4})\.(\d{2})$")
+
+
+class RoutingError(ValueError):
+    """A document cannot be routed to an index (missing or unparsable ``created_at``)."""
+
+
+def check_family(family: str) -> Family:
+    if family not in FAMILIES:
+        raise ValueError(f"unknown index family {family!r}; expected one of {', '.join(FAMILIES)}")
+    return family  # type: ignore[return-value]
+
+
+def check_tenant(tenant: str) -> str:
+    if not _TENANT.match(tenant):
+        raise ValueError(f"invalid tenant {tenant!r}: 1-63 lowercase letters, digits, '-' or '_'")
+    return tenant
+
+
+def parse_instant(value: object) -> datetime:
+    """An ISO 8601 instant (``Z`` or offset; naive means UTC) or epoch milliseconds as a UTC datetime."""
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+    elif isinstance(value, str) and value:
+        text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError as exc:
+            raise RoutingError(f"not an ISO 8601 instant: {value!r}") from exc
+    else:
+        raise RoutingError(f"not an ISO 8601 instant: {value!r}")
+    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+
+
+def month_of(created_at: object) -> str:
+    """``YYYY.MM`` of a ``created_at`` value (UTC)."""
+    if isinstance(created_at, str) and len(created_at) >= 8 and created_at[4] == "-" and created_at[7] == "-":
+        # Fast path for the canonical UTC form the schema emits ("2026-11-30T03:17:00Z").
+        if created_at.endswith(("Z", "+00:00")) and created_at[:4].isdigit() and created_at[5:7].isdigit():
+            return f"{created_at[:4]}.{created_at[5:7]}"
+    dt = parse_instant(created_at)
+    return f"{dt.year:04d}.{dt.month:02d}"
+
+
+def index_prefix(family: str, tenant: str) -> str:
+    return f"{PREFIX}-{check_family(family)}-{check_tenant(tenant)}-"
+
+
+def index_name(family: str, tenant: str, month: str | None) -> str:
+    """Concrete index for a family/tenant and month (``None`` for unpartitioned families)."""
+    if family in MONTHLY:
+        if month is None or not _MONTH.match(month):
+            raise RoutingError(f"a {family} index needs a YYYY.MM month, got {month!r}")
+        return index_prefix(family, tenant) + month
+    return index_prefix(family, tenant) + UNPARTITIONED_SUFFIX
+
+
+def index_for(family: str, tenant: str, created_at: object) -> str:
+    """The index a document with this ``created_at`` is written to."""
+    return index_name(family, tenant, month_of(created_at) if family in MONTHLY else None)
+
+
+def index_pattern(family: str, tenant: str | None = None) -> str:
+    """Wildcard over a tenant's indices of a family (all tenants when ``tenant`` is None)."""
+    if tenant is None:
+        return f"{PREFIX}-{check_family(family)}-*"
+    return index_prefix(family, tenant) + "*"
+
+
+def read_alias(family: str, tenant: str) -> str:
+    """Per-tenant read alias covering all of the tenant's months of a family."""
+    return f"{PREFIX}-{check_family(family)}-{check_tenant(tenant)}"
+
+
+def family_alias(family: str) -> str:
+    """Cross-tenant read alias a family's template attaches to every index."""
+    return f"{PREFIX}-{check_family(family)}"
+
+
+def template_name(family: str) -> str:
+    return f"{PREFIX}-{check_family(family)}"
+
+
+def parse_index(name: str) -> tuple[str, str, str | None] | None:
+    """``(family, tenant, month)`` of one of our concrete index names, else None."""
+    for family in FAMILIES:
+        head = f"{PREFIX}-{family}-"
+        if not name.startswith(head):
+            continue
+        rest = name[len(head):]
+        tenant, sep, suffix = rest.rpartition("-")
+        if not sep or not _TENANT.match(tenant):
+            return None
+        if family in MONTHLY and _MONTH.match(suffix):
+            return family, tenant, suffix
+        if family not in MONTHLY and suffix == UNPARTITIONED_SUFFIX:
+            return family, tenant, None
+        return None
+    return None

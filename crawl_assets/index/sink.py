@@ -1,0 +1,462 @@
+"""The bulk sink: idempotent, order-safe, back-pressured indexing with every document accounted for.
+
+Shape (after elastic/connectors' sink, plus what it lacks):
+
+* the producer (the caller's thread) routes each document to its month index, computes ``_id`` and the
+  external version, serializes action + source with orjson, and appends to the open batch;
+* a batch closes at ``batch_docs`` documents or ``batch_bytes`` bytes and goes into a bounded queue of
+  ``queue_batches`` batches; when the queue is full the producer **blocks** (memory stays bounded by
+  ``(queue_batches + concurrency + 1) * batch_bytes`` whatever the cluster's speed);
+* ``concurrency`` worker threads send batches with ``client.bulk`` (the official client is the transport);
+* each item is accounted: created, updated, noop (409 version conflict: an older observation lost),
+  failed (dead-lettered with the reason). Per-item 429 / ``es_rejected_execution_exception`` are re-sent
+  with exponential backoff and full jitter; whole-request failures (connection drops, timeouts, 429, 5xx)
+  are retried likewise. Re-sending is always safe: writes are idempotent under ``external_gte``.
+
+Deletions are not special: a record with ``deleted: true`` is indexed like any other (a tombstone) and,
+carrying the newest edit time, wins over older snapshots.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import queue
+import random
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+from elastic_transport import ConnectionError as TransportConnectionError
+from elastic_transport import ConnectionTimeout, TransportError
+from elasticsearch import ApiError, Elasticsearch
+
+from crawl_assets.index import bootstrap
+from crawl_assets.index.deadletter import DeadLetterWriter
+from crawl_assets.index.naming import MONTHLY, RoutingError, check_family, check_tenant, index_name, month_of
+from crawl_assets.index.versioning import observation_version
+
+log = logging.getLogger(__name__)
+
+MiB = 1024 * 1024
+RETRY_REQUEST_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+BULK_FILTER_PATH = "errors,items.*.status,items.*.result,items.*.error.type,items.*.error.reason"
+_ID_MAX_BYTES = 512
+
+
+@dataclass
+class SinkStats:
+    """What happened to the documents given to a sink; ``as_metadata()`` for Dagster materializations."""
+
+    docs: int = 0
+    created: int = 0
+    updated: int = 0
+    noop: int = 0
+    failed: int = 0
+    retried: int = 0
+    request_retries: int = 0
+    bytes: int = 0
+    bulk_requests: int = 0
+    producer_waits: int = 0
+    peak_buffered_bytes: int = 0
+    deadletter_path: str | None = None
+    indices: list[str] = field(default_factory=list)
+    latencies_ms: list[float] = field(default_factory=list, repr=False)
+
+    @property
+    def accounted(self) -> int:
+        return self.created + self.updated + self.noop + self.failed
+
+    @property
+    def unaccounted(self) -> int:
+        """Documents given to the sink with no outcome: 0 after a normal ``close()``."""
+        return self.docs - self.accounted
+
+    def _percentile(self, q: float) -> float:
+        if not self.latencies_ms:
+            return 0.0
+        ordered = sorted(self.latencies_ms)
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+    @property
+    def latency_p50_ms(self) -> float:
+        return self._percentile(0.50)
+
+    @property
+    def latency_p95_ms(self) -> float:
+        return self._percentile(0.95)
+
+    def merge(self, other: "SinkStats") -> "SinkStats":
+        """Sum of two runs (e.g. records then edges), for one materialization's metadata."""
+        out = SinkStats()
+        for name in ("docs", "created", "updated", "noop", "failed", "retried", "request_retries", "bytes",
+                     "bulk_requests", "producer_waits"):
+            setattr(out, name, getattr(self, name) + getattr(other, name))
+        out.peak_buffered_bytes = max(self.peak_buffered_bytes, other.peak_buffered_bytes)
+        out.deadletter_path = self.deadletter_path or other.deadletter_path
+        out.indices = sorted(set(self.indices) | set(other.indices))
+        out.latencies_ms = self.latencies_ms + other.latencies_ms
+        return out
+
+    def as_metadata(self) -> dict[str, Any]:
+        """Plain JSON-able values (Dagster turns them into metadata entries)."""
+        return {
+            "docs": self.docs, "created": self.created, "updated": self.updated, "noop": self.noop,
+            "failed": self.failed, "unaccounted": self.unaccounted, "retried": self.retried,
+            "request_retries": self.request_retries, "bytes": self.bytes, "bulk_requests": self.bulk_requests,
+            "latency_p50_ms": self.latency_p50_ms, "latency_p95_ms": self.latency_p95_ms,
+            "producer_waits": self.producer_waits, "deadletter_path": self.deadletter_path or "",
+            "indices": ", ".join(self.indices),
+        }
+
+
+def edge_id(doc: Mapping[str, Any]) -> str:
+    """Deterministic ``_id`` of an edge from its type, src and dst (bounded length whatever the keys)."""
+    kind, src, dst = doc.get("type"), doc.get("src"), doc.get("dst")
+    if not kind or src is None or dst is None:
+        raise RoutingError("an edge needs type, src and dst")
+    digest = hashlib.blake2b(f"{src}\x1f{dst}".encode(), digest_size=16).hexdigest()
+    return f"{kind}:{digest}"
+
+
+def document_id(doc: Mapping[str, Any], family: str) -> str:
+    """``_id``: the record ``key``; an edge's deterministic id; an author's key (or platform:author_id)."""
+    if family == "edges":
+        return edge_id(doc)
+    key = doc.get("key")
+    if not key and family == "authors" and doc.get("platform") and doc.get("author_id"):
+        key = f"{doc['platform']}:{doc['author_id']}"
+    if not key or not isinstance(key, str):
+        raise RoutingError("field 'key' is missing or not a string")
+    if len(key.encode()) > _ID_MAX_BYTES:
+        raise RoutingError(f"field 'key' is longer than {_ID_MAX_BYTES} bytes")
+    return key
+
+
+def _backoff(attempt: int, base: float, cap: float) -> float:
+    """Exponential backoff with full jitter (AWS style): uniform in [0, min(cap, base * 2**attempt)]."""
+    return random.uniform(0, min(cap, base * (2 ** attempt)))
+
+
+@dataclass(slots=True)
+class _Item:
+    doc_id: str
+    index: str
+    version: int
+    action: bytes
+    source: bytes
+    attempts: int = 0
+
+
+@dataclass
+class _Batch:
+    items: list[_Item] = field(default_factory=list)
+    size: int = 0
+
+
+class BulkSink:
+    """Index documents of one family and tenant; use as a context manager or call ``close()``."""
+
+    def __init__(
+        self,
+        client: Elasticsearch,
+        *,
+        family: Literal["records", "edges", "authors"],
+        tenant: str,
+        deadletter_root: str,
+        run_id: str | None = None,
+        batch_docs: int = 500,
+        batch_bytes: int = 3 * MiB,
+        concurrency: int = 4,
+        queue_batches: int = 4,
+        max_item_retries: int = 8,
+        max_request_retries: int = 8,
+        backoff_base_s: float = 0.25,
+        backoff_max_s: float = 30.0,
+        request_timeout_s: float = 120.0,
+        ensure_indices: bool = True,
+        refresh: bool = True,
+    ) -> None:
+        self.family = check_family(family)
+        self.tenant = check_tenant(tenant)
+        if batch_docs < 1 or batch_bytes < 1 or concurrency < 1 or queue_batches < 1:
+            raise ValueError("batch_docs, batch_bytes, concurrency and queue_batches must be positive")
+        self.batch_docs, self.batch_bytes = batch_docs, batch_bytes
+        self.max_item_retries, self.max_request_retries = max_item_retries, max_request_retries
+        self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
+        self.ensure_indices, self.refresh = ensure_indices, refresh
+        self.client = client
+        # The sink owns retries (with accounting and backoff); the client must not retry underneath.
+        self._bulk_client = client.options(max_retries=0, request_timeout=request_timeout_s)
+        self.deadletters = DeadLetterWriter(deadletter_root, family, tenant, run_id)
+        self.stats = SinkStats()
+        self._lock = threading.Lock()
+        self._queue: queue.Queue[_Batch | None] = queue.Queue(maxsize=queue_batches)
+        self._batch = _Batch()
+        self._buffered = 0
+        self._known_indices: set[str] = set()
+        self._index_by_month: dict[str | None, str] = {}
+        self._monthly = self.family in MONTHLY
+        self._template_checked = False
+        self._workers = [threading.Thread(target=self._work, name=f"es-bulk-{i}", daemon=True)
+                         for i in range(concurrency)]
+        for worker in self._workers:
+            worker.start()
+        self._closed = False
+
+    # ---- producer side ------------------------------------------------------------------------------
+    def add(self, doc: Mapping[str, Any]) -> None:
+        """Queue one document; blocks while the queue is full (backpressure)."""
+        if self._closed:
+            raise RuntimeError("sink is closed")
+        self.stats.docs += 1
+        try:
+            item = self._prepare(doc)
+        except (RoutingError, TypeError, ValueError, orjson.JSONEncodeError) as exc:
+            self._dead_letter_doc(doc, None, None, None, "invalid_document", str(exc))
+            return
+        if item is None:
+            return
+        size = len(item.action) + len(item.source)
+        if self._batch.items and self._batch.size + size > self.batch_bytes:
+            self._close_batch()
+        self._batch.items.append(item)
+        self._batch.size += size
+        if len(self._batch.items) >= self.batch_docs or self._batch.size >= self.batch_bytes:
+            self._close_batch()
+
+    def add_many(self, docs: Iterable[Mapping[str, Any]]) -> None:
+        for doc in docs:
+            self.add(doc)
+
+    def _prepare(self, doc: Mapping[str, Any]) -> _Item | None:
+        tenant = doc.get("tenant")
+        if tenant is not None and tenant != self.tenant:
+            self._dead_letter_doc(doc, None, None, None, "tenant_mismatch",
+                                  f"document tenant {tenant!r} written through the sink of tenant {self.tenant!r}")
+            return None
+        doc_id = document_id(doc, self.family)
+        if self._monthly:
+            created_at = doc.get("created_at")
+            if not created_at:
+                raise RoutingError("field 'created_at' is missing")
+            month = month_of(created_at)
+        else:
+            month = None
+        index = self._index_by_month.get(month)
+        if index is None:
+            index = self._index_by_month[month] = index_name(self.family, self.tenant, month)
+            self._ensure(index)
+        version = observation_version(doc)
+        action = orjson.dumps({"index": {"_index": index, "_id": doc_id, "version": version,
+                                         "version_type": "external_gte"}})
+        source = orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS)
+        return _Item(doc_id, index, version, action + b"\n", source + b"\n")
+
+    def _ensure(self, index: str) -> None:
+        if self.ensure_indices:
+            if not self._template_checked:
+                bootstrap.ensure_template(self.client, self.family)
+                self._template_checked = True
+            bootstrap.ensure_index(self.client, index, self.family, self.tenant)
+        self._known_indices.add(index)
+
+    def _close_batch(self) -> None:
+        batch, self._batch = self._batch, _Batch()
+        if not batch.items:
+            return
+        with self._lock:
+            # Bytes held by the sink: queued and in-flight batches plus this one (the open batch is bounded
+            # by batch_bytes, so the peak stays within (queue_batches + concurrency + 1) * batch_bytes).
+            self._buffered += batch.size
+            self.stats.peak_buffered_bytes = max(self.stats.peak_buffered_bytes, self._buffered)
+        if self._queue.full():
+            self.stats.producer_waits += 1
+        self._queue.put(batch)
+
+    def close(self) -> SinkStats:
+        """Send what is left, wait for every batch, close the dead-letter file; returns the stats."""
+        if self._closed:
+            return self.stats
+        self._close_batch()
+        for _ in self._workers:
+            self._queue.put(None)
+        for worker in self._workers:
+            worker.join()
+        self._closed = True
+        self.stats.deadletter_path = self.deadletters.close()
+        self.stats.indices = sorted(self._known_indices)
+        if self.refresh and self._known_indices:
+            self._refresh()
+        if self.stats.unaccounted:
+            log.error("%d documents without an outcome", self.stats.unaccounted)
+        return self.stats
+
+    def _refresh(self) -> None:
+        """Make this run's writes visible (counts checked right after a materialization must see them)."""
+        try:
+            self.client.indices.refresh(index=",".join(sorted(self._known_indices)), ignore_unavailable=True)
+        except (ApiError, TransportError) as exc:
+            log.warning("refresh after indexing failed: %s", exc)
+
+    def __enter__(self) -> "BulkSink":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- worker side --------------------------------------------------------------------------------
+    def _work(self) -> None:
+        while True:
+            batch = self._queue.get()
+            if batch is None:
+                return
+            try:
+                self._send(batch.items)
+            except Exception as exc:  # noqa: BLE001 - never lose a batch to an unexpected error
+                log.exception("bulk worker failed; dead-lettering the batch")
+                for item in batch.items:
+                    self._dead_letter_item(item, None, "sink_error", f"{type(exc).__name__}: {exc}")
+            finally:
+                with self._lock:
+                    self._buffered -= batch.size
+
+    def _send(self, pending: list[_Item]) -> None:
+        rejected_rounds = 0
+        while pending:
+            body = b"".join(part for item in pending for part in (item.action, item.source))
+            response = self._request(body, pending)
+            if response is None:
+                return
+            created = updated = noop = 0
+            retry: list[_Item] = []
+            items = response.get("items") or []
+            if len(items) != len(pending):
+                for item in pending:
+                    self._dead_letter_item(item, None, "bulk_response_mismatch",
+                                           f"{len(items)} results for {len(pending)} operations")
+                return
+            for item, result in zip(pending, items):
+                item.attempts += 1
+                outcome = next(iter(result.values()))
+                status = outcome.get("status", 0)
+                error = outcome.get("error")
+                if not error and 200 <= status < 300:
+                    res = outcome.get("result")
+                    if res == "created":
+                        created += 1
+                    elif res == "noop":
+                        noop += 1
+                    else:
+                        updated += 1
+                    continue
+                etype = error.get("type", "") if isinstance(error, dict) else str(error)
+                reason = error.get("reason", "") if isinstance(error, dict) else ""
+                if status == 409 and etype == "version_conflict_engine_exception":
+                    noop += 1
+                elif status == 429 or etype == "es_rejected_execution_exception":
+                    retry.append(item)
+                else:
+                    self._dead_letter_item(item, status, etype, reason)
+            with self._lock:
+                self.stats.created += created
+                self.stats.updated += updated
+                self.stats.noop += noop
+            if not retry:
+                return
+            rejected_rounds += 1
+            if rejected_rounds > self.max_item_retries:
+                for item in retry:
+                    self._dead_letter_item(item, 429, "es_rejected_execution_exception",
+                                           f"still rejected after {self.max_item_retries} retries")
+                return
+            with self._lock:
+                self.stats.retried += len(retry)
+            time.sleep(_backoff(rejected_rounds, self.backoff_base_s, self.backoff_max_s))
+            pending = retry
+
+    def _request(self, body: bytes, pending: list[_Item]) -> dict[str, Any] | None:
+        """One bulk call with whole-request retries; None when it failed for good (items dead-lettered)."""
+        attempt = 0
+        while True:
+            started = time.perf_counter()
+            try:
+                resp = self._bulk_client.bulk(operations=body, filter_path=BULK_FILTER_PATH,
+                                              include_source_on_error=False)
+                elapsed = (time.perf_counter() - started) * 1000
+                with self._lock:
+                    self.stats.bulk_requests += 1
+                    self.stats.bytes += len(body)
+                    self.stats.latencies_ms.append(elapsed)
+                return resp.body
+            except ApiError as exc:
+                status, etype, reason = exc.status_code, str(exc.error), _api_reason(exc)
+                retryable = status in RETRY_REQUEST_STATUSES
+            except (TransportConnectionError, ConnectionTimeout) as exc:
+                status, etype, reason, retryable = None, type(exc).__name__, str(exc), True
+            except TransportError as exc:
+                status, etype, reason, retryable = None, type(exc).__name__, str(exc), False
+            with self._lock:
+                self.stats.bytes += len(body)
+            if not retryable or attempt >= self.max_request_retries:
+                why = reason if not retryable else f"{reason} (after {attempt + 1} attempts)"
+                for item in pending:
+                    item.attempts += attempt + 1
+                    self._dead_letter_item(item, status, etype, why)
+                return None
+            attempt += 1
+            with self._lock:
+                self.stats.request_retries += 1
+                self.stats.retried += len(pending)
+            log.info("bulk request failed (%s %s); retry %d", status, etype, attempt)
+            time.sleep(_backoff(attempt, self.backoff_base_s, self.backoff_max_s))
+
+    # ---- dead letters -------------------------------------------------------------------------------
+    def _dead_letter_item(self, item: _Item, status: int | None, etype: str, reason: str) -> None:
+        self.deadletters.write(doc=item.source.rstrip(b"\n"), doc_id=item.doc_id, index=item.index,
+                               version=item.version, reason={"status": status, "type": etype, "reason": reason},
+                               attempts=item.attempts)
+        with self._lock:
+            self.stats.failed += 1
+
+    def _dead_letter_doc(self, doc: Mapping[str, Any], doc_id: str | None, index: str | None,
+                         version: int | None, etype: str, reason: str) -> None:
+        try:
+            payload: Any = dict(doc)
+            orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
+        except (TypeError, orjson.JSONEncodeError):
+            payload = {"unserializable": repr(doc)[:10_000]}
+        self.deadletters.write(doc=payload, doc_id=doc_id, index=index, version=version,
+                               reason={"status": None, "type": etype, "reason": reason}, attempts=0)
+        with self._lock:
+            self.stats.failed += 1
+
+
+def _api_reason(exc: ApiError) -> str:
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return str(body["error"].get("reason", ""))[:2000]
+    return str(exc.message)[:2000]
+
+
+def index_documents(
+    client: Elasticsearch,
+    docs: Iterable[Mapping[str, Any]],
+    *,
+    family: Literal["records", "edges", "authors"],
+    tenant: str,
+    deadletter_root: str,
+    run_id: str | None = None,
+    **tuning: Any,
+) -> SinkStats:
+    """Index ``docs`` (streamed, never held whole) through a :class:`BulkSink`; see it for ``tuning``."""
+    sink = BulkSink(client, family=family, tenant=tenant, deadletter_root=deadletter_root, run_id=run_id, **tuning)
+    try:
+        for doc in docs:
+            sink.add(doc)
+    finally:
+        stats = sink.close()
+    return stats
