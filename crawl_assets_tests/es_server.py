@@ -20,18 +20,21 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import fnmatch
 import re
 import socket
+import subprocess
 import sys
 import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -1162,6 +1165,27 @@ class _Handler(BaseHTTPRequestHandler):
                 "index_uuid": idx.uuid, "shard": "0", "index": idx.name}
 
 
+@contextlib.contextmanager
+def spawn(*args: str) -> Iterator[str]:
+    """Run the server in its own process (``main``'s options) and yield its URL; stopped on exit.
+
+    Benches and memory tests use this so the server's CPU and memory are not counted as the client's."""
+    proc = subprocess.Popen([sys.executable, "-m", "crawl_assets_tests.es_server", *args], stdout=subprocess.PIPE,
+                            text=True, cwd=str(Path(__file__).resolve().parents[1]))
+    try:
+        url = (proc.stdout.readline() if proc.stdout else "").strip()
+        if not url.startswith("http"):
+            raise RuntimeError(f"the ES test server did not start (exit code {proc.poll()})")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Serve in the foreground (own process): prints the URL on the first line of stdout."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -1169,8 +1193,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--no-validate", action="store_true",
                         help="store sources unchecked and unparsed until read (fast mode for benches)")
+    parser.add_argument("--slow", type=float, default=0.0, help="delay every bulk response by this many seconds")
     args = parser.parse_args(argv)
     server = ESTestServer(args.host, args.port, validate=not args.no_validate)
+    if args.slow:
+        server.faults.slow(args.slow)
     print(server.url, flush=True)
     try:
         server._httpd.serve_forever(poll_interval=0.2)

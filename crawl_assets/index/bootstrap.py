@@ -127,6 +127,7 @@ def delete_expired_months(client: Elasticsearch, tenant: str, keep: int, *, now:
     doomed: list[str] = []
     for family in sorted(MONTHLY):
         by_month = {parse_index(n)[2]: n for n in tenant_indices(client, family, tenant)}  # type: ignore[index]
+        by_month.pop(None, None)  # the undated index is never expired by month
         doomed += [by_month[m] for m in expired_months(by_month, keep, now)]
     for name in doomed:
         if dry_run:

@@ -16,6 +16,8 @@ FAMILIES: tuple[Family, ...] = ("records", "edges", "authors")
 MONTHLY: frozenset[str] = frozenset({"records", "edges"})
 PREFIX = "crawl"
 UNPARTITIONED_SUFFIX = "all"
+# Monthly families put documents without a created_at (edges may have none) in one undated index per tenant.
+UNDATED_SUFFIX = "undated"
 
 _TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 _MONTH = re.compile(r"^(\d{4})\.(\d{2})$")
@@ -71,15 +73,18 @@ def index_prefix(family: str, tenant: str) -> str:
 def index_name(family: str, tenant: str, month: str | None) -> str:
     """Concrete index for a family/tenant and month (``None`` for unpartitioned families)."""
     if family in MONTHLY:
-        if month is None or not _MONTH.match(month):
+        if month is None:
+            return index_prefix(family, tenant) + UNDATED_SUFFIX
+        if not _MONTH.match(month):
             raise RoutingError(f"a {family} index needs a YYYY.MM month, got {month!r}")
         return index_prefix(family, tenant) + month
     return index_prefix(family, tenant) + UNPARTITIONED_SUFFIX
 
 
 def index_for(family: str, tenant: str, created_at: object) -> str:
-    """The index a document with this ``created_at`` is written to."""
-    return index_name(family, tenant, month_of(created_at) if family in MONTHLY else None)
+    """The index a document with this ``created_at`` is written to (None: the undated index)."""
+    month = month_of(created_at) if family in MONTHLY and created_at is not None else None
+    return index_name(family, tenant, month)
 
 
 def index_pattern(family: str, tenant: str | None = None) -> str:
@@ -115,6 +120,8 @@ def parse_index(name: str) -> tuple[str, str, str | None] | None:
             return None
         if family in MONTHLY and _MONTH.match(suffix):
             return family, tenant, suffix
+        if family in MONTHLY and suffix == UNDATED_SUFFIX:
+            return family, tenant, None
         if family not in MONTHLY and suffix == UNPARTITIONED_SUFFIX:
             return family, tenant, None
         return None

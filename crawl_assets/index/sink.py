@@ -239,18 +239,18 @@ class BulkSink:
                                   f"document tenant {tenant!r} written through the sink of tenant {self.tenant!r}")
             return None
         doc_id = document_id(doc, self.family)
+        month = None
         if self._monthly:
             created_at = doc.get("created_at")
-            if not created_at:
+            if created_at:
+                month = month_of(created_at)
+            elif self.family == "records":
                 raise RoutingError("field 'created_at' is missing")
-            month = month_of(created_at)
-        else:
-            month = None
         index = self._index_by_month.get(month)
         if index is None:
             index = self._index_by_month[month] = index_name(self.family, self.tenant, month)
             self._ensure(index)
-        version = observation_version(doc)
+        version = observation_version(doc, default=0 if self.family == "edges" else None)
         action = orjson.dumps({"index": {"_index": index, "_id": doc_id, "version": version,
                                          "version_type": "external_gte"}})
         source = orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS)

@@ -59,8 +59,8 @@ def index_stats(client: Elasticsearch, family: str | None = None, tenant: str | 
                                  expand_wildcards="open").body
         for row in cat:
             parsed = parse_index(row["index"])
-            if not parsed:
-                continue
+            if not parsed or (tenant is not None and parsed[1] != tenant):
+                continue  # a pattern over tenant "a" also matches tenant "a-b"
             tombstones = 0
             if fam == "records":
                 tombstones = int(client.count(index=row["index"], query={"term": {"deleted": True}})["count"])

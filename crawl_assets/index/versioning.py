@@ -78,8 +78,11 @@ def decompose(version: int) -> tuple[int, int]:
     return (version >> DELAY_BITS) + EPOCH, version & MAX_DELAY
 
 
-def observation_version(doc: Mapping[str, Any]) -> int:
-    """External version of a record, edge or author document (see the module docstring)."""
+def observation_version(doc: Mapping[str, Any], default: int | None = None) -> int:
+    """External version of a record, edge or author document (see the module docstring).
+
+    A document with no time at all gets ``default`` (edges are immutable facts: any constant will do),
+    or raises :class:`RoutingError` when ``default`` is None."""
     get = doc.get
     edit = None
     for name in ("edited_at", "deleted_at", "created_at", "updated_at"):
@@ -89,6 +92,8 @@ def observation_version(doc: Mapping[str, Any]) -> int:
     collected = _seconds(_collected_at(doc))
     if edit is None:
         if collected is None:
+            if default is not None:
+                return default
             raise RoutingError("no edited_at, deleted_at, created_at or collected_at to version the document by")
         return compose(collected, collected)
     return compose(edit, collected)

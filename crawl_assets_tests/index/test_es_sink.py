@@ -1,0 +1,275 @@
+"""The bulk sink against the protocol test server, or a real cluster when CRAWL_TEST_ES_URL is set.
+
+Fault-injection tests need the test server and skip on a real cluster; everything else runs on both.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from crawl_assets.index.bootstrap import tenant_indices
+from crawl_assets.index.deadletter import pending_files, read_file
+from crawl_assets.index.naming import index_name, read_alias
+from crawl_assets.index.replay import replay_deadletters
+from crawl_assets.index.sink import BulkSink, edge_id, index_documents
+from crawl_assets.index.stats import count_documents
+from crawl_assets.resources.elasticsearch import ElasticsearchResource
+from crawl_assets_tests.es_server import spawn
+from crawl_assets_tests.index.conftest import EsTarget
+from crawl_assets_tests.index.docs import edge, record
+
+FAST = {"backoff_base_s": 0.001, "backoff_max_s": 0.01}
+
+
+def snapshot(es: EsTarget, family: str = "records") -> dict[str, tuple[str, int, Any]]:
+    """``_id -> (index, version, _source)`` of everything in the tenant's alias."""
+    resp = es.client.search(index=read_alias(family, es.tenant), size=10_000, version=True,
+                            query={"match_all": {}}, ignore_unavailable=True)
+    return {h["_id"]: (h["_index"], h["_version"], h["_source"]) for h in resp["hits"]["hits"]}
+
+
+def run(es: EsTarget, docs: Any, tmp_path: Path, family: str = "records", **tuning: Any):
+    return index_documents(es.client, docs, family=family, tenant=es.tenant, deadletter_root=str(tmp_path / "lake"),
+                           run_id="test-run", **{**FAST, **tuning})
+
+
+def test_reindexing_the_same_batch_twice_gives_an_identical_index(es: EsTarget, tmp_path: Path) -> None:
+    docs = [record(i, es.tenant, month=1 + i % 3) for i in range(300)]
+    first = run(es, docs, tmp_path, batch_docs=40)
+    before = snapshot(es)
+    second = run(es, docs, tmp_path, batch_docs=40)
+    after = snapshot(es)
+
+    assert (first.created, first.updated, first.noop, first.failed) == (300, 0, 0, 0)
+    assert second.created == 0 and second.failed == 0 and second.updated + second.noop == 300
+    assert after == before
+    assert len(after) == 300
+    assert count_documents(es.client, es.tenant) == 300
+    assert first.bulk_requests >= 300 // 40 and first.latency_p95_ms >= first.latency_p50_ms > 0
+
+
+def test_an_older_snapshot_never_overwrites_a_newer_edit(es: EsTarget, tmp_path: Path) -> None:
+    edit = record(1, es.tenant, text="edited text", edited_at="2026-01-05T12:00:00Z",
+                  collected_at="2026-01-06T00:00:00Z")
+    # A backfill collected later re-reads the record as it was before the edit.
+    backfill = record(1, es.tenant, text="original text", edited_at=None, collected_at="2026-03-01T00:00:00Z")
+    refresh = record(1, es.tenant, text="edited text", edited_at="2026-01-05T12:00:00Z",
+                     collected_at="2026-02-01T00:00:00Z", metrics={"likes": 99})
+
+    assert run(es, [edit], tmp_path).created == 1
+    stale = run(es, [backfill], tmp_path)
+    assert (stale.noop, stale.updated, stale.failed) == (1, 0, 0)
+    assert snapshot(es)["x:1001"][2]["text"] == "edited text"
+
+    # Same edit, collected later: the newer counters win.
+    assert run(es, [refresh], tmp_path).updated == 1
+    assert snapshot(es)["x:1001"][2]["metrics"]["likes"] == 99
+
+
+def test_deletions_are_tombstones_that_win_and_are_not_counted_by_default(es: EsTarget, tmp_path: Path) -> None:
+    docs = [record(i, es.tenant) for i in range(5)]
+    run(es, docs, tmp_path)
+    gone = record(2, es.tenant, deleted=True, deleted_at="2026-05-01T00:00:00Z", collected_at="2026-05-01T01:00:00Z")
+    run(es, [gone], tmp_path)
+    run(es, [record(2, es.tenant, collected_at="2026-04-01T00:00:00Z")], tmp_path)  # older snapshot: stays deleted
+
+    assert snapshot(es)["x:1002"][2]["deleted"] is True
+    assert count_documents(es.client, es.tenant) == 4
+    assert count_documents(es.client, es.tenant, include_tombstones=True) == 5
+    assert count_documents(es.client, es.tenant, source="s1") == 4
+    assert count_documents(es.client, es.tenant, source="other") == 0
+
+
+def test_month_routing_and_read_aliases_per_tenant(es: EsTarget, tmp_path: Path) -> None:
+    other = es.tenant + "-b"
+    mine = [record(i, es.tenant, month=m, year=2025) for i, m in enumerate([1, 1, 2, 12])]
+    theirs = [record(i, other, month=7, year=2025) for i in range(3)]
+    try:
+        run(es, mine, tmp_path)
+        index_documents(es.client, theirs, family="records", tenant=other, deadletter_root=str(tmp_path / "lake"))
+
+        snap = snapshot(es)
+        assert {v[0] for v in snap.values()} == {index_name("records", es.tenant, m)
+                                                for m in ("2025.01", "2025.02", "2025.12")}
+        assert snap["x:1003"][0] == f"crawl-records-{es.tenant}-2025.12"
+        mine_aliases = tenant_indices(es.client, "records", es.tenant)
+        theirs_aliases = tenant_indices(es.client, "records", other)
+        assert set(mine_aliases) == {v[0] for v in snap.values()}
+        assert set(theirs_aliases) == {index_name("records", other, "2025.07")}
+        assert all(set(a) == {"crawl-records", read_alias("records", es.tenant)} for a in mine_aliases.values())
+        assert all(set(a) == {"crawl-records", read_alias("records", other)} for a in theirs_aliases.values())
+        assert count_documents(es.client, es.tenant) == 4
+        assert count_documents(es.client, other) == 3
+        assert count_documents(es.client, "nobody-here") == 0
+    finally:
+        es.client.indices.delete(index=index_name("records", other, "2025.07"), ignore_unavailable=True)
+
+
+def test_a_document_of_another_tenant_is_dead_lettered_not_mixed_in(es: EsTarget, tmp_path: Path) -> None:
+    stats = run(es, [record(1, es.tenant), record(2, "someone-else")], tmp_path)
+    assert (stats.created, stats.failed) == (1, 1)
+    letters = read_file(str(tmp_path / "lake"), pending_files(str(tmp_path / "lake"))[0]).letters
+    assert letters[0].reason["type"] == "tenant_mismatch" and letters[0].doc["key"] == "x:1002"
+
+
+def test_mapping_failures_are_dead_lettered_and_everything_is_accounted(es: EsTarget, tmp_path: Path) -> None:
+    """Real mapping errors (a node refuses them too) plus a record the sink cannot route."""
+    docs = [record(i, es.tenant, month=1 + i % 2) for i in range(200)]
+    for i in range(0, 200, 20):
+        docs[i]["edited_at"] = "yesterday-ish"           # not a date: the cluster refuses it
+    docs[7]["created_at"] = None                          # cannot be routed to a month: refused by the sink
+    stats = run(es, docs, tmp_path, batch_docs=30)
+
+    assert stats.unaccounted == 0
+    assert (stats.created, stats.failed) == (189, 11)
+    assert count_documents(es.client, es.tenant) == 189
+    letters = read_file(str(tmp_path / "lake"), stats.deadletter_path).letters  # type: ignore[arg-type]
+    assert sorted(letter.doc["key"] for letter in letters) == sorted(
+        [f"x:{1000 + i}" for i in range(0, 200, 20)] + ["x:1007"])
+    assert all(letter.reason["type"] for letter in letters)
+    by_key = {letter.doc["key"]: letter for letter in letters}
+    assert by_key["x:1007"].reason["type"] == "invalid_document"
+    assert by_key["x:1020"].reason["status"] == 400
+
+
+def test_retried_bulk_with_partial_failures_accounts_for_every_document(es: EsTarget, tmp_path: Path) -> None:
+    server = es.require_server()
+    docs = [record(i, es.tenant, month=1 + i % 3) for i in range(500)]
+    server.faults.reject_items([f"x:{1000 + i}" for i in range(0, 500, 10)], times=2)  # 50 retried twice
+    server.faults.fail_mapping([f"x:{1000 + i}" for i in range(3, 500, 50)])         # 10 refused for good
+    server.faults.fail_requests(2, status=503)                                         # whole requests fail
+    server.faults.drop_connections(2, after_apply=True)                                # responses lost
+    stats = run(es, docs, tmp_path, batch_docs=50, concurrency=3)
+
+    assert stats.unaccounted == 0
+    assert stats.failed == 10
+    assert stats.created + stats.updated + stats.noop == 490
+    assert stats.request_retries == 4 and stats.retried >= 100
+    assert server.stats["dropped"] == 2 and server.stats["injected 503"] == 2
+    assert len(snapshot(es)) == 490
+    letters = read_file(str(tmp_path / "lake"), stats.deadletter_path).letters  # type: ignore[arg-type]
+    assert {letter.reason["type"] for letter in letters} == {"mapper_parsing_exception"}
+    assert len(letters) == 10
+
+
+def test_429_storm_completes_with_backoff(es: EsTarget, tmp_path: Path) -> None:
+    server = es.require_server()
+    docs = [record(i, es.tenant) for i in range(400)]
+    server.faults.fail_requests(8, status=429)
+    server.faults.reject_items([d["key"] for d in docs], times=3)
+    stats = run(es, docs, tmp_path, batch_docs=100, concurrency=2, max_item_retries=5, max_request_retries=10)
+
+    assert (stats.created, stats.failed, stats.unaccounted) == (400, 0, 0)
+    assert stats.request_retries == 8
+    assert stats.retried >= 400 * 3
+    assert count_documents(es.client, es.tenant) == 400
+
+
+def test_items_still_rejected_after_the_retry_budget_are_dead_lettered(es: EsTarget, tmp_path: Path) -> None:
+    server = es.require_server()
+    server.faults.reject_items(["x:1001"], times=100)
+    stats = run(es, [record(i, es.tenant) for i in range(3)], tmp_path, max_item_retries=2)
+    assert (stats.created, stats.failed) == (2, 1)
+    letter = read_file(str(tmp_path / "lake"), stats.deadletter_path).letters[0]  # type: ignore[arg-type]
+    assert letter.reason["type"] == "es_rejected_execution_exception"
+
+
+def test_a_slow_cluster_blocks_the_producer_and_memory_stays_bounded(es: EsTarget, tmp_path: Path) -> None:
+    es.require_server()
+    batch_bytes, queue_batches, concurrency = 64 * 1024, 2, 2
+    big = "متن " * 600  # ~4.8 KB of text per record
+    produced = 0
+
+    def stream():
+        nonlocal produced
+        for i in range(1500):
+            doc = record(i, es.tenant, month=1 + i % 2, text=big)
+            produced += len(orjson.dumps(doc))
+            yield doc
+
+    # The server runs in its own process (every bulk answered 30 ms late): only the client is traced here.
+    with spawn("--slow", "0.03") as url, ElasticsearchResource(hosts=[url]).get_client() as client:
+        tracemalloc.start()
+        try:
+            sink = BulkSink(client, family="records", tenant=es.tenant, deadletter_root=str(tmp_path / "lake"),
+                            batch_bytes=batch_bytes, queue_batches=queue_batches, concurrency=concurrency, **FAST)
+            with sink:
+                sink.add_many(stream())
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+
+    stats = sink.stats
+    assert stats.created == 1500
+    bound = (queue_batches + concurrency + 1) * batch_bytes
+    assert stats.peak_buffered_bytes <= bound
+    assert stats.producer_waits > 0          # the producer was made to wait instead of buffering
+    assert produced > 10 * bound             # the stream was far larger than what the sink may hold...
+    assert peak < produced / 2               # ...and the process never held a large part of it
+
+
+def test_edges_get_deterministic_ids_and_undated_edges_are_kept(es: EsTarget, tmp_path: Path) -> None:
+    edges = [edge(i, es.tenant) for i in range(5)] + [edge(9, es.tenant, created_at=None, type_="mention")]
+    first = run(es, edges, tmp_path, family="edges")
+    second = run(es, edges, tmp_path, family="edges")
+    snap = snapshot(es, "edges")
+
+    assert first.created == 6 and second.created == 0 and second.failed == 0
+    assert set(snap) == {edge_id(e) for e in edges}
+    assert snap[edge_id(edges[-1])][0] == f"crawl-edges-{es.tenant}-undated"
+    assert edge_id(edges[0]) == edge_id(dict(edges[0]))
+    assert edge_id(edges[0]) != edge_id({**edges[0], "type": "quote"})
+
+
+def test_replay_after_the_cause_is_fixed_indexes_the_dead_letters(es: EsTarget, tmp_path: Path) -> None:
+    server = es.require_server()
+    lake = str(tmp_path / "lake")
+    docs = [record(i, es.tenant) for i in range(50)]
+    server.faults.fail_mapping([d["key"] for d in docs[:5]])
+    first = run(es, docs, tmp_path)
+    assert first.failed == 5 and len(pending_files(lake)) == 1
+
+    server.faults.clear()  # e.g. the mapping was fixed
+    report = replay_deadletters(es.client, lake, **FAST)
+
+    assert report.replayed == 5 and report.still_failed == 0
+    assert pending_files(lake) == []
+    assert report.files[0].moved_to and "deadletter/es-replayed/records/" in report.files[0].moved_to
+    assert count_documents(es.client, es.tenant) == 50
+
+
+def test_replay_that_fails_again_keeps_every_document(es: EsTarget, tmp_path: Path) -> None:
+    lake = str(tmp_path / "lake")
+    docs = [record(i, es.tenant) for i in range(10)]
+    docs[3]["edited_at"] = "not a date"
+    run(es, docs, tmp_path)
+    (original,) = pending_files(lake)
+
+    report = replay_deadletters(es.client, lake, **FAST)
+
+    assert report.replayed == 1 and report.still_failed == 1
+    (again,) = pending_files(lake)
+    assert again != original
+    assert read_file(lake, again).letters[0].doc["key"] == "x:1003"
+
+
+def test_a_corrupt_dead_letter_line_is_reported_and_its_file_kept(es: EsTarget, tmp_path: Path) -> None:
+    server = es.require_server()
+    lake = str(tmp_path / "lake")
+    server.faults.fail_mapping(["x:1000"])
+    run(es, [record(0, es.tenant)], tmp_path)
+    (path,) = pending_files(lake)
+    with open(path, "ab") as fh:
+        fh.write(b"{not json\n")
+    server.faults.clear()
+
+    report = replay_deadletters(es.client, lake, **FAST)
+
+    (bad,) = report.bad_lines
+    assert str(bad).startswith(f"{path}:2: unreadable dead letter: ")
+    assert report.replayed == 1 and pending_files(lake) == [path]
