@@ -812,6 +812,9 @@ class _Handler(BaseHTTPRequestHandler):
             return 200, self._search(target, body or {}, params)
         if op == "_refresh":
             return 200, {"_shards": self._shards(target, params, replicas=True)}
+        if op in ("_doc", "_create") and n == 3 and method in ("PUT", "POST"):
+            return self._index_one("create" if op == "_create" or params.get("op_type") == "create" else "index",
+                                   target, parts[2], raw, params)
         if op == "_doc" and n == 3:
             return self._doc(method, target, parts[2])
         if op is None:
@@ -893,6 +896,17 @@ class _Handler(BaseHTTPRequestHandler):
                                                     "creation_date": str(int(st.indices[n].created * 1000)),
                                                     "number_of_shards": "1", "number_of_replicas": "1"}}}
                          for n in names}
+
+    def _index_one(self, op: str, target: str, doc_id: str, raw: bytes, params: dict[str, str]) -> tuple[int, Any]:
+        """Single-document index/create: the bulk item logic, answered as its own response."""
+        meta = {"_index": target, "_id": doc_id, **{k: params[k] for k in ("version", "version_type") if k in params}}
+        with self.es.state.lock:
+            result = self._bulk_item(self.es.state, self.es.faults, op, meta, raw.strip(), None)
+        status = result.pop("status")
+        if "error" in result:
+            error = result["error"]
+            return status, {"error": {"root_cause": [error], **error}, "status": status}
+        return status, result
 
     def _doc(self, method: str, target: str, doc_id: str) -> tuple[int, Any]:
         st = self.es.state

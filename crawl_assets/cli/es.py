@@ -1,0 +1,133 @@
+"""``crawl-assets es``: set up the cluster, replay dead letters, show index figures.
+
+The cluster comes from ``--url`` or ``CRAWL_ES_URL``; credentials only from the environment
+(``CRAWL_ES_API_KEY`` or ``CRAWL_ES_USERNAME``/``CRAWL_ES_PASSWORD``), never from flags.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+from elastic_transport import TransportError
+from elasticsearch import ApiError, Elasticsearch
+
+from crawl_assets import settings
+from crawl_assets.cli.common import fail, open_registry, registry_option
+from crawl_assets.index.bootstrap import setup_indices
+from crawl_assets.index.deadletter import pending_files
+from crawl_assets.index.naming import FAMILIES
+from crawl_assets.index.replay import replay_deadletters
+from crawl_assets.index.stats import index_stats
+from crawl_assets.resources.elasticsearch import ElasticsearchResource
+
+url_option = click.option("--url", default=None, help="Cluster URL(s), comma-separated (default: $CRAWL_ES_URL).")
+lake_option = click.option("--lake", default=None, help="Lake root (default: $CRAWL_LAKE or $DAGSTER_HOME/lake).")
+
+
+def _redact(url: str) -> str:
+    return re.sub(r"//[^/@]+@", "//***@", url)
+
+
+@contextlib.contextmanager
+def _client(url: str | None) -> Iterator[Elasticsearch]:
+    resource = ElasticsearchResource.from_env(url)
+    where = ", ".join(_redact(h) for h in resource.hosts)
+    try:
+        with resource.get_client() as client:
+            yield client
+    except ApiError as exc:
+        fail(f"Elasticsearch at {where} answered {exc.status_code} {exc.error}")
+    except TransportError as exc:
+        fail(f"cannot reach Elasticsearch at {where}: {type(exc).__name__}")
+
+
+def _retention(values: tuple[str, ...]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in values:
+        tenant, sep, months = item.partition("=")
+        if not sep or not months.isdigit() or int(months) < 1:
+            fail(f"--retention {item!r}: expected TENANT=MONTHS with MONTHS >= 1")
+        out[tenant] = int(months)
+    return out
+
+
+@click.group()
+def es() -> None:
+    """Elasticsearch: templates, aliases, retention, dead-letter replay, index figures."""
+
+
+@es.command("setup")
+@click.option("--tenant", "tenants", multiple=True, help="Tenant to set up (repeatable; default: all in the registry).")
+@click.option("--retention", multiple=True, help="TENANT=MONTHS: delete that tenant's months older than this.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; change nothing.")
+@url_option
+@registry_option
+def setup(tenants: tuple[str, ...], retention: tuple[str, ...], dry_run: bool, url: str | None,
+          registry_path: Path | None) -> None:
+    """Put index templates, give every tenant's indices their read alias, delete months past retention."""
+    keep = _retention(retention)
+    chosen = set(tenants) or {e.tenant for e in open_registry(registry_path, strict=False).entries} or {"default"}
+    chosen |= set(keep)
+    with _client(url) as client:
+        try:
+            report = setup_indices(client, sorted(chosen), keep, dry_run=dry_run)
+        except ValueError as exc:
+            fail(str(exc))
+    verb = "would " if dry_run else ""
+    click.echo(f"templates: {', '.join(report.templates)}" + (" (not written: dry run)" if dry_run else ""))
+    for line in report.aliases_added:
+        click.echo(f"{verb}add alias: {line}")
+    for name in report.deleted:
+        click.echo(f"{verb}delete (retention): {name}")
+    click.echo(f"tenants: {', '.join(sorted(chosen))}")
+
+
+@es.command("replay")
+@click.argument("paths", nargs=-1)
+@click.option("--family", type=click.Choice(FAMILIES), default=None)
+@click.option("--tenant", default=None)
+@url_option
+@lake_option
+def replay(paths: tuple[str, ...], family: str | None, tenant: str | None, url: str | None, lake: str | None) -> None:
+    """Re-index dead-lettered documents (all pending files, or the given PATHS); exit 1 if some fail again."""
+    root = lake or settings.lake_root()
+    with _client(url) as client:
+        report = replay_deadletters(client, root, family=family, tenant=tenant, paths=list(paths) or None)
+    if not report.files:
+        click.echo("no pending dead letters")
+        return
+    for f in report.files:
+        s = f.stats
+        click.echo(f"{f.path}: {s.docs} replayed, {s.created} created, {s.updated} updated, {s.noop} no-op, "
+                   f"{s.failed} failed again" + (f" -> {s.deadletter_path}" if s.deadletter_path else ""))
+    for bad in report.bad_lines:
+        click.echo(f"error: {bad}", err=True)
+    if report.still_failed or report.bad_lines:
+        raise SystemExit(1)
+
+
+@es.command("stats")
+@click.option("--tenant", default=None)
+@click.option("--family", type=click.Choice(FAMILIES), default=None)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per index.")
+@url_option
+@lake_option
+def stats(tenant: str | None, family: str | None, as_json: bool, url: str | None, lake: str | None) -> None:
+    """Documents, tombstones and bytes per index; pending dead-letter files."""
+    with _client(url) as client:
+        rows = index_stats(client, family, tenant)
+    waiting = pending_files(lake or settings.lake_root(), family, tenant)
+    if as_json:
+        for r in rows:
+            click.echo(json.dumps(r.__dict__))
+        return
+    click.echo(f"{'index':<48} {'docs':>10} {'tombstones':>10} {'bytes':>12}")
+    for r in rows:
+        click.echo(f"{r.index:<48} {r.docs:>10} {r.tombstones:>10} {r.bytes:>12}")
+    click.echo(f"{len(rows)} indices, {sum(r.docs for r in rows)} documents; "
+               f"{len(waiting)} pending dead-letter file(s)")
