@@ -1,0 +1,390 @@
+"""The X sync engine: cursors, pagination, backfill windows and thread completion, without Dagster.
+
+State (the checkpoint, small JSON) between and inside runs::
+
+    user        {"identifier", "id", "username"}      account timelines: resolved once
+    page_size   max_results that X accepted
+    newest_id   forward cursor: everything up to this id is stored (next sync asks since_id)
+    anchor      search sources: the moment that splits forward (>= anchor) from backfill (< anchor)
+    pass        an unfinished forward pagination: params, next token, newest/oldest id so far
+    backfill    search windows walked from ``anchor`` down to the horizon: {end, token, done}
+
+Pages are buffered and handed to ``store`` every ``pages_per_batch`` pages together with the state
+that covers them; ``store`` must make the lines durable *then* save the state. On any error the
+buffer is stored first, so pages already fetched are never fetched again. A sync with nothing new
+costs one request.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from crawl_assets.registry import SourceEntry, SourceKind
+from crawl_assets.sources.x.client import SEARCH_ALL, SEARCH_RECENT, USER_TWEETS, Page, XClient
+from crawl_assets.sources.x.errors import XBadRequest
+from crawl_assets.sources.x.ids import id_time, max_id, parse_time, rfc3339
+from crawl_assets.sources.x.threads import PageRefs, ThreadMemory, chunks
+
+STATE_VERSION = 1
+RECENT_DAYS = 7
+MAX_WINDOW_HOURS = 24 * 365 * 2
+ARCHIVE_START = datetime(2006, 3, 21, tzinfo=timezone.utc)
+PAGE_LIMITS = {USER_TWEETS: (5, 100), SEARCH_RECENT: (10, 100), SEARCH_ALL: (10, 500)}
+_BETWEEN = re.compile(r"between (\d+) and (\d+)")
+
+StoreBatch = Callable[[list[bytes], dict[str, Any], dict[str, Any]], None]
+"""``store(lines, state, info)``: write ``lines`` durably (none: nothing to write), then save ``state``."""
+
+
+@dataclass
+class Budget:
+    """How much one run may do; a stopped run resumes from its checkpoint next time."""
+
+    max_pages: int | None = None
+    deadline: float | None = None  # epoch seconds; no request starts after it
+
+    def allows(self, pages_done: int, clock: Callable[[], float] = time.time) -> bool:
+        if self.max_pages is not None and pages_done >= self.max_pages:
+            return False
+        return self.deadline is None or clock() < self.deadline
+
+
+@dataclass
+class SyncStats:
+    pages: int = 0
+    posts: int = 0
+    batches: int = 0
+    parents_requested: int = 0
+    parents_found: int = 0
+    parents_missing: int = 0
+    page_size_reduced: int = 0
+    gaps: list[str] = field(default_factory=list)
+    complete: bool = False  # forward pass and backfill both reached their ends
+
+
+@dataclass
+class SyncResult:
+    state: dict[str, Any]
+    stats: SyncStats
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """The X-specific options of a registry entry (``options:``), validated once."""
+
+    endpoint: str
+    page_size: int
+    pages_per_batch: int
+    complete_threads: bool
+    max_parent_lookups: int
+    window: timedelta
+    exclude: str | None
+
+    @classmethod
+    def of(cls, entry: SourceEntry) -> "SourceOptions":
+        o = entry.options
+        if entry.kind is SourceKind.account_timeline:
+            endpoint = USER_TWEETS
+        elif entry.kind is SourceKind.search_query:
+            choice = str(o.get("endpoint") or "recent")
+            if choice not in ("recent", "all"):
+                raise ValueError(f"source {entry.key}: options.endpoint must be 'recent' or 'all', not {choice!r}")
+            endpoint = SEARCH_ALL if choice == "all" else SEARCH_RECENT
+        else:
+            raise ValueError(f"source {entry.key}: X sources of kind {entry.kind.value!r} are not collected live "
+                             "(use account_timeline, search_query or export_file)")
+        low, high = PAGE_LIMITS[endpoint]
+        default_window = 24 * 30 if endpoint == SEARCH_ALL else 24
+        return cls(
+            endpoint=endpoint,
+            page_size=max(low, min(high, int(o.get("max_results") or high))),
+            pages_per_batch=max(1, int(o.get("pages_per_batch") or 5)),
+            complete_threads=bool(o.get("complete_threads") or False),
+            max_parent_lookups=max(0, int(o.get("max_parent_lookups") or 500)),
+            window=timedelta(hours=max(1, int(o.get("backfill_window_hours") or default_window))),
+            exclude=str(o["exclude"]) if o.get("exclude") else None,
+        )
+
+
+class _Buffer:
+    """Pages waiting to be stored with the state that covers them."""
+
+    def __init__(self, store: StoreBatch, stats: SyncStats):
+        self.store, self.stats = store, stats
+        self.lines: list[bytes] = []
+        self.info: dict[str, Any] = {}
+        self.broken = False  # the store itself failed: do not try it again on the way out
+
+    def add(self, page: Page, phase: str) -> None:
+        if self.info.get("phase") not in (None, phase):
+            raise RuntimeError("flush before switching phase")
+        self.info = {"phase": phase, "endpoint": page.endpoint, "pages": len(self.lines) + 1}
+        # JSON never needs a raw newline; X sends none, but a line must hold exactly one page
+        self.lines.append(page.body.replace(b"\r", b" ").replace(b"\n", b" "))
+
+    def flush(self, state: dict[str, Any], *, checkpoint_only: bool = False) -> None:
+        if not self.lines and not checkpoint_only:
+            return
+        try:
+            self.store(self.lines, copy.deepcopy(state), self.info)
+        except BaseException:
+            self.broken = True
+            raise
+        if self.lines:
+            self.stats.batches += 1
+        self.lines, self.info = [], {}
+
+
+class _Sync:
+    def __init__(self, client: XClient, entry: SourceEntry, state: dict[str, Any], store: StoreBatch,
+                 budget: Budget, memory: ThreadMemory | None, now: datetime, clock: Callable[[], float]):
+        self.client, self.entry, self.budget, self.memory = client, entry, budget, memory
+        self.opts = SourceOptions.of(entry)
+        self.state = _fresh(state, entry, now)
+        self.now, self.clock = now, clock
+        self.stats = SyncStats()
+        self.buffer = _Buffer(store, self.stats)
+        self.refs = PageRefs()
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def horizon(self) -> datetime:
+        """Oldest time the backfill reaches: the policy's horizon, bounded by what the endpoint serves."""
+        days = self.entry.policy.history_horizon_days
+        floor = self.now - timedelta(days=days) if days else ARCHIVE_START
+        if self.opts.endpoint == SEARCH_RECENT:
+            floor = max(floor, self.recent_floor())
+        return floor
+
+    def recent_floor(self) -> datetime:
+        """Oldest time recent search still serves (a minute of slack for clock skew)."""
+        return self.now - timedelta(days=RECENT_DAYS) + timedelta(minutes=1)
+
+    def path(self) -> str:
+        if self.opts.endpoint == USER_TWEETS:
+            return f"/2/users/{self.state['user']['id']}/tweets"
+        return "/2/tweets/search/all" if self.opts.endpoint == SEARCH_ALL else "/2/tweets/search/recent"
+
+    def fetch(self, params: dict[str, Any], token: str | None) -> Page:
+        """One page; a 400 about ``max_results`` lowers the page size and asks again."""
+        endpoint = self.opts.endpoint
+        query: dict[str, Any] = dict(params)
+        if endpoint == USER_TWEETS:
+            if self.opts.exclude:
+                query["exclude"] = self.opts.exclude
+        else:
+            query["query"] = self.entry.identifier
+        if token:
+            query["pagination_token" if endpoint == USER_TWEETS else "next_token"] = token
+        while True:
+            query["max_results"] = self.state.get("page_size") or self.opts.page_size
+            try:
+                page = self.client.posts(endpoint, self.path(), query)
+            except XBadRequest as err:
+                if "max_results" not in err.parameters:
+                    raise
+                self.state["page_size"] = _smaller(query["max_results"], err.parameters["max_results"], endpoint, err)
+                self.stats.page_size_reduced += 1
+                continue
+            self.stats.pages += 1
+            self.stats.posts += len(page.json.get("data") or [])
+            if self.opts.complete_threads:
+                self.refs.add_page(page.json)
+            return page
+
+    def may_request(self) -> bool:
+        return self.budget.allows(self.stats.pages, self.clock)
+
+    def keep(self, page: Page, phase: str) -> None:
+        """Buffer a page that holds posts; store every few pages (state already covers it)."""
+        if page.json.get("data"):
+            self.buffer.add(page, phase)
+        if len(self.buffer.lines) >= self.opts.pages_per_batch:
+            self.buffer.flush(self.state)
+
+    # -- phases -----------------------------------------------------------------------------------
+    def resolve_user(self) -> None:
+        if self.opts.endpoint != USER_TWEETS or self.state.get("user"):
+            return
+        ident = self.entry.identifier.strip().lstrip("@")
+        if ident.isdigit():
+            self.state["user"] = {"identifier": self.entry.identifier, "id": ident, "username": None}
+        else:
+            user = self.client.user_by_username(ident)
+            self.state["user"] = {"identifier": self.entry.identifier, "id": str(user["id"]),
+                                  "username": user.get("username")}
+        self.buffer.flush(self.state, checkpoint_only=True)
+
+    def forward(self) -> bool:
+        """Everything newer than ``newest_id`` (first sync: from the anchor or the horizon). True when done."""
+        p = self.state.get("pass")
+        if p is None:
+            params: dict[str, Any] = {}
+            if self.state.get("newest_id"):
+                params["since_id"] = self.state["newest_id"]
+            elif self.opts.endpoint == USER_TWEETS:
+                if self.entry.policy.history_horizon_days:
+                    params["start_time"] = rfc3339(self.horizon())
+            else:
+                params["start_time"] = self.state.get("forward_from") or self.state["anchor"]
+            p = {"params": params, "token": None, "newest_id": None, "oldest_id": None}
+        while self.may_request():
+            params = self._recent_bounds(p["params"])
+            page = self.fetch(params, p["token"])
+            meta = page.json.get("meta") or {}
+            if page.json.get("data"):
+                p["newest_id"] = p["newest_id"] or meta.get("newest_id")
+                p["oldest_id"] = meta.get("oldest_id") or p["oldest_id"]
+            p["token"] = meta.get("next_token")
+            if p["token"]:
+                self.state["pass"] = p
+                self.keep(page, "forward")
+                continue
+            self.state["pass"] = None
+            self.state["newest_id"] = max_id(self.state.get("newest_id"), p["newest_id"])
+            if not self.state["newest_id"] and "start_time" in p["params"] and self.opts.endpoint != USER_TWEETS:
+                # nothing matched up to now: the next forward pass need not look before this sync
+                self.state["forward_from"] = rfc3339(self.now - timedelta(seconds=30))
+            if self.opts.endpoint == USER_TWEETS:
+                self.state["backfill"] = {"done": True}
+            self.keep(page, "forward")
+            return True
+        self.state["pass"] = p
+        return False
+
+    def _recent_bounds(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Recent search serves 7 days: an older cursor is clamped and the gap recorded, not hidden."""
+        if self.opts.endpoint != SEARCH_RECENT:
+            return params
+        floor = self.recent_floor()
+        out = dict(params)
+        if "start_time" in out and parse_time(out["start_time"]) < floor:
+            self.stats.gaps.append(f"posts before {rfc3339(floor)} fell out of recent search (start_time)")
+            out["start_time"] = rfc3339(floor)
+        if "since_id" in out:
+            if id_time(out["since_id"]) < floor:
+                self.stats.gaps.append(f"posts between {rfc3339(id_time(out['since_id']))} and {rfc3339(floor)} "
+                                       "fell out of recent search")
+                out = {k: v for k, v in out.items() if k != "since_id"}
+                out["start_time"] = rfc3339(floor)
+        return out
+
+    def backfill(self) -> bool:
+        """Search history in time windows from the anchor down to the horizon. True when done."""
+        bf = self.state.setdefault("backfill", {"end": self.state.get("anchor"), "token": None, "done": False})
+        if bf.get("done"):
+            return True
+        self.buffer.flush(self.state)  # phases never share a batch
+        floor = self.horizon()
+        while True:
+            end = parse_time(bf["end"])
+            if end <= floor:
+                bf.update(done=True, token=None)
+                return True
+            if not self.may_request():
+                return False
+            if not bf.get("start"):
+                span = timedelta(hours=bf.get("span_hours") or self.opts.window / timedelta(hours=1))
+                bf["start"] = rfc3339(max(end - span, floor))
+            start = max(parse_time(bf["start"]), floor)
+            if start >= end:
+                bf.update(done=True, token=None)
+                return True
+            page = self.fetch({"start_time": rfc3339(start), "end_time": rfc3339(end)}, bf.get("token"))
+            bf["token"] = (page.json.get("meta") or {}).get("next_token")
+            bf["seen"] = bf.get("seen", 0) + len(page.json.get("data") or [])
+            if not bf["token"]:
+                bf.update(end=rfc3339(start), start=None, span_hours=self._next_span(bf), seen=0)
+            self.keep(page, "backfill")
+
+    def _next_span(self, bf: dict[str, Any]) -> float:
+        """An empty window doubles the next one (sparse queries cross years in a few requests);
+        a window with posts goes back to the configured size."""
+        base = self.opts.window / timedelta(hours=1)
+        if bf.get("seen"):
+            return base
+        return min((bf.get("span_hours") or base) * 2, MAX_WINDOW_HOURS)
+
+    def complete_threads(self) -> None:
+        """Fetch missing parents once, in bounded batches of 100 ids; remember what was tried."""
+        if not self.opts.complete_threads or self.memory is None:
+            return
+        self.buffer.flush(self.state)
+        known, pending = self.memory.load()
+        known |= self.refs.have | self.refs.gone
+        todo = list(dict.fromkeys([*pending, *sorted(self.refs.missing(known), key=lambda i: (len(i), i))]))
+        todo = [i for i in todo if i not in known]
+        budget = self.opts.max_parent_lookups
+        while todo and budget > 0 and self.budget.allows(0, self.clock):
+            batch, todo = todo[: min(100, budget)], todo[min(100, budget):]
+            budget -= len(batch)
+            page = self.client.lookup(batch)
+            self.stats.parents_requested += len(batch)
+            found = PageRefs()
+            found.add_page(page.json)
+            self.stats.parents_found += len(found.have & set(batch))
+            self.stats.parents_missing += len(set(batch) - found.have)
+            known |= set(batch) | found.have | found.gone
+            todo += [i for i in sorted(found.missing(known), key=lambda i: (len(i), i)) if i not in todo]
+            if page.json.get("data"):
+                self.buffer.add(page, "parents")
+                self.buffer.flush(self.state)
+            self.memory.save(known, todo)
+        self.memory.save(known, todo)
+
+    def run(self) -> SyncResult:
+        try:
+            self.resolve_user()
+            done = self.forward()
+            if done:
+                done = self.backfill()
+            self.buffer.flush(self.state)
+            self.complete_threads()
+        except BaseException:
+            if not self.buffer.broken:
+                self.buffer.flush(self.state)  # what was fetched stays fetched
+            raise
+        self.stats.complete = done
+        self.state["last_sync_at"] = rfc3339(self.now)
+        self.buffer.flush(self.state, checkpoint_only=True)
+        return SyncResult(self.state, self.stats)
+
+
+def _fresh(state: dict[str, Any], entry: SourceEntry, now: datetime) -> dict[str, Any]:
+    """The previous state, or a new one when there is none or it belongs to another identifier."""
+    state = copy.deepcopy(state or {})
+    if state.get("v") != STATE_VERSION or state.get("identifier") != entry.identifier:
+        anchor = rfc3339(now - timedelta(seconds=30))
+        state = {"v": STATE_VERSION, "identifier": entry.identifier, "newest_id": None, "pass": None,
+                 "anchor": anchor if entry.kind is SourceKind.search_query else None}
+    return state
+
+
+def _smaller(current: int, message: str, endpoint: str, err: XBadRequest) -> int:
+    """The page size to try after X refused ``current``: its stated maximum, else half."""
+    low = PAGE_LIMITS[endpoint][0]
+    m = _BETWEEN.search(message)
+    size = int(m.group(2)) if m and int(m.group(2)) < current else current // 2
+    if size < low:
+        raise err
+    return size
+
+
+def sync_source(client: XClient, entry: SourceEntry, state: dict[str, Any], store: StoreBatch, budget: Budget,
+                *, memory: ThreadMemory | None = None, now: datetime | None = None,
+                clock: Callable[[], float] = time.time) -> SyncResult:
+    """Bring one X source up to date (or as far as ``budget`` allows) and return the new state.
+
+    Raises the client's ``XError``s after storing what was already fetched; the state saved with the
+    last batch resumes the sync exactly where it stopped.
+    """
+    return _Sync(client, entry, state, store, budget, memory, now or datetime.now(timezone.utc), clock).run()
+
+
+def stats_metadata(stats: SyncStats) -> dict[str, Any]:
+    return {k: v for k, v in asdict(stats).items() if k != "gaps"} | {"gaps": "; ".join(stats.gaps)}

@@ -1,0 +1,234 @@
+"""The X sync engine against the v2 stand-in: cursors, resumption, backfill windows, threads, the raw contract."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+
+import httpx
+import pytest
+
+from crawl_assets.sources.x.errors import XPermanentError, XTransientError
+from crawl_assets.sources.x.fields import EXPANSIONS, TWEET_FIELDS
+from crawl_assets.sources.x.sync import Budget, sync_source
+from crawl_assets.sources.x.threads import LakeThreadMemory
+from crawl_assets_tests.sources.x.conftest import LakeStore, expected_timeline, search, timeline
+
+
+def ok_params(server, endpoint):
+    return [r.params for r in server.log if r.endpoint == endpoint and r.status == 200]
+
+
+def test_first_sync_stores_every_page_as_received(server, corpus, make_client, lake):
+    entry = timeline()
+    store = LakeStore(lake, entry)
+    result = sync_source(make_client(), entry, {}, store, Budget())
+
+    want = expected_timeline(corpus, "data_eng")
+    assert store.post_ids() == want, "every post once, newest first, nothing missing"
+    pages = -(-len(want) // 100)
+    assert server.counts() == {"users/by/username": 1, "users/tweets": pages}
+    assert result.stats.complete and result.state["newest_id"] == want[0]
+    assert result.state["user"]["id"] == corpus.user_by_name("data_eng")["id"]
+
+    first = ok_params(server, "users/tweets")[0]
+    assert set(first["expansions"].split(",")) >= set(EXPANSIONS)
+    assert {"note_tweet", "edit_history_tweet_ids", "conversation_id", "public_metrics"} <= set(first["tweet.fields"].split(","))
+    assert set(first["tweet.fields"].split(",")) == set(TWEET_FIELDS)
+    # byte-for-byte: the stored line is the body the server sent for that request
+    again = httpx.get(f"{server.url}/2/users/{result.state['user']['id']}/tweets", params=first,
+                      headers={"Authorization": "Bearer test-token"})
+    with lake.open_raw(store.batches[0]) as fh:
+        assert fh.readline().rstrip(b"\n") == again.content
+
+
+def test_incremental_with_nothing_new_costs_one_request(server, make_client, lake):
+    entry = timeline()
+    store = LakeStore(lake, entry)
+    client = make_client()
+    sync_source(client, entry, {}, store, Budget())
+    batches = len(store.batches)
+    server.clear_log()
+
+    result = sync_source(client, entry, store.state, store, Budget())
+    assert server.counts() == {"users/tweets": 1}, "username cached, one since_id request"
+    assert ok_params(server, "users/tweets")[0]["since_id"] == result.state["newest_id"]
+    assert len(store.batches) == batches, "an empty page is not stored"
+
+
+def test_incremental_fetches_exactly_the_new_posts(server, corpus, make_client, lake):
+    entry = timeline()
+    store = LakeStore(lake, entry)
+    client = make_client()
+    sync_source(client, entry, {}, store, Budget())
+    before = store.post_ids()
+    new = [t["id"] for t in corpus.grow(corpus.user_by_name("data_eng"), 7)]
+    server.clear_log()
+
+    result = sync_source(client, entry, store.state, store, Budget())
+    after = store.post_ids()
+    assert after[len(before):] == new[::-1]
+    assert len(after) == len(set(after))
+    assert server.counts() == {"users/tweets": 1}
+    assert result.state["newest_id"] == new[-1]
+
+
+def test_interrupted_mid_pagination_resumes_without_gaps_or_refetch(server, corpus, make_client, lake):
+    entry = timeline(max_results=20, pages_per_batch=3)
+    store = LakeStore(lake, entry)
+    client = make_client()
+    # after 5 good pages the connection drops on every attempt: the client's retries run out
+    server.inject("drop", "users/tweets", times=3, after=5)
+    with pytest.raises(XTransientError):
+        sync_source(client, entry, {}, store, Budget())
+    interrupted = store.state
+    assert interrupted["pass"]["token"], "the checkpoint holds the next token"
+    assert len(store.post_ids()) == 5 * 20, "pages fetched before the failure were stored, not dropped"
+
+    result = sync_source(client, entry, interrupted, store, Budget())
+    assert result.stats.complete
+    assert store.post_ids() == expected_timeline(corpus, "data_eng"), "no gap, no duplicate"
+    tokens = [p.get("pagination_token") for p in ok_params(server, "users/tweets")]
+    assert len(tokens) == len(set(tokens)), "no page fetched twice"
+    assert server.statuses()[0] == 3
+
+
+def test_budget_stops_a_run_and_the_next_continues(server, corpus, make_client, lake):
+    entry = search(query="python", horizon=5, max_results=10, pages_per_batch=2, backfill_window_hours=48)
+    store = LakeStore(lake, entry)
+    client = make_client()
+    first = sync_source(client, entry, {}, store, Budget(max_pages=4))
+    assert not first.stats.complete and first.stats.pages == 4
+    second = sync_source(client, entry, first.state, store, Budget(max_pages=3))
+    third = sync_source(client, entry, second.state, store, Budget())
+    assert third.stats.complete
+
+    horizon = datetime.now(timezone.utc) - timedelta(days=5)
+    want = [t["id"] for t in corpus.visible() if "python" in t.get("note_tweet", t)["text"].lower()
+            and datetime.fromisoformat(t["created_at"].replace("Z", "+00:00")) >= horizon + timedelta(minutes=1)]
+    got = store.post_ids()
+    assert len(got) == len(set(got))
+    assert set(want) <= set(got)
+    keys = [(p["start_time"], p["end_time"], p.get("next_token")) for p in ok_params(server, "search/recent")
+            if "end_time" in p]
+    assert len(keys) == len(set(keys)), "no backfill page fetched twice across the three runs"
+    polls = [p for p in ok_params(server, "search/recent") if "end_time" not in p]
+    assert len(polls) == 3, "each run polls for new posts once"
+
+
+def test_search_backfill_walks_bounded_windows_then_polls_with_since_id(server, corpus, make_client, lake):
+    entry = search(query="python", horizon=4, backfill_window_hours=24)
+    store = LakeStore(lake, entry)
+    client = make_client()
+    result = sync_source(client, entry, {}, store, Budget())
+    windows = [p for p in ok_params(server, "search/recent") if "end_time" in p]
+    for p in windows:
+        span = datetime.fromisoformat(p["end_time"].replace("Z", "+00:00")) - datetime.fromisoformat(
+            p["start_time"].replace("Z", "+00:00"))
+        assert span <= timedelta(hours=48)
+    assert windows[-1]["start_time"] >= (datetime.now(timezone.utc) - timedelta(days=4, minutes=5)).strftime("%Y-%m-%dT%H:%M")
+    assert result.state["backfill"]["done"]
+
+    new = corpus.add_tweet(corpus.user_by_name("kavir") or next(iter(corpus.users.values())),
+                           datetime.now(timezone.utc) - timedelta(seconds=1), text="python news")
+    server.clear_log()
+    result = sync_source(client, entry, result.state, store, Budget())
+    assert server.counts() == {"search/recent": 1}
+    assert store.post_ids()[-1] == new["id"]
+    server.clear_log()
+    result = sync_source(client, entry, result.state, store, Budget())
+    assert ok_params(server, "search/recent")[0]["since_id"] == new["id"]
+    assert server.counts() == {"search/recent": 1}
+
+
+def test_full_archive_is_paced_and_falls_back_to_a_smaller_page(server, corpus, make_client, lake):
+    from dataclasses import replace
+
+    from crawl_assets_tests.sources.x.conftest import FAST
+
+    server.max_results_cap["search/all"] = 100
+    entry = search(name="arch", query="tehran", horizon=3, endpoint="all", max_results=500, backfill_window_hours=72)
+    store = LakeStore(lake, entry)
+    client = make_client(replace(FAST, full_archive_interval_seconds=0.3))
+    result = sync_source(client, entry, {}, store, Budget())
+    statuses = [r.status for r in server.log if r.endpoint == "search/all"]
+    assert statuses.count(400) == 1 and result.state["page_size"] == 100
+    sent = [r.at for r in server.log if r.endpoint == "search/all"]
+    assert all(b - a >= 0.29 for a, b in zip(sent, sent[1:])), "full-archive requests keep their interval"
+    server.clear_log()
+    sync_source(client, entry, result.state, store, Budget())
+    assert [r.params["max_results"] for r in server.log] == ["100"], "the accepted size is remembered"
+
+
+def test_parents_are_fetched_once(server, corpus, make_client, lake):
+    entry = timeline(complete_threads=True)
+    store = LakeStore(lake, entry)
+    memory = LakeThreadMemory(lake, "acme", "x", entry.key)
+    client = make_client()
+    result = sync_source(client, entry, {}, store, Budget(), memory=memory)
+
+    lookups = ok_params(server, "tweets")
+    asked = [i for p in lookups for i in p["ids"].split(",")]
+    assert asked, "the corpus has replies whose grandparents are not in includes"
+    assert all(len(p["ids"].split(",")) <= 100 for p in lookups)
+    assert len(asked) == len(set(asked)), "no id asked twice"
+    assert result.stats.parents_found > 0
+    parents = store.post_ids("parents")
+    assert set(parents) <= set(asked)
+    have = {i for page in store.pages() for i in [t["id"] for t in page.get("data", [])]
+            + [t["id"] for t in page.get("includes", {}).get("tweets", [])]}
+    known, pending = memory.load()
+    assert not pending and set(asked) <= known
+
+    server.clear_log()
+    sync_source(client, entry, result.state, store, Budget(), memory=memory)
+    assert server.counts()["tweets"] == 0, "nothing new: nothing looked up again"
+    # a new reply into an already completed thread does not re-fetch its known ancestors
+    user = corpus.user_by_name("data_eng")
+    known_parent = corpus.tweets[parents[0]]
+    corpus.add_tweet(user, datetime.now(timezone.utc) - timedelta(seconds=1), kind="reply", parent=known_parent)
+    server.clear_log()
+    sync_source(client, entry, store.state, store, Budget(), memory=memory)
+    again = [i for p in ok_params(server, "tweets") for i in p["ids"].split(",")]
+    assert not set(again) & (set(asked) | have)
+
+
+def test_unknown_and_suspended_accounts_are_permanent(server, corpus, make_client, lake):
+    corpus.suspended.add(corpus.user_by_name("kavir")["id"] if corpus.user_by_name("kavir") else
+                         corpus.user_by_name("py_weekly")["id"])
+    name = "kavir" if corpus.user_by_name("kavir") else "py_weekly"
+    for ident, words in ((name, "suspended"), ("nobody_here", "Could not find user")):
+        entry = timeline(identifier=ident)
+        with pytest.raises(XPermanentError, match=words):
+            sync_source(make_client(), entry, {}, LakeStore(lake, entry), Budget())
+    user_id = corpus.user_by_name(name)["id"]
+    with pytest.raises(XPermanentError, match="suspended"):
+        sync_source(make_client(), timeline(identifier=user_id), {}, LakeStore(lake, timeline()), Budget())
+
+
+def test_raw_pages_pass_the_x_v2_normalizer(server, corpus, make_client, lake):
+    normalize = pytest.importorskip("crawl_assets.normalize")
+    from crawl_assets.schema import Rejection
+
+    entry = timeline(complete_threads=True)
+    store = LakeStore(lake, entry)
+    sync_source(make_client(), entry, {}, store, Budget(), memory=LakeThreadMemory(lake, "acme", "x", entry.key))
+    search_entry = search(query="کتاب", horizon=6)
+    search_store = LakeStore(lake, search_entry)
+    sync_source(make_client(), search_entry, {}, search_store, Budget())
+
+    kinds: Counter[str] = Counter()
+    rejected = []
+    total = 0
+    for batch in [*store.batches, *search_store.batches]:
+        ctx = normalize.NormalizeContext(tenant="acme", source=batch.manifest.source, method="api")
+        with lake.open_raw(batch) as fh:
+            for item in normalize.normalize_stream("x-v2", fh, name=batch.path, context=ctx):
+                if isinstance(item, Rejection):
+                    rejected.append(item)
+                else:
+                    total += 1
+                    kinds[item.kind] += 1
+    assert not rejected
+    assert total == len(store.post_ids()) + len(search_store.post_ids())
+    assert {"post", "reply", "quote", "repost"} <= set(kinds)
