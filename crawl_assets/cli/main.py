@@ -13,6 +13,7 @@ COMMANDS: list[str] = [
     "crawl_assets.cli.sources:sources",
     "crawl_assets.cli.es:es",
     "crawl_assets.cli.demo:demo",
+    "crawl_assets.cli.telegram:telegram",
 ]
 
 

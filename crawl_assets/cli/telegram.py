@@ -1,0 +1,71 @@
+"""``crawl-assets telegram``: log an account in once (prints its session string) and check sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import click
+
+from crawl_assets.cli.common import fail
+from crawl_assets.registry.models import CREDENTIAL_REF
+
+
+@click.group()
+def telegram() -> None:
+    """Telegram accounts used by the collector (see docs/sources/telegram.md)."""
+
+
+def _credential(value: str) -> str:
+    if not CREDENTIAL_REF.match(value):
+        fail(f"--credential {value!r}: lowercase letters, digits and '_', starting with a letter")
+    return value
+
+
+@telegram.command("login")
+@click.option("--credential", default="default", show_default=True,
+              help="Credential name the session is for (picks CRAWL_TELEGRAM_<NAME>_API_ID/_API_HASH if set).")
+@click.option("--phone", default=None, help="Phone number in international format; asked for when omitted.")
+def login_command(credential: str, phone: str | None) -> None:
+    """Log a Telegram account in and print its session string once.
+
+    Needs the app's api_id/api_hash (CRAWL_TELEGRAM_API_ID, CRAWL_TELEGRAM_API_HASH). Nothing is written
+    to disk: copy the printed string into your secret store as CRAWL_TELEGRAM_SESSION (default
+    credential) or CRAWL_TELEGRAM_<NAME>_SESSION. Anyone holding it can use the account.
+    """
+    from crawl_assets.sources.telegram.login import LoginConfigError, app_credentials, login
+    from crawl_assets.sources.telegram.resource import env_names
+
+    name = _credential(credential)
+    try:
+        app = app_credentials(name)
+    except LoginConfigError as exc:
+        fail(str(exc))
+    session = asyncio.run(login(
+        app,
+        phone=(lambda: phone) if phone else (lambda: click.prompt("Phone number (international format, e.g. +98...)")),
+        code=lambda: click.prompt("Login code Telegram sent you"),
+        password=lambda: click.prompt("Two-step verification password", hide_input=True),
+    ))
+    var = env_names(name)["session"]
+    click.echo(f"\nStore this as the secret {var} (it is shown only now, and never written to disk):", err=True)
+    click.echo(session)
+
+
+@telegram.command("check")
+@click.option("--credential", "credentials", multiple=True, help="Credential(s) to check; default: all configured.")
+def check_command(credentials: tuple[str, ...]) -> None:
+    """Session-health check: connect with each configured account and report whether it is authorized."""
+    from crawl_assets.sources.telegram.resource import TelegramResource
+
+    resource = TelegramResource.from_env().process_config_and_initialize()
+    names = [_credential(c) for c in credentials] or sorted(resource.credentials)
+
+    async def run() -> list[dict]:
+        return [await resource.health(n) for n in names]
+
+    results = asyncio.run(run())
+    for result in results:
+        click.echo(json.dumps(result, ensure_ascii=False))
+    if not all(r["ok"] for r in results):
+        raise SystemExit(1)

@@ -1,0 +1,105 @@
+"""Which Telegram failures end a source for good, which wait, and which are worth another try.
+
+Telethon raises its own RPC error classes (built from Telegram's error message); this module is the one
+place that sorts them, so the sync engine and the Dagster glue never guess from error strings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from telethon import errors
+
+# The source cannot be read with this account until a human acts (not retried, the source is paused).
+PERMANENT: tuple[type[BaseException], ...] = (
+    errors.ChannelPrivateError,
+    errors.ChannelInvalidError,
+    errors.ChannelBannedError,
+    errors.ChannelPublicGroupNaError,
+    errors.ChatForbiddenError,
+    errors.ChatIdInvalidError,
+    errors.ChatAdminRequiredError,
+    errors.UsernameNotOccupiedError,
+    errors.UsernameInvalidError,
+    errors.PeerIdInvalidError,
+    errors.InviteHashExpiredError,
+    errors.InviteHashInvalidError,
+    errors.UserBannedInChannelError,
+    # the account itself: its session is gone or the user is banned
+    errors.AuthKeyUnregisteredError,
+    errors.AuthKeyDuplicatedError,
+    errors.AuthKeyInvalidError,
+    errors.SessionRevokedError,
+    errors.SessionExpiredError,
+    errors.UserDeactivatedError,
+    errors.UserDeactivatedBanError,
+    errors.PhoneNumberBannedError,
+    errors.TakeoutInitDelayError,
+)
+
+# Server-given waits: Telethon exposes ``e.seconds``.
+FLOOD: tuple[type[BaseException], ...] = (
+    errors.FloodWaitError,
+    errors.FloodPremiumWaitError,
+    errors.SlowModeWaitError,
+)
+
+# Worth retrying after a pause: the connection or Telegram's side failed.
+NETWORK: tuple[type[BaseException], ...] = (
+    ConnectionError,
+    TimeoutError,
+    asyncio.TimeoutError,
+    OSError,
+    errors.ServerError,
+    errors.TimedOutError,
+    errors.RpcCallFailError,
+)
+
+
+class SourceGone(Exception):
+    """A permanent failure of one source (or of its account); ``reason`` is safe to show and store."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class LongFloodWait(Exception):
+    """Telegram asked for a wait longer than the in-place threshold: give the run slot back and come later."""
+
+    def __init__(self, seconds: int, request: str):
+        super().__init__(f"Telegram asked to wait {seconds}s before {request}")
+        self.seconds = seconds
+        self.request = request
+
+
+class AccountBusy(Exception):
+    """Another run holds this account; retry later rather than open a second connection with it."""
+
+    def __init__(self, credential: str, seconds: int):
+        super().__init__(f"Telegram account {credential!r} is in use by another run")
+        self.seconds = seconds
+
+
+def describe(exc: BaseException) -> str:
+    """A short reason naming the error class and Telegram's message (never request arguments)."""
+    message = getattr(exc, "message", None) or str(exc).split(" (caused by", 1)[0]
+    return f"{type(exc).__name__}: {message}"[:300]
+
+
+def permanent_reason(exc: BaseException) -> str | None:
+    """The reason to pause the source for, when ``exc`` (or what caused it) is permanent, else None.
+
+    Telethon turns ``USERNAME_NOT_OCCUPIED`` during ``get_entity`` into a ``ValueError`` whose cause is
+    the RPC error, and raises a plain ``ValueError`` when no entity matches at all: both are permanent.
+    """
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, SourceGone):
+            return seen.reason
+        if isinstance(seen, PERMANENT):
+            return describe(seen)
+        seen = seen.__cause__
+    if isinstance(exc, ValueError) and ("Cannot find any entity" in str(exc) or "No user has" in str(exc)):
+        return f"not found: {exc}"[:300]
+    return None

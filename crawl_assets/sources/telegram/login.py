@@ -1,0 +1,58 @@
+"""One-time login of a Telegram account: returns the ``StringSession`` string to store as a secret.
+
+The session lives only in memory (Telethon's ``StringSession`` writes no file) and is handed back once;
+the caller prints it for the user to put into ``CRAWL_TELEGRAM_SESSION`` (or ``CRAWL_TELEGRAM_<NAME>_SESSION``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from telethon import TelegramClient
+from telethon.sessions import StringSession
+
+from crawl_assets.sources.telegram.client import APP_VERSION, DEVICE_MODEL, SYSTEM_VERSION
+from crawl_assets.sources.telegram.resource import DEFAULT, env_names
+
+
+class LoginConfigError(ValueError):
+    """The app credentials needed to log in are missing or malformed (the message names the variable)."""
+
+
+@dataclass(frozen=True)
+class AppCredentials:
+    api_id: int
+    api_hash: str
+
+
+def app_credentials(credential: str = DEFAULT, api_id: str | None = None, api_hash: str | None = None) -> AppCredentials:
+    """The app's ``api_id``/``api_hash``: given explicitly, or from the credential's (or the default) variables."""
+    names, default = env_names(credential), env_names(DEFAULT)
+    raw_id = api_id or os.environ.get(names["api_id"]) or os.environ.get(default["api_id"])
+    raw_hash = api_hash or os.environ.get(names["api_hash"]) or os.environ.get(default["api_hash"])
+    if not raw_id:
+        raise LoginConfigError(f"no api_id: set {names['api_id']} (or {default['api_id']}) to the api_id of your app "
+                               "from https://my.telegram.org → API development tools")
+    if not raw_hash:
+        raise LoginConfigError(f"no api_hash: set {names['api_hash']} (or {default['api_hash']})")
+    try:
+        return AppCredentials(int(raw_id), raw_hash)
+    except ValueError:
+        raise LoginConfigError("api_id must be a number (the App api_id, not the api_hash)") from None
+
+
+async def login(app: AppCredentials, *, phone: Callable[[], str], code: Callable[[], str],
+                password: Callable[[], str], sender: Any = None) -> str:
+    """Log in interactively (code, and the 2FA password when the account has one); the session string."""
+    client = TelegramClient(StringSession(), app.api_id, app.api_hash, receive_updates=False,
+                            device_model=DEVICE_MODEL, system_version=SYSTEM_VERSION, app_version=APP_VERSION)
+    if sender is not None:
+        client._sender = sender
+    try:
+        await client.start(phone=phone, code_callback=code, password=password)
+        return client.session.save()
+    finally:
+        await client.disconnect()

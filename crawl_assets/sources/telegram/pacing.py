@@ -1,0 +1,79 @@
+"""Gentle use of an account: one run at a time per account, and a minimum gap between its requests.
+
+Telegram bans accounts that hammer it, and the same session used from two connections at once can be
+invalidated (``AUTH_KEY_DUPLICATED``). So a run takes an exclusive lock per credential (a file lock,
+shared by every process on the machine) and spaces its requests; the time of the last request is kept in
+the lock file, so the next holder keeps the spacing too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import time
+from pathlib import Path
+from types import TracebackType
+
+from crawl_assets.sources.telegram.errors import AccountBusy
+
+
+class Pacer:
+    """At most one request per ``interval`` seconds; the wait is counted for the run's metadata."""
+
+    def __init__(self, interval: float, last: float = 0.0):
+        self.interval = max(0.0, interval)
+        self.last = last
+        self.waited = 0.0
+
+    async def wait(self) -> None:
+        if self.interval:
+            delay = self.last + self.interval - time.time()
+            if delay > 0:
+                self.waited += delay
+                await asyncio.sleep(delay)
+        self.last = time.time()
+
+
+class AccountLock:
+    """An exclusive, cross-process lock on one credential, waited for at most ``wait_seconds``."""
+
+    def __init__(self, directory: str | os.PathLike[str], credential: str, wait_seconds: float = 60.0):
+        self.path = Path(directory) / f"telegram-{credential}.lock"
+        self.credential = credential
+        self.wait_seconds = wait_seconds
+        self._fd: int | None = None
+        self.last_request = 0.0
+
+    def __enter__(self) -> "AccountLock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + self.wait_seconds
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise AccountBusy(self.credential, max(30, int(self.wait_seconds))) from None
+                time.sleep(0.2)
+        self._fd = fd
+        try:
+            self.last_request = float(os.pread(fd, 64, 0).decode() or 0)
+        except ValueError:
+            self.last_request = 0.0
+        return self
+
+    def release(self, last_request: float) -> None:
+        if self._fd is None:
+            return
+        data = f"{last_request:.3f}".encode()
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, data, 0)
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+        self._fd = None
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
+        self.release(self.last_request)

@@ -1,0 +1,101 @@
+"""Fixtures for the Telegram collector: a simulated Telegram, a lake, and a way to run one sync."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from crawl_assets.lake import Lake
+from crawl_assets.registry import SourceEntry
+from crawl_assets.sources.telegram.resource import TelegramCredential, TelegramResource
+from crawl_assets.sources.telegram.sink import LakeSink
+from crawl_assets.sources.telegram.sync import SyncResult, run_sync
+from crawl_assets_tests.standins import telegram_mtproto as tm
+
+def fake_session() -> str:
+    """A well-formed StringSession (dc 2, a made-up auth key): the stand-in never checks the key."""
+    from telethon.crypto import AuthKey
+    from telethon.sessions import StringSession
+
+    s = StringSession()
+    s.set_dc(2, "149.154.167.51", 443)
+    s.auth_key = AuthKey(b"\x07" * 256)
+    return s.save()
+
+
+SESSION = fake_session()
+
+
+@pytest.fixture
+def world() -> tm.World:
+    w = tm.World()
+    tm.use(w)
+    yield w
+    tm.ACTIVE = None
+
+
+def make_resource(tmp_path: Path, *, names: tuple[str, ...] = ("default",), **kwargs: Any) -> TelegramResource:
+    settings = {"request_interval_seconds": 0.0, "network_backoff_seconds": 0.01, "account_wait_seconds": 1.0,
+                "lock_dir": str(tmp_path / "locks"), "sender_factory": f"{tm.__name__}:sender_for", **kwargs}
+    creds = {n: TelegramCredential(api_id="12345", api_hash="0123456789abcdef0123456789abcdef", session=SESSION)
+             for n in names}
+    return TelegramResource(credentials=creds, **settings)
+
+
+def entry(name: str, identifier: str, *, refresh_window: int = 200, horizon: int | None = None,
+          credential: str | None = None, **options: Any) -> SourceEntry:
+    return SourceEntry(name=name, platform="telegram", kind="channel", identifier=identifier, credential=credential,
+                       policy={"refresh_window": refresh_window, "history_horizon_days": horizon}, options=options)
+
+
+@dataclass
+class Harness:
+    """Runs syncs of one source against the stand-in, keeping the lake and the saved checkpoints."""
+
+    lake: Lake
+    resource: TelegramResource
+    source: SourceEntry
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.checkpoints[-1] if self.checkpoints else {}
+
+    def sync(self, **budget: Any) -> SyncResult:
+        sink = LakeSink(self.lake, self.source, "testrun", self.checkpoints.append)
+        res = self.resource if not budget else self.resource.model_copy(update=budget)
+
+        async def go() -> SyncResult:
+            async with res.connected(self.source.credential) as client:
+                self.last_client = client
+                return await run_sync(client, self.source, self.state, sink, res.budget())
+
+        return asyncio.run(go())
+
+    def lines(self, kind: str | None = None) -> list[dict[str, Any]]:
+        out = []
+        for batch in self.lake.raw_batches(self.source.tenant, "telegram", self.source.key):
+            if kind and batch.manifest.extra.get("kind") != kind:
+                continue
+            with self.lake.open_raw(batch) as fh:
+                out.extend(orjson.loads(line) for line in fh if line.strip())
+        return out
+
+    def stored_ids(self, chat_id: int) -> list[int]:
+        return [m["id"] for m in self.lines() if m.get("_") in ("Message", "MessageService")
+                and m["peer_id"].get("channel_id") == chat_id]
+
+
+@pytest.fixture
+def harness_factory(tmp_path: Path, world: tm.World):
+    def make(source: SourceEntry, **resource_kwargs: Any) -> Harness:
+        lake = Lake(str(tmp_path / "lake"))
+        names = tuple({source.credential or "default", "default"})
+        return Harness(lake, make_resource(tmp_path, names=names, **resource_kwargs), source)
+
+    return make
