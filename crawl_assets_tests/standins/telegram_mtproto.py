@@ -265,6 +265,7 @@ class World:
         self.accounts: dict[str, Account] = {}
         self.faults: list[Fault] = []
         self.counts: Counter[str] = Counter()
+        self.by_account: dict[str, Counter[str]] = {}
         self.calls: list[str] = []
         self.server_seconds = 0.0
         self.connects = 0
@@ -351,6 +352,7 @@ class World:
             request = request.query
         name = type(request).__name__
         self.counts[name] += 1
+        self.by_account.setdefault(account.name, Counter())[name] += 1
         self.calls.append(name)
         fault = self._fault(name)
         if fault is not None:
@@ -511,7 +513,7 @@ class World:
 
 def _serialize(result: Any) -> bytes:
     if isinstance(result, bool):
-        return bytes(types.BoolTrue() if result else types.BoolFalse())
+        return (0x997275B5 if result else 0xBC799737).to_bytes(4, "little")  # boolTrue / boolFalse
     if isinstance(result, list):
         return VECTOR + len(result).to_bytes(4, "little") + b"".join(_serialize(x) for x in result)
     return bytes(result)

@@ -83,8 +83,8 @@ class AccountBusy(Exception):
 
 def describe(exc: BaseException) -> str:
     """A short reason naming the error class and Telegram's message (never request arguments)."""
-    message = getattr(exc, "message", None) or str(exc).split(" (caused by", 1)[0]
-    return f"{type(exc).__name__}: {message}"[:300]
+    text = str(exc).split(" (caused by", 1)[0].strip() or getattr(exc, "message", "")
+    return f"{type(exc).__name__}: {text}"[:300]
 
 
 def permanent_reason(exc: BaseException) -> str | None:

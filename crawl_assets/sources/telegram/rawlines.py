@@ -44,7 +44,9 @@ def fingerprint(message: TLObject) -> int:
     reactions = getattr(message, "reactions", None)
     counts = []
     for result in getattr(reactions, "results", None) or []:
-        counts.append((repr(getattr(result, "reaction", None)), getattr(result, "count", 0)))
+        reaction = getattr(result, "reaction", None)
+        label = reaction.stringify() if isinstance(reaction, TLObject) else repr(reaction)  # TL reprs hold addresses
+        counts.append((label, getattr(result, "count", 0)))
     edit = getattr(message, "edit_date", None)
     key = (
         edit.timestamp() if edit else 0,
