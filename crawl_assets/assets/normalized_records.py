@@ -1,0 +1,128 @@
+"""``normalized_records``: every raw batch of a source → records in the public schema (Parquet).
+
+One Parquet part per raw batch, derived with the same code as ``crawl-assets normalize``. A part
+already written by the current normalizer version is skipped, so a sync only normalizes what is new,
+and a new normalizer version re-derives everything from raw without collecting again.
+"""
+
+
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+import dagster as dg
+
+from crawl_assets.lake import Lake, RawBatch
+from crawl_assets.lake.tables import arrow_to_records, records_to_arrow
+from crawl_assets.assets.deriver_version import NORMALIZER_VERSION
+from crawl_assets.normalize import NormalizeContext, dedupe_latest, normalize_stream
+from crawl_assets.partitions import SOURCE_PARTITIONS
+from crawl_assets.resources.lake import LakeResource
+from crawl_assets.schema import Record, Rejection
+
+TABLE = "normalized_records"
+
+
+def split_source_key(key: str) -> tuple[str, str]:
+    """(tenant, platform) of a partition key ``{tenant}.{platform}.{name}``."""
+    tenant, platform, _ = key.split(".", 2)
+    return tenant, platform
+
+
+def normalize_batch(lake: Lake, batch: RawBatch) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """(records, quarantined rejections, duplicate keys found) of one raw batch."""
+    m = batch.manifest
+    ctx = NormalizeContext(
+        tenant=m.tenant,
+        source=m.source,
+        collected_at=datetime.fromisoformat(m.collected_at),
+        method=m.method,
+        run_id=m.run_id,
+        raw_pointer=batch.path,
+    )
+    records: list[Record] = []
+    rejected: list[dict[str, Any]] = []
+    with lake.open_raw(batch) as stream:
+        for item in normalize_stream(m.format, stream, name=batch.path, context=ctx):
+            if isinstance(item, Rejection):
+                rejected.append(item.model_dump(mode="json"))
+            else:
+                records.append(item)
+    unique = list(dedupe_latest(records))
+    rows = [r.model_dump(mode="json") for r in unique]
+    duplicates = sorted(k for k, n in Counter(r["key"] for r in rows).items() if n > 1)
+    return rows, rejected, duplicates
+
+
+def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.AssetsDefinition:
+    key = dg.AssetKey([platform, TABLE])
+
+    @dg.asset(
+        key=key,
+        deps=[raw],
+        partitions_def=SOURCE_PARTITIONS[platform],
+        group_name=platform,
+        kinds={"pandas", "parquet"},
+        description=f"{platform} records in the public schema (docs/SCHEMA.md), one Parquet part per raw batch.",
+        check_specs=[
+            dg.AssetCheckSpec("no_duplicate_keys", asset=key, blocking=True,
+                              description="Each part holds one record per key (latest observation wins)."),
+            dg.AssetCheckSpec("records_match_schema", asset=key, blocking=True,
+                              description="Every stored row reads back as a valid Record."),
+        ],
+    )
+    def _normalized(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+        the_lake = lake.lake()
+        tenant, _ = split_source_key(context.partition_key)
+        written = skipped = records = rejected = not_posts = 0
+        duplicates: list[str] = []
+        invalid: list[str] = []
+        quarantine: list[str] = []
+        for batch in the_lake.raw_batches(tenant, platform, context.partition_key):
+            part = the_lake.table_part(TABLE, tenant, platform, context.partition_key, batch.manifest.batch_id)
+            if the_lake.has_part(part, version=NORMALIZER_VERSION):
+                skipped += 1
+                continue
+            rows, rejects, dups = normalize_batch(the_lake, batch)
+            duplicates.extend(dups)
+            table = records_to_arrow(rows)
+            for row in arrow_to_records(table):
+                try:
+                    Record.model_validate(row)
+                except ValueError as exc:
+                    invalid.append(f"{row.get('key')}: {str(exc).splitlines()[0]}")
+            the_lake.write_part(part, table, version=NORMALIZER_VERSION)
+            q = the_lake.write_quarantine(tenant, platform, context.partition_key, batch.manifest.batch_id, rejects)
+            errors = sum(1 for r in rejects if r.get("error", True))
+            if q:
+                quarantine.append(q)
+                log = context.log.warning if errors else context.log.info
+                log(f"batch {batch.manifest.batch_id}: {errors} bad input items and {len(rejects) - errors} "
+                    f"non-posts (e.g. service messages) set aside with their reason in {q}")
+            written += 1
+            records += len(rows)
+            rejected += errors
+            not_posts += len(rejects) - errors
+        return dg.MaterializeResult(
+            metadata={
+                "batches_normalized": written,
+                "batches_up_to_date": skipped,
+                "records_written": records,
+                "rejected": rejected,
+                "not_posts": not_posts,
+                "quarantine_files": quarantine,
+                "normalizer_version": NORMALIZER_VERSION,
+            },
+            check_results=[
+                dg.AssetCheckResult(
+                    check_name="no_duplicate_keys", passed=not duplicates,
+                    metadata={"duplicate_keys": len(duplicates), "examples": duplicates[:10]},
+                ),
+                dg.AssetCheckResult(
+                    check_name="records_match_schema", passed=not invalid,
+                    metadata={"invalid_rows": len(invalid), "examples": invalid[:10]},
+                ),
+            ],
+        )
+
+    return _normalized

@@ -1,0 +1,113 @@
+"""``search_index``: the source's records and edges in Elasticsearch, written idempotently.
+
+Only normalized parts not yet indexed are sent (a marker per part in the lake's ``index_state/``,
+written after the sink accounted for every document), so a sync indexes what is new or changed.
+Writes are idempotent and order-safe (``_id`` = key, external versions), so re-sending after a
+crash converges to the same index.
+"""
+
+
+from typing import Any
+
+import dagster as dg
+
+from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
+from crawl_assets.assets.normalized_records import split_source_key
+from crawl_assets.assets.relation_edges import TABLE as EDGES_TABLE
+from crawl_assets.index.bootstrap import setup_indices
+from crawl_assets.index.sink import index_documents
+from crawl_assets.index.stats import count_documents
+from crawl_assets.lake import Lake
+from crawl_assets.lake.tables import arrow_to_records
+from crawl_assets.partitions import SOURCE_PARTITIONS
+from crawl_assets.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.resources.lake import LakeResource
+
+MISSING_CLUSTER = (
+    "no Elasticsearch cluster is configured: set CRAWL_ES_URL (e.g. http://localhost:9200; "
+    "`docker compose up elasticsearch` starts one) and reload the code location"
+)
+
+
+def _marker(source_dir: str, batch_id: str) -> str:
+    return f"index_state/{source_dir}/{batch_id}.done"
+
+
+def pending_records(lake: Lake, tenant: str, platform: str, source: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Records of parts not indexed yet (latest observation per key) and those parts' markers."""
+    latest: dict[str, dict[str, Any]] = {}
+    markers = []
+    source_dir = f"{tenant}/{platform}/{source}"
+    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source):
+        marker = _marker(source_dir, batch_id)
+        if lake.exists(marker):
+            continue
+        markers.append(marker)
+        for row in arrow_to_records(table):
+            latest[row["key"]] = row
+    return list(latest.values()), markers
+
+
+def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg.AssetsDefinition) -> dg.AssetsDefinition:
+    key = dg.AssetKey([platform, "search_index"])
+
+    @dg.asset(
+        key=key,
+        deps=[normalized, edges],
+        partitions_def=SOURCE_PARTITIONS[platform],
+        group_name=platform,
+        kinds={"elasticsearch"},
+        description=f"{platform} records and edges of one source in Elasticsearch (per-tenant monthly indices).",
+        check_specs=[
+            dg.AssetCheckSpec("no_unaccounted_failures", asset=key, blocking=True,
+                              description="Every document sent was indexed, a no-op, or dead-lettered."),
+            dg.AssetCheckSpec("index_count_matches", asset=key,
+                              description="Live documents of the source in the index = its non-deleted records."),
+        ],
+    )
+    def _index(context: dg.AssetExecutionContext, lake: LakeResource, elasticsearch: ElasticsearchResource) -> dg.MaterializeResult:
+        if not elasticsearch.hosts:
+            raise dg.Failure(MISSING_CLUSTER, allow_retries=False)
+        the_lake = lake.lake()
+        source = context.partition_key
+        tenant, _ = split_source_key(source)
+        records, markers = pending_records(the_lake, tenant, platform, source)
+        edge_rows: list[dict[str, Any]] = []
+        for _, table in the_lake.read_parts(EDGES_TABLE, tenant, platform, source):
+            edge_rows.extend(arrow_to_records(table))
+        deadletter_root = the_lake.url("deadletter")
+        with elasticsearch.get_client() as client:
+            setup_indices(client, [tenant])
+            rec_stats = index_documents(client, records, family="records", tenant=tenant,
+                                        deadletter_root=deadletter_root, run_id=context.run_id)
+            edge_stats = index_documents(client, edge_rows, family="edges", tenant=tenant,
+                                         deadletter_root=deadletter_root, run_id=context.run_id)
+            live = count_documents(client, tenant, source=source, family="records", include_tombstones=False)
+        accounted = all(
+            s.created + s.updated + s.noop + s.failed == n
+            for s, n in ((rec_stats, len(records)), (edge_stats, len(edge_rows)))
+        )
+        if accounted:
+            for marker in markers:
+                the_lake.write_bytes(marker, context.run_id.encode())
+        latest: dict[str, bool] = {}
+        for _, table in the_lake.read_parts(RECORDS_TABLE, tenant, platform, source):
+            for k, d in zip(table.column("key").to_pylist(), table.column("deleted").to_pylist()):
+                latest[k] = bool(d)
+        expected = sum(1 for d in latest.values() if not d)
+        return dg.MaterializeResult(
+            metadata={
+                **{f"records_{k}": v for k, v in rec_stats.as_metadata().items()},
+                **{f"edges_{k}": v for k, v in edge_stats.as_metadata().items()},
+                "parts_indexed": len(markers),
+                "index_live_documents": live,
+            },
+            check_results=[
+                dg.AssetCheckResult(check_name="no_unaccounted_failures", passed=accounted,
+                                    metadata={"dead_lettered": rec_stats.failed + edge_stats.failed}),
+                dg.AssetCheckResult(check_name="index_count_matches", passed=live == expected,
+                                    metadata={"index": live, "normalized_live": expected}),
+            ],
+        )
+
+    return _index

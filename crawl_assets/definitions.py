@@ -1,0 +1,69 @@
+"""The one ``Definitions`` object: assets by platform, sync jobs, sensors and resources."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import dagster as dg
+
+from crawl_assets.assets import derived_assets
+from crawl_assets.jobs import build_sync_job
+from crawl_assets.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.sensors.registry_sensor import registry_partitions_sensor
+from crawl_assets.sources.telegram.assets import telegram_messages_raw
+from crawl_assets.sources.telegram.resource import TelegramResource
+from crawl_assets.sources.x.assets import x_posts_raw
+from crawl_assets.sources.x.resource import XResource
+
+RAW_ASSETS = {"telegram": telegram_messages_raw, "x": x_posts_raw}
+
+
+def _secret(name: str) -> dg.EnvVar | str:
+    """An ``EnvVar`` when the variable is set (the value stays out of run config), else empty."""
+    return dg.EnvVar(name) if os.environ.get(name) else ""
+
+
+def elasticsearch_resource() -> ElasticsearchResource:
+    """From ``CRAWL_ES_URL`` (comma-separated hosts); no hosts means ``search_index`` reports the
+    missing setting instead of guessing a cluster."""
+    hosts = [h.strip() for h in os.environ.get("CRAWL_ES_URL", "").split(",") if h.strip()]
+    return ElasticsearchResource(
+        hosts=hosts,
+        api_key=_secret("CRAWL_ES_API_KEY"),
+        username=os.environ.get("CRAWL_ES_USERNAME", ""),
+        password=_secret("CRAWL_ES_PASSWORD"),
+        ca_certs=os.environ.get("CRAWL_ES_CA_CERTS", ""),
+    )
+
+
+def telegram_resource() -> TelegramResource:
+    """The account pool from ``CRAWL_TELEGRAM_*`` when a session is configured; otherwise an empty pool,
+    so export-file sources still run and a live source fails naming the missing variable."""
+    if any(re.fullmatch(r"CRAWL_TELEGRAM_(\w+_)?SESSION", k) and v for k, v in os.environ.items()):
+        return TelegramResource.from_env()
+    return TelegramResource()
+
+
+def build_definitions() -> dg.Definitions:
+    assets: list[dg.AssetsDefinition] = []
+    jobs = []
+    for platform, raw in RAW_ASSETS.items():
+        assets += [raw, *derived_assets(platform, raw)]
+        jobs += [build_sync_job(platform, raw), build_sync_job(platform, raw, include_index=False)]
+    return dg.Definitions(
+        assets=assets,
+        jobs=jobs,
+        sensors=[registry_partitions_sensor],
+        resources={
+            "lake": LakeResource(),
+            "registry": RegistryResource(),
+            "elasticsearch": elasticsearch_resource(),
+            "telegram": telegram_resource(),
+            "x": XResource.from_env(),
+        },
+    )
+
+
+defs = build_definitions()
