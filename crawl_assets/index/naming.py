@@ -20,7 +20,7 @@ UNPARTITIONED_SUFFIX = "all"
 UNDATED_SUFFIX = "undated"
 
 _TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-_MONTH = re.compile(r"^(\d{4})\.(\d{2})$")
+_MONTH = re.compile(r"^(\d{4})\.(0[1-9]|1[0-2])$")
 
 
 class RoutingError(ValueError):

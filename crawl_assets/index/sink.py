@@ -45,6 +45,7 @@ MiB = 1024 * 1024
 RETRY_REQUEST_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 BULK_FILTER_PATH = "errors,items.*.status,items.*.result,items.*.error.type,items.*.error.reason"
 _ID_MAX_BYTES = 512
+_ACTION_END = b',"version_type":"external_gte"}}\n'
 
 
 @dataclass
@@ -127,6 +128,8 @@ def document_id(doc: Mapping[str, Any], family: str) -> str:
     if family == "edges":
         return edge_id(doc)
     key = doc.get("key")
+    if type(key) is str and 0 < len(key) <= _ID_MAX_BYTES // 4:  # the common case: short enough in any encoding
+        return key
     if not key and family == "authors" and doc.get("platform") and doc.get("author_id"):
         key = f"{doc['platform']}:{doc['author_id']}"
     if not key or not isinstance(key, str):
@@ -198,8 +201,9 @@ class BulkSink:
         self._batch = _Batch()
         self._buffered = 0
         self._known_indices: set[str] = set()
-        self._index_by_month: dict[str | None, str] = {}
+        self._routes: dict[Any, tuple[str, bytes]] = {}
         self._monthly = self.family in MONTHLY
+        self._default_version = 0 if self.family == "edges" else None
         self._template_checked = False
         self._workers = [threading.Thread(target=self._work, name=f"es-bulk-{i}", daemon=True)
                          for i in range(concurrency)]
@@ -239,22 +243,31 @@ class BulkSink:
                                   f"document tenant {tenant!r} written through the sink of tenant {self.tenant!r}")
             return None
         doc_id = document_id(doc, self.family)
-        month = None
+        route: Any = None
         if self._monthly:
             created_at = doc.get("created_at")
-            if created_at:
-                month = month_of(created_at)
-            elif self.family == "records":
-                raise RoutingError("field 'created_at' is missing")
-        index = self._index_by_month.get(month)
-        if index is None:
-            index = self._index_by_month[month] = index_name(self.family, self.tenant, month)
-            self._ensure(index)
-        version = observation_version(doc, default=0 if self.family == "edges" else None)
-        action = orjson.dumps({"index": {"_index": index, "_id": doc_id, "version": version,
-                                         "version_type": "external_gte"}})
+            if not created_at:
+                if self.family == "records":
+                    raise RoutingError("field 'created_at' is missing")
+            elif type(created_at) is str and created_at[-1:] == "Z" and created_at[4:5] == "-":
+                route = created_at[:7]  # "YYYY-MM" of a UTC instant: the month, without parsing it again
+            else:
+                route = month_of(created_at)
+        target = self._routes.get(route)
+        if target is None:
+            month = month_of(route + "-01T00:00:00Z") if isinstance(route, str) and "-" in route else route
+            target = self._routes[route] = self._target(index_name(self.family, self.tenant, month))
+        index, prefix = target
+        version = observation_version(doc, default=self._default_version)
+        action = b"%s%s,\"version\":%d%s" % (prefix, orjson.dumps(doc_id), version, _ACTION_END)
         source = orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS)
-        return _Item(doc_id, index, version, action + b"\n", source + b"\n")
+        return _Item(doc_id, index, version, action, source + b"\n")
+
+    def _target(self, index: str) -> tuple[str, bytes]:
+        """Ensure the index exists (once per sink) and pre-serialize the start of its action lines."""
+        if index not in self._known_indices:
+            self._ensure(index)
+        return index, b'{"index":{"_index":%s,"_id":' % orjson.dumps(index)
 
     def _ensure(self, index: str) -> None:
         if self.ensure_indices:

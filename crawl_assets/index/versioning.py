@@ -33,6 +33,7 @@ MAX_EDIT = (1 << 33) - 1
 _UTC = timezone.utc
 # Parsed instants by their text: a batch shares its collection times (and often its edit times).
 _CACHE: dict[str, int] = {}
+_EDIT_FIELDS = ("edited_at", "deleted_at", "created_at", "updated_at")
 
 
 def _seconds(value: Any) -> int | None:
@@ -85,8 +86,13 @@ def observation_version(doc: Mapping[str, Any], default: int | None = None) -> i
     or raises :class:`RoutingError` when ``default`` is None."""
     get = doc.get
     edit = None
-    for name in ("edited_at", "deleted_at", "created_at", "updated_at"):
-        seconds = _seconds(get(name))
+    for name in _EDIT_FIELDS:
+        value = get(name)
+        if value is None:
+            continue
+        seconds = _CACHE.get(value) if type(value) is str else None
+        if seconds is None:
+            seconds = _seconds(value)
         if seconds is not None and (edit is None or seconds > edit):
             edit = seconds
     collected = _seconds(_collected_at(doc))

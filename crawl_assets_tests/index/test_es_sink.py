@@ -110,6 +110,15 @@ def test_month_routing_and_read_aliases_per_tenant(es: EsTarget, tmp_path: Path)
         es.client.indices.delete(index=index_name("records", other, "2025.07"), ignore_unavailable=True)
 
 
+def test_routing_uses_the_utc_month_whatever_the_offset(es: EsTarget, tmp_path: Path) -> None:
+    tehran = record(1, es.tenant, created_at="2026-01-01T01:00:00+03:30")   # 2025-12-31T21:30Z
+    utc = record(2, es.tenant, created_at="2026-01-01T00:00:00Z")
+    run(es, [tehran, utc], tmp_path)
+    snap = snapshot(es)
+    assert snap["x:1001"][0] == index_name("records", es.tenant, "2025.12")
+    assert snap["x:1002"][0] == index_name("records", es.tenant, "2026.01")
+
+
 def test_a_document_of_another_tenant_is_dead_lettered_not_mixed_in(es: EsTarget, tmp_path: Path) -> None:
     stats = run(es, [record(1, es.tenant), record(2, "someone-else")], tmp_path)
     assert (stats.created, stats.failed) == (1, 1)

@@ -1,0 +1,138 @@
+"""Bench: the bulk sink vs a raw NDJSON bulk loop (the floor), against the protocol test server.
+
+Each measurement runs in a fresh child process (so peak RSS is that of one indexing run) against a fresh
+test server in another process started with ``--no-validate`` (so the figure measures the client side,
+not the Python stand-in). Runs are interleaved and the median is printed, with the ratio to the floor.
+
+    python bench/es_sink.py [--docs 100000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def synthetic_records(n: int, tenant: str = "bench") -> Iterator[dict[str, Any]]:
+    """Records shaped like ``Record.model_dump(mode="json")`` (~800 bytes, Persian text), spread over 12 months."""
+    for i in range(n):
+        tweet = 1_700_000_000_000_000_000 + i
+        yield {
+            "key": f"x:{tweet}", "platform": "x", "tenant": tenant, "source": "bench", "kind": "post",
+            "native_id": str(tweet), "author_id": str(i % 5000), "author_handle": f"user{i % 5000}",
+            "created_at": f"2025-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:00Z",
+            "edited_at": None, "deleted": False, "deleted_at": None,
+            "text": f"این یک پست آزمایشی است شماره {i} درباره #موضوع{i % 50} و @user{i % 97} https://t.co/x{i}",
+            "text_clean": f"این یک پست آزمایشی است شماره {i} درباره موضوع{i % 50}", "lang": "fa",
+            "reply_to": None, "quote_of": None, "repost_of": None, "conversation_id": f"x:{tweet}",
+            "hashtags": [f"موضوع{i % 50}"], "mentions": [f"user{i % 97}"], "urls": [f"https://example.com/{i}"],
+            "media": [], "metrics": {"likes": i % 100, "reposts": i % 7, "replies": 0, "quotes": 0, "views": i,
+                                     "forwards": None, "bookmarks": None, "reactions": None},
+            "metadata": {"possibly_sensitive": False},
+            "provenance": {"collected_at": "2026-11-30T00:00:00Z", "method": "api", "source": "bench",
+                           "format": "x-v2", "run_id": "bench", "raw_pointer": "raw/x/bench/0001.jsonl.gz",
+                           "raw_line": i + 1},
+            "enrichment": {},
+        }
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_sink(url: str, n: int, lake: str) -> dict[str, Any]:
+    from crawl_assets.index.sink import index_documents
+    from crawl_assets.resources.elasticsearch import ElasticsearchResource
+
+    client = ElasticsearchResource(hosts=[url]).get_client()
+    client.info()
+    started = time.perf_counter()
+    stats = index_documents(client, synthetic_records(n), family="records", tenant="bench", deadletter_root=lake,
+                            run_id="bench")
+    elapsed = time.perf_counter() - started
+    assert stats.created == n and stats.unaccounted == 0, stats
+    return {"docs_per_s": n / elapsed, "seconds": elapsed, "peak_rss_mib": _peak_rss_mib(),
+            "p50_ms": stats.latency_p50_ms, "p95_ms": stats.latency_p95_ms}
+
+
+def run_floor(url: str, n: int, lake: str) -> dict[str, Any]:
+    """The floor: orjson NDJSON bodies of 500 and ``client.bulk`` in one loop; no routing, versions, accounting."""
+    import orjson
+
+    from crawl_assets.resources.elasticsearch import ElasticsearchResource
+
+    client = ElasticsearchResource(hosts=[url]).get_client()
+    client.info()
+    client.indices.create(index="floor")
+    started = time.perf_counter()
+    parts: list[bytes] = []
+    for doc in synthetic_records(n):
+        parts.append(orjson.dumps({"index": {"_index": "floor", "_id": doc["key"]}}))
+        parts.append(orjson.dumps(doc))
+        if len(parts) == 1000:
+            client.bulk(operations=b"\n".join(parts) + b"\n")
+            parts = []
+    if parts:
+        client.bulk(operations=b"\n".join(parts) + b"\n")
+    elapsed = time.perf_counter() - started
+    return {"docs_per_s": n / elapsed, "seconds": elapsed, "peak_rss_mib": _peak_rss_mib()}
+
+
+def child(phase: str, n: int) -> dict[str, Any]:
+    """One measurement in a fresh process, against a fresh server process."""
+    from crawl_assets_tests.es_server import spawn
+
+    with spawn("--no-validate") as url:
+        out = subprocess.run([sys.executable, __file__, "--phase", phase, "--url", url, "--docs", str(n)],
+                             capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"{phase} run failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--phase", choices=["sink", "floor"], help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.phase:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as lake:
+            fn = run_sink if args.phase == "sink" else run_floor
+            print(json.dumps(fn(args.url, args.docs, lake)))
+        return
+
+    results: dict[str, list[dict[str, Any]]] = {"sink": [], "floor": []}
+    for _ in range(args.runs):
+        for phase in ("floor", "sink"):
+            results[phase].append(child(phase, args.docs))
+
+    def med(phase: str, key: str) -> float:
+        return statistics.median(r[key] for r in results[phase])
+
+    print(f"{args.docs:,} records, median of {args.runs} interleaved runs (test server in its own process)")
+    print(f"{'':<34} {'docs/s':>10} {'peak RSS':>10}")
+    print(f"{'BulkSink (index_documents)':<34} {med('sink', 'docs_per_s'):>10,.0f} {med('sink', 'peak_rss_mib'):>7.0f} MiB"
+          f"   bulk p50 {med('sink', 'p50_ms'):.0f} ms, p95 {med('sink', 'p95_ms'):.0f} ms")
+    print(f"{'raw NDJSON + client.bulk (floor)':<34} {med('floor', 'docs_per_s'):>10,.0f} "
+          f"{med('floor', 'peak_rss_mib'):>7.0f} MiB")
+    ratio = med("floor", "docs_per_s") / med("sink", "docs_per_s")
+    print(f"floor / sink = {ratio:.2f}x (target <= 2x); sink target >= 60,000 docs/s")
+
+
+if __name__ == "__main__":
+    main()
