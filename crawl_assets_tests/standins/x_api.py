@@ -48,7 +48,7 @@ class Fault:
     kind: str  # "429" | "500" | "503" | "timeout" | "drop" | "malformed" | "401" | "403"
     endpoint: str | None = None
     times: int = 1
-    after: int = 0  # let this many matching requests through first
+    after: int = 0  # matching requests (answered or faulted) that pass before this fault starts
 
 
 @dataclass
@@ -118,7 +118,7 @@ class XAPIServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 
@@ -163,15 +163,17 @@ class XAPIServer:
         return "unknown", {}
 
     def _take_fault(self, endpoint: str) -> Fault | None:
+        """The first due fault for this request; every pending fault counts it toward its ``after``."""
+        chosen = None
         for fault in self.faults:
             if fault.endpoint not in (None, endpoint) or fault.times <= 0:
                 continue
             if fault.after > 0:
                 fault.after -= 1
-                return None
-            fault.times -= 1
-            return fault
-        return None
+            elif chosen is None:
+                chosen = fault
+                fault.times -= 1
+        return chosen
 
     def _rate_headers(self, endpoint: str, token: str, consume: bool) -> tuple[dict[str, str], bool]:
         limit, window = self.limits.get(endpoint, self.default_limit)

@@ -41,8 +41,8 @@ def collect(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake) -
         if lines:
             batches.append(lake.write_raw_batch(
                 tenant=entry.tenant, platform=entry.platform, source=entry.key,
-                batch_id=new_batch_id(context.run_id, next(seq)), fmt=RAW_FORMAT, method="api",
-                run_id=context.run_id, lines=lines, extra=info,
+                batch_id=new_batch_id(context.run.run_id, next(seq)), fmt=RAW_FORMAT, method="api",
+                run_id=context.run.run_id, lines=lines, extra=info,
             ))
         checkpointer.save(state)
 

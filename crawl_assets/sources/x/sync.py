@@ -36,6 +36,7 @@ RECENT_DAYS = 7
 MAX_WINDOW_HOURS = 24 * 365 * 2
 ARCHIVE_START = datetime(2006, 3, 21, tzinfo=timezone.utc)
 PAGE_LIMITS = {USER_TWEETS: (5, 100), SEARCH_RECENT: (10, 100), SEARCH_ALL: (10, 500)}
+TOKEN_PARAMS = frozenset({"pagination_token", "next_token"})
 _BETWEEN = re.compile(r"between (\d+) and (\d+)")
 
 StoreBatch = Callable[[list[bytes], dict[str, Any], dict[str, Any]], None]
@@ -64,6 +65,7 @@ class SyncStats:
     parents_found: int = 0
     parents_missing: int = 0
     page_size_reduced: int = 0
+    tokens_replaced: int = 0  # refused next tokens replaced by until_id
     gaps: list[str] = field(default_factory=list)
     complete: bool = False  # forward pass and backfill both reached their ends
 
@@ -235,7 +237,16 @@ class _Sync:
             p = {"params": params, "token": None, "newest_id": None, "oldest_id": None}
         while self.may_request():
             params = self._recent_bounds(p["params"])
-            page = self.fetch(params, p["token"])
+            try:
+                page = self.fetch(params, p["token"])
+            except XBadRequest as err:
+                if not (p["token"] and p["oldest_id"] and TOKEN_PARAMS & set(err.parameters)):
+                    raise
+                # a refused token: go on below the oldest post stored (``until_id`` is exclusive)
+                p["params"] = {**p["params"], "until_id": p["oldest_id"]}
+                p["token"] = None
+                self.stats.tokens_replaced += 1
+                continue
             meta = page.json.get("meta") or {}
             if page.json.get("data"):
                 p["newest_id"] = p["newest_id"] or meta.get("newest_id")

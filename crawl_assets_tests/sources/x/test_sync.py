@@ -232,3 +232,15 @@ def test_raw_pages_pass_the_x_v2_normalizer(server, corpus, make_client, lake):
     assert not rejected
     assert total == len(store.post_ids()) + len(search_store.post_ids())
     assert {"post", "reply", "quote", "repost"} <= set(kinds)
+
+
+def test_a_refused_next_token_resumes_below_the_oldest_stored_post(server, corpus, make_client, lake):
+    entry = timeline(max_results=20)
+    store = LakeStore(lake, entry)
+    client = make_client()
+    first = sync_source(client, entry, {}, store, Budget(max_pages=2))
+    state = dict(first.state, **{"pass": dict(first.state["pass"], token="not*a*token")})
+    result = sync_source(client, entry, state, store, Budget())
+    assert result.stats.complete and result.stats.tokens_replaced == 1
+    assert store.post_ids() == expected_timeline(corpus, "data_eng"), "no gap, no duplicate"
+    assert any("until_id" in p for p in ok_params(server, "users/tweets"))
