@@ -79,9 +79,9 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
         with elasticsearch.get_client() as client:
             setup_indices(client, [tenant])
             rec_stats = index_documents(client, records, family="records", tenant=tenant,
-                                        deadletter_root=deadletter_root, run_id=context.run_id)
+                                        deadletter_root=deadletter_root, run_id=context.run.run_id)
             edge_stats = index_documents(client, edge_rows, family="edges", tenant=tenant,
-                                         deadletter_root=deadletter_root, run_id=context.run_id)
+                                         deadletter_root=deadletter_root, run_id=context.run.run_id)
             live = count_documents(client, tenant, source=source, family="records", include_tombstones=False)
         accounted = all(
             s.created + s.updated + s.noop + s.failed == n
@@ -89,7 +89,7 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
         )
         if accounted:
             for marker in markers:
-                the_lake.write_bytes(marker, context.run_id.encode())
+                the_lake.write_bytes(marker, context.run.run_id.encode())
         latest: dict[str, bool] = {}
         for _, table in the_lake.read_parts(RECORDS_TABLE, tenant, platform, source):
             for k, d in zip(table.column("key").to_pylist(), table.column("deleted").to_pylist()):

@@ -1,6 +1,5 @@
 """What every raw asset shares: finding its registry entry, and ingesting an export file once."""
 
-from __future__ import annotations
 
 import hashlib
 import os
@@ -134,7 +133,7 @@ def build_raw_asset(
         entry = source_for_partition(reg, context.partition_key, platform)
         lake = context.resources.lake.lake()
         if entry.kind is SourceKind.export_file:
-            ingest = ingest_export_file(entry, reg, lake, context.run_id)
+            ingest = ingest_export_file(entry, reg, lake, context.run.run_id)
             context.log.info(f"{entry.key}: {ingest.reason}")
             batches = [ingest.batch] if ingest.batch else []
             return raw_materialization(entry, batches, {"result": ingest.reason, **ingest.metadata})

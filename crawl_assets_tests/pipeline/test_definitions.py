@@ -1,0 +1,44 @@
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+
+from crawl_assets_tests.conftest import REPO
+
+
+def test_import_raises_no_deprecation_warning():
+    out = subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning", "-c", "import crawl_assets.definitions"],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_dg_check_defs_passes():
+    dg_bin = Path(sys.executable).with_name("dg")
+    cmd = [str(dg_bin)] if dg_bin.exists() else [shutil.which("dg") or "dg"]
+    out = subprocess.run([*cmd, "check", "defs"], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+
+
+def test_lineage_raw_normalized_edges_index_per_platform():
+    from crawl_assets.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    for platform, raw in (("telegram", "telegram_messages_raw"), ("x", "x_posts_raw")):
+        chain = [raw, "normalized_records", "relation_edges", "search_index"]
+        for upstream, downstream in zip(chain, chain[1:]):
+            parents = graph.get(dg.AssetKey([platform, downstream])).parent_keys
+            assert dg.AssetKey([platform, upstream]) in parents, f"{platform}: {upstream} → {downstream}"
+        partitions = {graph.get(dg.AssetKey([platform, name])).partitions_def.name for name in chain}
+        assert partitions == {f"{platform}_sources"}
+
+
+def test_sync_jobs_run_in_process():
+    from crawl_assets.definitions import defs
+
+    for name in ("telegram_sync", "x_sync", "telegram_sync_no_index", "x_sync_no_index"):
+        job = defs.resolve_job_def(name)
+        assert job.executor_def.name == "in_process"

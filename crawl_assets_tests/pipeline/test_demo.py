@@ -1,0 +1,113 @@
+"""`crawl-assets demo` end to end, as a user runs it: a subprocess in an empty DAGSTER_HOME."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from crawl_assets_tests.conftest import REPO
+
+
+def run_demo(home: Path, *args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("CRAWL_LAKE", "CRAWL_REGISTRY")}
+    env.update({"DAGSTER_HOME": str(home), **(env_extra or {})})
+    return subprocess.run([sys.executable, "-m", "crawl_assets.cli.main", "demo", *args],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+
+
+def counts(stdout: str) -> dict[str, tuple[int, int]]:
+    """source key -> (records, edges) from the summary."""
+    out, current = {}, None
+    for line in stdout.splitlines():
+        if re.match(r"^demo\.\w+\.[\w-]+$", line.strip()):
+            current = line.strip()
+        m = re.match(r"\s+records (\d+), rejected \d+, edges (\d+)", line)
+        if m and current:
+            out[current] = (int(m.group(1)), int(m.group(2)))
+    return out
+
+
+def test_demo_in_empty_home_on_sqlite(tmp_path):
+    home = tmp_path / "fresh_home"
+    first = run_demo(home)
+    assert first.returncode == 0, first.stderr[-3000:]
+    got = counts(first.stdout)
+    assert set(got) == {"demo.telegram.sample-channel", "demo.x.sample-search", "demo.x.sample-archive"}
+    assert all(records > 0 and edges > 0 for records, edges in got.values())
+    assert "index step skipped" in first.stdout and "dg dev -w workspace.yaml" in first.stdout
+    assert (home / "dagster.yaml").exists() and (home / "storage").is_dir()
+    assert list((home / "lake" / "tables" / "normalized_records" / "demo").rglob("*.parquet"))
+
+    # The runs are in the instance the UI reads.
+    os.environ["DAGSTER_HOME"] = str(home)
+    instance = dg.DagsterInstance.get()
+    runs = instance.get_runs()
+    assert len(runs) == 3 and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
+
+    # Running it again fetches nothing twice: no new raw batch, same counts.
+    raw_before = sorted(p.name for p in (home / "lake" / "raw").rglob("*.jsonl.gz"))
+    second = run_demo(home)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert counts(second.stdout) == got
+    assert sorted(p.name for p in (home / "lake" / "raw").rglob("*.jsonl.gz")) == raw_before
+
+
+def test_demo_on_postgres_instance(tmp_path, pg_url):
+    home = tmp_path / "pg_home"
+    result = run_demo(home, env_extra={"DAGSTER_PG_URL": pg_url})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert all(r > 0 and e > 0 for r, e in counts(result.stdout).values())
+    assert not (home / "storage" / "runs.db").exists(), "nothing went to SQLite"
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(pg_url)
+    with engine.connect() as conn:
+        statuses = [row[0] for row in conn.execute(sa.text("SELECT status FROM runs"))]
+    engine.dispose()
+    assert statuses.count("SUCCESS") == 3
+
+
+def test_demo_indexes_into_elasticsearch_when_configured(tmp_path):
+    from elasticsearch import Elasticsearch
+
+    from crawl_assets_tests.es_server import ESTestServer
+
+    with ESTestServer() as server:
+        result = run_demo(tmp_path / "es_home", "--es-url", server.url)
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "index step skipped" not in result.stdout
+        got = counts(result.stdout)
+        client = Elasticsearch(server.url)
+        client.indices.refresh(index="crawl-records-demo")
+        indexed = client.count(index="crawl-records-demo")["count"]  # the tenant's read alias
+        assert indexed == sum(records for records, _ in got.values())
+        assert client.count(index="crawl-edges-demo")["count"] > 0
+        # Re-running converges: no new documents, nothing failed.
+        again = run_demo(tmp_path / "es_home", "--es-url", server.url)
+        assert again.returncode == 0, again.stderr[-3000:]
+        client.indices.refresh(index="crawl-records-demo")
+        assert client.count(index="crawl-records-demo")["count"] == indexed
+
+
+def test_search_index_without_cluster_names_the_setting(tmp_path, dagster_home):
+    from crawl_assets.cli.demo import register_samples
+    from crawl_assets.definitions import build_definitions
+    from crawl_assets.registry import load_registry
+    from crawl_assets import settings
+
+    keys = register_samples(settings.registry_path())
+    instance = dg.DagsterInstance.get()
+    instance.add_dynamic_partitions("x_sources", [k for k in keys if ".x." in k])
+    job = build_definitions().resolve_job_def("x_sync")
+    result = job.execute_in_process(partition_key="demo.x.sample-search", instance=instance, raise_on_error=False)
+    assert not result.success
+    failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert len(failures) == 1 and failures[0].step_key == "x__search_index"
+    assert "CRAWL_ES_URL" in failures[0].event_specific_data.error.message
+    # Everything before the index step succeeded.
+    assert {"x_posts_raw", "normalized_records", "relation_edges"} <= {e.event_specific_data.materialization.asset_key.path[-1] for e in result.all_events if e.event_type_value == "ASSET_MATERIALIZATION"}
+    assert load_registry(settings.registry_path()).errors == []
