@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import click
 import orjson
@@ -24,7 +24,7 @@ import orjson
 from crawl_assets.normalize.build import UnknownFormatError
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.dedupe import Deduper
-from crawl_assets.normalize.edges import EDGE_COLUMNS, record_edges
+from crawl_assets.normalize.edges import EDGE_COLUMNS, document_edges
 from crawl_assets.normalize.formats import FORMATS, get_normalizer
 from crawl_assets.schema.record import Edge, Record, Rejection, record_json_schema
 
@@ -100,7 +100,7 @@ def normalize(
             )  # fmt: skip
             try:
                 with open_input(path) as stream:
-                    for item in normalizer(stream, name=name, context=context):
+                    for item in normalizer(stream, name=name, context=context, validate=False):
                         if isinstance(item, Rejection):
                             if item.error:
                                 errors += 1
@@ -108,7 +108,9 @@ def normalize(
                             else:
                                 skipped[item.reason] += 1
                         else:
-                            deduper.add_record(item, _payload(item))
+                            deduper.add(
+                                item["key"], item["edited_at"], item["provenance"]["collected_at"], _payload(item)
+                            )
             except (_Unreadable, OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
                 _fail(str(exc) if isinstance(exc, _Unreadable) else f"cannot read {name}: {exc}")
         _write(deduper, relations_out)
@@ -139,12 +141,19 @@ def _report(rejection: Rejection) -> None:
     click.echo(f"{where}: {rejection.reason}" + (f" [{snippet}]" if snippet else ""), err=True)
 
 
-def _payload(record: Record) -> bytes:
-    """The record's output line, then its edges' lines (JSON escapes newlines, so lines split cleanly)."""
-    lines = [record.model_dump_json().encode()]
-    for edge in record_edges(record):
-        lines.append(orjson.dumps(dict(zip(EDGE_COLUMNS, edge)), option=orjson.OPT_UTC_Z))
-    return b"\n".join(lines)
+def _payload(doc: dict[str, Any]) -> bytes:
+    """The record's output line, then its edges' lines (JSON escapes newlines, so lines split cleanly).
+
+    orjson with ``OPT_UTC_Z`` writes the same JSON as ``Record.model_dump_json``; values it cannot
+    write (integers beyond 64 bits in ``metadata``) fall back to pydantic."""
+    try:
+        line = orjson.dumps(doc, option=orjson.OPT_UTC_Z)
+    except orjson.JSONEncodeError:
+        line = Record.model_validate(doc).model_dump_json().encode()
+    edges = list(document_edges(doc))
+    if not edges:
+        return line
+    return line + b"\n" + b"\n".join(orjson.dumps(dict(zip(EDGE_COLUMNS, e)), option=orjson.OPT_UTC_Z) for e in edges)
 
 
 def _write(deduper: Deduper, relations_out: str | None) -> None:
@@ -178,3 +187,7 @@ def schema(model: str) -> None:
 
 
 __all__ = ["normalize", "open_input", "schema"]
+
+
+if __name__ == "__main__":  # `python -m crawl_assets.cli.normalize`: without the other subcommands' imports
+    normalize(prog_name="crawl-assets normalize")

@@ -12,7 +12,7 @@ from crawl_assets.normalize.dedupe import Deduper, dedupe_latest
 from crawl_assets.normalize.lang import detect_lang
 from crawl_assets.normalize.text import clean_text
 
-_LAZY = {"FORMATS", "get_normalizer", "normalize_stream", "Normalizer"}
+_LAZY = {"FORMATS", "get_normalizer", "normalize_stream", "normalize_documents", "Normalizer"}
 
 
 def __getattr__(name: str) -> Any:
@@ -35,5 +35,6 @@ __all__ = [
     "dedupe_latest",
     "detect_lang",
     "get_normalizer",
+    "normalize_documents",
     "normalize_stream",
 ]

@@ -16,9 +16,10 @@ from pydantic import ValidationError
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.lang import detect_lang
 from crawl_assets.normalize.text import clean_text
-from crawl_assets.schema.record import Provenance, Record, Rejection, snippet_of
+from crawl_assets.schema.record import Media, Metrics, Record, Rejection, snippet_of
 
-Item = Record | Rejection
+Document = dict[str, Any]
+Item = Record | Document | Rejection
 SERVICE_MESSAGE = "service message"
 
 
@@ -30,28 +31,51 @@ class UnknownFormatError(ValueError):
     """The requested input format has no normalizer."""
 
 
-class Batch:
-    """Per-stream state: the file name for messages and the provenance shared by its records."""
+MEDIA_FIELDS = tuple(Media.model_fields)
+METRICS_FIELDS = tuple(Metrics.model_fields)
 
-    def __init__(self, fmt: str, name: str, context: NormalizeContext) -> None:
+
+def media_doc(**fields: Any) -> dict[str, Any]:
+    """A media entry with every ``Media`` field present (null when unknown), in schema order."""
+    return {name: fields.get(name) for name in MEDIA_FIELDS}
+
+
+class Batch:
+    """Per-stream state: the file name for messages and the provenance shared by its records.
+
+    Normalizers build each record as a plain *document* (dict in ``Record`` field order, datetimes as
+    aware UTC ``datetime``), typed by construction. With ``validate=True`` (the default) it is returned
+    as a validated ``Record``; with ``validate=False`` the document itself is returned, which is ~3x
+    cheaper and serializes (orjson, ``OPT_UTC_Z``) to the same JSON as ``Record.model_dump_json`` (a
+    property test holds the two paths equal on arbitrary input).
+    """
+
+    def __init__(self, fmt: str, name: str, context: NormalizeContext, *, validate: bool = True) -> None:
         self.fmt = fmt
         self.name = name
         self.context = context
-        self._base = Provenance(
-            collected_at=context.collected_at,
-            method=context.method,
-            source=context.source,
-            format=fmt,
-            run_id=context.run_id,
-            raw_pointer=context.raw_pointer,
-        )
+        self.validate = validate
+        collected = context.collected_at
+        if collected is not None:
+            if collected.tzinfo is None:
+                raise ValueError("NormalizeContext.collected_at must be timezone-aware")
+            collected = collected.astimezone(timezone.utc)
+        self._provenance = {
+            "collected_at": collected,
+            "method": context.method,
+            "source": context.source,
+            "format": fmt,
+            "run_id": context.run_id,
+            "raw_pointer": context.raw_pointer,
+            "raw_line": None,
+        }
 
-    def provenance(self, line: int, collected_at: datetime | None = None) -> Provenance:
+    def provenance(self, line: int, collected_at: datetime | None = None) -> dict[str, Any]:
         """The batch provenance pointing at one line; a per-item collection time fills a missing one."""
-        update: dict[str, Any] = {"raw_line": line}
-        if collected_at is not None and self._base.collected_at is None:
-            update["collected_at"] = collected_at
-        return self._base.model_copy(update=update)
+        provenance = dict(self._provenance, raw_line=line)
+        if collected_at is not None and provenance["collected_at"] is None:
+            provenance["collected_at"] = collected_at
+        return provenance
 
     def reject(self, line: int | None, reason: str, raw: bytes | str | Any = b"", *, error: bool = True) -> Rejection:
         """A rejection naming this file and line, with the start of the raw item."""
@@ -62,26 +86,56 @@ class Batch:
                 raw = repr(raw)
         return Rejection(name=self.name, line=line, reason=reason, snippet=snippet_of(raw), error=error)
 
-    def finish(self, fields: dict[str, Any]) -> Record:
-        """Fill ``text_clean`` and a missing ``lang`` from the observed text, then validate the record."""
-        text = fields.get("text") or ""
-        fields["text_clean"] = clean_text(text)
-        if fields.get("lang") is None:
-            fields["lang"] = detect_lang(text)
-        fields["tenant"] = self.context.tenant
-        fields["source"] = self.context.source
-        return Record.model_validate(fields)
+    def finish(self, f: dict[str, Any]) -> Record | dict[str, Any]:
+        """The record of the fields a format mapped: ``text_clean``, a missing ``lang``, defaults, order."""
+        text = f.get("text") or ""
+        lang = f.get("lang")
+        metrics = f.get("metrics") or {}
+        doc = {
+            "key": f["key"],
+            "platform": f["platform"],
+            "tenant": self.context.tenant,
+            "source": self.context.source,
+            "kind": f["kind"],
+            "native_id": f["native_id"],
+            "author_id": f.get("author_id"),
+            "author_handle": f.get("author_handle"),
+            "created_at": f["created_at"],
+            "edited_at": f.get("edited_at"),
+            "deleted": f.get("deleted", False),
+            "deleted_at": f.get("deleted_at"),
+            "text": text,
+            "text_clean": clean_text(text),
+            "lang": lang if lang is not None else detect_lang(text),
+            "reply_to": f.get("reply_to"),
+            "quote_of": f.get("quote_of"),
+            "repost_of": f.get("repost_of"),
+            "conversation_id": f.get("conversation_id"),
+            "hashtags": f.get("hashtags") or [],
+            "mentions": f.get("mentions") or [],
+            "urls": f.get("urls") or [],
+            "media": f.get("media") or [],
+            "metrics": {name: metrics.get(name) for name in METRICS_FIELDS},
+            "metadata": f.get("metadata") or {},
+            "provenance": f["provenance"],
+            "enrichment": {},
+        }
+        return self.emit(doc)
 
-    def guarded(self, line: int | None, raw: Any, build: Callable[[], Iterator[Item]]) -> Iterator[Item]:
-        """Run one item's normalization; any failure becomes a rejection naming file, line and cause."""
+    def emit(self, doc: dict[str, Any]) -> Record | dict[str, Any]:
+        """A complete document (every ``Record`` field, in order) as a ``Record``, or as is without validation."""
+        return Record.model_validate(doc) if self.validate else doc
+
+    def guard(self, line: int | None, raw: Any, build: Callable[..., Item], *args: Any) -> Item:
+        """``build(*args)`` for one input item; any failure becomes a rejection naming file, line and cause."""
         try:
-            yield from build()
+            return build(*args)
         except InputError as exc:
-            yield self.reject(line, str(exc), raw)
+            return self.reject(line, str(exc), raw)
         except ValidationError as exc:
-            yield self.reject(line, "invalid record: " + _validation_summary(exc), raw)
+            return self.reject(line, "invalid record: " + _validation_summary(exc), raw)
         except (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError) as exc:
-            yield self.reject(line, f"unexpected shape: {type(exc).__name__}: {exc}", raw)
+            return self.reject(line, f"unexpected shape: {type(exc).__name__}: {exc}", raw)
 
 
 def _validation_summary(exc: ValidationError) -> str:
@@ -96,12 +150,24 @@ def iter_json_lines(stream: IO[bytes], batch: Batch) -> Iterator[tuple[int, byte
     """(line number, raw bytes, parsed JSON) per non-blank line; a line that is not JSON comes back with an
     ``InputError`` in place of the parsed value, for the caller to reject (streaming: one line in memory)."""
     for number, raw in enumerate(stream, start=1):
-        if not raw.strip():
+        if raw.isspace() or not raw:  # not raw.strip(): that copies every (~1 MB) page line
             continue
         try:
             yield number, raw, orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             yield number, raw, InputError(f"invalid JSON: {exc}")
+
+
+def parse_instant(value: Any, field: str) -> datetime:
+    """An aware UTC datetime from an ISO 8601 string with an offset (``Z`` included); naive is refused."""
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            parsed = None
+        if parsed is not None and parsed.tzinfo is not None:
+            return parsed if parsed.tzinfo is timezone.utc else parsed.astimezone(timezone.utc)
+    raise InputError(f"field '{field}': not an ISO 8601 instant with a UTC offset: {value!r}"[:200])
 
 
 def from_unix(value: Any, field: str) -> datetime:

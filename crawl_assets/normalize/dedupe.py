@@ -23,18 +23,14 @@ from crawl_assets.schema.record import Record
 
 _LENGTH = struct.Struct("<I")
 _NEVER = float("-inf")
-
-
-def _instant(value: datetime | None) -> float:
-    return value.timestamp() if value is not None else _NEVER
+_blake2b = hashlib.blake2b
 
 
 class Deduper:
     """Collects (key, times, payload) then yields the winning payloads in input order."""
 
     def __init__(self) -> None:
-        self._hash_hi = array("q")
-        self._hash_lo = array("q")
+        self._hashes = bytearray()
         self._edited = array("d")
         self._collected = array("d")
         self._spill = tempfile.TemporaryFile(prefix="crawl-dedupe-")
@@ -43,14 +39,10 @@ class Deduper:
 
     def add(self, key: str, edited_at: datetime | None, collected_at: datetime | None, payload: bytes) -> None:
         """Remember one observation; ``payload`` comes back from ``winners`` if it wins."""
-        digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        hi, lo = struct.unpack("<qq", digest)
-        self._hash_hi.append(hi)
-        self._hash_lo.append(lo)
-        self._edited.append(_instant(edited_at))
-        self._collected.append(_instant(collected_at))
-        self._spill.write(_LENGTH.pack(len(payload)))
-        self._spill.write(payload)
+        self._hashes += _blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        self._edited.append(edited_at.timestamp() if edited_at is not None else _NEVER)
+        self._collected.append(collected_at.timestamp() if collected_at is not None else _NEVER)
+        self._spill.write(_LENGTH.pack(len(payload)) + payload)
         self.total += 1
 
     def add_record(self, record: Record, payload: bytes) -> None:
@@ -67,8 +59,8 @@ class Deduper:
         mask = np.zeros(n, dtype=bool)
         if n == 0:
             return mask
-        hi = np.frombuffer(self._hash_hi, dtype=np.int64)
-        lo = np.frombuffer(self._hash_lo, dtype=np.int64)
+        pairs = np.frombuffer(bytes(self._hashes), dtype="<i8").reshape(-1, 2)
+        hi, lo = pairs[:, 0], pairs[:, 1]
         # lexsort is stable, so equal (edit, collect) times keep input order: the later input sorts last.
         order = np.lexsort((np.frombuffer(self._collected), np.frombuffer(self._edited), lo, hi))
         shi, slo = hi[order], lo[order]
@@ -81,7 +73,7 @@ class Deduper:
         """The winning payloads in input order (closes the spill file when exhausted)."""
         mask = self._mask()
         self.unique = int(mask.sum())
-        self._hash_hi = self._hash_lo = array("q")
+        self._hashes = bytearray()
         self._edited = self._collected = array("d")
         spill = self._spill
         try:

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from itertools import combinations
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from crawl_assets.schema.record import Record
+
+if TYPE_CHECKING:  # pandas (with pyarrow) costs ~100 MiB and ~1 s to import: only the frame builders need it
+    import pandas as pd
 
 EDGE_COLUMNS = ["type", "src", "dst", "created_at", "platform", "tenant"]
 COOCCURRENCE_COLUMNS = ["platform", "tenant", "hashtag_a", "hashtag_b", "count", "first_at", "last_at"]
@@ -35,20 +36,35 @@ def hashtag_node(tag: str) -> str:
 
 def record_edges(record: Record) -> Iterator[EdgeRow]:
     """The edges one record contributes, as (type, src, dst, created_at, platform, tenant) tuples."""
-    src, at, platform, tenant = record.key, record.created_at, record.platform, record.tenant
-    if record.reply_to:
-        yield ("reply", src, record.reply_to, at, platform, tenant)
-    if record.quote_of:
-        yield ("quote", src, record.quote_of, at, platform, tenant)
-    if record.repost_of:
-        yield ("repost", src, record.repost_of, at, platform, tenant)
-    for handle in record.mentions:
+    return _edges(record.key, record.created_at, record.platform, record.tenant, record.reply_to,
+                  record.quote_of, record.repost_of, record.mentions, record.hashtags)  # fmt: skip
+
+
+def document_edges(doc: dict[str, Any]) -> Iterator[EdgeRow]:
+    """``record_edges`` of a record document (the unvalidated dict form, see ``normalize_documents``)."""
+    return _edges(doc["key"], doc["created_at"], doc["platform"], doc["tenant"], doc["reply_to"],
+                  doc["quote_of"], doc["repost_of"], doc["mentions"], doc["hashtags"])  # fmt: skip
+
+
+def _edges(
+    src: str, at: datetime, platform: str, tenant: str, reply_to: str | None, quote_of: str | None,
+    repost_of: str | None, mentions: list[str], hashtags: list[str],
+) -> Iterator[EdgeRow]:  # fmt: skip
+    if reply_to:
+        yield ("reply", src, reply_to, at, platform, tenant)
+    if quote_of:
+        yield ("quote", src, quote_of, at, platform, tenant)
+    if repost_of:
+        yield ("repost", src, repost_of, at, platform, tenant)
+    for handle in mentions:
         yield ("mention", src, mention_node(platform, handle), at, platform, tenant)
-    for tag in record.hashtags:
+    for tag in hashtags:
         yield ("hashtag", src, hashtag_node(tag), at, platform, tenant)
 
 
 def _frame(rows: list[tuple[Any, ...]], columns: list[str], time_columns: tuple[str, ...]) -> pd.DataFrame:
+    import pandas as pd
+
     frame = pd.DataFrame.from_records(rows, columns=columns)
     for column in time_columns:
         frame[column] = pd.to_datetime(frame[column], utc=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import IO, Protocol
 
-from crawl_assets.normalize.build import Item, UnknownFormatError
+from crawl_assets.normalize.build import Document, Item, UnknownFormatError
 from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.schema.record import Record, Rejection
 from crawl_assets.sources.telegram.normalize import normalize_export, normalize_telethon
 from crawl_assets.sources.x.normalize import normalize_archive, normalize_v2
 
@@ -14,7 +15,9 @@ from crawl_assets.sources.x.normalize import normalize_archive, normalize_v2
 class Normalizer(Protocol):
     """Reads one binary (already decompressed) stream; yields a record or a rejection per input item."""
 
-    def __call__(self, stream: IO[bytes], *, name: str, context: NormalizeContext) -> Iterator[Item]: ...
+    def __call__(
+        self, stream: IO[bytes], *, name: str, context: NormalizeContext, validate: bool = True
+    ) -> Iterator[Item]: ...
 
 
 FORMATS: dict[str, Normalizer] = {
@@ -33,6 +36,16 @@ def get_normalizer(fmt: str) -> Normalizer:
         raise UnknownFormatError(f"unknown format {fmt!r} (known: {', '.join(sorted(FORMATS))})") from None
 
 
-def normalize_stream(fmt: str, stream: IO[bytes], *, name: str, context: NormalizeContext) -> Iterator[Item]:
-    """Records and rejections of one input stream in format ``fmt``, streamed (constant memory)."""
-    return get_normalizer(fmt)(stream, name=name, context=context)
+def normalize_stream(
+    fmt: str, stream: IO[bytes], *, name: str, context: NormalizeContext
+) -> Iterator[Record | Rejection]:
+    """Validated records and rejections of one input stream in format ``fmt``, streamed (constant memory)."""
+    return get_normalizer(fmt)(stream, name=name, context=context)  # type: ignore[return-value]
+
+
+def normalize_documents(
+    fmt: str, stream: IO[bytes], *, name: str, context: NormalizeContext
+) -> Iterator[Document | Rejection]:
+    """Like ``normalize_stream`` but yields record documents (dicts, Record field order) without pydantic
+    validation: ~3x faster, for bulk paths that serialize straight to JSON (see ``build.Batch``)."""
+    return get_normalizer(fmt)(stream, name=name, context=context, validate=False)  # type: ignore[return-value]

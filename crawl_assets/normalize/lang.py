@@ -91,10 +91,20 @@ def _arabic_script_lang(body: str) -> str | None:
     return _iso1(restricted.classify(body)[0])
 
 
+_PLATFORM_LANGS: dict[str, str | None] = {}
+_LEGACY = {"in": "id", "iw": "he", "ji": "yi", "jw": "jv"}
+
+
 def platform_lang(value: object) -> str | None:
     """A platform's own language tag as ISO 639-1, or None for "undetermined" tags (und, qme, zxx, ...)."""
     if not isinstance(value, str):
         return None
+    known = _PLATFORM_LANGS.get(value, "?")
+    if known != "?":
+        return known
     tag = value.strip().lower().replace("_", "-").split("-")[0]
-    tag = {"in": "id", "iw": "he", "ji": "yi", "jw": "jv"}.get(tag, tag)
-    return tag if len(tag) == 2 and tag.isalpha() and tag.isascii() else None
+    tag = _LEGACY.get(tag, tag)
+    result = tag if len(tag) == 2 and tag.isalpha() and tag.isascii() else None
+    if len(_PLATFORM_LANGS) < 1000:  # platforms use a few dozen tags; bound the memo against junk input
+        _PLATFORM_LANGS[value] = result
+    return result

@@ -40,9 +40,6 @@ _TABLE.update({cp: None for cp in range(0x2066, 0x206A)})  # LRI RLI FSI PDI
 _TABLE.update({0x06F0 + d: str(d) for d in range(10)})  # Persian digits
 _TABLE.update({0x0660 + d: str(d) for d in range(10)})  # Arabic-Indic digits
 
-_ZWNJ_RUN = re.compile(ZWNJ + "{2,}")
-# A ZWNJ is meaningful only between two letters (e.g. می‌خواهم); elsewhere it is noise.
-_ZWNJ_STRAY = re.compile(r"(?<![^\W\d_])" + ZWNJ + "|" + ZWNJ + r"(?![^\W\d_])")
 # str.translate walks a dict per character (~14 us for 170 Persian chars); finding the few characters
 # that need mapping with one regex and replacing only those is ~5x faster on typical posts.
 _NEEDS_MAP = re.compile("[" + "".join(re.escape(chr(cp)) for cp in sorted(_TABLE)) + "]")
@@ -53,13 +50,28 @@ def clean_text(text: str) -> str:
     """Normalize ``text`` for search and matching (see module docstring for the rules)."""
     if not text:
         return ""
+    if text.isascii():  # nothing to map, no ZWNJ or bidi controls: only whitespace to collapse
+        return " ".join(text.split())
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
     for char in set(_NEEDS_MAP.findall(text)):
         text = text.replace(char, _REPLACE[char])
     if ZWNJ in text:
-        text = _ZWNJ_STRAY.sub("", _ZWNJ_RUN.sub(ZWNJ, text))
+        text = _fix_zwnj(text)
     return " ".join(text.split())
+
+
+def _fix_zwnj(text: str) -> str:
+    """Keep one ZWNJ only between two letters (e.g. می‌خواهم); runs collapse, stray ones go.
+
+    Splitting on ZWNJ is ~5x faster than a look-around regex (which cannot use a literal prefix)."""
+    parts = [p for p in text.split(ZWNJ) if p]
+    if not parts:
+        return ""
+    out = [parts[0]]
+    for part in parts[1:]:
+        out.append(ZWNJ + part if out[-1][-1].isalpha() and part[0].isalpha() else part)
+    return "".join(out)
 
 
 def fold_tag(tag: str) -> str:
@@ -67,9 +79,11 @@ def fold_tag(tag: str) -> str:
     tag = tag.strip()
     if tag[:1] in ("#", "@", "＃", "＠"):
         tag = tag[1:]
-    return clean_text(tag).casefold()
+    return tag.casefold() if tag.isascii() else clean_text(tag).casefold()
 
 
 def unique(values: list[str]) -> list[str]:
     """Drop empty values and repeats, keeping first-seen order (deterministic output)."""
+    if len(values) < 2:
+        return [v for v in values if v]
     return list(dict.fromkeys(v for v in values if v))

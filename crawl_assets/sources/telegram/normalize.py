@@ -24,8 +24,10 @@ from crawl_assets.normalize.build import (
     as_list,
     from_unix,
     iter_json_lines,
+    media_doc,
     opt_int,
     opt_str,
+    parse_instant,
 )
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.entities import Utf16Text
@@ -67,26 +69,26 @@ def _peer(value: Any, field: str) -> tuple[str, str] | None:
 # --- Telethon Message.to_json() -------------------------------------------------------------------
 
 
-def normalize_telethon(stream: IO[bytes], *, name: str, context: NormalizeContext) -> Iterator[Item]:
+def normalize_telethon(
+    stream: IO[bytes], *, name: str, context: NormalizeContext, validate: bool = True
+) -> Iterator[Item]:
     """Records from one Telethon ``Message.to_json()`` object per line."""
-    batch = Batch("telegram", name, context)
+    batch = Batch("telegram", name, context, validate=validate)
     for line, raw, obj in iter_json_lines(stream, batch):
         if isinstance(obj, InputError):
             yield batch.reject(line, str(obj), raw)
         elif not isinstance(obj, dict):
             yield batch.reject(line, "expected a JSON object (a Telethon Message)", raw)
         else:
-            yield from batch.guarded(line, raw, lambda: _telethon_message(batch, line, raw, obj))
+            yield batch.guard(line, raw, _telethon_message, batch, line, raw, obj)
 
 
-def _telethon_message(batch: Batch, line: int, raw: bytes, m: dict[str, Any]) -> Iterator[Item]:
+def _telethon_message(batch: Batch, line: int, raw: bytes, m: dict[str, Any]) -> Item:
     kind = m.get("_")
     if kind == "MessageService":
-        yield batch.reject(line, SERVICE_MESSAGE, raw, error=False)
-        return
+        return batch.reject(line, SERVICE_MESSAGE, raw, error=False)
     if kind == "MessageEmpty":
-        yield batch.reject(line, "empty message (deleted or inaccessible)", raw, error=False)
-        return
+        return batch.reject(line, "empty message (deleted or inaccessible)", raw, error=False)
     if kind != "Message":
         raise InputError(f"field '_': expected 'Message', got {kind!r}"[:200])
     message_id = as_id(m.get("id"), "id")
@@ -128,7 +130,7 @@ def _telethon_message(batch: Batch, line: int, raw: bytes, m: dict[str, Any]) ->
     if replies.get("channel_id") is not None:
         metadata["comments_chat_id"] = str(replies["channel_id"])
 
-    yield batch.finish(
+    return batch.finish(
         {
             "key": key,
             "platform": "telegram",
@@ -136,8 +138,8 @@ def _telethon_message(batch: Batch, line: int, raw: bytes, m: dict[str, Any]) ->
             "native_id": message_id,
             "author_id": sender[1] if sender else chat_id,
             "author_handle": None,
-            "created_at": m.get("date"),
-            "edited_at": m.get("edit_date"),
+            "created_at": parse_instant(m.get("date"), "date"),
+            "edited_at": parse_instant(m["edit_date"], "edit_date") if m.get("edit_date") is not None else None,
             "text": text,
             "reply_to": reply_to,
             "repost_of": repost_of,
@@ -217,14 +219,14 @@ def _telethon_media(value: Any) -> tuple[list[dict[str, Any]], list[str]]:
         size = _largest_photo_size(as_list(photo.get("sizes")))
         sizes = opt_int(size.get("size"))
         return [
-            {
-                "type": "photo",
-                "id": str(photo["id"]) if opt_int(photo.get("id")) is not None else None,
-                "mime": "image/jpeg" if photo else None,
-                "size": sizes,
-                "width": opt_int(size.get("w")),
-                "height": opt_int(size.get("h")),
-            }
+            media_doc(
+                type="photo",
+                id=str(photo["id"]) if opt_int(photo.get("id")) is not None else None,
+                mime="image/jpeg" if photo else None,
+                size=sizes,
+                width=opt_int(size.get("w")),
+                height=opt_int(size.get("h")),
+            )
         ], []
     if kind == "MessageMediaDocument":
         doc = as_dict(media.get("document"))
@@ -249,15 +251,14 @@ def _telethon_media(value: Any) -> tuple[list[dict[str, Any]], list[str]]:
                 item["type"] = "animation"
             elif name == "DocumentAttributeImageSize" and "width" not in item:
                 item.update(width=opt_int(attr.get("w")), height=opt_int(attr.get("h")))
-        return [item], []
+        return [media_doc(**item)], []
     if kind == "MessageMediaWebPage":
         page = as_dict(media.get("webpage"))
         url = opt_str(page.get("url"))
-        return [{"type": "webpage", "id": str(page["id"]) if opt_int(page.get("id")) else None, "url": url}], (
-            [url] if url else []
-        )
+        page_id = str(page["id"]) if opt_int(page.get("id")) is not None else None
+        return [media_doc(type="webpage", id=page_id, url=url)], ([url] if url else [])
     short = kind.removeprefix("MessageMedia").lower() or "unknown"
-    return [{"type": short}], []
+    return [media_doc(type=short)], []
 
 
 def _seconds(value: Any) -> float | None:
@@ -312,14 +313,16 @@ _CHAT_FIELDS = {p + f: f for p in _CHAT_PREFIXES for f in ("id", "type", "name")
 _STRUCTURE = {"map_key", "start_map", "end_map", "start_array", "end_array"}
 
 
-def normalize_export(stream: IO[bytes], *, name: str, context: NormalizeContext) -> Iterator[Item]:
+def normalize_export(
+    stream: IO[bytes], *, name: str, context: NormalizeContext, validate: bool = True
+) -> Iterator[Item]:
     """Records from a Telegram Desktop export (one chat, or a full export's ``chats.list``), streamed:
     only one message is held in memory. ``line`` in rejections is the message's ordinal in the file."""
-    batch = Batch("telegram-export", name, context)
+    batch = Batch("telegram-export", name, context, validate=validate)
     ordinal = 0
     try:
         for chat, ordinal, message in _iter_export(stream):
-            yield from batch.guarded(ordinal, message, lambda: _export_message(batch, ordinal, chat, message))
+            yield batch.guard(ordinal, message, _export_message, batch, ordinal, chat, message)
     except ijson.JSONError as exc:
         yield batch.reject(ordinal + 1, f"invalid JSON, rest of file skipped: {exc}"[:300])
         return
@@ -367,12 +370,11 @@ def _from_peer_string(value: Any) -> tuple[str, str] | None:
     return None
 
 
-def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any) -> Iterator[Item]:
+def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any) -> Item:
     if not isinstance(m, dict):
         raise InputError("message is not a JSON object")
     if m.get("type") == "service":
-        yield batch.reject(ordinal, SERVICE_MESSAGE, m, error=False)
-        return
+        return batch.reject(ordinal, SERVICE_MESSAGE, m, error=False)
     if m.get("type") != "message":
         raise InputError(f"field 'type': expected 'message' or 'service', got {m.get('type')!r}"[:200])
     if "id" not in chat:
@@ -418,7 +420,7 @@ def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any) ->
         metadata["mention_user_ids"] = mention_ids
     metadata = {k: v for k, v in metadata.items() if v is not None}
 
-    yield batch.finish(
+    return batch.finish(
         {
             "key": key,
             "platform": "telegram",
@@ -492,32 +494,32 @@ def _export_media(m: dict[str, Any]) -> list[dict[str, Any]]:
     if m.get("photo") is not None:
         path = opt_str(m.get("photo"))
         media.append(
-            {
-                "type": "photo",
-                "mime": "image/jpeg",
-                "size": opt_int(m.get("photo_file_size")),
-                "width": opt_int(m.get("width")),
-                "height": opt_int(m.get("height")),
-                "url": None if path is None or path.startswith(_NOT_INCLUDED) else path,
-            }
+            media_doc(
+                type="photo",
+                mime="image/jpeg",
+                size=opt_int(m.get("photo_file_size")),
+                width=opt_int(m.get("width")),
+                height=opt_int(m.get("height")),
+                url=None if path is None or path.startswith(_NOT_INCLUDED) else path,
+            )
         )
     if m.get("file") is not None or m.get("media_type") is not None:
         path = opt_str(m.get("file"))
         kind = opt_str(m.get("media_type")) or "document"
         duration = m.get("duration_seconds")
         media.append(
-            {
-                "type": _EXPORT_MEDIA_TYPES.get(kind, kind),
-                "mime": opt_str(m.get("mime_type")),
-                "size": opt_int(m.get("file_size")),
-                "width": opt_int(m.get("width")),
-                "height": opt_int(m.get("height")),
-                "duration": _seconds(duration),
-                "url": None if path is None or path.startswith(_NOT_INCLUDED) else path,
-            }
+            media_doc(
+                type=_EXPORT_MEDIA_TYPES.get(kind, kind),
+                mime=opt_str(m.get("mime_type")),
+                size=opt_int(m.get("file_size")),
+                width=opt_int(m.get("width")),
+                height=opt_int(m.get("height")),
+                duration=_seconds(duration),
+                url=None if path is None or path.startswith(_NOT_INCLUDED) else path,
+            )
         )
     if m.get("poll") is not None:
-        media.append({"type": "poll"})
+        media.append(media_doc(type="poll"))
     return media
 
 
