@@ -260,7 +260,10 @@ class BulkSink:
         index, prefix = target
         version = observation_version(doc, default=self._default_version)
         action = b"%s%s,\"version\":%d%s" % (prefix, orjson.dumps(doc_id), version, _ACTION_END)
-        source = orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS)
+        try:
+            source = orjson.dumps(doc)
+        except TypeError:  # non-string keys (metadata from a source); the option is slower, so only here
+            source = orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS)
         return _Item(doc_id, index, version, action, source + b"\n")
 
     def _target(self, index: str) -> tuple[str, bytes]:

@@ -62,8 +62,10 @@ def _seconds(value: Any) -> int | None:
 
 def _collected_at(doc: Mapping[str, Any]) -> Any:
     provenance = doc.get("provenance")
-    if isinstance(provenance, Mapping) and provenance.get("collected_at"):
-        return provenance["collected_at"]
+    if type(provenance) is dict or isinstance(provenance, Mapping):
+        value = provenance.get("collected_at")
+        if value:
+            return value
     return doc.get("collected_at") or doc.get("observed_at")
 
 
@@ -95,11 +97,14 @@ def observation_version(doc: Mapping[str, Any], default: int | None = None) -> i
             seconds = _seconds(value)
         if seconds is not None and (edit is None or seconds > edit):
             edit = seconds
-    collected = _seconds(_collected_at(doc))
+    value = _collected_at(doc)
+    collected = _CACHE.get(value) if type(value) is str else None
+    if collected is None:
+        collected = _seconds(value)
     if edit is None:
         if collected is None:
             if default is not None:
                 return default
             raise RoutingError("no edited_at, deleted_at, created_at or collected_at to version the document by")
-        return compose(collected, collected)
+        edit = collected
     return compose(edit, collected)
