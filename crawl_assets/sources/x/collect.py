@@ -20,6 +20,7 @@ from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.common import fail_permanently, raw_materialization
+from crawl_assets.sources.x.client import ClientStats
 from crawl_assets.sources.x.errors import XPermanentError, XRateLimitWait
 from crawl_assets.sources.x.ids import id_time
 from crawl_assets.sources.x.resource import MissingCredential, XResource
@@ -53,7 +54,7 @@ def collect(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake) -
         raise dg.Failure(str(err), allow_retries=False) from None
     memory = LakeThreadMemory(lake, entry.tenant, entry.platform, entry.key) if options.complete_threads else None
     budget = Budget(max_pages=resource.max_pages_per_run, deadline=started + resource.max_run_seconds)
-    requests_before = sum(client.stats.requests.values())
+    client.stats = ClientStats()  # this sync's requests and waits only, even on a reused client
     try:
         result = sync_source(client, entry, checkpointer.load(), store, budget, memory=memory)
     except XPermanentError as err:
@@ -63,7 +64,6 @@ def collect(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake) -
         raise dg.RetryRequested(max_retries=resource.max_rate_limit_retries,
                                 seconds_to_wait=math.ceil(err.seconds)) from err
     meta = run_metadata(result, client.stats.as_metadata(), started)
-    meta["requests"] -= requests_before
     meta["checkpoints_saved"] = checkpointer.saves
     context.log.info(f"{entry.key}: {result.stats.posts} posts in {len(batches)} batches, "
                      f"{meta['requests']} requests, complete={result.stats.complete}")

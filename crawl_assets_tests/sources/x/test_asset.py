@@ -85,6 +85,14 @@ def test_materialize_saves_checkpoint_and_reports(setup, server):
     batches = lake.raw_batches("acme", "x", "acme.x.tl")
     assert {b.manifest.format for b in batches} == {"x-v2"} and {b.manifest.method for b in batches} == {"api"}
     assert all("test-token" not in orjson.dumps(b.manifest.extra).decode() for b in batches)
+    normalize = pytest.importorskip("crawl_assets.normalize")
+    from crawl_assets.schema import Rejection
+
+    for batch in batches:
+        with lake.open_raw(batch) as fh:
+            items = list(normalize.normalize_stream("x-v2", fh, name=batch.path,
+                                                    context=normalize.NormalizeContext(tenant="acme", source="acme.x.tl")))
+        assert items and not [i for i in items if isinstance(i, Rejection)]
 
     server.clear_log()
     again = meta_of(materialize(instance, resources, "acme.x.tl"))
