@@ -810,6 +810,8 @@ class _Handler(BaseHTTPRequestHandler):
             return 200, {"count": len(hits), "_shards": self._shards(target, params)}
         if op == "_search":
             return 200, self._search(target, body or {}, params)
+        if op == "_delete_by_query" and method == "POST":
+            return 200, self._delete_by_query(target, body or {}, params)
         if op == "_refresh":
             return 200, {"_shards": self._shards(target, params, replicas=True)}
         if op in ("_doc", "_create") and n == 3 and method in ("PUT", "POST"):
@@ -993,6 +995,19 @@ class _Handler(BaseHTTPRequestHandler):
             return [(n, doc_id, source_of(entry), entry) for n in names
                     for doc_id, entry in st.indices[n].docs.items()
                     if matches(query, source_of(entry), doc_id, n)]
+
+    def _delete_by_query(self, target: str, body: dict[str, Any], params: dict[str, str]) -> dict[str, Any]:
+        started = time.perf_counter()
+        hits = self._query(target, body.get("query"), params)
+        with self.es.state.lock:
+            for name, doc_id, _src, _entry in hits:
+                idx = self.es.state.indices.get(name)
+                if idx is not None and idx.docs.pop(doc_id, None) is not None:
+                    idx.seq_no += 1
+        return {"took": int((time.perf_counter() - started) * 1000), "timed_out": False, "total": len(hits),
+                "deleted": len(hits), "batches": 1, "version_conflicts": 0, "noops": 0,
+                "retries": {"bulk": 0, "search": 0}, "throttled_millis": 0, "requests_per_second": -1.0,
+                "throttled_until_millis": 0, "failures": []}
 
     def _search(self, target: str, body: dict[str, Any], params: dict[str, str]) -> dict[str, Any]:
         started = time.perf_counter()

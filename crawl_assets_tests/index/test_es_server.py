@@ -11,6 +11,7 @@ import pytest
 from elastic_transport import ConnectionError as TransportConnectionError
 from elasticsearch import BadRequestError, ConflictError, NotFoundError
 
+from crawl_assets.index.bootstrap import ensure_template
 from crawl_assets_tests.index.conftest import EsTarget
 
 
@@ -42,6 +43,7 @@ def test_unsupported_compatibility_version_is_refused(es: EsTarget) -> None:
 
 
 def test_external_and_external_gte_version_semantics(es: EsTarget) -> None:
+    ensure_template(es.client, "records")  # mapped fields, as in production
     index = f"crawl-records-{es.tenant}-2026.01"
     es.client.index(index=index, id="a", document={"x": 1}, version=5, version_type="external")
     with pytest.raises(ConflictError) as info:
@@ -55,6 +57,7 @@ def test_external_and_external_gte_version_semantics(es: EsTarget) -> None:
 
 
 def test_bulk_items_report_per_item_outcomes(es: EsTarget) -> None:
+    ensure_template(es.client, "records")  # mapped fields, as in production
     index = f"crawl-records-{es.tenant}-2026.01"
     ops = [{"index": {"_index": index, "_id": "1", "version": 2, "version_type": "external_gte"}}, {"a": 1},
            {"index": {"_index": index, "_id": "1", "version": 1, "version_type": "external_gte"}}, {"a": 2},
@@ -68,6 +71,7 @@ def test_bulk_items_report_per_item_outcomes(es: EsTarget) -> None:
 
 
 def test_queries_and_aggregations_the_tests_use(es: EsTarget) -> None:
+    ensure_template(es.client, "records")  # mapped fields, as in production
     index = f"crawl-records-{es.tenant}-2026.01"
     for i in range(6):
         es.client.index(index=index, id=str(i), document={

@@ -14,6 +14,7 @@ import pytest
 
 from crawl_assets.index.bootstrap import tenant_indices
 from crawl_assets.index.deadletter import pending_files, read_file
+from crawl_assets.index.erasure import erase_documents
 from crawl_assets.index.naming import index_name, read_alias
 from crawl_assets.index.replay import replay_deadletters
 from crawl_assets.index.sink import BulkSink, edge_id, index_documents
@@ -282,3 +283,23 @@ def test_a_corrupt_dead_letter_line_is_reported_and_its_file_kept(es: EsTarget, 
     (bad,) = report.bad_lines
     assert str(bad).startswith(f"{path}:2: unreadable dead letter: ")
     assert report.replayed == 1 and pending_files(lake) == [path]
+
+
+def test_erasure_is_the_only_hard_delete(es: EsTarget, tmp_path: Path) -> None:
+    run(es, [record(i, es.tenant, month=1 + i % 3) for i in range(6)], tmp_path)
+    assert erase_documents(es.client, es.tenant, ["x:1000", "x:1004", "x:9999"]) == 2
+    assert sorted(snapshot(es)) == ["x:1001", "x:1002", "x:1003", "x:1005"]
+    assert count_documents(es.client, es.tenant, include_tombstones=True) == 4
+    assert erase_documents(es.client, "nobody-here", ["x:1"]) == 0
+
+
+def test_odd_documents_are_indexed_or_dead_lettered_never_lost(es: EsTarget, tmp_path: Path) -> None:
+    int_keys = record(1, es.tenant, metadata={1: "non-string key"})
+    unserializable = record(2, es.tenant, metadata={"s": {1, 2}})
+    no_key = record(3, es.tenant, key=None)
+    stats = run(es, [int_keys, unserializable, no_key], tmp_path)
+    assert (stats.created, stats.failed, stats.unaccounted) == (1, 2, 0)
+    assert snapshot(es)["x:1001"][2]["metadata"] == {"1": "non-string key"}
+    reasons = sorted(letter.reason["reason"] for letter in read_file(str(tmp_path / "lake"),
+                                                                     stats.deadletter_path).letters)
+    assert any("key" in r for r in reasons) and any("serializ" in r or "Type" in r for r in reasons)
