@@ -400,7 +400,7 @@ class World:
         return types.updates.DifferenceEmpty(date=datetime.now(timezone.utc).replace(microsecond=0), seq=1)
 
     def _on_SendCodeRequest(self, account: Account, r: Any) -> TLObject:
-        if r.phone_number != account.phone:
+        if r.phone_number.lstrip("+") != account.phone.lstrip("+"):
             raise ServerError(400, "PHONE_NUMBER_INVALID")
         return types.auth.SentCode(type=types.auth.SentCodeTypeApp(length=len(account.code)), phone_code_hash="standin")
 

@@ -40,7 +40,7 @@ def collect(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake) -
     """Sync one Telegram source into the lake (the ``live`` collector of ``build_raw_asset``)."""
     resource: TelegramResource = context.resources.telegram
     checkpointer = Checkpointer(context)
-    sink = LakeSink(lake, entry, context.run_id, checkpointer.save)
+    sink = LakeSink(lake, entry, context.run.run_id, checkpointer.save)
     used: list[CrawlClient] = []
     try:
         result = asyncio.run(_sync(resource, entry, checkpointer.load(), sink, used))
