@@ -29,7 +29,7 @@ from crawl_assets.registry import SourceEntry, SourceKind
 from crawl_assets.sources.x.client import SEARCH_ALL, SEARCH_RECENT, USER_TWEETS, Page, XClient
 from crawl_assets.sources.x.errors import XBadRequest
 from crawl_assets.sources.x.ids import id_time, max_id, parse_time, rfc3339
-from crawl_assets.sources.x.threads import PageRefs, ThreadMemory, chunks
+from crawl_assets.sources.x.threads import PageRefs, ThreadMemory
 
 STATE_VERSION = 1
 RECENT_DAYS = 7

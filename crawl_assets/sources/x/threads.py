@@ -10,7 +10,6 @@ checkpoint, which must stay small.
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -75,8 +74,3 @@ class LakeThreadMemory:
         doc = {"known": sorted(known, key=lambda i: (len(i), i)), "pending": pending}
         self.lake.write_bytes(self.relative, gzip.compress(orjson.dumps(doc), mtime=0))
 
-
-def chunks(ids: Iterable[str], size: int = 100) -> list[list[str]]:
-    """Ids in lookup-sized groups (``/2/tweets?ids=`` takes at most 100)."""
-    items = list(ids)
-    return [items[i:i + size] for i in range(0, len(items), size)]

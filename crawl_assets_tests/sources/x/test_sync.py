@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from crawl_assets.lake import Lake
+from crawl_assets.sources.x.client import XClient, new_http_client
 from crawl_assets.sources.x.errors import XPermanentError, XTransientError
 from crawl_assets.sources.x.fields import EXPANSIONS, TWEET_FIELDS
 from crawl_assets.sources.x.sync import Budget, sync_source
 from crawl_assets.sources.x.threads import LakeThreadMemory
-from crawl_assets_tests.sources.x.conftest import LakeStore, expected_timeline, search, timeline
+from crawl_assets_tests.sources.x.conftest import FAST, LakeStore, expected_timeline, search, timeline
+from crawl_assets_tests.standins.x_api import XAPIServer
+from crawl_assets_tests.standins.x_corpus import build_corpus
 
 
 def ok_params(server, endpoint):
@@ -142,10 +149,6 @@ def test_search_backfill_walks_bounded_windows_then_polls_with_since_id(server, 
 
 
 def test_full_archive_is_paced_and_falls_back_to_a_smaller_page(server, corpus, make_client, lake):
-    from dataclasses import replace
-
-    from crawl_assets_tests.sources.x.conftest import FAST
-
     server.max_results_cap["search/all"] = 100
     entry = search(name="arch", query="tehran", horizon=3, endpoint="all", max_results=500, backfill_window_hours=72)
     store = LakeStore(lake, entry)
@@ -244,3 +247,31 @@ def test_a_refused_next_token_resumes_below_the_oldest_stored_post(server, corpu
     assert result.stats.complete and result.stats.tokens_replaced == 1
     assert store.post_ids() == expected_timeline(corpus, "data_eng"), "no gap, no duplicate"
     assert any("until_id" in p for p in ok_params(server, "users/tweets"))
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(budgets=st.lists(st.integers(1, 4), min_size=1, max_size=6),
+       drops=st.lists(st.integers(0, 12), max_size=3))
+def test_any_sequence_of_stops_and_failures_ends_complete_without_gaps_or_refetch(tmp_path_factory, budgets, drops):
+    """Runs cut by budgets and by connections that keep dropping, in any order, add up to one clean sync."""
+    corpus = build_corpus(300, days=5, seed=len(budgets) * 13 + len(drops))
+    lake = Lake(str(tmp_path_factory.mktemp("lake")))
+    entry = timeline(max_results=5, pages_per_batch=2)
+    store = LakeStore(lake, entry)
+    with XAPIServer(corpus) as server:
+        for after in drops:
+            server.inject("drop", "users/tweets", times=FAST.max_retries + 1, after=after)
+        client = XClient(new_http_client(server.url, "test-token"), FAST)
+        state: dict = {}
+        runs = [Budget(max_pages=b) for b in budgets] + [Budget()] * (len(drops) + 1)
+        for budget in runs:
+            try:
+                state = sync_source(client, entry, state, store, budget).state
+            except XTransientError:
+                state = store.state
+            if not state.get("pass") and state.get("newest_id"):
+                break
+        client.http.close()
+        tokens = [p.get("pagination_token") for p in ok_params(server, "users/tweets")]
+    assert store.post_ids() == expected_timeline(corpus, "data_eng")
+    assert len(tokens) == len(set(tokens))
