@@ -152,6 +152,7 @@ class _Item:
     action: bytes
     source: bytes
     attempts: int = 0
+    done: bool = False  # has an outcome (counted or dead-lettered)
 
 
 @dataclass
@@ -205,17 +206,20 @@ class BulkSink:
         self._monthly = self.family in MONTHLY
         self._default_version = 0 if self.family == "edges" else None
         self._template_checked = False
+        self._closed = False
+        self._fatal: Exception | None = None
         self._workers = [threading.Thread(target=self._work, name=f"es-bulk-{i}", daemon=True)
                          for i in range(concurrency)]
         for worker in self._workers:
             worker.start()
-        self._closed = False
 
     # ---- producer side ------------------------------------------------------------------------------
     def add(self, doc: Mapping[str, Any]) -> None:
         """Queue one document; blocks while the queue is full (backpressure)."""
         if self._closed:
             raise RuntimeError("sink is closed")
+        if self._fatal is not None:
+            raise RuntimeError(f"the sink cannot record failures any more: {self._fatal}") from self._fatal
         self.stats.docs += 1
         try:
             item = self._prepare(doc)
@@ -309,6 +313,8 @@ class BulkSink:
             self._refresh()
         if self.stats.unaccounted:
             log.error("%d documents without an outcome", self.stats.unaccounted)
+        if self._fatal is not None:
+            raise RuntimeError(f"dead letters could not be written: {self._fatal}") from self._fatal
         return self.stats
 
     def _refresh(self) -> None:
@@ -333,12 +339,17 @@ class BulkSink:
             try:
                 self._send(batch.items)
             except Exception as exc:  # noqa: BLE001 - never lose a batch to an unexpected error
-                log.exception("bulk worker failed; dead-lettering the batch")
-                for item in batch.items:
-                    self._dead_letter_item(item, None, "sink_error", f"{type(exc).__name__}: {exc}")
+                log.exception("bulk worker failed; dead-lettering the rest of the batch")
+                self._salvage(batch.items, exc)
             finally:
                 with self._lock:
                     self._buffered -= batch.size
+
+    def _salvage(self, items: list[_Item], exc: Exception) -> None:
+        """Dead-letter the items of a failed batch that have no outcome yet."""
+        for item in items:
+            if not item.done:
+                self._dead_letter_item(item, None, "sink_error", f"{type(exc).__name__}: {exc}")
 
     def _send(self, pending: list[_Item]) -> None:
         rejected_rounds = 0
@@ -361,6 +372,7 @@ class BulkSink:
                 status = outcome.get("status", 0)
                 error = outcome.get("error")
                 if not error and 200 <= status < 300:
+                    item.done = True
                     res = outcome.get("result")
                     if res == "created":
                         created += 1
@@ -372,6 +384,7 @@ class BulkSink:
                 etype = error.get("type", "") if isinstance(error, dict) else str(error)
                 reason = error.get("reason", "") if isinstance(error, dict) else ""
                 if status == 409 and etype == "version_conflict_engine_exception":
+                    item.done = True
                     noop += 1
                 elif status == 429 or etype == "es_rejected_execution_exception":
                     retry.append(item)
@@ -431,10 +444,20 @@ class BulkSink:
             time.sleep(_backoff(attempt, self.backoff_base_s, self.backoff_max_s))
 
     # ---- dead letters -------------------------------------------------------------------------------
+    def _write_letter(self, **letter: Any) -> None:
+        """Write a dead letter; if the storage is broken, remember why (the producer then stops and
+        ``close()`` raises) but keep going, so every document still gets exactly one outcome."""
+        try:
+            self.deadletters.write(**letter)
+        except Exception as exc:  # noqa: BLE001 - any storage error
+            log.error("dead letter for %s not written: %s", letter.get("doc_id"), exc)
+            self._fatal = self._fatal or exc
+
     def _dead_letter_item(self, item: _Item, status: int | None, etype: str, reason: str) -> None:
-        self.deadletters.write(doc=item.source.rstrip(b"\n"), doc_id=item.doc_id, index=item.index,
-                               version=item.version, reason={"status": status, "type": etype, "reason": reason},
-                               attempts=item.attempts)
+        self._write_letter(doc=item.source.rstrip(b"\n"), doc_id=item.doc_id, index=item.index,
+                           version=item.version, reason={"status": status, "type": etype, "reason": reason},
+                           attempts=item.attempts)
+        item.done = True
         with self._lock:
             self.stats.failed += 1
 
@@ -445,8 +468,8 @@ class BulkSink:
             orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
         except (TypeError, orjson.JSONEncodeError):
             payload = {"unserializable": repr(doc)[:10_000]}
-        self.deadletters.write(doc=payload, doc_id=doc_id, index=index, version=version,
-                               reason={"status": None, "type": etype, "reason": reason}, attempts=0)
+        self._write_letter(doc=payload, doc_id=doc_id, index=index, version=version,
+                           reason={"status": None, "type": etype, "reason": reason}, attempts=0)
         with self._lock:
             self.stats.failed += 1
 

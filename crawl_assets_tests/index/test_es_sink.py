@@ -303,3 +303,15 @@ def test_odd_documents_are_indexed_or_dead_lettered_never_lost(es: EsTarget, tmp
     reasons = sorted(letter.reason["reason"] for letter in read_file(str(tmp_path / "lake"),
                                                                      stats.deadletter_path).letters)
     assert any("key" in r for r in reasons) and any("serializ" in r or "Type" in r for r in reasons)
+
+
+def test_broken_dead_letter_storage_fails_loudly_without_losing_count(es: EsTarget, tmp_path: Path) -> None:
+    server = es.require_server()
+    server.faults.fail_mapping(["x:1001"])
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the lake should be")
+    sink = BulkSink(es.client, family="records", tenant=es.tenant, deadletter_root=str(blocker), **FAST)
+    sink.add_many([record(i, es.tenant) for i in range(3)])
+    with pytest.raises(RuntimeError, match="dead letters could not be written"):
+        sink.close()
+    assert (sink.stats.created, sink.stats.failed, sink.stats.unaccounted) == (2, 1, 0)
