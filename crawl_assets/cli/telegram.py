@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import click
 
@@ -58,7 +59,11 @@ def check_command(credentials: tuple[str, ...]) -> None:
     """Session-health check: connect with each configured account and report whether it is authorized."""
     from crawl_assets.sources.telegram.resource import TelegramResource
 
-    resource = TelegramResource.from_env().process_config_and_initialize()
+    try:
+        resource = TelegramResource.from_env().process_config_and_initialize()
+    except Exception as exc:  # an unset variable: Dagster's message names it
+        missing = sorted(set(re.findall(r'environment variable "([A-Z0-9_]+)"', str(exc))))
+        fail(f"Telegram credentials are not configured: set {', '.join(missing) or 'CRAWL_TELEGRAM_*'}")
     names = [_credential(c) for c in credentials] or sorted(resource.credentials)
 
     async def run() -> list[dict]:

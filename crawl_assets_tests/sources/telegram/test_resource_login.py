@@ -94,3 +94,9 @@ def test_login_returns_a_session_string_and_writes_nothing(world, tmp_path, monk
     after = sorted(p.name for p in Path.home().iterdir()) if Path.home().exists() else []
     assert [n for n in after if n not in before and n.endswith(".session")] == []
     assert world.counts["SendCodeRequest"] == 1 and world.counts["SignInRequest"] == 1
+
+
+def test_check_without_configuration_names_the_missing_variables(no_telegram_env):
+    result = CliRunner().invoke(cli, ["telegram", "check"])
+    assert result.exit_code == 2
+    assert "CRAWL_TELEGRAM_SESSION" in result.output and "CRAWL_TELEGRAM_API_ID" in result.output
