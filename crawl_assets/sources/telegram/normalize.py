@@ -320,19 +320,22 @@ def normalize_export(
     only one message is held in memory. ``line`` in rejections is the message's ordinal in the file."""
     batch = Batch("telegram-export", name, context, validate=validate)
     ordinal = 0
+    chats: list[dict[str, Any]] = []
     try:
-        for chat, ordinal, message in _iter_export(stream):
+        for chat, ordinal, message in _iter_export(stream, chats):
             yield batch.guard(ordinal, message, _export_message, batch, ordinal, chat, message)
     except ijson.JSONError as exc:
-        yield batch.reject(ordinal + 1, f"invalid JSON, rest of file skipped: {exc}"[:300])
+        yield batch.reject(ordinal + 1, "invalid JSON, rest of file skipped: " + " ".join(str(exc).split())[:200])
         return
-    if ordinal == 0:
-        yield batch.reject(None, "no 'messages' found: not a Telegram Desktop export (result.json)", error=False)
+    if ordinal == 0 and not any("id" in chat for chat in chats):
+        yield batch.reject(None, "no chat with 'messages' found: not a Telegram Desktop export (result.json)")
 
 
-def _iter_export(stream: IO[bytes]) -> Iterator[tuple[dict[str, Any], int, Any]]:
-    """(chat fields, ordinal, message) for every message, building one message object at a time."""
+def _iter_export(stream: IO[bytes], chats: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], int, Any]]:
+    """(chat fields, ordinal, message) for every message, building one message object at a time; every
+    chat header seen is appended to ``chats`` (so an export of empty chats is told from a foreign file)."""
     chat: dict[str, Any] = {}
+    chats.append(chat)
     builder: ijson.ObjectBuilder | None = None
     depth = 0
     ordinal = 0
@@ -356,6 +359,7 @@ def _iter_export(stream: IO[bytes]) -> Iterator[tuple[dict[str, Any], int, Any]]
                 yield chat, ordinal, value
         elif prefix in _CHAT_STARTS and event == "start_map":
             chat = {}
+            chats.append(chat)
         elif prefix in _CHAT_FIELDS and event not in _STRUCTURE:
             chat[_CHAT_FIELDS[prefix]] = value
 

@@ -242,7 +242,12 @@ class _SkipPrefix:
         self._stream = stream
         head = stream.read(256)
         match = _ARCHIVE_PREFIX.match(head)
+        self.head = head
         self._pending = head[match.end() :] if match else head
+
+    def starts_array(self) -> bool:
+        """Whether the content (after the assignment) is a JSON array."""
+        return self._pending.lstrip()[:1] == b"["
 
     def read(self, size: int = -1) -> bytes:
         if size == 0:  # ijson probes the stream type with read(0)
@@ -259,11 +264,15 @@ def normalize_archive(
     """Records from an account archive's ``tweets.js`` (streamed; ``line`` is the tweet's ordinal)."""
     batch = Batch("x-archive", name, context, validate=validate)
     ordinal = 0
+    reader = _SkipPrefix(stream)
+    if not reader.starts_array():
+        yield batch.reject(1, "not a tweets.js: expected 'window.YTD.tweets.part0 = [' or a JSON array", reader.head)
+        return
     try:
-        for ordinal, item in enumerate(ijson.items(_SkipPrefix(stream), "item", use_float=True), start=1):
+        for ordinal, item in enumerate(ijson.items(reader, "item", use_float=True), start=1):
             yield batch.guard(ordinal, item, _archive_tweet, batch, ordinal, item)
     except ijson.JSONError as exc:
-        yield batch.reject(ordinal + 1, f"invalid JSON, rest of file skipped: {exc}"[:300])
+        yield batch.reject(ordinal + 1, "invalid JSON, rest of file skipped: " + " ".join(str(exc).split())[:200])
 
 
 def _archive_tweet(batch: Batch, ordinal: int, item: Any) -> Item:
