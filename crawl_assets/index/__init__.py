@@ -1,1 +1,10 @@
-"""Elasticsearch layer: index naming, templates, versioning, the bulk sink, dead letters, bootstrap."""
+"""Elasticsearch layer: index naming, templates, versioning, the bulk sink, dead letters, bootstrap.
+
+Entry points (import from the modules; this package re-exports nothing, so importing it stays cheap):
+
+- ``sink.index_documents(client, docs, family=..., tenant=..., deadletter_root=..., run_id=...) -> SinkStats``
+- ``bootstrap.setup_indices(client, tenants, retention_months=None)`` (idempotent)
+- ``stats.count_documents(client, tenant, source=None, family="records", include_tombstones=False)``
+- ``replay.replay_deadletters(client, lake_root, ...)``; ``erasure.erase_documents(client, tenant, ids)``
+- Kibana saved objects: ``kibana/crawl_overview.ndjson`` (Stack Management > Saved objects > Import)
+"""

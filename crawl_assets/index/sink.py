@@ -220,12 +220,14 @@ class BulkSink:
             raise RuntimeError("sink is closed")
         if self._fatal is not None:
             raise RuntimeError(f"the sink cannot record failures any more: {self._fatal}") from self._fatal
-        self.stats.docs += 1
         try:
             item = self._prepare(doc)
-        except (RoutingError, TypeError, ValueError, orjson.JSONEncodeError) as exc:
+        except (RoutingError, TypeError, ValueError) as exc:
+            self.stats.docs += 1
             self._dead_letter_doc(doc, None, None, None, "invalid_document", str(exc))
             return
+        # (A cluster error while creating a month index propagates: the document was not taken.)
+        self.stats.docs += 1
         if item is None:
             return
         size = len(item.action) + len(item.source)
