@@ -5,8 +5,9 @@ Shape (after elastic/connectors' sink, plus what it lacks):
 * the producer (the caller's thread) routes each document to its month index, computes ``_id`` and the
   external version, serializes action + source with orjson, and appends to the open batch;
 * a batch closes at ``batch_docs`` documents or ``batch_bytes`` bytes and goes into a bounded queue of
-  ``queue_batches`` batches; when the queue is full the producer **blocks** (memory stays bounded by
-  ``(queue_batches + concurrency + 1) * batch_bytes`` whatever the cluster's speed);
+  ``queue_batches`` batches; when the queue is full the producer **blocks**, so memory stays bounded
+  whatever the cluster's speed: about ``(queue_batches + 2 * concurrency + 1) * batch_bytes`` (queued and
+  in-flight batches, the request body of each in-flight batch, the open batch);
 * ``concurrency`` worker threads send batches with ``client.bulk`` (the official client is the transport);
 * each item is accounted: created, updated, noop (409 version conflict: an older observation lost),
   failed (dead-lettered with the reason). Per-item 429 / ``es_rejected_execution_exception`` are re-sent
@@ -158,6 +159,7 @@ class _Item:
 @dataclass
 class _Batch:
     items: list[_Item] = field(default_factory=list)
+    parts: list[bytes] = field(default_factory=list)  # action and source lines, in order: the first body
     size: int = 0
 
 
@@ -234,6 +236,7 @@ class BulkSink:
         if self._batch.items and self._batch.size + size > self.batch_bytes:
             self._close_batch()
         self._batch.items.append(item)
+        self._batch.parts += (item.action, item.source)
         self._batch.size += size
         if len(self._batch.items) >= self.batch_docs or self._batch.size >= self.batch_bytes:
             self._close_batch()
@@ -339,7 +342,7 @@ class BulkSink:
             if batch is None:
                 return
             try:
-                self._send(batch.items)
+                self._send(batch.items, b"".join(batch.parts))
             except Exception as exc:  # noqa: BLE001 - never lose a batch to an unexpected error
                 log.exception("bulk worker failed; dead-lettering the rest of the batch")
                 self._salvage(batch.items, exc)
@@ -353,10 +356,9 @@ class BulkSink:
             if not item.done:
                 self._dead_letter_item(item, None, "sink_error", f"{type(exc).__name__}: {exc}")
 
-    def _send(self, pending: list[_Item]) -> None:
+    def _send(self, pending: list[_Item], body: bytes) -> None:
         rejected_rounds = 0
         while pending:
-            body = b"".join(part for item in pending for part in (item.action, item.source))
             response = self._request(body, pending)
             if response is None:
                 return
@@ -367,6 +369,17 @@ class BulkSink:
                 for item in pending:
                     self._dead_letter_item(item, None, "bulk_response_mismatch",
                                            f"{len(items)} results for {len(pending)} operations")
+                return
+            if response.get("errors") is False:  # the common case: one cheap pass
+                results = [next(iter(r.values())).get("result") for r in items]
+                created, noop = results.count("created"), results.count("noop")
+                for item in pending:
+                    item.done = True
+                    item.attempts += 1
+                with self._lock:
+                    self.stats.created += created
+                    self.stats.noop += noop
+                    self.stats.updated += len(pending) - created - noop
                 return
             for item, result in zip(pending, items):
                 item.attempts += 1
@@ -408,6 +421,7 @@ class BulkSink:
                 self.stats.retried += len(retry)
             time.sleep(_backoff(rejected_rounds, self.backoff_base_s, self.backoff_max_s))
             pending = retry
+            body = b"".join(part for item in retry for part in (item.action, item.source))
 
     def _request(self, body: bytes, pending: list[_Item]) -> dict[str, Any] | None:
         """One bulk call with whole-request retries; None when it failed for good (items dead-lettered)."""
