@@ -196,17 +196,15 @@ def test_parents_are_fetched_once(server, corpus, make_client, lake):
     assert not set(again) & (set(asked) | have)
 
 
-def test_unknown_and_suspended_accounts_are_permanent(server, corpus, make_client, lake):
-    corpus.suspended.add(corpus.user_by_name("kavir")["id"] if corpus.user_by_name("kavir") else
-                         corpus.user_by_name("py_weekly")["id"])
-    name = "kavir" if corpus.user_by_name("kavir") else "py_weekly"
-    for ident, words in ((name, "suspended"), ("nobody_here", "Could not find user")):
+def test_unknown_suspended_and_protected_accounts_are_permanent(server, corpus, make_client, lake):
+    corpus.suspended.add(corpus.user_by_name("py_weekly")["id"])
+    corpus.protected.add(corpus.user_by_name("tehran_daily")["id"])
+    for ident, words in (("py_weekly", "suspended"), ("nobody_here", "Could not find user"),
+                         (corpus.user_by_name("py_weekly")["id"], "suspended"),
+                         ("tehran_daily", "not authorized")):
         entry = timeline(identifier=ident)
         with pytest.raises(XPermanentError, match=words):
             sync_source(make_client(), entry, {}, LakeStore(lake, entry), Budget())
-    user_id = corpus.user_by_name(name)["id"]
-    with pytest.raises(XPermanentError, match="suspended"):
-        sync_source(make_client(), timeline(identifier=user_id), {}, LakeStore(lake, timeline()), Budget())
 
 
 def test_raw_pages_pass_the_x_v2_normalizer(server, corpus, make_client, lake):
