@@ -316,6 +316,10 @@ class XAPIServer:
         query = params.get("query", "").strip()
         if not query:
             raise _invalid("query", "", "The `query` query parameter can not be empty")
+        limit = 512 if recent else 1024
+        if len(query) > limit:
+            raise _invalid("query", query, f"There were errors processing your request: Rules must be {limit} "
+                                           f"characters or less (at position 1)")
         size = self._page_size(endpoint, params)
         now = datetime.now(timezone.utc)
         floor = now - timedelta(days=7 if recent else 30)

@@ -21,7 +21,7 @@ from crawl_assets.lake.layout import new_batch_id
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.common import fail_permanently, raw_materialization
 from crawl_assets.sources.x.client import ClientStats
-from crawl_assets.sources.x.errors import XPermanentError, XRateLimitWait
+from crawl_assets.sources.x.errors import XBadRequest, XPermanentError, XRateLimitWait
 from crawl_assets.sources.x.ids import id_time
 from crawl_assets.sources.x.resource import MissingCredential, XResource
 from crawl_assets.sources.x.sync import Budget, SourceOptions, SyncResult, stats_metadata, sync_source
@@ -59,6 +59,9 @@ def collect(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake) -
         result = sync_source(client, entry, checkpointer.load(), store, budget, memory=memory)
     except XPermanentError as err:
         raise fail_permanently(context, entry, str(err)) from None
+    except XBadRequest as err:
+        # built from the registry entry (query, identifier): retrying the same request cannot help
+        raise fail_permanently(context, entry, f"X refused the request: {err}") from None
     except XRateLimitWait as err:
         context.log.warning(f"{entry.key}: {err}; {len(batches)} batches stored, retrying after the reset")
         raise dg.RetryRequested(max_retries=resource.max_rate_limit_retries,

@@ -26,6 +26,11 @@ REGISTRY = """sources:
     platform: x
     kind: account_timeline
     identifier: no_such_account
+  - name: badquery
+    tenant: acme
+    platform: x
+    kind: search_query
+    identifier: "python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR python OR "
   - name: archive
     tenant: acme
     platform: x
@@ -58,7 +63,7 @@ def setup(tmp_path, server):
                        reset_margin_seconds=0.05, max_inline_wait_seconds=0.5),
     }
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("x_sources", ["acme.x.tl", "acme.x.gone", "acme.x.archive"])
+        instance.add_dynamic_partitions("x_sources", ["acme.x.tl", "acme.x.gone", "acme.x.badquery", "acme.x.archive"])
         yield instance, resources, Lake(str(tmp_path / "lake")), registry
 
 
@@ -107,6 +112,10 @@ def test_permanent_error_pauses_only_that_source(setup, server):
     assert entry.paused and "Could not find user" in entry.status_reason
     assert not load_registry(registry).get("acme.x.tl").paused
     assert materialize(instance, resources, "acme.x.tl").success, "the other source still syncs"
+    assert not materialize(instance, resources, "acme.x.badquery", raise_on_error=False).success
+    reason = load_registry(registry).get("acme.x.badquery").status_reason
+    assert "X refused the request" in reason and "512 characters" in reason
+    assert server.counts()["search/recent"] == 1, "an invalid query is not retried"
 
 
 def test_long_rate_limit_wait_ends_the_step_with_retry_requested(setup, server):
