@@ -72,6 +72,13 @@ class Budget:
         return max(1, self.pages_per_batch) * PAGE
 
 
+def _flag(value: Any) -> bool:
+    """A registry option as a boolean (YAML booleans, or 'true'/'yes'/'1' typed by hand)."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
 @dataclass(frozen=True)
 class Options:
     """Per-source switches from the registry's ``options``."""
@@ -86,10 +93,10 @@ class Options:
     def from_entry(cls, entry: SourceEntry) -> "Options":
         o = entry.options
         return cls(
-            comments=bool(o.get("comments", False)),
-            download_media=bool(o.get("download_media", False)),
+            comments=_flag(o.get("comments")),
+            download_media=_flag(o.get("download_media")),
             media_max_bytes=int(o.get("media_max_bytes") or cls.media_max_bytes),
-            takeout=bool(o.get("takeout", False)),
+            takeout=_flag(o.get("takeout")),
             metadata_every_hours=float(o.get("metadata_every_hours") or cls.metadata_every_hours),
         )
 

@@ -3,6 +3,7 @@ real RPC errors from the MTProto-level stand-in (no socket)."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 
@@ -274,3 +275,34 @@ def test_unknown_credential_is_permanent(world, harness_factory):
     with pytest.raises(SourceGone) as caught:
         h.sync()
     assert "CRAWL_TELEGRAM_BOB_SESSION" in caught.value.reason
+
+
+def test_an_account_is_used_by_one_run_at_a_time(world, harness_factory, tmp_path):
+    from crawl_assets.sources.telegram.errors import AccountBusy
+    from crawl_assets.sources.telegram.pacing import AccountLock
+
+    world.channel("locked", messages=10)
+    h = harness_factory(entry("locked", "@locked"), account_wait_seconds=0.3)
+    with AccountLock(tmp_path / "locks", "default", 0):
+        with pytest.raises(AccountBusy):
+            h.sync()
+    assert world.connects == 0
+    h.sync()  # released: the next run gets it
+    assert world.connects == 1
+
+
+def test_requests_are_paced_per_account(world, harness_factory):
+    world.channel("paced", messages=250)
+    h = harness_factory(entry("paced", "@paced"), request_interval_seconds=0.05)
+    started = time.monotonic()
+    h.sync()
+    elapsed = time.monotonic() - started
+    made = h.last_client.requests_made
+    assert made >= 6 and elapsed >= 0.05 * (made - 1) and h.last_client.pacer.waited > 0
+
+
+def test_options_from_the_registry():
+    from crawl_assets.sources.telegram.sync import Options
+
+    o = Options.from_entry(entry("o", "@o", comments="yes", download_media=False, takeout="false"))
+    assert (o.comments, o.download_media, o.takeout) == (True, False, False)
