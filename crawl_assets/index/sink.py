@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Literal
 
 import orjson
@@ -138,6 +139,17 @@ def document_id(doc: Mapping[str, Any], family: str) -> str:
     if len(key.encode()) > _ID_MAX_BYTES:
         raise RoutingError(f"field 'key' is longer than {_ID_MAX_BYTES} bytes")
     return key
+
+
+def _json_default(value: Any) -> Any:
+    """Values orjson does not know but that have one obvious JSON form (pandas/numpy scalars, Decimal)."""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if hasattr(value, "item") and callable(value.item):  # numpy scalar
+        return value.item()
+    if isinstance(value, Decimal):
+        return float(value)
+    raise TypeError(f"cannot serialize a {type(value).__name__} value")
 
 
 def _backoff(attempt: int, base: float, cap: float) -> float:
@@ -271,8 +283,9 @@ class BulkSink:
         action = b"%s%s,\"version\":%d%s" % (prefix, orjson.dumps(doc_id), version, _ACTION_END)
         try:
             source = orjson.dumps(doc)
-        except TypeError:  # non-string keys (metadata from a source); the option is slower, so only here
-            source = orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError:  # non-string keys, numpy/pandas values: slower options, so only when needed
+            source = orjson.dumps(doc, default=_json_default,
+                                  option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY)
         return _Item(doc_id, index, version, action, source + b"\n")
 
     def _target(self, index: str) -> tuple[str, bytes]:

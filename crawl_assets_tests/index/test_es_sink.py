@@ -9,6 +9,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pytest
 
@@ -294,12 +295,13 @@ def test_erasure_is_the_only_hard_delete(es: EsTarget, tmp_path: Path) -> None:
 
 
 def test_odd_documents_are_indexed_or_dead_lettered_never_lost(es: EsTarget, tmp_path: Path) -> None:
-    int_keys = record(1, es.tenant, metadata={1: "non-string key"})
+    int_keys = record(1, es.tenant, metadata={1: "non-string key"}, metrics={"likes": np.int64(7)})
     unserializable = record(2, es.tenant, metadata={"s": {1, 2}})
     no_key = record(3, es.tenant, key=None)
     stats = run(es, [int_keys, unserializable, no_key], tmp_path)
     assert (stats.created, stats.failed, stats.unaccounted) == (1, 2, 0)
     assert snapshot(es)["x:1001"][2]["metadata"] == {"1": "non-string key"}
+    assert snapshot(es)["x:1001"][2]["metrics"] == {"likes": 7}
     reasons = sorted(letter.reason["reason"] for letter in read_file(str(tmp_path / "lake"),
                                                                      stats.deadletter_path).letters)
     assert any("key" in r for r in reasons) and any("serializ" in r or "Type" in r for r in reasons)
