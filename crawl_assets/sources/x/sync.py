@@ -341,7 +341,8 @@ class _Sync:
             self.stats.parents_found += len(found.have & set(batch))
             self.stats.parents_missing += len(set(batch) - found.have)
             known |= set(batch) | found.have | found.gone
-            todo += [i for i in sorted(found.missing(known), key=lambda i: (len(i), i)) if i not in todo]
+            queued = set(todo)
+            todo += [i for i in sorted(found.missing(known), key=lambda i: (len(i), i)) if i not in queued]
             if page.json.get("data"):
                 self.buffer.add(page, "parents")
                 self.buffer.flush(self.state)
