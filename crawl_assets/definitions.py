@@ -12,12 +12,9 @@ from crawl_assets.jobs import build_sync_job
 from crawl_assets.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sensors.registry_sensor import registry_partitions_sensor
-from crawl_assets.sources.telegram.assets import telegram_messages_raw
+from crawl_assets.sources.catalog import plugins
+from crawl_assets.sources.plugin import resolve
 from crawl_assets.sources.telegram.resource import TelegramResource
-from crawl_assets.sources.x.assets import x_posts_raw
-from crawl_assets.sources.x.resource import XResource
-
-RAW_ASSETS = {"telegram": telegram_messages_raw, "x": x_posts_raw}
 
 
 def _secret(name: str) -> dg.EnvVar | str:
@@ -49,9 +46,14 @@ def telegram_resource() -> TelegramResource:
 def build_definitions() -> dg.Definitions:
     assets: list[dg.AssetsDefinition] = []
     jobs = []
-    for platform, raw in RAW_ASSETS.items():
+    platform_resources: dict[str, dg.ConfigurableResource] = {}
+    for platform, plugin in plugins().items():
+        raw = resolve(plugin.raw_asset)
         assets += [raw, *derived_assets(platform, raw)]
         jobs += [build_sync_job(platform, raw), build_sync_job(platform, raw, include_index=False)]
+        for key, factory in plugin.resources.items():
+            platform_resources[key] = resolve(factory)()
+    platform_resources["telegram"] = telegram_resource()
     return dg.Definitions(
         assets=assets,
         jobs=jobs,
@@ -60,8 +62,7 @@ def build_definitions() -> dg.Definitions:
             "lake": LakeResource(),
             "registry": RegistryResource(),
             "elasticsearch": elasticsearch_resource(),
-            "telegram": telegram_resource(),
-            "x": XResource.from_env(),
+            **platform_resources,
         },
     )
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-from crawl_assets.registry.models import PLATFORMS
+from crawl_assets.sources.catalog import platforms
 
 SOURCE_PARTITIONS: dict[str, dg.DynamicPartitionsDefinition] = {
-    platform: dg.DynamicPartitionsDefinition(name=f"{platform}_sources") for platform in PLATFORMS
+    platform: dg.DynamicPartitionsDefinition(name=f"{platform}_sources") for platform in platforms()
 }

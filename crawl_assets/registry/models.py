@@ -9,20 +9,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from crawl_assets.registry.secrets import looks_like_secret
+from crawl_assets.sources import catalog
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 CREDENTIAL_REF = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
-PLATFORMS = ("telegram", "x", "discourse", "play", "intercom")
-
-# Offline formats an export-file source can hold, by platform (the first is the default).
-EXPORT_FORMATS: dict[str, tuple[str, ...]] = {
-    "telegram": ("telegram-export", "telegram"),
-    "x": ("x-v2", "x-archive"),
-    "discourse": ("discourse",),
-    "play": ("play-csv",),
-    "intercom": ("intercom",),
-}
+# Platforms, their kinds and export formats are declared by the source plugins (crawl_assets/sources/).
+PLATFORMS: tuple[str, ...] = catalog.platforms()
+EXPORT_FORMATS: dict[str, tuple[str, ...]] = {p: pl.export_formats for p, pl in catalog.plugins().items()}
 
 
 class SourceKind(str, Enum):
@@ -111,6 +105,9 @@ class SourceEntry(BaseModel):
 
     @model_validator(mode="after")
     def _kind_fits(self) -> "SourceEntry":
+        allowed = catalog.plugins()[self.platform].allowed_kinds()
+        if self.kind.value not in allowed:
+            raise ValueError(f"kind {self.kind.value!r} is not supported for {self.platform}; expected one of {', '.join(allowed)}")
         if self.kind is SourceKind.export_file:
             fmt = self.options.get("format") or EXPORT_FORMATS[self.platform][0]
             if fmt not in EXPORT_FORMATS[self.platform]:

@@ -54,7 +54,7 @@ def test_add_duplicate_and_bad_slug(registry):
 
 
 def test_list_with_invalid_entry_exits_2_naming_file_entry_field(registry):
-    registry.write_text("sources:\n  - name: ok\n    platform: x\n    kind: app\n    identifier: a\n"
+    registry.write_text("sources:\n  - name: ok\n    platform: x\n    kind: search_query\n    identifier: a\n"
                         "  - name: nope\n    platform: x\n    kind: galaxy\n    identifier: a\n")
     r = run("list", registry=registry)
     assert r.returncode == 2

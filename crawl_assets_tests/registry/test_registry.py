@@ -79,7 +79,7 @@ def test_edits_keep_comments_and_round_trip(tmp_path):
     path = write(tmp_path, GOOD)
     reg = load_registry(path)
     reg.set_status("acme.telegram.news", SourceStatus.paused, "channel went private")
-    reg.add(SourceEntry(name="app", platform="play", kind="app", identifier="com.example.app", tenant="acme"))
+    reg.add(SourceEntry(name="app", platform="x", kind="account_timeline", identifier="example_app", tenant="acme"))
     reg.save()
     text = path.read_text(encoding="utf-8")
     assert "# the team's sources" in text and "# a public channel" in text
@@ -87,8 +87,8 @@ def test_edits_keep_comments_and_round_trip(tmp_path):
     assert again.errors == []
     assert again.get("news").status is SourceStatus.paused
     assert again.get("news").status_reason == "channel went private"
-    assert again.get("app").key == "acme.play.app"
-    again.remove("acme.play.app")
+    assert again.get("app").key == "acme.x.app"
+    again.remove("acme.x.app")
     again.set_status("news", SourceStatus.active)
     again.save()
     final = load_registry(path)
@@ -122,3 +122,8 @@ def test_secret_shapes_detected(value):
 )
 def test_ordinary_identifiers_are_not_secrets(value):
     assert looks_like_secret(value) is None
+
+
+def test_kind_must_be_one_the_platform_supports():
+    with pytest.raises(ValueError, match="kind 'forum' is not supported for telegram"):
+        SourceEntry(name="f", platform="telegram", kind="forum", identifier="x")

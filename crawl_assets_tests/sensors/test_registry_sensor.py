@@ -5,9 +5,13 @@ from crawl_assets.resources.lake import RegistryResource
 from crawl_assets.sensors.registry_sensor import registry_partitions_sensor
 
 
+KIND = {"telegram": "channel", "x": "search_query"}
+
+
 def entries(names, platform="telegram", tenant="acme"):
     return "".join(
-        f"  - name: {n}\n    tenant: {tenant}\n    platform: {platform}\n    kind: channel\n    identifier: {n}\n" for n in names
+        f"  - name: {n}\n    tenant: {tenant}\n    platform: {platform}\n    kind: {KIND[platform]}\n    identifier: {n}\n"
+        for n in names
     )
 
 
