@@ -306,3 +306,18 @@ def test_options_from_the_registry():
 
     o = Options.from_entry(entry("o", "@o", comments="yes", download_media=False, takeout="false"))
     assert (o.comments, o.download_media, o.takeout) == (True, False, False)
+
+
+def test_the_stand_in_opens_no_socket(world, harness_factory, monkeypatch):
+    import asyncio
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a socket was opened")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(asyncio, "open_connection", refuse)
+    world.channel("offline", messages=120)
+    h = harness_factory(entry("offline", "@offline"))
+    assert h.sync().state["history_complete"]
