@@ -14,6 +14,10 @@ Shape (after elastic/connectors' sink, plus what it lacks):
   with exponential backoff and full jitter; whole-request failures (connection drops, timeouts, 429, 5xx)
   are retried likewise. Re-sending is always safe: writes are idempotent under ``external_gte``.
 
+Why not ``helpers.streaming_bulk``: it re-serializes every action through the client's serializer and
+does not retry per-item 429s; hand-built orjson NDJSON through ``client.bulk`` costs about what a bare
+bulk loop costs (``bench/es_sink.py``).
+
 Deletions are not special: a record with ``deleted: true`` is indexed like any other (a tombstone) and,
 carrying the newest edit time, wins over older snapshots.
 """
