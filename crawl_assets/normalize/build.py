@@ -146,12 +146,21 @@ def _validation_summary(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def iter_json_lines(stream: IO[bytes], batch: Batch) -> Iterator[tuple[int, bytes, Any]]:
+def iter_json_lines(
+    stream: IO[bytes], batch: Batch, fast_decode: Callable[[bytes], Any] | None = None
+) -> Iterator[tuple[int, bytes, Any]]:
     """(line number, raw bytes, parsed JSON) per non-blank line; a line that is not JSON comes back with an
-    ``InputError`` in place of the parsed value, for the caller to reject (streaming: one line in memory)."""
-    for number, raw in enumerate(stream, start=1):
+    ``InputError`` in place of the parsed value, for the caller to reject (streaming: one line in memory).
+
+    ``fast_decode`` may parse a line first (returning None when it cannot); orjson parses the rest."""
+    for number, raw in enumerate(stream, start=batch.context.first_line):
         if raw.isspace() or not raw:  # not raw.strip(): that copies every (~1 MB) page line
             continue
+        if fast_decode is not None:
+            value = fast_decode(raw)
+            if value is not None:
+                yield number, raw, value
+                continue
         try:
             yield number, raw, orjson.loads(raw)
         except orjson.JSONDecodeError as exc:

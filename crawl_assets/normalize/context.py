@@ -16,3 +16,4 @@ class NormalizeContext:
     method: str = "export"
     run_id: str | None = None
     raw_pointer: str | None = None
+    first_line: int = 1  # line number of the stream's first line, when it is a chunk of a larger file

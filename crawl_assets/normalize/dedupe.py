@@ -39,9 +39,18 @@ class Deduper:
 
     def add(self, key: str, edited_at: datetime | None, collected_at: datetime | None, payload: bytes) -> None:
         """Remember one observation; ``payload`` comes back from ``winners`` if it wins."""
+        self.add_ranked(
+            key,
+            edited_at.timestamp() if edited_at is not None else _NEVER,
+            collected_at.timestamp() if collected_at is not None else _NEVER,
+            payload,
+        )
+
+    def add_ranked(self, key: str, edited: float, collected: float, payload: bytes) -> None:
+        """``add`` with the times already as epoch seconds (-inf when unknown)."""
         self._hashes += _blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        self._edited.append(edited_at.timestamp() if edited_at is not None else _NEVER)
-        self._collected.append(collected_at.timestamp() if collected_at is not None else _NEVER)
+        self._edited.append(edited)
+        self._collected.append(collected)
         self._spill.write(_LENGTH.pack(len(payload)) + payload)
         self.total += 1
 

@@ -182,3 +182,26 @@ def test_broken_archive_is_reported(payload):
 
 def test_empty_archive_is_fine():
     assert run("x-archive", b"window.YTD.tweets.part0 = []") == ([], [])
+
+
+def test_fast_page_decoding_is_used_and_changes_nothing():
+    import io
+
+    from crawl_assets.sources.x.normalize import _fast_page, normalize_v2
+
+    raw = (SAMPLES / "x_v2_recording.jsonl").read_bytes()
+    assert all(_fast_page(line) is not None for line in raw.splitlines())
+    context = NormalizeContext(tenant="t", source="s")
+    fast = list(normalize_v2(io.BytesIO(raw), name="n", context=context, validate=False))
+    slow = list(normalize_v2(io.BytesIO(raw), name="n", context=context, validate=False, fast=False))
+    assert fast == slow and len(fast) == 165
+    odd = _page(_tweet("1", geo={"place_id": "abc"}, withheld={"copyright": True, "country_codes": ["IR"]},
+                       attachments={"poll_ids": ["99"], "media_keys": []}, public_metrics={"like_count": 2**70}))
+    assert _fast_page(odd.encode()) is None  # an integer orjson would make a float: the page goes the slow way
+    fitting = _page(_tweet("1", geo={"place_id": "abc"}, withheld={"copyright": True, "country_codes": ["IR"]},
+                           attachments={"poll_ids": ["99"]}))  # fmt: skip
+    assert _fast_page(fitting.encode())["data"][0]["geo"] == {"place_id": "abc"}
+    for page in (odd, fitting):
+        payload = lines(page)
+        assert list(normalize_v2(io.BytesIO(payload), name="n", context=context)) == list(
+            normalize_v2(io.BytesIO(payload), name="n", context=context, fast=False))

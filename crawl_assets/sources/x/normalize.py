@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from typing import IO, Any
+from typing import IO, Annotated, Any, TypedDict
 
 import ijson
+import msgspec
+import orjson
 
 from crawl_assets.normalize.build import (
     Batch,
@@ -49,11 +51,14 @@ def tweet_key(tweet_id: str) -> str:
 
 
 def normalize_v2(
-    stream: IO[bytes], *, name: str, context: NormalizeContext, validate: bool = True
+    stream: IO[bytes], *, name: str, context: NormalizeContext, validate: bool = True, fast: bool = True
 ) -> Iterator[Item]:
-    """Records from API v2 response pages, one JSON page per line (``data`` + ``includes``)."""
+    """Records from API v2 response pages, one JSON page per line (``data`` + ``includes``).
+
+    ``fast`` parses each page with msgspec into only the fields mapped (see ``_fast_page``); ``fast=False``
+    parses whole pages with orjson. Both give the same output (a property test holds them equal)."""
     batch = Batch("x-v2", name, context, validate=validate)
-    for line, raw, page in iter_json_lines(stream, batch):
+    for line, raw, page in iter_json_lines(stream, batch, _fast_page if fast else None):
         if isinstance(page, InputError):
             yield batch.reject(line, str(page), raw)
             continue
@@ -72,6 +77,147 @@ def normalize_v2(
         provenance = batch.provenance(line, _parse_iso(collected))
         for index, tweet in enumerate(data):
             yield batch.guard(line, tweet, _v2_tweet, batch, tweet, includes, provenance, index)
+
+
+# --- Fast page decoding ---------------------------------------------------------------------------------
+# A twarc2 page is ~3.5 KB per tweet, mostly fields no record needs (context annotations, user profiles,
+# entity annotations). msgspec decoding into TypedDicts builds only the fields ``_v2_tweet`` reads, ~6x
+# faster than building the whole page. The types are the documented happy shape; a page that does not fit
+# them (wrong types, missing ``data``, out-of-range numbers) is parsed again by orjson and normalized
+# (or rejected) by exactly the same code, so the fast path never changes a result, only its cost.
+# Integers are bounded to int64 (orjson keeps those as integers); free-form values stay raw JSON for orjson.
+
+_Int = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
+
+class _Tag(TypedDict, total=False):
+    tag: str
+
+
+class _Mention(TypedDict, total=False):
+    username: str
+
+
+class _Url(TypedDict, total=False):
+    url: str
+    expanded_url: str
+    unwound_url: str
+    media_key: str
+
+
+class _Entities(TypedDict, total=False):
+    hashtags: list[_Tag]
+    mentions: list[_Mention]
+    urls: list[_Url]
+    cashtags: list[_Tag]
+
+
+class _Note(TypedDict, total=False):
+    text: str
+    entities: _Entities
+
+
+class _Reference(TypedDict, total=False):
+    type: str
+    id: str
+
+
+class _Attachments(TypedDict, total=False):
+    media_keys: list[str]
+    poll_ids: msgspec.Raw
+
+
+class _PublicMetrics(TypedDict, total=False):
+    like_count: _Int
+    retweet_count: _Int
+    reply_count: _Int
+    quote_count: _Int
+    bookmark_count: _Int
+    impression_count: _Int
+
+
+class _Tweet(TypedDict, total=False):
+    id: str
+    text: str
+    note_tweet: _Note
+    entities: _Entities
+    referenced_tweets: list[_Reference]
+    author_id: str
+    conversation_id: str
+    created_at: str
+    lang: str
+    attachments: _Attachments
+    public_metrics: _PublicMetrics
+    source: str
+    possibly_sensitive: bool
+    reply_settings: str
+    in_reply_to_user_id: str
+    edit_history_tweet_ids: list[str]
+    withheld: msgspec.Raw
+    geo: msgspec.Raw
+
+
+class _User(TypedDict, total=False):
+    id: str
+    username: str
+
+
+class _Variant(TypedDict, total=False):
+    bit_rate: _Int
+    content_type: str
+    url: str
+
+
+class _MediaItem(TypedDict, total=False):
+    media_key: str
+    type: str
+    url: str
+    preview_image_url: str
+    width: _Int
+    height: _Int
+    duration_ms: _Int
+    variants: list[_Variant]
+
+
+class _Referenced(TypedDict, total=False):
+    id: str
+    text: str
+
+
+class _PageIncludes(TypedDict, total=False):
+    users: list[_User]
+    media: list[_MediaItem]
+    tweets: list[_Referenced]
+
+
+class _Twarc(TypedDict, total=False):
+    retrieved_at: str
+
+
+_Page = TypedDict("_Page", {"data": list[_Tweet], "includes": _PageIncludes, "__twarc": _Twarc}, total=False)
+_PAGE_DECODER = msgspec.json.Decoder(_Page)
+_RAW_TWEET_FIELDS = ("withheld", "geo")
+
+
+def _fast_page(raw: bytes) -> dict[str, Any] | None:
+    """The page with only the mapped fields, or None when it does not fit the happy shape."""
+    try:
+        page = _PAGE_DECODER.decode(raw)
+    except msgspec.DecodeError:  # includes ValidationError
+        return None
+    if "data" not in page:
+        return None
+    try:
+        for tweet in page["data"]:
+            for field in _RAW_TWEET_FIELDS:
+                if field in tweet:
+                    tweet[field] = orjson.loads(bytes(tweet[field]))  # type: ignore[literal-required]
+            attachments = tweet.get("attachments")
+            if attachments is not None and "poll_ids" in attachments:
+                attachments["poll_ids"] = orjson.loads(bytes(attachments["poll_ids"]))  # type: ignore[typeddict-item]
+    except orjson.JSONDecodeError:
+        return None
+    return page  # type: ignore[return-value]
 
 
 class _Includes:
