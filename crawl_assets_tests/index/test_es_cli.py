@@ -81,3 +81,14 @@ def test_unreachable_cluster_is_a_one_line_error(run_cli) -> None:
 def test_bad_retention_value(run_cli) -> None:
     result = CliRunner().invoke(cli, ["es", "setup", "--retention", "acme=0"])
     assert result.exit_code == 2 and "expected TENANT=MONTHS" in result.output
+
+
+def test_setup_defaults_to_the_registry_tenants(es: EsTarget, run_cli, tmp_path: Path, monkeypatch) -> None:
+    registry = tmp_path / "sources.yaml"
+    registry.write_text(f"sources:\n- name: chan\n  tenant: {es.tenant}\n  platform: telegram\n  kind: channel\n"
+                        f"  identifier: durov\n")
+    result = run_cli("setup", "--registry", str(registry), "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert f"tenants: {es.tenant}" in result.output
+    empty = run_cli("setup", "--registry", str(tmp_path / "missing.yaml"), "--dry-run")
+    assert empty.exit_code == 0 and "tenants: default" in empty.output
