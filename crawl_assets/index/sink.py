@@ -121,6 +121,10 @@ class SinkStats:
         }
 
 
+class SinkAborted(RuntimeError):
+    """Too many documents failed; the documents already given are all accounted for."""
+
+
 def edge_id(doc: Mapping[str, Any]) -> str:
     """Deterministic ``_id`` of an edge from its type, src and dst (bounded length whatever the keys)."""
     kind, src, dst = doc.get("type"), doc.get("src"), doc.get("dst")
@@ -198,6 +202,7 @@ class BulkSink:
         request_timeout_s: float = 120.0,
         ensure_indices: bool = True,
         refresh: bool = True,
+        max_failures: int | None = None,
     ) -> None:
         self.family = check_family(family)
         self.tenant = check_tenant(tenant)
@@ -207,6 +212,9 @@ class BulkSink:
         self.max_item_retries, self.max_request_retries = max_item_retries, max_request_retries
         self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
         self.ensure_indices, self.refresh = ensure_indices, refresh
+        # Stop taking documents once this many failed (e.g. a broken mapping refusing everything), instead
+        # of dead-lettering a whole backfill; None means never stop.
+        self.max_failures = max_failures
         self.client = client
         # The sink owns retries (with accounting and backoff); the client must not retry underneath.
         self._bulk_client = client.options(max_retries=0, request_timeout=request_timeout_s)
@@ -235,6 +243,9 @@ class BulkSink:
             raise RuntimeError("sink is closed")
         if self._fatal is not None:
             raise RuntimeError(f"the sink cannot record failures any more: {self._fatal}") from self._fatal
+        if self.max_failures is not None and self.stats.failed > self.max_failures:
+            raise SinkAborted(f"{self.stats.failed} documents failed (more than max_failures={self.max_failures}); "
+                              f"see the dead letters in {self.deadletters.full_path}")
         try:
             item = self._prepare(doc)
         except (RoutingError, TypeError, ValueError) as exc:

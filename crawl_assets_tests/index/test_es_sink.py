@@ -18,7 +18,7 @@ from crawl_assets.index.deadletter import pending_files, read_file
 from crawl_assets.index.erasure import erase_documents
 from crawl_assets.index.naming import index_name, read_alias
 from crawl_assets.index.replay import replay_deadletters
-from crawl_assets.index.sink import BulkSink, edge_id, index_documents
+from crawl_assets.index.sink import BulkSink, SinkAborted, edge_id, index_documents
 from crawl_assets.index.stats import count_documents
 from crawl_assets.resources.elasticsearch import ElasticsearchResource
 from crawl_assets_tests.es_server import spawn
@@ -317,3 +317,14 @@ def test_broken_dead_letter_storage_fails_loudly_without_losing_count(es: EsTarg
     with pytest.raises(RuntimeError, match="dead letters could not be written"):
         sink.close()
     assert (sink.stats.created, sink.stats.failed, sink.stats.unaccounted) == (2, 1, 0)
+
+
+def test_too_many_failures_stop_the_producer_with_everything_accounted(es: EsTarget, tmp_path: Path) -> None:
+    docs = [record(i, es.tenant, edited_at="never") for i in range(2000)]  # the cluster refuses them all
+    sink = BulkSink(es.client, family="records", tenant=es.tenant, deadletter_root=str(tmp_path / "lake"),
+                    batch_docs=100, max_failures=150, **FAST)
+    with pytest.raises(SinkAborted, match="max_failures=150"):
+        with sink:
+            sink.add_many(docs)
+    assert sink.stats.docs < 2000
+    assert sink.stats.failed == sink.stats.docs and sink.stats.unaccounted == 0
