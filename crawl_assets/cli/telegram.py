@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
+import sys
 
 import click
 
@@ -42,12 +44,14 @@ def login_command(credential: str, phone: str | None) -> None:
         app = app_credentials(name)
     except LoginConfigError as exc:
         fail(str(exc))
-    session = asyncio.run(login(
-        app,
-        phone=(lambda: phone) if phone else (lambda: click.prompt("Phone number (international format, e.g. +98...)")),
-        code=lambda: click.prompt("Login code Telegram sent you"),
-        password=lambda: click.prompt("Two-step verification password", hide_input=True),
-    ))
+    # stdout carries only the session string; prompts and Telethon's greeting go to stderr
+    with contextlib.redirect_stdout(sys.stderr):
+        session = asyncio.run(login(
+            app,
+            phone=(lambda: phone) if phone else (lambda: click.prompt("Phone number (international format, e.g. +98...)", err=True)),
+            code=lambda: click.prompt("Login code Telegram sent you", err=True),
+            password=lambda: click.prompt("Two-step verification password", hide_input=True, err=True),
+        ))
     var = env_names(name)["session"]
     click.echo(f"\nStore this as the secret {var} (it is shown only now, and never written to disk):", err=True)
     click.echo(session)

@@ -100,3 +100,24 @@ def test_check_without_configuration_names_the_missing_variables(no_telegram_env
     result = CliRunner().invoke(cli, ["telegram", "check"])
     assert result.exit_code == 2
     assert "CRAWL_TELEGRAM_SESSION" in result.output and "CRAWL_TELEGRAM_API_ID" in result.output
+
+
+def test_login_command_prints_only_the_session_on_stdout(world, no_telegram_env, tmp_path, monkeypatch):
+    import telethon.client.telegrambaseclient as base
+
+    account = world.account("default")
+    account.authorized = False
+    # the stand-in takes the place of Telethon's MTProtoSender for the client the command builds
+    monkeypatch.setattr(base, "MTProtoSender", lambda *a, **k: tm.StandinSender(world, account))
+    monkeypatch.setenv("CRAWL_TELEGRAM_API_ID", "12345")
+    monkeypatch.setenv("CRAWL_TELEGRAM_API_HASH", HASH)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    result = CliRunner().invoke(cli, ["telegram", "login"], input=f"{account.phone}\n{account.code}\n")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1
+    assert StringSession(lines[0]).auth_key is not None
+    assert "CRAWL_TELEGRAM_SESSION" in result.stderr
+    assert list(cwd.iterdir()) == []
