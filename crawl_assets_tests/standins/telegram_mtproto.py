@@ -218,6 +218,10 @@ class SimChat:
             types.ReactionCount(reaction=types.ReactionEmoji("👍"), count=5 + msg_id % 9 + bump),
             types.ReactionCount(reaction=types.ReactionEmoji("❤"), count=2),
         ])
+        if not self.broadcast:  # a supergroup: members write, no channel-post counters
+            return types.Message(
+                id=msg_id, peer_id=peer, date=date, message=text, from_id=types.PeerUser(COMMENTER.id),
+                fwd_from=fwd, reply_to=reply, media=media, entities=entities, edit_date=edit_date, reactions=reactions)
         return types.Message(
             id=msg_id, peer_id=peer, date=date, message=text, post=True, fwd_from=fwd, reply_to=reply,
             media=media, entities=entities, views=1000 + msg_id % 500 + 10 * bump, forwards=msg_id % 17 + bump,
@@ -280,12 +284,12 @@ class World:
 
     def channel(self, username: str | None, *, messages: int, chat_id: int | None = None, step_seconds: int = 600,
                 title: str = "کانال آزمایشی", about: str = "درباره این کانال 🌿", newest_at: datetime | None = None,
-                private: bool = False) -> SimChat:
-        """A broadcast channel whose newest message is dated ``newest_at`` (default: now)."""
+                private: bool = False, megagroup: bool = False) -> SimChat:
+        """A broadcast channel (or a supergroup) whose newest message is dated ``newest_at`` (default: now)."""
         chat_id = chat_id or 1_000_000_000 + len(self.chats) + 1
         newest = newest_at or datetime.now(timezone.utc).replace(microsecond=0)
         chat = SimChat(id=chat_id, access_hash=chat_id * 31 + 7, title=title, username=username, about=about,
-                       top_id=messages, step_seconds=step_seconds, private=private,
+                       top_id=messages, step_seconds=step_seconds, private=private, broadcast=not megagroup,
                        start=newest - timedelta(seconds=messages * step_seconds))
         self.chats[chat_id] = chat
         return chat

@@ -68,3 +68,21 @@ def test_deletion_lines_normalize(world, harness_factory):
     assert not [r for r in rejections if r.error]
     deleted = [r for r in records if r.key == f"telegram:{chat.id}:290"]
     assert deleted and deleted[0].deleted
+
+
+def test_a_supergroup_source_normalizes_with_its_members_as_authors(world, harness_factory):
+    from crawl_assets.registry import SourceEntry
+    from crawl_assets_tests.standins.telegram_mtproto import COMMENTER
+
+    group = world.channel("devs_group", messages=250, megagroup=True, title="گروه توسعه")
+    source = SourceEntry(name="devs", platform="telegram", kind="group", identifier="https://t.me/devs_group")
+    h = harness_factory(source)
+    result = h.sync()
+    assert result.state["history_complete"] and result.state["peer"]["kind"] == "channel"
+    meta = next(b for b in h.lake.raw_batches("default", "telegram", source.key) if b.manifest.extra["kind"] == "chat")
+    assert meta.manifest.extra["chat"]["megagroup"] is True
+    records, rejections = _normalize_all(h, {"chat", "forward", "backfill"})
+    assert not [r for r in rejections if r.error]
+    assert len(records) == 250 - 1 - 2  # minus the creation and pin service messages
+    assert {r.author_id for r in records} == {str(COMMENTER.id)}
+    assert all(r.key.startswith(f"telegram:{group.id}:") for r in records)
