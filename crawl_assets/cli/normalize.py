@@ -33,6 +33,7 @@ MAX_AUTO_JOBS = 4
 AUTO_JOBS_MIN_BYTES = 16 << 20
 EXIT_USAGE = 2
 _GZIP_MAGIC = b"\x1f\x8b"
+_BUFFER = 1 << 20  # API pages are ~1 MB lines: a large buffer halves the cost of splitting them
 
 
 class _Unreadable(Exception):
@@ -46,7 +47,7 @@ def open_input(path: str) -> Iterator[IO[bytes]]:
         yield sys.stdin.buffer
         return
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below
+        handle = open(path, "rb", buffering=_BUFFER)  # noqa: SIM115 - closed below
     except OSError as exc:
         raise _Unreadable(f"cannot read {path}: {exc.strerror or exc}") from None
     try:

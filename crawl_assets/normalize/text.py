@@ -74,8 +74,23 @@ def _fix_zwnj(text: str) -> str:
     return "".join(out)
 
 
+_FOLDED: dict[str, str] = {}
+_FOLDED_MAX = 100_000
+
+
 def fold_tag(tag: str) -> str:
-    """A hashtag or handle as a stable key: without its sigil, cleaned like text, casefolded."""
+    """A hashtag or handle as a stable key: without its sigil, cleaned like text, casefolded.
+
+    Tags and handles repeat a lot, so results are memoized (bounded: cleared when full)."""
+    folded = _FOLDED.get(tag)
+    if folded is None:
+        if len(_FOLDED) >= _FOLDED_MAX:
+            _FOLDED.clear()
+        folded = _FOLDED[tag] = _fold(tag)
+    return folded
+
+
+def _fold(tag: str) -> str:
     tag = tag.strip()
     if tag[:1] in ("#", "@", "＃", "＠"):
         tag = tag[1:]
