@@ -69,6 +69,9 @@ def check_command(credentials: tuple[str, ...]) -> None:
         missing = sorted(set(re.findall(r'environment variable "([A-Z0-9_]+)"', str(exc))))
         fail(f"Telegram credentials are not configured: set {', '.join(missing) or 'CRAWL_TELEGRAM_*'}")
     names = [_credential(c) for c in credentials] or sorted(resource.credentials)
+    if not names:
+        fail("Telegram credentials are not configured: set CRAWL_TELEGRAM_API_ID, CRAWL_TELEGRAM_API_HASH and "
+             "CRAWL_TELEGRAM_SESSION (or CRAWL_TELEGRAM_<NAME>_SESSION); see docs/sources/telegram.md")
 
     async def run() -> list[dict]:
         return [await resource.health(n) for n in names]

@@ -77,7 +77,7 @@ class TelegramResource(dg.ConfigurableResource):
         env = os.environ
         named = sorted({m.group(1).lower() for k in env if (m := _NAMED_SESSION.match(k))} - {"api"})
         creds: dict[str, TelegramCredential] = {}
-        if env.get(env_names(DEFAULT)["session"]) or not named:
+        if env.get(env_names(DEFAULT)["session"]):
             creds[DEFAULT] = cls._credential(DEFAULT)
         for name in named:
             creds[name] = cls._credential(name)

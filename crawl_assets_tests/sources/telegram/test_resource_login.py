@@ -56,10 +56,11 @@ def test_from_env_builds_a_pool_of_envvar_references(no_telegram_env, monkeypatc
         assert SESSION not in text and HASH not in text
 
 
-def test_from_env_without_any_session_still_names_the_default(no_telegram_env):
+def test_from_env_without_any_session_is_an_empty_pool(no_telegram_env):
+    """No unset EnvVar in the config: it would fail every Telegram run at start, export sources included.
+    A live source then fails naming CRAWL_TELEGRAM_SESSION (see test_asset)."""
     resource = TelegramResource.from_env()
-    assert list(resource.credentials) == ["default"]
-    assert resource.credentials["default"].session == "CRAWL_TELEGRAM_SESSION"
+    assert resource.credentials == {}
 
 
 def test_login_refuses_without_api_id(no_telegram_env, tmp_path, monkeypatch):
