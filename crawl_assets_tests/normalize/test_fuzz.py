@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from crawl_assets.normalize import NormalizeContext, normalize_documents, normalize_stream
 from crawl_assets.normalize.output import record_line
-from crawl_assets.sources.x.normalize import normalize_v2
 from crawl_assets.schema import Record, Rejection
+from crawl_assets.sources.x.normalize import normalize_v2
 
 CONTEXT = NormalizeContext(tenant="t", source="fuzz", method="api", run_id="r")
 EXAMPLES = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -40,7 +40,7 @@ def _run_both(fmt: str, payload: bytes) -> None:
     docs = list(normalize_documents(fmt, io.BytesIO(payload), name="fuzz", context=CONTEXT))
     assert [i.model_dump() for i in validated] == [i.model_dump() for i in again]  # deterministic
     assert len(docs) == len(validated)
-    for item, doc in zip(validated, docs):
+    for item, doc in zip(validated, docs, strict=True):
         if isinstance(item, Rejection):
             assert doc == item
             assert len(item.snippet) <= 500 and item.reason
