@@ -113,6 +113,16 @@ def run_floor(url: str, n: int, lake: str) -> dict[str, Any]:
     return _figures(n, started, cpu0)
 
 
+def run_baseline(url: str, n: int, lake: str) -> dict[str, Any]:
+    """What both pay before indexing anything: the imports and the input pool."""
+    from crawl_assets.index.sink import index_documents  # noqa: F401
+    from crawl_assets.resources.elasticsearch import ElasticsearchResource
+
+    ElasticsearchResource(hosts=[url]).get_client().info()
+    next(synthetic_records(n))
+    return {"docs_per_s": 0.0, "docs_per_cpu_s": 0.0, "seconds": 0.0, "peak_rss_mib": _peak_rss_mib()}
+
+
 def child(phase: str, n: int) -> dict[str, Any]:
     """One measurement in a fresh process, against a fresh server process."""
     from crawl_assets_tests.es_server import spawn
@@ -129,18 +139,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--phase", choices=["sink", "floor"], help=argparse.SUPPRESS)
+    parser.add_argument("--phase", choices=["sink", "floor", "baseline"], help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase:
         import tempfile
 
         with tempfile.TemporaryDirectory() as lake:
-            fn = run_sink if args.phase == "sink" else run_floor
+            fn = {"sink": run_sink, "floor": run_floor, "baseline": run_baseline}[args.phase]
             print(json.dumps(fn(args.url, args.docs, lake)))
         return
 
-    results: dict[str, list[dict[str, Any]]] = {"sink": [], "floor": []}
+    results: dict[str, list[dict[str, Any]]] = {"sink": [], "floor": [], "baseline": [child("baseline", args.docs)]}
     for _ in range(args.runs):
         for phase in ("floor", "sink"):
             results[phase].append(child(phase, args.docs))
@@ -153,6 +163,7 @@ def main() -> None:
     for label, phase in (("BulkSink (index_documents)", "sink"), ("raw NDJSON + client.bulk (floor)", "floor")):
         print(f"{label:<34} {med(phase, 'docs_per_s'):>10,.0f} {med(phase, 'docs_per_cpu_s'):>11,.0f} "
               f"{med(phase, 'peak_rss_mib'):>6.0f} MiB")
+    print(f"{'(imports + input pool, no indexing)':<34} {'':>10} {'':>11} {med('baseline', 'peak_rss_mib'):>6.0f} MiB")
     print(f"sink bulk latency p50 {med('sink', 'p50_ms'):.0f} ms, p95 {med('sink', 'p95_ms'):.0f} ms")
     wall = med("floor", "docs_per_s") / med("sink", "docs_per_s")
     cpu = med("floor", "docs_per_cpu_s") / med("sink", "docs_per_cpu_s")
