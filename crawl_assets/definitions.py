@@ -8,10 +8,12 @@ import re
 import dagster as dg
 
 from crawl_assets.assets import derived_assets
-from crawl_assets.jobs import build_sync_job
+from crawl_assets.jobs import build_batch_job, build_sync_job
+from crawl_assets.monitoring.checks import build_health_checks, health_check_job_and_schedule
 from crawl_assets.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sensors.registry_sensor import registry_partitions_sensor
+from crawl_assets.sensors.scheduling import build_scheduling_sensor
 from crawl_assets.sources.catalog import plugins
 from crawl_assets.sources.plugin import resolve
 from crawl_assets.sources.telegram.resource import TelegramResource
@@ -44,20 +46,34 @@ def telegram_resource() -> TelegramResource:
 
 
 def build_definitions() -> dg.Definitions:
+    """Per platform: the asset chain, single-source and batch sync jobs (with and without the index
+    step), a scheduling sensor (driving the jobs with the index step when ``CRAWL_ES_URL`` is set) and
+    the source health checks."""
     assets: list[dg.AssetsDefinition] = []
-    jobs = []
+    jobs: list = []
+    sensors: list[dg.SensorDefinition] = [registry_partitions_sensor]
+    checks: list[dg.AssetChecksDefinition] = []
     platform_resources: dict[str, dg.ConfigurableResource] = {}
+    with_index = bool(os.environ.get("CRAWL_ES_URL", "").strip())
     for platform, plugin in plugins().items():
         raw = resolve(plugin.raw_asset)
-        assets += [raw, *derived_assets(platform, raw)]
-        jobs += [build_sync_job(platform, raw), build_sync_job(platform, raw, include_index=False)]
+        chain = [raw, *derived_assets(platform, raw)]
+        assets += chain
+        single = {flag: build_sync_job(platform, raw, include_index=flag) for flag in (True, False)}
+        batch = {flag: build_batch_job(platform, chain, include_index=flag) for flag in (True, False)}
+        jobs += [single[True], single[False], batch[True], batch[False]]
+        sensors.append(build_scheduling_sensor(platform, single[with_index], batch[with_index]))
+        checks += build_health_checks(platform, raw)
         for key, factory in plugin.resources.items():
             platform_resources[key] = resolve(factory)()
     platform_resources["telegram"] = telegram_resource()
+    check_job, check_schedule = health_check_job_and_schedule(checks)
     return dg.Definitions(
         assets=assets,
-        jobs=jobs,
-        sensors=[registry_partitions_sensor],
+        asset_checks=checks,
+        jobs=[*jobs, check_job],
+        schedules=[check_schedule],
+        sensors=sensors,
         resources={
             "lake": LakeResource(),
             "registry": RegistryResource(),

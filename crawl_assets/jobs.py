@@ -1,15 +1,33 @@
-"""One sync job per platform: the raw asset of a source and everything derived from it.
+"""Sync jobs per platform: one source per run (``{platform}_sync``), and many sources per run
+(``{platform}_sync_batch``) so 10,000 sources are not capped by a queued run's ~5 s of overhead.
 
-Sync jobs run in-process: a run then costs seconds instead of a subprocess per step.
+Both run in-process: a run then costs seconds instead of a subprocess per step.
+
+The batch job runs, for each source in turn, the very same asset functions as ``{platform}_sync``
+(raw → normalized_records → relation_edges → search_index), under the source's lock, and reports each
+step as a materialization (and its checks) of that source's partition. A source that fails stops only
+its own chain: its checkpoint stays where its last stored page left it, the other sources go on, and
+the run ends failed naming it; the scheduler then retries it alone in a ``{platform}_sync`` run, where
+the step retry policy applies.
 """
 
-from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import dagster as dg
 
+from crawl_assets.monitoring.health import record_failure
+from crawl_assets.scheduling.locks import SourceBusy, source_lock
+
+BATCH_CONFIG_FIELD = "partitions"
+PLATFORM_TAG = "crawl/platform"
 
 
-def build_sync_job(platform: str, raw: dg.AssetsDefinition, *, include_index: bool = True) -> dg.UnresolvedAssetJobDefinition:
+def build_sync_job(platform: str, raw: dg.AssetsDefinition, *, include_index: bool = True) -> "dg.UnresolvedAssetJobDefinition":
     selection = dg.AssetSelection.assets(raw).downstream()
     name = f"{platform}_sync"
     if not include_index:
@@ -19,6 +37,146 @@ def build_sync_job(platform: str, raw: dg.AssetsDefinition, *, include_index: bo
         name=name,
         selection=selection,
         executor_def=dg.in_process_executor,
+        tags={PLATFORM_TAG: platform},
         description=f"Sync one {platform} source: collect, normalize, relate"
         + (", index." if include_index else " (no index step)."),
     )
+
+
+@dataclass(frozen=True)
+class Step:
+    """One asset of a source's chain, callable outside Dagster's step machinery."""
+
+    assets_def: dg.AssetsDefinition
+    fn: Callable[..., Any]
+    resource_params: tuple[str, ...]
+    blocking_checks: frozenset[str]
+
+    @property
+    def key(self) -> dg.AssetKey:
+        return self.assets_def.key
+
+    @classmethod
+    def of(cls, assets_def: dg.AssetsDefinition) -> "Step":
+        fn = assets_def.op.compute_fn.decorated_fn  # type: ignore[union-attr]
+        params = tuple(inspect.signature(fn).parameters)[1:]
+        blocking = frozenset(s.name for s in assets_def.check_specs if s.blocking)
+        return cls(assets_def, fn, params, blocking)
+
+
+class SourceStepContext:
+    """The op's context seen by one asset function for one source: ``partition_key`` and ``asset_key``
+    are that source's and that asset's; everything else (run, instance, log, resources) is the op's."""
+
+    def __init__(self, context: dg.OpExecutionContext, asset_key: dg.AssetKey, partition_key: str):
+        self._context = context
+        self.asset_key = asset_key
+        self.partition_key = partition_key
+        self.partition_keys = [partition_key]
+        self.has_partition_key = True
+        self.retry_number = 0
+
+    def log_event(self, event: Any) -> None:
+        self._context.log_event(event)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
+
+
+@dataclass
+class Outcome:
+    key: str
+    status: str  # "ok" | "failed" | "busy"
+    detail: str = ""
+    seconds: float = 0.0
+
+
+def _report(context: dg.OpExecutionContext, step: Step, key: str, result: Any) -> list[str]:
+    """Log the step's result as a materialization of ``key`` and its checks; return failed blocking checks."""
+    if not isinstance(result, dg.MaterializeResult):
+        raise TypeError(f"{step.key.to_user_string()} returned {type(result).__name__}, expected MaterializeResult")
+    context.log_event(dg.AssetMaterialization(asset_key=step.key, partition=key, metadata=dict(result.metadata or {})))
+    failed: list[str] = []
+    for check in result.check_results or ():
+        context.log_event(dg.AssetCheckEvaluation(
+            asset_key=check.asset_key or step.key, check_name=check.check_name or "", passed=check.passed,
+            metadata=dict(check.metadata or {}), severity=check.severity,
+        ))
+        if not check.passed and check.check_name in step.blocking_checks:
+            failed.append(check.check_name or "")
+    return failed
+
+
+def sync_one(context: dg.OpExecutionContext, steps: Sequence[Step], key: str) -> Outcome:
+    """Run a source's chain in this process under its lock; never raises for the source's own errors."""
+    started = time.time()
+    try:
+        with source_lock(key, wait_seconds=0):
+            for step in steps:
+                proxy = SourceStepContext(context, step.key, key)
+                resources = {name: getattr(context.resources, name) for name in step.resource_params}
+                try:
+                    result = step.fn(proxy, **resources)
+                    failed_checks = _report(context, step, key, result)
+                except (dg.RetryRequested, dg.Failure, Exception) as exc:  # noqa: B014 - named for readers
+                    detail = f"{step.key.to_user_string()}: {_describe(exc)}"
+                    if step is not steps[0]:  # the raw step records its own failures
+                        record_failure(context.instance, key, detail, run_id=context.run.run_id)
+                    context.log.error(f"{key}: {detail}")
+                    return Outcome(key, "failed", detail, time.time() - started)
+                if failed_checks:
+                    detail = f"{step.key.to_user_string()}: blocking check failed: {', '.join(failed_checks)}"
+                    record_failure(context.instance, key, detail, run_id=context.run.run_id)
+                    context.log.error(f"{key}: {detail}; later steps skipped")
+                    return Outcome(key, "failed", detail, time.time() - started)
+    except SourceBusy as exc:
+        context.log.warning(f"{exc}; skipped in this batch")
+        return Outcome(key, "busy", str(exc), time.time() - started)
+    return Outcome(key, "ok", "", time.time() - started)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, dg.RetryRequested):
+        return f"retry requested in {exc.seconds_to_wait or 0:.0f}s ({exc.__cause__ or 'no cause'})"
+    if isinstance(exc, dg.Failure):
+        return exc.description or "failure"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def batch_op_name(platform: str, include_index: bool = True) -> str:
+    return f"{platform}_sync_sources" + ("" if include_index else "_no_index")
+
+
+def build_batch_job(platform: str, assets: Sequence[dg.AssetsDefinition], *, include_index: bool = True) -> dg.JobDefinition:
+    """``{platform}_sync_batch``: sync the sources listed in the op config one after another in one run."""
+    chain = [a for a in assets if include_index or a.key != dg.AssetKey([platform, "search_index"])]
+    steps = [Step.of(a) for a in chain]
+    resource_keys = set().union(*(a.required_resource_keys for a in chain))
+
+    @dg.op(name=batch_op_name(platform, include_index), required_resource_keys=resource_keys, pool=f"{platform}_sources",
+           config_schema={BATCH_CONFIG_FIELD: dg.Field([str], description="Source keys to sync, in order.")},
+           description=f"Sync several {platform} sources in turn, each isolated from the others' failures.")
+    def _batch(context: dg.OpExecutionContext):
+        outcomes = [sync_one(context, steps, key) for key in context.op_config[BATCH_CONFIG_FIELD]]
+        failed = [o for o in outcomes if o.status == "failed"]
+        busy = [o for o in outcomes if o.status == "busy"]
+        context.log.info(f"batch of {len(outcomes)}: {len(outcomes) - len(failed) - len(busy)} synced, "
+                         f"{len(failed)} failed, {len(busy)} busy elsewhere, "
+                         f"{sum(o.seconds for o in outcomes):.1f}s in source chains")
+        if failed:
+            raise dg.Failure(
+                f"{len(failed)} of {len(outcomes)} sources failed (the others were synced): "
+                + "; ".join(f"{o.key}: {o.detail}" for o in failed[:20]),
+                metadata={"failed_sources": [o.key for o in failed], "synced": len(outcomes) - len(failed) - len(busy)},
+                allow_retries=False,
+            )
+
+    name = f"{platform}_sync_batch" + ("" if include_index else "_no_index")
+
+    @dg.job(name=name, executor_def=dg.in_process_executor, tags={PLATFORM_TAG: platform, "crawl/batch": "true"},
+            description=f"Sync many {platform} sources in one run (scheduler batches): "
+            + " → ".join(a.key.path[-1] for a in chain) + " per source.")
+    def _job() -> None:
+        _batch()
+
+    return _job

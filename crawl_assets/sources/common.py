@@ -1,8 +1,11 @@
-"""What every raw asset shares: finding its registry entry, and ingesting an export file once."""
+"""What every raw asset shares: finding its registry entry, ingesting an export file once, and the
+bookkeeping around every sync (one sync per source at a time, health for the scheduler, plottable
+metadata, an optional full re-sync)."""
 
 
 import hashlib
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,11 +13,20 @@ from typing import Any
 
 import dagster as dg
 
-from crawl_assets.policies import TRANSIENT_RETRY
+from crawl_assets import settings
+from crawl_assets.checkpoints import CHECKPOINT_KEY
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
+from crawl_assets.monitoring.health import load_health, record_failure, record_success
 from crawl_assets.partitions import SOURCE_PARTITIONS
+from crawl_assets.policies import TRANSIENT_RETRY
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
+from crawl_assets.scheduling.locks import SourceBusy, source_lock
+from crawl_assets.scheduling.registry_view import registry_view
+
+RESYNC_TAG = "crawl/resync"  # value "full": forget the checkpoint and read the source again from the start
+LOCK_WAIT_SECONDS = 60.0  # how long a run waits for another run syncing the same source
+BUSY_RETRY_SECONDS = 60
 
 
 def source_for_partition(registry: Registry, partition_key: str, platform: str) -> SourceEntry:
@@ -86,6 +98,17 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
     return ExportIngest(batch, "stored", {"file": str(path), "bytes": batch.manifest.bytes})
 
 
+def export_fingerprint(entry: SourceEntry, registry_file: Path) -> str:
+    """Cheap "anything new?" probe of an export file: its size and mtime ('' when missing)."""
+    path = Path(os.path.expanduser(entry.identifier))
+    path = path if path.is_absolute() else (registry_file.parent / path).resolve()
+    try:
+        st = path.stat()
+    except OSError:
+        return ""
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
 def raw_materialization(entry: SourceEntry, batches: list[RawBatch], extra: dict[str, Any]) -> dg.MaterializeResult:
     """Uniform raw-asset metadata: what was stored this sync and where."""
     meta: dict[str, Any] = {
@@ -120,6 +143,7 @@ def build_raw_asset(
 
     @dg.asset(
         name=name,
+        pool=f"{platform}_sources",
         key_prefix=platform,
         description=description,
         partitions_def=SOURCE_PARTITIONS[platform],
@@ -129,8 +153,42 @@ def build_raw_asset(
         required_resource_keys={"lake", "registry", *live_resource_keys},
     )
     def _raw(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        reg = context.resources.registry.load()
+        reg, _ = registry_view(registry_file(context))
         entry = source_for_partition(reg, context.partition_key, platform)
+        try:
+            with source_lock(entry.key, wait_seconds=LOCK_WAIT_SECONDS):
+                return _tracked_sync(context, entry, reg)
+        except SourceBusy as exc:
+            context.log.warning(f"{exc}; retrying in {BUSY_RETRY_SECONDS}s")
+            raise dg.RetryRequested(max_retries=10, seconds_to_wait=BUSY_RETRY_SECONDS) from exc
+
+    def _tracked_sync(context: dg.AssetExecutionContext, entry: SourceEntry, reg: Registry) -> dg.MaterializeResult:
+        """The sync, with health recorded for the scheduler whatever happens."""
+        instance, run_id = context.instance, context.run.run_id
+        before = load_health(instance, [entry.key])[entry.key]
+        probe = export_fingerprint(entry, reg.path) if entry.kind is SourceKind.export_file else ""
+        started = time.time()
+        _maybe_reset_checkpoint(context, entry)
+        try:
+            result = _sync(context, entry, reg)
+        except dg.RetryRequested as exc:
+            record_failure(instance, entry.key, f"waiting {exc.seconds_to_wait or 0:.0f}s: {exc.__cause__ or exc}",
+                           run_id=run_id, retry_after=time.time() + float(exc.seconds_to_wait or 0))
+            raise
+        except dg.Failure as exc:
+            record_failure(instance, entry.key, exc.description or str(exc), run_id=run_id)
+            raise
+        except Exception as exc:
+            record_failure(instance, entry.key, f"{type(exc).__name__}: {exc}", run_id=run_id)
+            raise
+        meta = sync_metadata(dict(result.metadata or {}), started, before.last_success)
+        lag = meta.get("newest_event_lag_seconds")
+        record_success(instance, entry.key, run_id=run_id, probe=probe,
+                       lag_seconds=float(lag) if isinstance(lag, (int, float)) else None)
+        return dg.MaterializeResult(metadata=meta, check_results=result.check_results,
+                                    data_version=result.data_version, tags=result.tags)
+
+    def _sync(context: dg.AssetExecutionContext, entry: SourceEntry, reg: Registry) -> dg.MaterializeResult:
         lake = context.resources.lake.lake()
         if entry.kind is SourceKind.export_file:
             ingest = ingest_export_file(entry, reg, lake, context.run.run_id)
@@ -148,6 +206,50 @@ def build_raw_asset(
     return _raw
 
 
+def registry_file(context: dg.AssetExecutionContext) -> Path:
+    """The registry file the run's ``registry`` resource points at (without parsing it)."""
+    path = getattr(context.resources.registry, "path", "")
+    return Path(path).resolve() if path else settings.registry_path()
+
+
+def _maybe_reset_checkpoint(context: dg.AssetExecutionContext, entry: SourceEntry) -> None:
+    """With the run tag ``crawl/resync=full`` (set it when launching a backfill), the first attempt of the
+    run saves an empty checkpoint so the collector reads the source from the start (down to its history
+    horizon); retries and re-executions of that run resume from what it saved since."""
+    if context.run.tags.get(RESYNC_TAG) != "full" or context.retry_number or context.run.parent_run_id:
+        return
+    context.log.info(f"{entry.key}: full re-sync requested ({RESYNC_TAG}=full): checkpoint reset")
+    context.log_event(dg.AssetObservation(
+        asset_key=context.asset_key, partition=context.partition_key,
+        metadata={CHECKPOINT_KEY: dg.MetadataValue.json({}), "reset_by_run": context.run.run_id},
+    ))
+
+
+_LAG_KEYS = ("newest_event_lag_seconds", "cursor_lag_seconds")
+
+
+def sync_metadata(meta: dict[str, Any], started: float, last_success: float | None) -> dict[str, Any]:
+    """Metadata every sync reports, as numbers so they plot over time in the UI.
+
+    Adds ``duration_seconds`` (when the collector did not), ``cursor_age_seconds`` (how old the state
+    this sync started from was), ``newest_event_lag_seconds`` (age of the newest item, whatever the
+    collector called it), zero ``requests``/``rate_limit_wait_seconds`` for export files, and drops
+    empty values (a null does not plot).
+    """
+    now = time.time()
+    meta.setdefault("duration_seconds", round(now - started, 3))
+    if last_success is not None:
+        meta["cursor_age_seconds"] = round(started - last_success, 1)
+    for key in _LAG_KEYS:
+        value = meta.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            meta.setdefault("newest_event_lag_seconds", float(value))
+            break
+    meta.setdefault("requests", 0)
+    meta.setdefault("rate_limit_wait_seconds", 0.0)
+    return {k: v for k, v in meta.items() if v is not None}
+
+
 def pause_source(registry_path: str | os.PathLike[str], key: str, reason: str) -> None:
     """Take a source out of scheduling after a permanent error (bad credentials, private channel).
 
@@ -160,7 +262,6 @@ def pause_source(registry_path: str | os.PathLike[str], key: str, reason: str) -
 
 def fail_permanently(context: dg.AssetExecutionContext, entry: SourceEntry, reason: str) -> dg.Failure:
     """Pause the source with the reason and return the no-retry failure to raise."""
-    registry_path = context.resources.registry.load().path
-    pause_source(registry_path, entry.key, reason)
+    pause_source(registry_file(context), entry.key, reason)
     context.log.error(f"{entry.key}: paused: {reason}")
     return dg.Failure(f"source {entry.key!r} paused: {reason}", allow_retries=False, metadata={"paused_reason": reason})

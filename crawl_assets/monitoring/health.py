@@ -1,0 +1,59 @@
+"""Per-source sync health (last success/failure, streak, server wait) in the Dagster instance.
+
+Kept in the instance's key-value table (the one Dagster's daemons keep their cursors in), one small
+JSON value per source, so the scheduler reads the state of thousands of sources in one query, and
+every kind of run (sensor batch, single retry, UI backfill, CLI) updates it through the raw asset.
+The checkpoint itself stays with the asset (``crawl_assets.checkpoints``); this is scheduling state.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+
+import dagster as dg
+
+from crawl_assets.scheduling.policy import Health
+
+PREFIX = "crawl_assets/health/"
+_CHUNK = 2000  # keys per IN (...) query
+
+
+def load_health(instance: dg.DagsterInstance, keys: Iterable[str]) -> dict[str, Health]:
+    """Health of each source key (sources never seen get ``Health()``), in few bulk queries."""
+    keys = list(keys)
+    out = {k: Health() for k in keys}
+    storage = instance.run_storage
+    for i in range(0, len(keys), _CHUNK):
+        values = storage.get_cursor_values({PREFIX + k for k in keys[i:i + _CHUNK]})
+        for name, text in values.items():
+            out[name[len(PREFIX):]] = Health.from_json(text)
+    return out
+
+
+def save_health(instance: dg.DagsterInstance, updates: Mapping[str, Health]) -> None:
+    """Write many sources' health: one update for the known keys, one insert for the new ones."""
+    if not updates:
+        return
+    storage = instance.run_storage
+    pairs = {PREFIX + k: h.to_json() for k, h in updates.items()}
+    existing = storage.get_cursor_values(set(pairs))
+    # Dagster's upsert updates only when every key exists: split so no new key is dropped.
+    for part in ({k: v for k, v in pairs.items() if k in existing}, {k: v for k, v in pairs.items() if k not in existing}):
+        if part:
+            storage.set_cursor_values(part)
+
+
+def record_success(instance: dg.DagsterInstance, key: str, *, run_id: str = "", probe: str = "",
+                   lag_seconds: float | None = None, now: float | None = None) -> Health:
+    health = load_health(instance, [key])[key].succeeded(now or time.time(), run_id=run_id, probe=probe,
+                                                        lag_seconds=lag_seconds)
+    save_health(instance, {key: health})
+    return health
+
+
+def record_failure(instance: dg.DagsterInstance, key: str, error: str, *, run_id: str = "",
+                   retry_after: float | None = None, now: float | None = None) -> Health:
+    health = load_health(instance, [key])[key].failed(now or time.time(), error, run_id=run_id, retry_after=retry_after)
+    save_health(instance, {key: health})
+    return health

@@ -1,0 +1,137 @@
+"""One scheduling sensor per platform: each tick requests runs for the sources that are due.
+
+A tick reads a bounded slice of the registry (round-robin; the cursor holds only the position), the
+slice's sync health and the runs in flight from the instance in bulk (a few queries, not one per
+source), lets the pure policy (``crawl_assets.scheduling.policy``) decide, and requests: a single-source
+``{platform}_sync`` run for each source that failed last time (retried alone, with step retries), and a
+few ``{platform}_sync_batch`` runs carrying the healthy due sources. Knobs come from the environment
+(``CRAWL_SCHEDULER_*``, docs/OPERATIONS.md), so tests and deployments tune them without code changes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import lru_cache
+from typing import Any
+
+import dagster as dg
+import orjson
+
+from crawl_assets import settings as paths
+from crawl_assets.jobs import BATCH_CONFIG_FIELD, PLATFORM_TAG, batch_op_name
+from crawl_assets.monitoring.health import load_health
+from crawl_assets.partitions import SOURCE_PARTITIONS
+from crawl_assets.registry import RegistryFileError, SourceEntry
+from crawl_assets.resources.lake import RegistryResource
+from crawl_assets.scheduling.policy import Plan, Settings, plan_tick, window_slice
+from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.sensors.inflight import in_flight
+from crawl_assets.sources.common import export_fingerprint
+
+RUNS_PER_CREDENTIAL = {"telegram": 1}  # an account serves one run at a time (its lock would serialize them anyway)
+
+
+def _env_number(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if not value:
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"environment variable {name}: expected a number, got {value!r}") from None
+
+
+def scheduler_settings() -> Settings:
+    """``Settings`` with the ``CRAWL_SCHEDULER_*`` overrides."""
+    d = Settings()
+    return Settings(
+        window=int(_env_number("CRAWL_SCHEDULER_WINDOW", d.window)),
+        max_runs_in_flight=int(_env_number("CRAWL_SCHEDULER_MAX_RUNS", d.max_runs_in_flight)),
+        max_batch=int(_env_number("CRAWL_SCHEDULER_MAX_BATCH", d.max_batch)),
+        min_batch=int(_env_number("CRAWL_SCHEDULER_MIN_BATCH", d.min_batch)),
+        backoff_base_seconds=_env_number("CRAWL_SCHEDULER_BACKOFF_SECONDS", d.backoff_base_seconds),
+        backoff_cap_seconds=_env_number("CRAWL_SCHEDULER_BACKOFF_CAP_SECONDS", d.backoff_cap_seconds),
+        probe_budget=int(_env_number("CRAWL_SCHEDULER_PROBE_BUDGET", d.probe_budget)),
+    )
+
+
+def sensor_interval(name: str, default: int) -> int:
+    return max(1, int(_env_number(name, default)))
+
+
+@lru_cache(maxsize=8)
+def _sorted_entries(registry_id: int, platform: str, entries: tuple[SourceEntry, ...]) -> list[SourceEntry]:
+    return sorted((e for e in entries if e.platform == platform), key=lambda e: e.key)
+
+
+def decide(context: dg.SensorEvaluationContext, platform: str, registry_path: str,
+           settings: Settings, now: float | None = None) -> tuple[Plan, int, int]:
+    """(plan, next cursor position, sources examined) for one tick of ``platform``'s scheduler."""
+    reg, by_key = registry_view(registry_path)
+    entries = _sorted_entries(id(reg), platform, tuple(reg.entries))
+    instance = context.instance
+    partitions_def = SOURCE_PARTITIONS[platform]
+    assert partitions_def.name is not None
+    partition_order = list(instance.get_dynamic_partitions(partitions_def.name))
+    known = set(partition_order)
+    cursor = orjson.loads(context.cursor) if context.cursor else {}
+    window, next_pos = window_slice(entries, int(cursor.get("pos", 0)), settings.window)
+    window = [e for e in window if e.key in known]  # the registry sensor adds new sources' partitions first
+    flight = in_flight(instance, platform, partition_order, by_key)
+    health = load_health(instance, [e.key for e in window])
+    plan = plan_tick(
+        window, health, flight.sources, now=now or time.time(),
+        free_slots=settings.max_runs_in_flight - flight.own_runs, settings=settings,
+        probe=lambda e: export_fingerprint(e, reg.path) or None,
+        credential_runs=flight.credential_runs,
+        max_runs_per_credential=int(_env_number("CRAWL_SCHEDULER_RUNS_PER_CREDENTIAL", RUNS_PER_CREDENTIAL.get(platform, 0))),
+    )
+    return plan, next_pos, len(window)
+
+
+def run_requests(plan: Plan, platform: str, single_job: str, batch_job: str) -> list[dg.RunRequest]:
+    requests = [
+        dg.RunRequest(job_name=single_job, partition_key=key, tags={PLATFORM_TAG: platform, "crawl/scheduled": "retry-alone"})
+        for key in plan.singles
+    ]
+    for batch in plan.batches:
+        requests.append(dg.RunRequest(
+            job_name=batch_job,
+            run_config={"ops": {batch_op_name(platform, not batch_job.endswith("_no_index")): {"config": {BATCH_CONFIG_FIELD: batch}}}},
+            tags={PLATFORM_TAG: platform, "crawl/batch_size": str(len(batch))},
+        ))
+    return requests
+
+
+def build_scheduling_sensor(platform: str, single_job: Any,
+                            batch_job: dg.JobDefinition) -> dg.SensorDefinition:
+    """The scheduler of ``platform``: failing sources go to ``single_job``, healthy ones to ``batch_job``."""
+
+    @dg.sensor(
+        name=f"{platform}_scheduler",
+        jobs=[single_job, batch_job],
+        minimum_interval_seconds=sensor_interval("CRAWL_SCHEDULER_INTERVAL_SECONDS", 30),
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description=f"Requests syncs of due {platform} sources: failing ones alone ({single_job.name}), "
+        f"healthy ones in batches ({batch_job.name}).",
+        required_resource_keys={"registry"},
+    )
+    def _scheduler(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+        started = time.perf_counter()
+        resource: RegistryResource = context.resources.registry
+        try:
+            plan, next_pos, examined = decide(context, platform, resource.path or str(paths.registry_path()),
+                                              scheduler_settings())
+        except RegistryFileError as exc:
+            return dg.SkipReason(f"registry unreadable, nothing scheduled: {exc}")
+        took = time.perf_counter() - started
+        message = f"{examined} sources examined in {took:.2f}s: {plan.summary()}"
+        cursor = orjson.dumps({"pos": next_pos}).decode()
+        if not plan.sources:
+            return dg.SensorResult(skip_reason=dg.SkipReason(message), cursor=cursor)
+        context.log.info(message)
+        return dg.SensorResult(run_requests=run_requests(plan, platform, single_job.name, batch_job.name),
+                               cursor=cursor)
+
+    return _scheduler
