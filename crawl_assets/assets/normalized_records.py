@@ -29,6 +29,29 @@ def split_source_key(key: str) -> tuple[str, str]:
     return tenant, platform
 
 
+def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) -> int:
+    """Give each bare tombstone (a deletion seen by a collector) the last full observation of its key
+    from earlier parts, marked deleted: the index then keeps the content with ``deleted: true``
+    instead of an empty document. Returns how many were merged; unmatched ones stay bare."""
+    wanted = {r["key"]: i for i, r in enumerate(rows) if (r.get("metadata") or {}).get("tombstone")}
+    if not wanted:
+        return 0
+    m = batch.manifest
+    prior: dict[str, dict[str, Any]] = {}
+    for part_id, table in lake.read_parts(TABLE, m.tenant, m.platform, m.source):
+        if part_id >= m.batch_id:
+            break
+        hits = [i for i, k in enumerate(table.column("key").to_pylist()) if k in wanted]
+        for row in arrow_to_records(table.take(hits)) if hits else ():
+            if not (row.get("metadata") or {}).get("tombstone"):
+                prior[row["key"]] = row
+    for key, i in wanted.items():
+        if key in prior:
+            tomb = rows[i]
+            rows[i] = {**prior[key], "deleted": True, "deleted_at": tomb["deleted_at"], "provenance": tomb["provenance"]}
+    return sum(1 for k in wanted if k in prior)
+
+
 def normalize_batch(lake: Lake, batch: RawBatch) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """(records, quarantined rejections, duplicate keys found) of one raw batch."""
     m = batch.manifest
@@ -50,6 +73,7 @@ def normalize_batch(lake: Lake, batch: RawBatch) -> tuple[list[dict[str, Any]], 
                 records.append(item)
     unique = list(dedupe_latest(records))
     rows = [r.model_dump(mode="json") for r in unique]
+    merge_tombstones(lake, batch, rows)
     duplicates = sorted(k for k, n in Counter(r["key"] for r in rows).items() if n > 1)
     return rows, rejected, duplicates
 

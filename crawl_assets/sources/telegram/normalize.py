@@ -83,8 +83,44 @@ def normalize_telethon(
             yield batch.guard(line, raw, _telethon_message, batch, line, raw, obj)
 
 
+DELETED = "crawl_assets.deleted"
+
+
+def _deletion(batch: Batch, line: int, m: dict[str, Any]) -> Item:
+    """A deletion the collector observed (an id gone from a window it read completely).
+
+    The line knows only the message and when it was seen gone, so the record is a bare tombstone:
+    ``created_at`` is the observation time and ``metadata.tombstone`` is true. The
+    ``normalized_records`` asset merges it onto the message's last full observation.
+    """
+    message_id = as_id(m.get("id"), "id")
+    peer = _peer(m.get("peer_id"), "peer_id")
+    if peer is None:
+        raise InputError("field 'peer_id': missing")
+    observed = parse_instant(m.get("observed_at"), "observed_at")
+    key = message_key(peer[1], message_id)
+    return batch.finish(
+        {
+            "key": key,
+            "platform": "telegram",
+            "kind": "message",
+            "native_id": message_id,
+            "author_id": None,
+            "created_at": observed,
+            "deleted": True,
+            "deleted_at": observed,
+            "text": "",
+            "conversation_id": key,
+            "metadata": {"chat_type": peer[0], "tombstone": True},
+            "provenance": batch.provenance(line),
+        }
+    )
+
+
 def _telethon_message(batch: Batch, line: int, raw: bytes, m: dict[str, Any]) -> Item:
     kind = m.get("_")
+    if kind == DELETED:
+        return _deletion(batch, line, m)
     if kind == "MessageService":
         return batch.reject(line, SERVICE_MESSAGE, raw, error=False)
     if kind == "MessageEmpty":

@@ -63,8 +63,6 @@ def test_deletion_lines_normalize(world, harness_factory):
     chat.delete(290)
     h.sync()
     records, rejections = _normalize_all(h, {"refresh"})
-    if any(r.error and "crawl_assets.deleted" in r.snippet for r in rejections):
-        pytest.xfail("the telegram normalizer does not handle crawl_assets.deleted lines yet (integrator: see report)")
     assert not [r for r in rejections if r.error]
     deleted = [r for r in records if r.key == f"telegram:{chat.id}:290"]
     assert deleted and deleted[0].deleted
