@@ -5,6 +5,10 @@
     tables/{table}/{tenant}/{platform}/{source}/{batch}.parquet   derived, one part per raw batch
     quarantine/{tenant}/{platform}/{source}/{batch}.jsonl rejected input with the reason
     deadletter/{tenant}/...                               index writes that failed, replayable
+    index_state/{tenant}/{platform}/{source}/{batch}.done  a normalized part the index has accounted for
+    state/{tenant}/{platform}/{source}/...                collectors' per-item state too big for a cursor
+                                                          (X thread lookups, Telegram refresh fingerprints)
+    media/{tenant}/{platform}/{source}/...                media files, only for sources that opt in
 
 Raw data, derived tables and model-made features never share a folder, so everything derived can
 be deleted and rebuilt from ``raw/`` without collecting again.
