@@ -24,8 +24,8 @@ def _to_utc(value: datetime) -> datetime:
 
 UtcDatetime = Annotated[AwareDatetime, AfterValidator(_to_utc)]
 
-PLATFORMS = ("telegram", "x", "discourse", "play", "intercom")
-Platform = Literal["telegram", "x", "discourse", "play", "intercom"]
+PLATFORMS = ("telegram", "x", "discourse", "play", "intercom", "hackernews")
+Platform = Literal["telegram", "x", "discourse", "play", "intercom", "hackernews"]
 EdgeType = Literal["reply", "quote", "repost", "mention", "hashtag"]
 
 

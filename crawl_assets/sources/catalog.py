@@ -10,6 +10,10 @@ from crawl_assets.sources.plugin import SourcePlugin, resolve
 PLUGIN_MODULES: tuple[str, ...] = (
     "crawl_assets.sources.telegram.plugin",
     "crawl_assets.sources.x.plugin",
+    "crawl_assets.sources.discourse.plugin",
+    "crawl_assets.sources.play.plugin",
+    "crawl_assets.sources.intercom.plugin",
+    "crawl_assets.sources.hackernews.plugin",
 )
 
 

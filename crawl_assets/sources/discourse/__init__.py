@@ -1,0 +1,1 @@
+"""Discourse forums: posts, topics with all their posts, categories and tags (public JSON API)."""

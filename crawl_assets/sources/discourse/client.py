@@ -1,0 +1,57 @@
+"""The Discourse JSON API client: latest posts (``/posts.json?before=``), topics and their posts by id,
+categories. Public forums need no key; a private one takes ``Api-Key`` + ``Api-Username`` headers.
+
+Discourse throttles with 429 and ``Retry-After`` (seconds); the shared client waits that long in place
+or ends the step with ``RetryRequested`` when it is longer.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from crawl_assets.sources.rest import Page, RateHeaders, RestClient, RetrySettings, new_http_client
+
+POSTS = "posts"
+TOPIC = "topic"
+TOPIC_POSTS = "topic_posts"
+CATEGORIES = "categories"
+IDS_PER_REQUEST = 20  # Discourse's own chunk size for post_ids[]
+
+
+def forum_host(identifier: str) -> str:
+    """The host a record key uses (``meta.discourse.org``) from the registered forum URL."""
+    split = urlsplit(identifier if "://" in identifier else f"https://{identifier}")
+    if not split.hostname:
+        raise ValueError(f"not a forum URL: {identifier!r}")
+    return split.netloc.lower()
+
+
+def forum_root(identifier: str) -> str:
+    split = urlsplit(identifier if "://" in identifier else f"https://{identifier}")
+    return f"{split.scheme}://{split.netloc}{split.path.rstrip('/')}"
+
+
+class DiscourseClient(RestClient):
+    """One forum, optionally with an API key."""
+
+    def latest_posts(self, before: int | None) -> Page:
+        return self.get(POSTS, "/posts.json", {"before": before} if before else None)
+
+    def topic(self, topic_id: int) -> Page:
+        return self.get(TOPIC, f"/t/{topic_id}.json")
+
+    def topic_posts(self, topic_id: int, post_ids: list[int]) -> Page:
+        if not 0 < len(post_ids) <= IDS_PER_REQUEST:
+            raise ValueError(f"topic_posts takes 1-{IDS_PER_REQUEST} ids, got {len(post_ids)}")
+        return self.get(TOPIC_POSTS, f"/t/{topic_id}/posts.json", [("post_ids[]", i) for i in post_ids])
+
+    def categories(self) -> Page:
+        return self.get(CATEGORIES, "/categories.json", {"include_subcategories": "true"})
+
+
+def new_client(identifier: str, settings: RetrySettings, *, api_key: str = "", api_username: str = "",
+               base_url: str = "", timeout_seconds: float = 30.0) -> DiscourseClient:
+    """A client for the forum at ``identifier`` (``base_url`` overrides where requests go, for tests)."""
+    headers = {"Api-Key": api_key, "Api-Username": api_username or "system"} if api_key else {}
+    http = new_http_client(base_url or forum_root(identifier), headers=headers, timeout_seconds=timeout_seconds)
+    return DiscourseClient(http, api="discourse", settings=settings, rate=RateHeaders())

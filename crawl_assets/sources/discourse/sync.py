@@ -1,0 +1,162 @@
+"""The Discourse sync engine: latest posts walked back by id, each touched topic completed.
+
+State (the checkpoint)::
+
+    newest_id   cursor: every post with a higher id than the previous cursor up to this one is stored
+    walk        an unfinished walk down /posts.json: {before, top, floor, cutoff}
+    topics      {topic_id: highest post id stored}, the most recent ``TOPIC_MEMORY`` topics only
+
+A walk pages ``/posts.json?before=`` from the newest post down to ``floor`` (the previous cursor) — or,
+on a first sync, down to ``history_horizon_days`` (everything when unset). For every topic a page
+touches it fetches ``/t/{id}.json`` and then, twenty ids per request, the posts of its
+``post_stream.stream`` that are neither on that answer, nor stored before, nor still ahead in this walk:
+so a topic is stored with all its posts even when only its newest reply was new. Each page is stored
+right after its topics, in one batch with the categories answer (names and slugs for metadata).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from crawl_assets.registry import SourceEntry, SourceKind
+from crawl_assets.sources.discourse.client import IDS_PER_REQUEST, DiscourseClient, forum_host
+from crawl_assets.sources.envelope import wrap_line
+from crawl_assets.sources.pull import Budget, PageBuffer, SourceConfigError, StoreBatch, SyncResult, SyncStats
+from crawl_assets.sources.rest import Page, TransientError
+
+RAW_FORMAT = "discourse"
+TOPIC_MEMORY = 300
+
+
+@dataclass(frozen=True)
+class DiscourseOptions:
+    complete_topics: bool
+    max_topic_posts: int
+    pages_per_batch: int
+
+    @classmethod
+    def of(cls, entry: SourceEntry) -> "DiscourseOptions":
+        if entry.kind is not SourceKind.forum:
+            raise SourceConfigError(f"source {entry.key}: Discourse sources are of kind 'forum' (or export_file)")
+        forum_host(entry.identifier)
+        o = entry.options
+        complete = o.get("complete_topics")
+        return cls(complete_topics=True if complete is None else str(complete).lower() not in ("false", "0", "no"),
+                   max_topic_posts=max(1, int(o.get("max_topic_posts") or 2000)),
+                   pages_per_batch=max(1, int(o.get("pages_per_batch") or 4)))
+
+
+def _created(post: dict[str, Any]) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(post.get("created_at")).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+class _ForumSync:
+    def __init__(self, client: DiscourseClient, entry: SourceEntry, state: dict[str, Any], store: StoreBatch,
+                 budget: Budget, clock: Callable[[], float]):
+        self.client, self.entry, self.budget, self.clock = client, entry, budget, clock
+        self.options = DiscourseOptions.of(entry)
+        self.host = forum_host(entry.identifier)
+        self.state = copy.deepcopy(state)
+        self.stats = SyncStats()
+        self.buffer = PageBuffer(store, self.stats, self.options.pages_per_batch)
+        self.topics: dict[str, int] = dict(self.state.get("topics") or {})
+        self.completed: set[int] = set()  # topics completed in this run: the walk covers the rest of them
+
+    def line(self, page: Page, **extra: Any) -> bytes:
+        return wrap_line(page.body, endpoint=page.endpoint, host=self.host,
+                         retrieved_at=datetime.fromtimestamp(self.clock(), timezone.utc).isoformat(), **extra)
+
+    def run(self) -> SyncResult:
+        state = self.state
+        if not state.get("walk"):
+            floor = int(state.get("newest_id") or 0)
+            horizon = self.entry.policy.history_horizon_days
+            cutoff = (datetime.fromtimestamp(self.clock(), timezone.utc) - timedelta(days=horizon)).isoformat() \
+                if horizon and not floor else None
+            state["walk"] = {"before": None, "top": floor, "floor": floor, "cutoff": cutoff}
+        walk = state["walk"]
+        if self.budget.allows(self.client.stats, self.clock):
+            self.buffer.preamble = [self.line(self.client.categories())]
+        while self.budget.allows(self.client.stats, self.clock):
+            page = self.client.latest_posts(walk["before"])
+            posts = page.json.get("latest_posts") if isinstance(page.json, dict) else None
+            if not isinstance(posts, list):
+                raise TransientError("discourse posts: answer without 'latest_posts'", endpoint=page.endpoint)
+            cutoff = datetime.fromisoformat(walk["cutoff"]) if walk["cutoff"] else None
+            keep = [p for p in posts if int(p["id"]) > walk["floor"]
+                    and (cutoff is None or (_created(p) or cutoff) >= cutoff)]
+            lowest = min((int(p["id"]) for p in posts), default=0)
+            if keep and self.options.complete_topics:
+                self.complete_topics(keep, walk["floor"], lowest)
+            if keep:
+                self.count(keep)
+                walk["top"] = max(walk["top"], max(int(p["id"]) for p in keep))
+            walk["before"] = lowest
+            done = len(keep) < len(posts) or not posts or lowest <= 1
+            if done:
+                state["newest_id"] = walk["top"]
+                state.pop("walk")
+                self.stats.complete = True
+            self.save_topics()
+            if keep:
+                self.buffer.add(self.line(page), state)
+            if done:
+                break
+        self.save_topics()
+        self.buffer.flush(state)
+        self.stats.extra.update(newest_id=state.get("newest_id") or 0, topics_remembered=len(self.topics))
+        return SyncResult(state, self.stats)
+
+    def count(self, posts: list[dict[str, Any]]) -> None:
+        for post in posts:
+            self.stats.fetched += 1
+            self.stats.new += 1
+            self.stats.saw(_created(post))
+
+    def complete_topics(self, posts: list[dict[str, Any]], floor: int, lowest: int) -> None:
+        """Fetch each touched topic and the posts of it this walk will not see."""
+        on_page = {int(p["id"]) for p in posts}
+        for topic_id in dict.fromkeys(int(p["topic_id"]) for p in posts):
+            if topic_id in self.completed:
+                continue
+            if not self.budget.allows(self.client.stats, self.clock):
+                return
+            self.completed.add(topic_id)
+            page = self.client.topic(topic_id)
+            topic = page.json if isinstance(page.json, dict) else {}
+            stream_posts = (topic.get("post_stream") or {})
+            have = on_page | {int(p["id"]) for p in stream_posts.get("posts") or []}
+            known = self.topics.get(str(topic_id), 0)
+            stream = [int(i) for i in stream_posts.get("stream") or []][: self.options.max_topic_posts]
+            missing = [i for i in stream if i not in have and i > known and not floor < i < lowest]
+            self.buffer.add(self.line(page), self.state, page=False)
+            self.stats.extra["topics_fetched"] = self.stats.extra.get("topics_fetched", 0) + 1
+            for start in range(0, len(missing), IDS_PER_REQUEST):
+                if not self.budget.allows(self.client.stats, self.clock):
+                    break
+                chunk = self.client.topic_posts(topic_id, missing[start:start + IDS_PER_REQUEST])
+                self.buffer.add(self.line(chunk, topic_id=topic_id), self.state, page=False)
+                got = len((chunk.json.get("post_stream") or {}).get("posts") or []) if isinstance(chunk.json, dict) else 0
+                self.stats.fetched += got
+                self.stats.extra["topic_posts_fetched"] = self.stats.extra.get("topic_posts_fetched", 0) + got
+            self.topics.pop(str(topic_id), None)
+            self.topics[str(topic_id)] = max([known, *stream])
+
+    def save_topics(self) -> None:
+        while len(self.topics) > TOPIC_MEMORY:
+            self.topics.pop(next(iter(self.topics)))
+        self.state["topics"] = dict(self.topics)
+
+
+def sync_forum(client: DiscourseClient, entry: SourceEntry, state: dict[str, Any], store: StoreBatch,
+               budget: Budget, *, clock: Callable[[], float] = time.time) -> SyncResult:
+    """Store the forum's posts newer than the cursor (and their topics, complete); resumable per page."""
+    return _ForumSync(client, entry, state, store, budget, clock).run()

@@ -1,0 +1,1 @@
+"""Intercom: conversations of a workspace (REST API), their parts as records."""

@@ -1,0 +1,119 @@
+"""Intercom normalizer (format ``intercom``): one conversation per line → one record per message.
+
+The opening message (``source``) and every part with a body become records keyed
+``intercom:{workspace}:{conversation_id}:{part_id}``; parts reply to the opening message. Admins, users,
+leads/contacts and bots are authors (``author_id`` = ``{type}:{id}``; emails are never copied). Parts
+without a body (assignments, open/close, snoozes) are reported as non-posts, not dropped. A landed
+webhook notification (``type: notification_event``) is read through its ``data.item`` conversation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import IO, Any
+
+from crawl_assets.normalize.build import Batch, InputError, Item, as_dict, as_id, as_list, from_unix, media_doc, opt_int, opt_str
+from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.sources.envelope import crawl_field, normalize_envelopes
+from crawl_assets.sources.html_text import html_text
+from crawl_assets.normalize.text import unique
+
+FORMAT = "intercom"
+
+
+def normalize_intercom(stream: IO[bytes], *, name: str, context: NormalizeContext, validate: bool = True) -> Iterator[Item]:
+    """Records of the conversations in one raw batch (or ``crawl-assets normalize --format intercom`` file)."""
+    batch = Batch(FORMAT, name, context, validate=validate)
+
+    def read(line: int, raw: bytes, crawl: dict[str, Any], response: Any, provenance: dict[str, Any]) -> Iterator[Item]:
+        yield from _records(batch, line, raw, crawl_field(crawl, "workspace"), _conversation(response), provenance)
+
+    return normalize_envelopes(stream, batch, read)
+
+
+def _conversation(response: Any) -> dict[str, Any]:
+    obj = as_dict(response)
+    if obj.get("type") == "notification_event":
+        obj = as_dict(as_dict(obj.get("data")).get("item"))
+    if obj.get("type") != "conversation":
+        raise InputError("field 'response.type': not a conversation (or a notification about one)")
+    return obj
+
+
+def _records(batch: Batch, line: int, raw: bytes, workspace: str, conv: dict[str, Any],
+             provenance: dict[str, Any]) -> Iterator[Item]:
+    conv_id = as_id(conv.get("id"), "response.id")
+    root = f"intercom:{workspace}:{conv_id}"
+    shared = {
+        "conversation_state": opt_str(conv.get("state")),
+        "tags": [t["name"] for t in as_list(as_dict(conv.get("tags")).get("tags")) if isinstance(as_dict(t).get("name"), str)],
+        "priority": opt_str(conv.get("priority")),
+    }
+    source = as_dict(conv.get("source"))
+    opening = None
+    if source:
+        opening = f"{root}:{as_id(source.get('id'), 'response.source.id')}"
+        yield batch.guard(line, source, _message, batch, opening, conv_id, root, source, "message",
+                          conv.get("created_at"), None, shared, provenance)
+    parts = as_list(as_dict(conv.get("conversation_parts")).get("conversation_parts"))
+    for index, part in enumerate(parts):
+        part = as_dict(part)
+        part_type = opt_str(part.get("part_type")) or "unknown"
+        if not opt_str(part.get("body")) and not as_list(part.get("attachments")):
+            yield batch.reject(line, f"conversation {conv_id} part {part.get('id')}: {part_type} without a body",
+                               part, error=False)
+            continue
+        try:
+            key = f"{root}:{as_id(part.get('id'), f'conversation_parts[{index}].id')}"
+        except InputError as exc:
+            yield batch.reject(line, str(exc), raw)
+            continue
+        kind = {"comment": "comment", "note": "note"}.get(part_type, part_type)
+        yield batch.guard(line, part, _message, batch, key, conv_id, root, part, kind, part.get("created_at"),
+                          opening, shared, provenance)
+
+
+def _message(batch: Batch, key: str, conv_id: str, root: str, part: dict[str, Any], kind: str, created: Any,
+             reply_to: str | None, shared: dict[str, Any], provenance: dict[str, Any]) -> Item:
+    author = as_dict(part.get("author"))
+    author_type = opt_str(author.get("type"))
+    author_id = opt_str(author.get("id")) or (str(author["id"]) if isinstance(author.get("id"), int) else None)
+    body = html_text(opt_str(part.get("body")) or "")
+    created_at = from_unix(created, f"{kind}.created_at")
+    updated = opt_int(part.get("updated_at"))
+    edited_at = from_unix(updated, f"{kind}.updated_at") if updated and updated > created_at.timestamp() else None
+    metadata = {k: v for k, v in shared.items() if v}
+    metadata.update({k: v for k, v in {
+        "author_type": author_type,
+        "part_type": opt_str(part.get("part_type")),
+        "delivered_as": opt_str(part.get("delivered_as")),
+        "subject": html_text(opt_str(part.get("subject")) or "").text or None,
+        "intercom_conversation_id": conv_id,
+    }.items() if v})
+    redacted = part.get("redacted") is True
+    return batch.finish({
+        "key": key,
+        "platform": "intercom",
+        "kind": kind,
+        "native_id": key.rsplit(":", 1)[1],
+        "author_id": f"{author_type or 'unknown'}:{author_id}" if author_id else None,
+        "author_handle": opt_str(author.get("name")),
+        "created_at": created_at,
+        "edited_at": edited_at,
+        "deleted": redacted,
+        "deleted_at": edited_at if redacted else None,
+        "text": body.text,
+        "reply_to": reply_to,
+        "conversation_id": root,
+        "urls": unique(body.urls),
+        "media": [_attachment(a) for a in as_list(part.get("attachments"))],
+        "metadata": metadata,
+        "provenance": provenance,
+    })
+
+
+def _attachment(value: Any) -> dict[str, Any]:
+    a = as_dict(value)
+    return media_doc(type="document", id=opt_str(a.get("name")), mime=opt_str(a.get("content_type")),
+                     size=opt_int(a.get("filesize")), width=opt_int(a.get("width")), height=opt_int(a.get("height")),
+                     url=opt_str(a.get("url")))

@@ -1,0 +1,62 @@
+"""The settings every REST source resource shares: base URL, per-tenant secrets, retries, run budget.
+
+A platform resource subclasses :class:`RestSourceResource`, sets ``ENV`` (its variable prefix, e.g.
+``CRAWL_INTERCOM``) and ``SECRET`` (the secret's suffix, e.g. ``ACCESS_TOKEN``), and builds its client in
+``client(entry)``. ``from_env()`` reads ``<ENV>_BASE_URL`` and every ``<ENV>_<SECRET>[__TENANT[__NAME]]``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from typing import ClassVar, Self
+
+import dagster as dg
+from pydantic import Field
+
+from crawl_assets.sources.pull import Budget
+from crawl_assets.sources.rest import RetrySettings
+from crawl_assets.sources.tenant_secrets import TenantSecret, pick_secret, secrets_from_env
+
+
+class RestSourceResource(dg.ConfigurableResource):
+    """Credentials by (tenant, name) and how hard one run may try."""
+
+    ENV: ClassVar[str] = ""
+    SECRET: ClassVar[str] = ""
+    DEFAULT_BASE_URL: ClassVar[str] = ""
+
+    base_url: str = Field("", description="API root ('' = the platform's public one); tests point it at a stand-in.")
+    secrets: list[TenantSecret] = Field(default_factory=list, description="Per-tenant credentials; values via EnvVar.")
+    timeout_seconds: float = Field(30.0, gt=0)
+    max_retries: int = Field(4, ge=0, description="In-place retries on 5xx, timeouts, broken bodies.")
+    backoff_seconds: float = Field(1.0, ge=0, description="First retry delay; doubles per retry, ±50% jitter.")
+    max_inline_wait_seconds: float = Field(60.0, ge=0, description="Longer rate-limit waits end the step with RetryRequested.")
+    max_requests_per_run: int = Field(2000, gt=0, description="Requests one run may make; the rest resumes next run.")
+    max_run_seconds: float = Field(3000.0, gt=0, description="No new request starts after this long in one run.")
+    rate_limit_retries: int = Field(5, ge=0, description="RetryRequested retries of a step waiting for a window.")
+
+    @classmethod
+    def secret_base(cls) -> str:
+        return f"{cls.ENV}_{cls.SECRET}"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Self:
+        """Built from ``<ENV>_BASE_URL`` and every per-tenant secret variable (kept as ``EnvVar``)."""
+        env = os.environ if environ is None else environ
+        return cls(base_url=env.get(f"{cls.ENV}_BASE_URL") or "", secrets=secrets_from_env(cls.secret_base(), env))
+
+    def root_url(self) -> str:
+        return self.base_url or self.DEFAULT_BASE_URL
+
+    def secret(self, tenant: str, name: str | None) -> str:
+        """The secret of this tenant and credential name (``MissingCredential`` names the variable)."""
+        return pick_secret(self.secrets, self.secret_base(), tenant, name)
+
+    def retry_settings(self) -> RetrySettings:
+        return RetrySettings(max_retries=self.max_retries, backoff_seconds=self.backoff_seconds,
+                             max_inline_wait_seconds=self.max_inline_wait_seconds)
+
+    def budget(self) -> Budget:
+        return Budget(max_requests=self.max_requests_per_run, deadline=time.time() + self.max_run_seconds)

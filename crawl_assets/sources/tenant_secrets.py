@@ -1,0 +1,80 @@
+"""Per-tenant credentials for the REST sources: one environment variable per (tenant, credential name).
+
+A registry entry names a credential (``credential: main``); the secret is looked up for *the entry's
+tenant*, so two tenants that both say ``main`` never get each other's secret::
+
+    CRAWL_INTERCOM_ACCESS_TOKEN                 tenant "default", no credential name
+    CRAWL_INTERCOM_ACCESS_TOKEN__ACME           tenant "acme", no credential name
+    CRAWL_INTERCOM_ACCESS_TOKEN__ACME__SUPPORT  tenant "acme", credential "support"
+
+Tenant and credential slugs are upper-cased with ``-`` written as ``_`` (so tenants ``a-b`` and ``a_b``
+would share a variable: don't register both). Values stay ``EnvVar`` so they never enter run config.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import dagster as dg
+from pydantic import Field
+
+
+class MissingCredential(LookupError):
+    """A source's tenant has no secret of the name it asks for (the message names the variable)."""
+
+
+class TenantSecret(dg.Config):
+    """One secret of one tenant; ``value`` should be a ``dg.EnvVar``."""
+
+    tenant: str = Field(description="The tenant allowed to use it.")
+    name: str = Field("", description="The credential name registry entries use ('' = the tenant's default).")
+    value: str = Field(description="The secret; use EnvVar.")
+
+
+def _part(slug: str) -> str:
+    return slug.upper().replace("-", "_")
+
+
+def secret_var(base: str, tenant: str, name: str | None) -> str:
+    """The variable holding ``tenant``'s credential ``name`` (None/'' = the tenant's default)."""
+    parts = [base]
+    if tenant != "default" or name:
+        parts.append(_part(tenant))
+    if name:
+        parts.append(_part(name))
+    return "__".join(parts)
+
+
+def secrets_from_env(base: str, environ: Mapping[str, str] | None = None) -> list[TenantSecret]:
+    """Every set ``base[__TENANT[__NAME]]`` variable as an ``EnvVar``-valued ``TenantSecret``."""
+    env = os.environ if environ is None else environ
+    out: list[TenantSecret] = []
+    for var in sorted(env):
+        if not env.get(var) or not (var == base or var.startswith(base + "__")):
+            continue
+        rest = var[len(base) + 2:].split("__") if var != base else []
+        if len(rest) > 2 or any(not p for p in rest):
+            continue
+        tenant = rest[0].lower() if rest else "default"
+        name = rest[1].lower() if len(rest) == 2 else ""
+        out.append(TenantSecret(tenant=tenant, name=name, value=dg.EnvVar(var)))
+    return out
+
+
+def plain(value: Any) -> str:
+    """A secret's value whether it came resolved (inside a run) or as an ``EnvVar`` (outside one)."""
+    return (value.get_value() or "") if isinstance(value, dg.EnvVar) else str(value or "")
+
+
+def pick_secret(secrets: list[TenantSecret], base: str, tenant: str, name: str | None) -> str:
+    """The secret of exactly (tenant, name); never another tenant's, never a default of another name."""
+    wanted = (_part(tenant), _part(name or ""))
+    for secret in secrets:
+        if (_part(secret.tenant), _part(secret.name)) == wanted:
+            value = plain(secret.value)
+            if value:
+                return value
+    what = f"credential {name!r}" if name else "the default credential"
+    raise MissingCredential(f"{what} of tenant {tenant!r} is not configured: set {secret_var(base, tenant, name)}")
