@@ -5,7 +5,7 @@ compare them would cost ~5 KB each as pydantic models, so the first pass keeps o
 record (128-bit key hash, edit time, collection time) in arrays and spills the serialized record to a
 temporary file; a sort then marks one winner per key (latest ``edited_at``, then latest
 ``provenance.collected_at``, then the later input), and the second pass streams the winners back in
-input order. One million records cost ~32 MB of arrays plus sort scratch.
+input order. Measured: one million records raise the process peak by ~63 MiB (arrays plus sort scratch).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class Deduper:
         mask = np.zeros(n, dtype=bool)
         if n == 0:
             return mask
-        pairs = np.frombuffer(bytes(self._hashes), dtype="<i8").reshape(-1, 2)
+        pairs = np.frombuffer(self._hashes, dtype="<i8").reshape(-1, 2)
         hi, lo = pairs[:, 0], pairs[:, 1]
         # lexsort is stable, so equal (edit, collect) times keep input order: the later input sorts last.
         order = np.lexsort((np.frombuffer(self._collected), np.frombuffer(self._edited), lo, hi))
