@@ -27,7 +27,7 @@ from crawl_assets.registry import SourceEntry, SourceKind
 from crawl_assets.sources.discourse.client import IDS_PER_REQUEST, DiscourseClient, forum_host
 from crawl_assets.sources.envelope import wrap_line
 from crawl_assets.sources.pull import Budget, PageBuffer, SourceConfigError, StoreBatch, SyncResult, SyncStats
-from crawl_assets.sources.rest import Page, TransientError
+from crawl_assets.sources.rest import Page, PermanentError, TransientError
 
 RAW_FORMAT = "discourse"
 TOPIC_MEMORY = 300
@@ -130,13 +130,22 @@ class _ForumSync:
             if not self.budget.allows(self.client.stats, self.clock):
                 return
             self.completed.add(topic_id)
-            page = self.client.topic(topic_id)
+            try:
+                page = self.client.topic(topic_id)
+            except PermanentError as exc:
+                if exc.status not in (403, 404, 410):
+                    raise
+                # a deleted topic, or one in a category this key cannot read: the forum itself is fine
+                self.stats.extra["topics_unavailable"] = self.stats.extra.get("topics_unavailable", 0) + 1
+                continue
             topic = page.json if isinstance(page.json, dict) else {}
             stream_posts = (topic.get("post_stream") or {})
             have = on_page | {int(p["id"]) for p in stream_posts.get("posts") or []}
             known = self.topics.get(str(topic_id), 0)
             stream = [int(i) for i in stream_posts.get("stream") or []][: self.options.max_topic_posts]
-            missing = [i for i in stream if i not in have and i > known and not floor < i < lowest]
+            # ids the walk reaches later are left to it; with a first-sync cutoff it may stop before them
+            ahead = (lambda i: floor < i < lowest) if not self.state["walk"]["cutoff"] else (lambda i: False)
+            missing = [i for i in stream if i not in have and i > known and not ahead(i)]
             self.buffer.add(self.line(page), self.state, page=False)
             self.stats.extra["topics_fetched"] = self.stats.extra.get("topics_fetched", 0) + 1
             for start in range(0, len(missing), IDS_PER_REQUEST):
