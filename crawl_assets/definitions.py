@@ -74,6 +74,9 @@ def build_definitions() -> dg.Definitions:
         jobs=[*jobs, check_job],
         schedules=[check_schedule],
         sensors=sensors,
+        # Every asset job (UI materializations and backfills included) runs its steps in the run worker:
+        # ~5 s per run instead of ~10 s, and killing the worker stops the sync (no orphaned step process).
+        executor=dg.in_process_executor,
         resources={
             "lake": LakeResource(),
             "registry": RegistryResource(),

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import time
-from functools import lru_cache
 from typing import Any
 
 import dagster as dg
@@ -22,7 +21,7 @@ from crawl_assets import settings as paths
 from crawl_assets.jobs import BATCH_CONFIG_FIELD, PLATFORM_TAG, batch_op_name
 from crawl_assets.monitoring.health import load_health
 from crawl_assets.partitions import SOURCE_PARTITIONS
-from crawl_assets.registry import RegistryFileError, SourceEntry
+from crawl_assets.registry import Registry, RegistryFileError, SourceEntry
 from crawl_assets.resources.lake import RegistryResource
 from crawl_assets.scheduling.policy import Plan, Settings, plan_tick, window_slice
 from crawl_assets.scheduling.registry_view import registry_view
@@ -60,16 +59,23 @@ def sensor_interval(name: str, default: int) -> int:
     return max(1, int(_env_number(name, default)))
 
 
-@lru_cache(maxsize=8)
-def _sorted_entries(registry_id: int, platform: str, entries: tuple[SourceEntry, ...]) -> list[SourceEntry]:
-    return sorted((e for e in entries if e.platform == platform), key=lambda e: e.key)
+_SORTED: dict[str, tuple[Registry, list[SourceEntry]]] = {}
+
+
+def _sorted_entries(reg: Registry, platform: str) -> list[SourceEntry]:
+    """The platform's entries in key order, computed once per parsed registry (the view is cached)."""
+    hit = _SORTED.get(platform)
+    if hit is None or hit[0] is not reg:
+        hit = (reg, sorted((e for e in reg.entries if e.platform == platform), key=lambda e: e.key))
+        _SORTED[platform] = hit
+    return hit[1]
 
 
 def decide(context: dg.SensorEvaluationContext, platform: str, registry_path: str,
            settings: Settings, now: float | None = None) -> tuple[Plan, int, int]:
     """(plan, next cursor position, sources examined) for one tick of ``platform``'s scheduler."""
     reg, by_key = registry_view(registry_path)
-    entries = _sorted_entries(id(reg), platform, tuple(reg.entries))
+    entries = _sorted_entries(reg, platform)
     instance = context.instance
     partitions_def = SOURCE_PARTITIONS[platform]
     assert partitions_def.name is not None

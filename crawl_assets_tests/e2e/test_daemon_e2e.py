@@ -1,0 +1,216 @@
+"""End to end with the real services: dagster-daemon + dagster-webserver on a Postgres instance, X sources
+served by the v2 stand-in, Elasticsearch by the test server.
+
+1. the sensors turn the registry into partitions and sync every source (batch runs);
+2. new posts arrive and the sources fall due: the scheduler runs an incremental sync;
+3. a backfill launched through GraphQL (``launchPartitionBackfill``) re-syncs one source; its run worker
+   is SIGKILLed mid-sync after a checkpoint; the run retry resumes from that checkpoint;
+4. the lake and the index equal those of one uninterrupted in-process sync of the same sources.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+from elasticsearch import Elasticsearch
+
+from crawl_assets.assets import derived_assets
+from crawl_assets.checkpoints import load_checkpoint
+from crawl_assets.lake import Lake
+from crawl_assets.lake.tables import arrow_to_records
+from crawl_assets.monitoring.health import load_health, save_health
+from crawl_assets.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.sources.x.assets import x_posts_raw
+from crawl_assets.sources.x.resource import XResource
+from crawl_assets.sensors.inflight import ACTIVE_STATUSES
+from crawl_assets_tests.conftest import REPO
+from crawl_assets_tests.e2e.services import Services, wait_for
+from crawl_assets_tests.es_server import ESTestServer
+from crawl_assets_tests.orchestration.conftest import x_registry
+from crawl_assets_tests.standins.x_api import XAPIServer
+from crawl_assets_tests.standins.x_corpus import build_corpus
+
+SOURCES = {"news": "persian_news", "eng": "data_eng", "dev": "shiraz_dev"}
+KEYS = [f"acme.x.{n}" for n in SOURCES]
+RAW = dg.AssetKey(["x", "x_posts_raw"])
+CHAIN = [["x", "x_posts_raw"], ["x", "normalized_records"], ["x", "relation_edges"], ["x", "search_index"]]
+BACKFILL = """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
+  __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message stack } } }"""
+BACKFILL_STATUS = """query($id: String!) { partitionBackfillOrError(backfillId: $id) {
+  __typename ... on PartitionBackfill { status } } }"""
+PID = re.compile(r"Started process for run \(pid: (\d+)\)")
+
+
+def _latest_records(lake: Lake) -> dict[str, tuple[Any, ...]]:
+    """Normalized records of all sources, latest observation per key, without collection provenance."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for key in KEYS:
+        for _, table in lake.read_parts("normalized_records", "acme", "x", key):
+            for row in arrow_to_records(table):
+                out[row["key"]] = (row["source"], row["text"], str(row["created_at"]), row["kind"], row["reply_to"],
+                                   row["deleted"])
+    return out
+
+
+def _indexed(url: str) -> dict[str, tuple[Any, ...]]:
+    client = Elasticsearch(url)
+    client.indices.refresh(index="crawl-records-acme")
+    hits = client.search(index="crawl-records-acme", size=10_000, query={"match_all": {}})["hits"]["hits"]
+    return {h["_id"]: (h["_source"]["source"], h["_source"]["text"], h["_source"].get("deleted")) for h in hits}
+
+
+def _runs(instance: dg.DagsterInstance, **filters: Any) -> list[dg.DagsterRun]:
+    return list(instance.get_runs(dg.RunsFilter(**filters)))
+
+
+def _reference(tmp: Path, corpus_server: XAPIServer, registry: Path) -> tuple[dict, dict]:
+    """One uninterrupted in-process sync of every source, into its own lake and index."""
+    lake_dir = tmp / "reference_lake"
+    with ESTestServer() as es, dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("x_sources", KEYS)
+        resources = {
+            "lake": LakeResource(root=str(lake_dir)), "registry": RegistryResource(path=str(registry)),
+            "x": XResource(base_url=corpus_server.url, bearer_token="test-token"),
+            "elasticsearch": ElasticsearchResource(hosts=[es.url]),
+        }
+        chain = [x_posts_raw, *derived_assets("x", x_posts_raw)]
+        for key in KEYS:
+            result = dg.materialize(chain, partition_key=key, resources=resources, instance=instance)
+            assert result.success
+        return _latest_records(Lake(str(lake_dir))), _indexed(es.url)
+
+
+@pytest.fixture
+def stack(tmp_path, pg_url, monkeypatch):
+    """Stand-ins, registry, environment and the two Dagster services on a fresh Postgres database."""
+    corpus = build_corpus(300, days=5)
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    shutil.copyfile(REPO / "dagster.yaml", home / "dagster.yaml")
+    registry = x_registry(tmp_path / "sources.yaml", SOURCES)
+    text = registry.read_text().replace("options: {max_results: 50}", "options: {max_results: 5, pages_per_batch: 2}")
+    registry.write_text(text)
+    with XAPIServer(corpus, timeout_sleep=0.5) as x_api, ESTestServer() as es:
+        env = {
+            **os.environ,
+            "DAGSTER_HOME": str(home), "DAGSTER_PG_URL": pg_url,
+            "CRAWL_LAKE": str(tmp_path / "lake"), "CRAWL_REGISTRY": str(registry),
+            "CRAWL_X_BASE_URL": x_api.url, "CRAWL_X_BEARER_TOKEN": "test-token", "CRAWL_ES_URL": es.url,
+            "CRAWL_SCHEDULER_INTERVAL_SECONDS": "2", "CRAWL_REGISTRY_SENSOR_INTERVAL_SECONDS": "2",
+            "DAGSTER_CLI_API_GRPC_TIMEOUT": "180",
+        }
+        for var in ("CRAWL_ES_API_KEY", "DAGSTER_PG_HOST"):
+            env.pop(var, None)
+        for k in ("DAGSTER_HOME", "DAGSTER_PG_URL", "CRAWL_LAKE", "CRAWL_REGISTRY"):
+            monkeypatch.setenv(k, env[k])
+        services = Services(env, REPO, tmp_path)
+        try:
+            with dg.DagsterInstance.get() as instance:
+                yield {"instance": instance, "services": services, "x_api": x_api, "es": es, "corpus": corpus,
+                       "registry": registry, "tmp": tmp_path}
+        finally:
+            services.stop()
+
+
+def test_sensors_backfill_and_killed_worker_converge(stack):
+    instance: dg.DagsterInstance = stack["instance"]
+    services: Services = stack["services"]
+    x_api: XAPIServer = stack["x_api"]
+    corpus = stack["corpus"]
+    logs = services.tails
+    services.wait_ready()
+
+    # 1. The sensors add the partitions and sync every source.
+    def all_synced() -> bool:
+        health = load_health(instance, KEYS)
+        return all(h.last_success for h in health.values()) and not _runs(instance, statuses=ACTIVE_STATUSES)
+
+    wait_for(all_synced, 240, "the scheduler to sync every source", logs)
+    first_runs = _runs(instance)
+    assert any(r.tags.get("crawl/batch_size") and r.status == dg.DagsterRunStatus.SUCCESS for r in first_runs), \
+        f"healthy sources were synced in a batch run: {[(r.job_name, r.status, r.tags) for r in first_runs]}"
+    assert set(instance.get_dynamic_partitions("x_sources")) == set(KEYS)
+
+    # 2. New posts arrive; once the sources are due again the scheduler syncs them incrementally.
+    corpus.grow(corpus.user_by_name("data_eng"), 7)
+    health = load_health(instance, KEYS)
+    save_health(instance, {k: replace(h, last_success=time.time() - 3600) for k, h in health.items()})  # due now
+    before = {r.run_id for r in first_runs}
+
+    def incremental_done() -> list[dg.DagsterRun]:
+        runs = [r for r in _runs(instance, statuses=[dg.DagsterRunStatus.SUCCESS]) if r.run_id not in before]
+        synced = {k for k, h in load_health(instance, KEYS).items() if h.last_run_id in {r.run_id for r in runs}}
+        return runs if synced == set(KEYS) else []
+
+    second = wait_for(incremental_done, 180, "an incremental scheduled sync", logs)
+    mats = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=RAW, asset_partitions=["acme.x.eng"]), limit=1)
+    meta = mats.records[0].asset_materialization.metadata
+    assert mats.records[0].run_id in {r.run_id for r in second}
+    assert meta["records_new"].value == 7, "only the new posts were fetched"
+
+    # 3. A backfill through GraphQL; its run worker is killed after its first checkpoint; the retry resumes.
+    corpus.grow(corpus.user_by_name("persian_news"), 60)
+    slow_handle = x_api._handle
+
+    def handle(req):  # ~0.25 s per answer, so the sync of 12+ pages is still going when we kill it
+        time.sleep(0.25)
+        slow_handle(req)
+
+    x_api._handle = handle
+    before_ckpt = load_checkpoint(instance, RAW, "acme.x.news")
+    launched = services.graphql(BACKFILL, {"p": {"assetSelection": [{"path": p} for p in CHAIN],
+                                                 "partitionNames": ["acme.x.news"]}})["launchPartitionBackfill"]
+    assert launched["__typename"] == "LaunchBackfillSuccess", launched
+    backfill_id = launched["backfillId"]
+
+    def backfill_run() -> dg.DagsterRun | None:
+        runs = _runs(instance, tags={"dagster/backfill": backfill_id}, statuses=[dg.DagsterRunStatus.STARTED])
+        return runs[0] if runs else None
+
+    run = wait_for(backfill_run, 120, "the backfill's run to start", logs, interval=0.2)
+
+    def checkpoint_of_run() -> bool:
+        recs = instance.fetch_observations(dg.AssetRecordsFilter(asset_key=RAW, asset_partitions=["acme.x.news"]), limit=1)
+        return bool(recs.records) and recs.records[0].run_id == run.run_id
+
+    wait_for(checkpoint_of_run, 60, "a checkpoint saved by the backfill run", logs, interval=0.1)
+    pid = wait_for(lambda: next((int(m.group(1)) for e in instance.all_logs(run.run_id)
+                                 if (m := PID.search(e.message or ""))), None), 30, "the run worker's pid", logs)
+    os.kill(pid, signal.SIGKILL)
+    mid = load_checkpoint(instance, RAW, "acme.x.news")
+    assert mid != before_ckpt, "the killed run had moved the checkpoint"
+
+    def retried() -> dg.DagsterRun | None:
+        runs = _runs(instance, tags={"dagster/parent_run_id": run.run_id})
+        return next((r for r in runs if r.status == dg.DagsterRunStatus.SUCCESS), None)
+
+    retry = wait_for(retried, 180, "the run retry of the killed run to succeed", logs)
+    assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.FAILURE
+    x_api._handle = slow_handle
+
+    def backfill_status() -> str | None:
+        status = services.graphql(BACKFILL_STATUS, {"id": backfill_id})["partitionBackfillOrError"].get("status")
+        return status if status not in (None, "REQUESTED", "CANCELING", "FAILING") else None
+
+    wait_for(backfill_status, 90, "the backfill to end", logs, interval=1)
+    retry_meta = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=RAW, asset_partitions=["acme.x.news"]), limit=1).records[0]
+    assert retry_meta.run_id == retry.run_id
+    assert 0 < retry_meta.asset_materialization.metadata["records_new"].value < 60, "the retry resumed mid-way"
+
+    # 4. Same lake and index as one uninterrupted sync.
+    lake = Lake(str(stack["tmp"] / "lake"))
+    want_records, want_index = _reference(stack["tmp"], x_api, stack["registry"])
+    assert _latest_records(lake) == want_records
+    assert _indexed(stack["es"].url) == want_index
+    assert len(want_records) > 60
