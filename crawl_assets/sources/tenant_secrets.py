@@ -47,8 +47,9 @@ def secret_var(base: str, tenant: str, name: str | None) -> str:
     return "__".join(parts)
 
 
-def secrets_from_env(base: str, environ: Mapping[str, str] | None = None) -> list[TenantSecret]:
-    """Every set ``base[__TENANT[__NAME]]`` variable as an ``EnvVar``-valued ``TenantSecret``."""
+def secrets_from_env(base: str, environ: Mapping[str, str] | None = None, *, resolve: bool = False) -> list[TenantSecret]:
+    """Every set ``base[__TENANT[__NAME]]`` variable as an ``EnvVar``-valued ``TenantSecret`` (Dagster
+    resources), or with the value itself when ``resolve`` (a plain process such as the webhook receiver)."""
     env = os.environ if environ is None else environ
     out: list[TenantSecret] = []
     for var in sorted(env):
@@ -59,7 +60,7 @@ def secrets_from_env(base: str, environ: Mapping[str, str] | None = None) -> lis
             continue
         tenant = rest[0].lower() if rest else "default"
         name = rest[1].lower() if len(rest) == 2 else ""
-        out.append(TenantSecret(tenant=tenant, name=name, value=dg.EnvVar(var)))
+        out.append(TenantSecret(tenant=tenant, name=name, value=env[var] if resolve else dg.EnvVar(var)))
     return out
 
 

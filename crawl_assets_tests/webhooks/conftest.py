@@ -1,0 +1,50 @@
+"""The webhook receiver served by uvicorn on a free port of 127.0.0.1 (a real socket), a registry with
+two tenants' Intercom and Discourse sources, and per-tenant secrets."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+import uvicorn
+
+from crawl_assets.webhooks.app import create_app
+
+REGISTRY = """sources:
+  - {name: support, tenant: acme, platform: intercom, kind: workspace, identifier: wsa, credential: main}
+  - {name: support, tenant: globex, platform: intercom, kind: workspace, identifier: wsg, credential: main}
+  - {name: forum, tenant: acme, platform: discourse, kind: forum, identifier: "https://forum.acme.test"}
+  - {name: old, tenant: acme, platform: intercom, kind: workspace, identifier: wso, status: paused, status_reason: test}
+"""
+SECRETS = {
+    "CRAWL_INTERCOM_WEBHOOK_SECRET__ACME__MAIN": "acme-intercom-client-secret",
+    "CRAWL_INTERCOM_WEBHOOK_SECRET__GLOBEX__MAIN": "globex-intercom-client-secret",
+    "CRAWL_INTERCOM_WEBHOOK_SECRET__ACME": "acme-default-secret",
+    "CRAWL_DISCOURSE_WEBHOOK_SECRET__ACME": "acme-discourse-secret",
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def receiver(tmp_path):
+    registry = tmp_path / "sources.yaml"
+    registry.write_text(REGISTRY)
+    lake_root = str(tmp_path / "lake")
+    app = create_app(registry_path=registry, lake_root=lake_root, environ=dict(SECRETS))
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 10
+    while not server.started and time.time() < deadline:
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}", lake_root, registry, app
+    server.should_exit = True
+    thread.join(5)

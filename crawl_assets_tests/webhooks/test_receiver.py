@@ -1,0 +1,85 @@
+"""Signed and unsigned webhook posts over a real socket: what is landed, what is refused and counted."""
+
+from __future__ import annotations
+
+import httpx
+import orjson
+
+from crawl_assets.lake import Lake
+from crawl_assets.lake.landing import landed_events, read_event
+from crawl_assets.webhooks.signatures import SCHEMES, sign, verify
+from crawl_assets_tests.standins.intercom_api import make_conversation
+from crawl_assets_tests.webhooks.conftest import SECRETS
+
+NOTIFICATION = {"type": "notification_event", "app_id": "wsa", "id": "notif_1", "topic": "conversation.user.replied",
+                "data": {"type": "notification_event_data", "item": make_conversation(7, 1_780_000_000, 1_780_000_500)},
+                "created_at": 1_780_000_500}
+
+
+def _post(url: str, path: str, body: bytes, headers: dict[str, str]) -> httpx.Response:
+    return httpx.post(url + path, content=body, headers={"Content-Type": "application/json", **headers}, timeout=5)
+
+
+def test_signature_scheme_matches_the_platforms_documented_hmacs():
+    body = b'{"a":1}'
+    assert sign(SCHEMES["intercom"], body, "s").startswith("sha1=") and len(sign(SCHEMES["intercom"], body, "s")) == 45
+    assert sign(SCHEMES["discourse"], body, "s").startswith("sha256=")
+    assert not verify(SCHEMES["intercom"], body, "sha1=" + "0" * 40, "s")
+    assert not verify(SCHEMES["intercom"], body, sign(SCHEMES["discourse"], body, "s"), "s")
+
+
+def test_signed_intercom_event_is_landed_as_received(receiver):
+    url, lake_root, _, _ = receiver
+    body = orjson.dumps(NOTIFICATION)
+    sig = sign(SCHEMES["intercom"], body, SECRETS["CRAWL_INTERCOM_WEBHOOK_SECRET__ACME__MAIN"])
+    resp = _post(url, "/hooks/intercom/acme.intercom.support", body, {"X-Hub-Signature": sig})
+    assert resp.status_code == 202
+    [event] = landed_events(Lake(lake_root))
+    assert (event.tenant, event.platform, event.source) == ("acme", "intercom", "acme.intercom.support")
+    assert event.path.startswith("landing/acme/intercom/acme.intercom.support/")
+    stored = read_event(Lake(lake_root), event)
+    assert stored["response"] == NOTIFICATION and stored["crawl"]["topic"] == "conversation.user.replied"
+    assert resp.json()["accepted"] == event.event_id
+
+
+def test_signed_discourse_event_is_landed_with_its_event_headers(receiver):
+    url, lake_root, _, _ = receiver
+    body = orjson.dumps({"post": {"id": 181, "topic_id": 1003, "cooked": "<p>hi</p>"}})
+    headers = {"X-Discourse-Event-Signature": sign(SCHEMES["discourse"], body, SECRETS["CRAWL_DISCOURSE_WEBHOOK_SECRET__ACME"]),
+               "X-Discourse-Event": "post_created", "X-Discourse-Event-Id": "42", "X-Discourse-Instance": "https://forum.acme.test"}
+    assert _post(url, "/hooks/discourse/acme.discourse.forum", body, headers).status_code == 202
+    [event] = landed_events(Lake(lake_root))
+    crawl = read_event(Lake(lake_root), event)["crawl"]
+    assert crawl["topic"] == "post_created" and crawl["delivery"] == "42"
+
+
+def test_unsigned_badly_signed_and_foreign_requests_are_refused_and_counted(receiver):
+    url, lake_root, _, _ = receiver
+    body = orjson.dumps(NOTIFICATION)
+    acme_secret = SECRETS["CRAWL_INTERCOM_WEBHOOK_SECRET__ACME__MAIN"]
+    cases = [
+        ("/hooks/intercom/acme.intercom.support", {}, 401, "unsigned"),
+        ("/hooks/intercom/acme.intercom.support", {"X-Hub-Signature": "sha1=" + "0" * 40}, 401, "bad_signature"),
+        ("/hooks/intercom/acme.intercom.support", {"X-Hub-Signature": sign(SCHEMES["intercom"], body + b" ", acme_secret)}, 401, "bad_signature"),
+        # acme's secret does not open globex's endpoint, though both name the credential "main"
+        ("/hooks/intercom/globex.intercom.support", {"X-Hub-Signature": sign(SCHEMES["intercom"], body, acme_secret)}, 401, "bad_signature"),
+        ("/hooks/intercom/acme.intercom.nope", {"X-Hub-Signature": sign(SCHEMES["intercom"], body, acme_secret)}, 404, "unknown_source"),
+        ("/hooks/discourse/acme.intercom.support", {"X-Discourse-Event-Signature": "sha256=00"}, 404, "unknown_source"),
+    ]
+    for path, headers, status, outcome in cases:
+        resp = _post(url, path, body, headers)
+        assert (resp.status_code, resp.json()["error"]) == (status, outcome), path
+    assert landed_events(Lake(lake_root)) == []
+    metrics = httpx.get(url + "/metrics").text
+    assert 'crawl_webhook_requests_total{platform="intercom",outcome="bad_signature"} 3' in metrics
+    assert 'crawl_webhook_requests_total{platform="intercom",outcome="unsigned"} 1' in metrics
+    assert acme_secret not in metrics
+
+
+def test_a_signed_body_that_is_not_json_is_refused(receiver):
+    url, _, _, _ = receiver
+    body = b"not json"
+    sig = sign(SCHEMES["intercom"], body, SECRETS["CRAWL_INTERCOM_WEBHOOK_SECRET__ACME__MAIN"])
+    assert _post(url, "/hooks/intercom/acme.intercom.support", body, {"X-Hub-Signature": sig}).status_code == 400
+    assert httpx.head(url + "/hooks/intercom/acme.intercom.support").status_code == 200
+    assert httpx.get(url + "/healthz").json() == {"ok": True}
