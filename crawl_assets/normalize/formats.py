@@ -1,4 +1,8 @@
-"""The input formats ``crawl-assets normalize`` and the ``normalized_records`` asset understand."""
+"""The input formats ``crawl-assets normalize`` and the ``normalized_records`` asset understand.
+
+Built from the source plugins (``crawl_assets.sources.catalog``): each plugin names the normalizer of
+every format it writes or imports, so a new source type brings its formats with it.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,8 @@ from typing import IO, Protocol
 from crawl_assets.normalize.build import Document, Item, UnknownFormatError
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.schema.record import Record, Rejection
-from crawl_assets.sources.telegram.normalize import normalize_export, normalize_telethon
-from crawl_assets.sources.x.normalize import normalize_archive, normalize_v2
+from crawl_assets.sources.catalog import format_specs
+from crawl_assets.sources.plugin import resolve
 
 
 class Normalizer(Protocol):
@@ -20,12 +24,7 @@ class Normalizer(Protocol):
     ) -> Iterator[Item]: ...
 
 
-FORMATS: dict[str, Normalizer] = {
-    "telegram": normalize_telethon,
-    "telegram-export": normalize_export,
-    "x-v2": normalize_v2,
-    "x-archive": normalize_archive,
-}
+FORMATS: dict[str, Normalizer] = {fmt: resolve(spec) for fmt, spec in format_specs().items()}
 
 
 def get_normalizer(fmt: str) -> Normalizer:
