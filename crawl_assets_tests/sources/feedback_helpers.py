@@ -101,3 +101,20 @@ def check_golden(records: list[Any], path: Path) -> None:
 
 def golden_stream(path: Path) -> io.BytesIO:
     return io.BytesIO(path.read_bytes())
+
+
+def assert_golden(fmt: str, folder: Path, input_name: str, expected_name: str) -> list[Any]:
+    """Normalize a golden input through ``normalize_stream`` (the contract path) and compare records and
+    rejections with the golden output; the fast document path must serialize to the same records."""
+    from crawl_assets.normalize import normalize_documents, normalize_stream
+
+    ctx = NormalizeContext(tenant="acme", source=f"acme.{fmt}.golden", method="api", run_id="golden")
+    items = list(normalize_stream(fmt, golden_stream(folder / input_name), name=input_name, context=ctx))
+    check_golden(items, folder / expected_name)
+    docs = list(normalize_documents(fmt, golden_stream(folder / input_name), name=input_name, context=ctx))
+    fast = [orjson.loads(orjson.dumps(d, option=orjson.OPT_UTC_Z)) for d in docs if not isinstance(d, Rejection)]
+    slow = [orjson.loads(r.model_dump_json()) for r in items if isinstance(r, Record)]
+    assert fast == slow
+    for record in slow:
+        Record.model_validate(record)  # what the documents path emits passes the contract too
+    return items
