@@ -21,6 +21,7 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 import time
 import venv
 from datetime import datetime, timedelta, timezone
@@ -150,18 +151,21 @@ def measure(cmd: list[str], stdout: Any = subprocess.DEVNULL) -> tuple[float, fl
     """(wall s, user+sys CPU s of the process and its workers, peak RSS MiB, exit code) of one command.
 
     Peak RSS is the larger of the kernel's own peak for the process (os.wait4) and the peak of the
-    process-tree sum sampled every 20 ms (worker processes count; shared pages are counted per process)."""
+    process-tree sum sampled every 100 ms (worker processes count; shared pages are counted per process)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
-    peak = 0
-    while True:
-        waited, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if waited:
-            break
-        peak = max(peak, _tree_rss(proc.pid))
-        time.sleep(0.02)
-    elapsed = time.perf_counter() - start
-    stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    # stderr to a file, not a pipe: twarc2's progress bar would fill a pipe and block.
+    with tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(cmd, stdout=stdout, stderr=errors)
+        peak = 0
+        while True:
+            waited, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if waited:
+                break
+            peak = max(peak, _tree_rss(proc.pid))
+            time.sleep(0.1)
+        elapsed = time.perf_counter() - start
+        errors.seek(0)
+        stderr = errors.read().decode(errors="replace")
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         print(f"  ! {' '.join(cmd[:3])}... exited {code}: {stderr.strip()[-500:]}", file=sys.stderr)
