@@ -1,0 +1,164 @@
+"""Batch runs isolate a failing source; the scheduling sensor requests the right runs from instance state."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import uuid
+
+import dagster as dg
+import pytest
+
+from crawl_assets.assets import derived_assets
+from crawl_assets.checkpoints import load_checkpoint
+from crawl_assets.jobs import build_batch_job
+from crawl_assets.monitoring.health import load_health, record_failure, record_success
+from crawl_assets.registry import load_registry
+from crawl_assets.resources.lake import RegistryResource
+from crawl_assets.scheduling.locks import SourceBusy, source_lock
+from crawl_assets.sources.x.assets import x_posts_raw
+from crawl_assets_tests.orchestration.conftest import x_registry
+
+RAW = dg.AssetKey(["x", "x_posts_raw"])
+BAD_ENDPOINT = """  - name: badopt
+    tenant: acme
+    platform: x
+    kind: search_query
+    identifier: python
+    options: {endpoint: bogus}
+"""
+
+
+def run_batch(instance, resources, keys):
+    job = build_batch_job("x", [x_posts_raw, *derived_assets("x", x_posts_raw)], include_index=False)
+    config = {"ops": {"x_sync_sources_no_index": {"config": {"partitions": keys}}}}
+    return job.execute_in_process(run_config=config, resources=resources, instance=instance, raise_on_error=False)
+
+
+def test_batch_isolates_failing_sources(tmp_path, instance, resources):
+    registry = x_registry(tmp_path / "sources.yaml", {"a": "data_eng", "gone": "no_such_account", "c": "persian_news"},
+                          extra=BAD_ENDPOINT)
+    keys = ["acme.x.a", "acme.x.gone", "acme.x.badopt", "acme.x.c"]
+    instance.add_dynamic_partitions("x_sources", keys)
+    result = run_batch(instance, resources, keys)
+
+    assert not result.success  # the run says some sources failed ...
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "2 of 4 sources failed" in failure.event_specific_data.error.message
+    # ... but the healthy ones were fully synced, checkpoint and all three steps.
+    for key in ("acme.x.a", "acme.x.c"):
+        assert load_checkpoint(instance, RAW, key).get("newest_id")
+        for asset in ("x_posts_raw", "normalized_records", "relation_edges"):
+            assert key in instance.get_materialized_partitions(dg.AssetKey(["x", asset]))
+    for key in ("acme.x.gone", "acme.x.badopt"):
+        assert load_checkpoint(instance, RAW, key) == {}
+        assert key not in instance.get_materialized_partitions(RAW)
+    health = load_health(instance, keys)
+    assert health["acme.x.a"].last_success and health["acme.x.a"].failures == 0
+    assert health["acme.x.badopt"].failures == 1 and "endpoint" in health["acme.x.badopt"].last_error
+    # a permanent error pauses only its source, with the reason people see in `sources show`
+    paused = {e.key: e.status_reason for e in load_registry(registry).entries if e.paused}
+    assert list(paused) == ["acme.x.gone"] and "no_such_account" in paused["acme.x.gone"]
+    # plottable numbers on every raw materialization
+    mat = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=RAW, asset_partitions=["acme.x.a"]), limit=1)
+    meta = mat.records[0].asset_materialization.metadata
+    for name in ("records_new", "requests", "rate_limit_wait_seconds", "duration_seconds", "newest_event_lag_seconds"):
+        assert isinstance(meta[name].value, (int, float)), name
+
+
+def test_rerunning_a_batch_converges(tmp_path, instance, resources, x_server):
+    x_registry(tmp_path / "sources.yaml", {"a": "data_eng", "c": "persian_news"})
+    keys = ["acme.x.a", "acme.x.c"]
+    instance.add_dynamic_partitions("x_sources", keys)
+    assert run_batch(instance, resources, keys).success
+    before = {k: load_checkpoint(instance, RAW, k) for k in keys}
+    x_server.clear_log()
+    assert run_batch(instance, resources, keys).success
+    assert {k: load_checkpoint(instance, RAW, k)["newest_id"] for k in keys} == {k: v["newest_id"] for k, v in before.items()}
+    assert sum(x_server.counts().values()) <= 2 * len(keys), "an up-to-date source costs about one request"
+
+
+def test_source_lock_excludes_other_processes(isolated_env):
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\nfrom crawl_assets.scheduling.locks import source_lock\n"
+        "with source_lock('acme.x.a'):\n    print('held', flush=True)\n    time.sleep(30)\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(SourceBusy):
+            with source_lock("acme.x.a", wait_seconds=0.3):
+                pass
+        with source_lock("acme.x.other"), source_lock("acme.x.other"):  # re-entrant in one process
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with source_lock("acme.x.a", wait_seconds=5):  # the kernel released the dead holder's lock
+        pass
+
+
+# -- the scheduling sensor -------------------------------------------------------------------------------
+
+def evaluate(instance, cursor=None):
+    from crawl_assets.definitions import build_definitions
+
+    defs = build_definitions()
+    sensor = defs.get_repository_def().get_sensor_def("x_scheduler")
+    context = dg.build_sensor_context(instance_ref=instance.get_ref(), definitions=defs, cursor=cursor,
+                                      resources={"registry": RegistryResource()})
+    return sensor.evaluate_tick(context)
+
+
+def batch_keys(result) -> list[list[str]]:
+    return [r.run_config["ops"]["x_sync_sources_no_index"]["config"]["partitions"]
+            for r in result.run_requests if r.job_name == "x_sync_batch_no_index"]
+
+
+def test_scheduler_requests_batches_singles_and_skips_in_flight(tmp_path, instance, monkeypatch):
+    names = {f"s{i:02d}": "data_eng" for i in range(30)}
+    x_registry(tmp_path / "sources.yaml", names)
+    keys = sorted(f"acme.x.{n}" for n in names)
+    instance.add_dynamic_partitions("x_sources", keys[:-1])  # the last one's partition is not there yet
+    now = time.time()
+    record_failure(instance, keys[0], "boom", now=now - 3600)  # failed an hour ago: retried alone
+    record_success(instance, keys[1], now=now)  # just synced: not due
+    run = dg.DagsterRun(job_name="x_sync", run_id=str(uuid.uuid4()), status=dg.DagsterRunStatus.STARTED,
+                        tags={"dagster/partition": keys[2]})
+    instance.add_run(run)
+
+    result = evaluate(instance)
+    singles = [r.partition_key for r in result.run_requests if r.job_name == "x_sync_no_index"]
+    batched = [k for b in batch_keys(result) for k in b]
+    assert singles == [keys[0]]
+    assert sorted(batched) == keys[3:-1]
+    assert all(len(b) >= 2 for b in batch_keys(result)) and len(batch_keys(result)) <= 3
+    assert all(r.tags["crawl/platform"] == "x" for r in result.run_requests)
+
+
+def test_scheduler_cursor_walks_the_registry_in_slices(tmp_path, instance, monkeypatch):
+    monkeypatch.setenv("CRAWL_SCHEDULER_WINDOW", "10")
+    monkeypatch.setenv("CRAWL_SCHEDULER_MIN_BATCH", "100")
+    names = {f"s{i:02d}": "data_eng" for i in range(25)}
+    x_registry(tmp_path / "sources.yaml", names)
+    keys = sorted(f"acme.x.{n}" for n in names)
+    instance.add_dynamic_partitions("x_sources", keys)
+    seen: list[str] = []
+    cursor = None
+    for _ in range(3):
+        result = evaluate(instance, cursor)
+        cursor = result.cursor
+        assert len(cursor) < 40, "the cursor holds only a position"
+        seen += [k for b in batch_keys(result) for k in b]
+    assert set(seen) == set(keys), "three slices of 10 cover 25 sources (the last wraps around)"
+    assert len(seen) == 30
+
+
+def test_scheduler_respects_its_run_budget(tmp_path, instance, monkeypatch):
+    monkeypatch.setenv("CRAWL_SCHEDULER_MAX_RUNS", "1")
+    x_registry(tmp_path / "sources.yaml", {"a": "data_eng", "b": "persian_news"})
+    instance.add_dynamic_partitions("x_sources", ["acme.x.a", "acme.x.b"])
+    instance.add_run(dg.DagsterRun(job_name="x_sync_batch_no_index", run_id=str(uuid.uuid4()),
+                                   status=dg.DagsterRunStatus.STARTING, tags={"crawl/platform": "x"}))
+    result = evaluate(instance)
+    assert not result.run_requests and "no free run slot" in (result.skip_message or "")
