@@ -75,7 +75,7 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
         edge_rows: list[dict[str, Any]] = []
         for _, table in the_lake.read_parts(EDGES_TABLE, tenant, platform, source):
             edge_rows.extend(arrow_to_records(table))
-        deadletter_root = the_lake.url("deadletter")
+        deadletter_root = the_lake.root  # the sink files under deadletter/es/{family}/{tenant}/
         with elasticsearch.get_client() as client:
             setup_indices(client, [tenant])
             rec_stats = index_documents(client, records, family="records", tenant=tenant,
