@@ -8,6 +8,7 @@ import click
 
 # "module:attribute" of each subcommand (a click command or group), added as features land.
 COMMANDS: list[str] = [
+    "crawl_assets.cli.status:status",
     "crawl_assets.cli.normalize:normalize",
     "crawl_assets.cli.normalize:schema",
     "crawl_assets.cli.sources:sources",

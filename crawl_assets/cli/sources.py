@@ -97,6 +97,37 @@ def show(source, registry_path) -> None:
     except KeyError as exc:
         fail(exc.args[0])
     click.echo(json.dumps({"key": entry.key, **entry.model_dump(mode="json")}, indent=2, ensure_ascii=False))
+    if entry.paused:
+        click.echo(f"paused: {entry.status_reason or 'no reason given'} (resume: crawl-assets sources resume {entry.key})")
+    last = _last_sync(entry.key)
+    if last:
+        click.echo(last)
+
+
+def _last_sync(key: str) -> str:
+    """The source's last sync from the instance, when one is configured and reachable."""
+    from crawl_assets import settings
+
+    if not (settings.dagster_home() / "dagster.yaml").exists():
+        return ""
+    try:
+        import time
+
+        import dagster as dg
+
+        from crawl_assets.monitoring.health import load_health
+
+        with dg.DagsterInstance.get() as instance:
+            h = load_health(instance, [key])[key]
+    except Exception as exc:  # the registry is still shown when the instance is down
+        return f"last sync: unknown (instance unavailable: {type(exc).__name__})"
+    if not h.last_attempt:
+        return "last sync: never"
+    when = lambda t: time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(t)) if t else "never"  # noqa: E731
+    line = f"last success: {when(h.last_success)}; last attempt: {when(h.last_attempt)}; run {h.last_run_id or '-'}"
+    if h.failures:
+        line += f"\nfailing: {h.failures} in a row; last error: {h.last_error}"
+    return line
 
 
 def _set_status(source: str, status: SourceStatus, reason: str | None, registry_path: Path | None) -> None:

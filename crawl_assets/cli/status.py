@@ -1,0 +1,63 @@
+"""``crawl-assets status``: one line per source (state, last success, lag, last error) from the instance."""
+
+import json
+import time
+
+import click
+
+from crawl_assets.cli.common import fail, registry_option
+from crawl_assets.registry import RegistryFileError
+
+
+def _ago(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{seconds:.0f}s"
+
+
+@click.command("status")
+@click.option("--platform", default=None, help="Only this platform's sources.")
+@click.option("--state", "states", multiple=True, help="Only sources in this state (repeatable): "
+              "ok, late, failing, waiting, running, paused, never.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@registry_option
+def status(platform, states, as_json, registry_path) -> None:
+    """Per-source sync state from the Dagster instance ($DAGSTER_HOME) and the registry."""
+    import dagster as dg
+
+    from crawl_assets import settings
+    from crawl_assets.monitoring.status import source_statuses
+    from crawl_assets.scheduling.registry_view import registry_view
+
+    try:
+        reg, _ = registry_view(registry_path or settings.registry_path())
+    except RegistryFileError as exc:
+        fail(str(exc))
+    entries = [e for e in reg.entries if platform is None or e.platform == platform]
+    with dg.DagsterInstance.get() as instance:
+        rows = source_statuses(instance, entries)
+    rows = [r for r in rows if not states or r.state in states]
+    now = time.time()
+    if not as_json:
+        click.echo(f"{'source':<44} {'state':<8} {'last success':<13} {'lag':>7} {'fails':>5}  last error / reason")
+    for r in rows:
+        h = r.health
+        reason = r.entry.status_reason if r.entry.paused else h.last_error
+        if as_json:
+            click.echo(json.dumps({"key": r.entry.key, "state": r.state, "last_success": h.last_success,
+                                   "lag_seconds": r.lag_seconds, "failures": h.failures,
+                                   "last_error": h.last_error or None, "paused_reason": r.entry.status_reason,
+                                   "retry_after": h.retry_after, "last_run_id": h.last_run_id or None},
+                                  ensure_ascii=False))
+            continue
+        last = _ago(now - h.last_success) + " ago" if h.last_success else "never"
+        click.echo(f"{r.entry.key:<44} {r.state:<8} {last:<13} {_ago(r.lag_seconds):>7} {h.failures:>5}  "
+                   f"{(reason or '').splitlines()[0][:100] if reason else ''}")
+    if not as_json:
+        counts: dict[str, int] = {}
+        for r in rows:
+            counts[r.state] = counts.get(r.state, 0) + 1
+        click.echo(f"{len(rows)} sources: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
