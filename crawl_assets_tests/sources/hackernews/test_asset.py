@@ -1,0 +1,31 @@
+"""``hackernews_items_raw`` in Dagster (the fourth source's asset, wired only by its plugin)."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from crawl_assets.sources.catalog import plugins
+from crawl_assets.sources.hackernews.assets import hackernews_items_raw
+from crawl_assets.sources.hackernews.resource import HackerNewsResource
+from crawl_assets.sources.plugin import resolve
+from crawl_assets_tests.sources.feedback_helpers import materialization_metadata, run_raw_asset
+from crawl_assets_tests.standins.hackernews_api import HackerNewsServer, make_items
+
+REGISTRY = """sources:
+  - {name: tool, tenant: acme, platform: hackernews, kind: search_query, identifier: "feedback tool"}
+"""
+
+
+def test_plugin_declares_everything_definitions_needs():
+    plugin = plugins()["hackernews"]
+    assert resolve(plugin.raw_asset) is hackernews_items_raw
+    assert isinstance(resolve(plugin.resources["hackernews"])(), HackerNewsResource)
+
+
+def test_materialize(tmp_path):
+    with HackerNewsServer(items=make_items(3, 4)) as srv, dg.instance_for_test() as instance:
+        result = run_raw_asset(hackernews_items_raw, tmp_path=tmp_path, registry_yaml=REGISTRY,
+                               partition="acme.hackernews.tool",
+                               resources={"hackernews": HackerNewsResource(base_url=srv.url)}, instance=instance)
+        meta = materialization_metadata(result)
+    assert meta["records_new"] == 15 and meta["complete"] is True and meta["batches_written"] == 1
