@@ -105,6 +105,18 @@ class PageBuffer:
         self.lines, self.pages, self.info = [], 0, {}
 
 
+def require_kind(entry: SourceEntry, kind: str, platform_label: str) -> None:
+    """Refuse a registry entry of a kind this sync engine does not collect live."""
+    if entry.kind.value != kind:
+        raise SourceConfigError(f"source {entry.key}: {platform_label} sources are of kind {kind!r} (or export_file)")
+
+
+def begin(state: dict[str, Any], store: StoreBatch, pages_per_batch: int) -> tuple[dict[str, Any], SyncStats, PageBuffer]:
+    """A sync's working copy of the checkpoint, its stats and its page buffer."""
+    stats = SyncStats()
+    return copy.deepcopy(state), stats, PageBuffer(store, stats, pages_per_batch)
+
+
 SyncFn = Callable[[Any, SourceEntry, dict[str, Any], StoreBatch, Budget], SyncResult]
 
 

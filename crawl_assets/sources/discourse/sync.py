@@ -16,17 +16,16 @@ right after its topics, in one batch with the categories answer (names and slugs
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from crawl_assets.registry import SourceEntry, SourceKind
+from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.discourse.client import IDS_PER_REQUEST, DiscourseClient, forum_host
 from crawl_assets.sources.envelope import wrap_line
-from crawl_assets.sources.pull import Budget, PageBuffer, SourceConfigError, StoreBatch, SyncResult, SyncStats
+from crawl_assets.sources.pull import Budget, StoreBatch, SyncResult, begin, require_kind
 from crawl_assets.sources.rest import Page, PermanentError, TransientError
 
 RAW_FORMAT = "discourse"
@@ -41,8 +40,7 @@ class DiscourseOptions:
 
     @classmethod
     def of(cls, entry: SourceEntry) -> "DiscourseOptions":
-        if entry.kind is not SourceKind.forum:
-            raise SourceConfigError(f"source {entry.key}: Discourse sources are of kind 'forum' (or export_file)")
+        require_kind(entry, "forum", "Discourse")
         forum_host(entry.identifier)
         o = entry.options
         complete = o.get("complete_topics")
@@ -64,9 +62,7 @@ class _ForumSync:
         self.client, self.entry, self.budget, self.clock = client, entry, budget, clock
         self.options = DiscourseOptions.of(entry)
         self.host = forum_host(entry.identifier)
-        self.state = copy.deepcopy(state)
-        self.stats = SyncStats()
-        self.buffer = PageBuffer(store, self.stats, self.options.pages_per_batch)
+        self.state, self.stats, self.buffer = begin(state, store, self.options.pages_per_batch)
         self.topics: dict[str, int] = dict(self.state.get("topics") or {})
         self.completed: set[int] = set()  # topics completed in this run: the walk covers the rest of them
 

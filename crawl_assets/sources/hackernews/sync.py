@@ -13,17 +13,16 @@ keeps one), never skipped.
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from crawl_assets.registry import SourceEntry, SourceKind
+from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.envelope import wrap_line
 from crawl_assets.sources.hackernews.client import HackerNewsClient
-from crawl_assets.sources.pull import Budget, PageBuffer, SourceConfigError, StoreBatch, SyncResult, SyncStats
+from crawl_assets.sources.pull import Budget, StoreBatch, SyncResult, begin, require_kind
 from crawl_assets.sources.rest import TransientError
 
 RAW_FORMAT = "hackernews"
@@ -38,8 +37,7 @@ class HackerNewsOptions:
 
     @classmethod
     def of(cls, entry: SourceEntry) -> "HackerNewsOptions":
-        if entry.kind is not SourceKind.search_query:
-            raise SourceConfigError(f"source {entry.key}: Hacker News sources are of kind 'search_query' (or export_file)")
+        require_kind(entry, "search_query", "Hacker News")
         o = entry.options
         return cls(tags=str(o.get("tags") or "(story,comment)"),
                    hits_per_page=max(1, min(1000, int(o.get("hits_per_page") or 100))),
@@ -50,9 +48,7 @@ def sync_search(client: HackerNewsClient, entry: SourceEntry, state: dict[str, A
                 budget: Budget, *, clock: Callable[[], float] = time.time) -> SyncResult:
     """Store the query's items newer than the cursor; resumable at any page."""
     options = HackerNewsOptions.of(entry)
-    state = copy.deepcopy(state)
-    stats = SyncStats()
-    buffer = PageBuffer(store, stats, options.pages_per_batch)
+    state, stats, buffer = begin(state, store, options.pages_per_batch)
     if not state.get("walk"):
         floor = state.get("newest_at")
         if floor is None:

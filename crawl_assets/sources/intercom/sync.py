@@ -13,16 +13,15 @@ never skipped. A first sync goes back ``history_horizon_days`` (everything when 
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from crawl_assets.registry import SourceEntry, SourceKind
+from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.intercom.client import IntercomClient
-from crawl_assets.sources.pull import Budget, PageBuffer, SourceConfigError, StoreBatch, SyncResult, SyncStats
+from crawl_assets.sources.pull import Budget, StoreBatch, SyncResult, begin, require_kind
 from crawl_assets.sources.envelope import wrap_line
 from crawl_assets.sources.rest import TransientError
 
@@ -37,8 +36,7 @@ class IntercomOptions:
 
     @classmethod
     def of(cls, entry: SourceEntry) -> "IntercomOptions":
-        if entry.kind is not SourceKind.workspace:
-            raise SourceConfigError(f"source {entry.key}: Intercom sources are of kind 'workspace' (or export_file)")
+        require_kind(entry, "workspace", "Intercom")
         o = entry.options
         return cls(per_page=max(1, min(150, int(o.get("per_page") or 50))),
                    conversations_per_batch=max(1, int(o.get("conversations_per_batch") or 20)),
@@ -54,9 +52,7 @@ def sync_workspace(client: IntercomClient, entry: SourceEntry, state: dict[str, 
                    budget: Budget, *, clock: Callable[[], float] = time.time) -> SyncResult:
     """Store every conversation updated since the cursor; resumable at any page."""
     options = IntercomOptions.of(entry)
-    state = copy.deepcopy(state)
-    stats = SyncStats()
-    buffer = PageBuffer(store, stats, options.conversations_per_batch)
+    state, stats, buffer = begin(state, store, options.conversations_per_batch)
     if not state.get("pass"):
         after = state.get("updated_after")
         if after is None:

@@ -14,17 +14,16 @@ pass is unfinished (a stopped run resumes at its page token).
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from crawl_assets.registry import SourceEntry, SourceKind
+from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.envelope import wrap_line
 from crawl_assets.sources.play.client import PlayClient
-from crawl_assets.sources.pull import Budget, PageBuffer, SourceConfigError, StoreBatch, SyncResult, SyncStats
+from crawl_assets.sources.pull import Budget, SourceConfigError, StoreBatch, SyncResult, begin, require_kind
 from crawl_assets.sources.rest import TransientError
 
 RAW_FORMAT = "play"
@@ -44,8 +43,7 @@ class PlayOptions:
 
     @classmethod
     def of(cls, entry: SourceEntry) -> "PlayOptions":
-        if entry.kind is not SourceKind.app:
-            raise SourceConfigError(f"source {entry.key}: Google Play sources are of kind 'app' (or export_file)")
+        require_kind(entry, "app", "Google Play")
         o = entry.options
         return cls(window=timedelta(days=float(o.get("window_days") or WINDOW_DAYS)),
                    max_results=max(1, min(100, int(o.get("max_results") or 100))),
@@ -83,8 +81,7 @@ def sync_app(client: PlayClient, entry: SourceEntry, state: dict[str, Any], stor
     """Store every review page of the app; report a gap when the previous complete pass is too old."""
     options = PlayOptions.of(entry)
     check_cadence(entry, options)
-    state = copy.deepcopy(state)
-    stats = SyncStats()
+    state, stats, buffer = begin(state, store, options.pages_per_batch)
     now = datetime.fromtimestamp(clock(), timezone.utc)
     if not state.get("pass"):
         state["pass"] = {"token": None, "started": now.isoformat()}
@@ -96,7 +93,6 @@ def sync_app(client: PlayClient, entry: SourceEntry, state: dict[str, Any], stor
             f"reviews modified between {gap['gap_from']} and {gap['gap_to']} may be missing: the previous complete "
             f"sync is older than the {options.window.days}-day window of reviews.list (import a Play Console CSV "
             "export to fill it)")
-    buffer = PageBuffer(store, stats, options.pages_per_batch)
     replies = 0
     while budget.allows(client.stats, clock):
         page = client.reviews(entry.identifier, token=p["token"], max_results=options.max_results,
