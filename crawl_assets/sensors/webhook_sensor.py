@@ -11,6 +11,8 @@ API answer is the authoritative observation) while the event itself stays in ``l
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
 
 import dagster as dg
 
@@ -19,7 +21,7 @@ from crawl_assets.registry import RegistryFileError, SourceKind
 from crawl_assets.resources.lake import LakeResource, RegistryResource
 
 MAX_EVENTS_PER_TICK = 5000
-SYNC_JOB = "{platform}_sync"
+WEBHOOK_PLATFORMS = ("intercom", "discourse")
 IGNORED_TOPICS = frozenset({"ping"})
 
 
@@ -28,13 +30,26 @@ def _topic(lake_res: LakeResource, event: LandedEvent) -> str:
     return str(crawl.get("topic") or "") if isinstance(crawl, dict) else ""
 
 
-@dg.sensor(
-    minimum_interval_seconds=30,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Starts a sync run of each source that received webhook events since the last tick.",
-)
-def webhook_events_sensor(context: dg.SensorEvaluationContext, lake: LakeResource,
-                          registry: RegistryResource) -> dg.SensorResult | dg.SkipReason:
+def build_webhook_sensor(jobs: Mapping[str, Any]) -> dg.SensorDefinition:
+    """The sensor, targeting ``jobs`` (platform → its single-source sync job, e.g. ``intercom_sync``)."""
+
+    @dg.sensor(
+        name="webhook_events_sensor",
+        minimum_interval_seconds=30,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        jobs=list(jobs.values()),
+        description="Starts a sync run of each source that received webhook events since the last tick.",
+    )
+    def webhook_events_sensor(context: dg.SensorEvaluationContext, lake: LakeResource,
+                              registry: RegistryResource) -> dg.SensorResult | dg.SkipReason:
+        return webhook_run_requests(context, lake, registry, {p: job.name for p, job in jobs.items()})
+
+    return webhook_events_sensor
+
+
+def webhook_run_requests(context: dg.SensorEvaluationContext, lake: LakeResource, registry: RegistryResource,
+                         job_names: Mapping[str, str]) -> dg.SensorResult | dg.SkipReason:
+    """One tick: events since the cursor → one run request per live source; the cursor moves past them."""
     events = landed_events(lake.lake(), after=context.cursor or "", limit=MAX_EVENTS_PER_TICK)
     if not events:
         return dg.SkipReason("no new webhook events")
@@ -49,7 +64,7 @@ def webhook_events_sensor(context: dg.SensorEvaluationContext, lake: LakeResourc
     for key, group in by_source.items():
         entry = sources.get(key)
         if entry is None or entry.paused or entry.kind is SourceKind.export_file or entry.platform != group[0].platform \
-                or entry.tenant != group[0].tenant:
+                or entry.tenant != group[0].tenant or entry.platform not in job_names:
             context.log.warning(f"{len(group)} webhook events for {key!r} skipped: source not registered, paused, "
                                 "of another tenant/platform, or not a live source")
             continue
@@ -59,7 +74,7 @@ def webhook_events_sensor(context: dg.SensorEvaluationContext, lake: LakeResourc
         newest = group[-1].event_id
         requests.append(dg.RunRequest(
             run_key=f"webhook:{key}:{newest}",
-            job_name=SYNC_JOB.format(platform=entry.platform),
+            job_name=job_names[entry.platform],
             partition_key=key,
             tags={"crawl/trigger": "webhook", "crawl/webhook_events": str(len(group)), "crawl/tenant": entry.tenant},
         ))

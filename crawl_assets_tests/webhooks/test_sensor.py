@@ -7,7 +7,13 @@ import dagster as dg
 from crawl_assets.lake import Lake
 from crawl_assets.lake.landing import land_event, landed_events
 from crawl_assets.resources.lake import LakeResource, RegistryResource
-from crawl_assets.sensors.webhook_sensor import webhook_events_sensor
+from crawl_assets.jobs import build_sync_job
+from crawl_assets.sensors.webhook_sensor import build_webhook_sensor
+from crawl_assets.sources.discourse.assets import discourse_posts_raw
+from crawl_assets.sources.intercom.assets import intercom_conversations_raw
+
+SENSOR = build_webhook_sensor({"intercom": build_sync_job("intercom", intercom_conversations_raw),
+                               "discourse": build_sync_job("discourse", discourse_posts_raw)})
 from crawl_assets_tests.webhooks.conftest import REGISTRY
 
 
@@ -18,7 +24,7 @@ def _evaluate(tmp_path, cursor=None):
     with dg.instance_for_test() as instance:
         context = dg.build_sensor_context(instance=instance, cursor=cursor, resources={
             "lake": LakeResource(root=str(tmp_path / "lake")), "registry": RegistryResource(path=str(registry))})
-        return webhook_events_sensor(context)
+        return SENSOR(context)
 
 
 def _land(lake, tenant, platform, name, topic="conversation.user.replied"):
@@ -52,3 +58,18 @@ def test_pings_paused_and_unknown_sources_start_no_run(tmp_path):
     result = _evaluate(tmp_path)
     assert result.run_requests == []
     assert result.cursor == landed_events(lake)[-1].event_id  # handled, not re-read forever
+
+
+def test_the_sensor_loads_in_definitions_with_the_sync_jobs_it_targets():
+    from crawl_assets.assets import derived_assets
+    from crawl_assets.resources.elasticsearch import ElasticsearchResource
+    from crawl_assets.sources.discourse.resource import DiscourseResource
+    from crawl_assets.sources.intercom.resource import IntercomResource
+
+    assets = [a for platform, raw in (("intercom", intercom_conversations_raw), ("discourse", discourse_posts_raw))
+              for a in (raw, *derived_assets(platform, raw))]
+    defs = dg.Definitions(assets=assets, sensors=[SENSOR], resources={
+        "lake": LakeResource(), "registry": RegistryResource(), "elasticsearch": ElasticsearchResource(),
+        "intercom": IntercomResource(), "discourse": DiscourseResource()})
+    dg.Definitions.validate_loadable(defs)
+    assert {job.name for job in defs.resolve_all_job_defs()} >= {"intercom_sync", "discourse_sync"}
