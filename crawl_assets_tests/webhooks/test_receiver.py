@@ -83,3 +83,12 @@ def test_a_signed_body_that_is_not_json_is_refused(receiver):
     assert _post(url, "/hooks/intercom/acme.intercom.support", body, {"X-Hub-Signature": sig}).status_code == 400
     assert httpx.head(url + "/hooks/intercom/acme.intercom.support").status_code == 200
     assert httpx.get(url + "/healthz").json() == {"ok": True}
+
+
+def test_cli_lists_the_serve_command():
+    from click.testing import CliRunner
+
+    from crawl_assets.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["webhooks", "serve", "--help"])
+    assert result.exit_code == 0 and "/hooks/" in result.output and "--port" in result.output

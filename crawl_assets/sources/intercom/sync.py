@@ -23,7 +23,7 @@ from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.intercom.client import IntercomClient
 from crawl_assets.sources.pull import Budget, StoreBatch, SyncResult, begin, require_kind
 from crawl_assets.sources.envelope import wrap_line
-from crawl_assets.sources.rest import TransientError
+from crawl_assets.sources.rest import PermanentError, TransientError
 
 RAW_FORMAT = "intercom"
 
@@ -68,7 +68,14 @@ def sync_workspace(client: IntercomClient, entry: SourceEntry, state: dict[str, 
             raise TransientError("intercom conversations/search: answer without a 'conversations' list",
                                  endpoint=page.endpoint)
         for hit in conversations:
-            detail = client.conversation(str(hit["id"]))
+            try:
+                detail = client.conversation(str(hit["id"]))
+            except PermanentError as exc:
+                if exc.status != 404:
+                    raise
+                # deleted between the search and the fetch: the workspace itself is fine
+                stats.extra["conversations_gone"] = stats.extra.get("conversations_gone", 0) + 1
+                continue
             conv = detail.json if isinstance(detail.json, dict) else {}
             updated = int(conv.get("updated_at") or hit.get("updated_at") or 0)
             stats.fetched += _parts_count(conv)

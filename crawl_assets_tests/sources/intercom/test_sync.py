@@ -101,3 +101,9 @@ def test_revoked_token_is_permanent_and_names_no_secret(server, entry, store):
     client.http.close()
     assert "401" in str(info.value) and "Access Token Invalid" in str(info.value)
     assert "tok-revoked" not in str(info.value)
+
+
+def test_a_conversation_deleted_after_the_search_is_skipped(client, server, entry, store):
+    server.inject("404", "conversation", body={"type": "error.list", "errors": [{"code": "not_found", "message": "Resource Not Found"}]})
+    result = sync_workspace(client, entry, {}, store, Budget())
+    assert result.stats.complete and result.stats.extra["conversations_gone"] == 1 and result.stats.new == 29
