@@ -20,7 +20,7 @@ from typing import Any
 
 import dagster as dg
 
-from crawl_assets.monitoring.health import record_failure
+from crawl_assets.monitoring.health import load_health, mark_pending, record_failure
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 
 BATCH_CONFIG_FIELD = "partitions"
@@ -129,10 +129,18 @@ def sync_one(context: dg.OpExecutionContext, steps: Sequence[Step], key: str) ->
                     record_failure(context.instance, key, detail, run_id=context.run.run_id)
                     context.log.error(f"{key}: {detail}; later steps skipped")
                     return Outcome(key, "failed", detail, time.time() - started)
+                if step is steps[0] and not _value(result.metadata, "derivation_pending", True):
+                    return Outcome(key, "ok", "nothing new", time.time() - started)  # nothing to derive
+            mark_pending(context.instance, key, load_health(context.instance, [key])[key], False)
     except SourceBusy as exc:
         context.log.warning(f"{exc}; skipped in this batch")
         return Outcome(key, "busy", str(exc), time.time() - started)
     return Outcome(key, "ok", "", time.time() - started)
+
+
+def _value(metadata: Any, name: str, default: Any) -> Any:
+    value = (metadata or {}).get(name, default)
+    return getattr(value, "value", value)
 
 
 def _describe(exc: BaseException) -> str:

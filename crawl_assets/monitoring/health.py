@@ -9,6 +9,7 @@ The checkpoint itself stays with the asset (``crawl_assets.checkpoints``); this 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from collections.abc import Iterable, Mapping
 
 import dagster as dg
@@ -45,11 +46,22 @@ def save_health(instance: dg.DagsterInstance, updates: Mapping[str, Health]) -> 
 
 
 def record_success(instance: dg.DagsterInstance, key: str, *, run_id: str = "", probe: str = "",
-                   lag_seconds: float | None = None, now: float | None = None) -> Health:
-    health = load_health(instance, [key])[key].succeeded(now or time.time(), run_id=run_id, probe=probe,
-                                                        lag_seconds=lag_seconds)
+                   lag_seconds: float | None = None, now: float | None = None, pending: bool | None = None,
+                   before: Health | None = None) -> Health:
+    """``before``: the health read at the start of the sync (saves a read; one writer per source holds its lock)."""
+    base = before if before is not None else load_health(instance, [key])[key]
+    health = base.succeeded(now or time.time(), run_id=run_id, probe=probe, lag_seconds=lag_seconds, pending=pending)
     save_health(instance, {key: health})
     return health
+
+
+def mark_pending(instance: dg.DagsterInstance, key: str, health: Health, pending: bool) -> Health:
+    """Set whether the source's raw data may still need deriving (see ``Health.pending``)."""
+    if health.pending == pending:
+        return health
+    updated = replace(health, pending=pending)
+    save_health(instance, {key: updated})
+    return updated
 
 
 def record_failure(instance: dg.DagsterInstance, key: str, error: str, *, run_id: str = "",

@@ -33,9 +33,10 @@ class Health:
     probe: str = ""  # export files: size/mtime fingerprint of the file last ingested
     last_run_id: str = ""
     lag_seconds: float | None = None  # newest event's age at the last success
+    pending: bool = False  # raw data may not be derived (normalized/edges/index) yet
 
     def to_json(self) -> str:
-        return orjson.dumps({k: v for k, v in asdict(self).items() if v not in (None, "", 0)}).decode()
+        return orjson.dumps({k: v for k, v in asdict(self).items() if v not in (None, "", 0, False)}).decode()
 
     @classmethod
     def from_json(cls, text: str | None) -> "Health":
@@ -48,9 +49,11 @@ class Health:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**known)
 
-    def succeeded(self, now: float, *, run_id: str = "", probe: str = "", lag_seconds: float | None = None) -> "Health":
+    def succeeded(self, now: float, *, run_id: str = "", probe: str = "", lag_seconds: float | None = None,
+                  pending: bool | None = None) -> "Health":
         return replace(self, last_success=now, last_attempt=now, failures=0, last_error="", retry_after=None,
-                       probe=probe or self.probe, last_run_id=run_id, lag_seconds=lag_seconds)
+                       probe=probe or self.probe, last_run_id=run_id, lag_seconds=lag_seconds,
+                       pending=self.pending if pending is None else pending)
 
     def failed(self, now: float, error: str, *, run_id: str = "", retry_after: float | None = None) -> "Health":
         return replace(self, last_attempt=now, last_failure=now, failures=self.failures + 1,

@@ -17,7 +17,7 @@ from crawl_assets import settings
 from crawl_assets.checkpoints import CHECKPOINT_KEY
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
-from crawl_assets.monitoring.health import load_health, record_failure, record_success
+from crawl_assets.monitoring.health import load_health, mark_pending, record_failure, record_success
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.policies import TRANSIENT_RETRY
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
@@ -153,8 +153,10 @@ def build_raw_asset(
         required_resource_keys={"lake", "registry", *live_resource_keys},
     )
     def _raw(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        reg, _ = registry_view(registry_file(context))
-        entry = source_for_partition(reg, context.partition_key, platform)
+        reg, by_key = registry_view(registry_file(context))
+        entry = by_key.get(context.partition_key)
+        if entry is None or entry.platform != platform:
+            entry = source_for_partition(reg, context.partition_key, platform)  # raises with the reason
         try:
             with source_lock(entry.key, wait_seconds=LOCK_WAIT_SECONDS):
                 return _tracked_sync(context, entry, reg)
@@ -163,9 +165,15 @@ def build_raw_asset(
             raise dg.RetryRequested(max_retries=10, seconds_to_wait=BUSY_RETRY_SECONDS) from exc
 
     def _tracked_sync(context: dg.AssetExecutionContext, entry: SourceEntry, reg: Registry) -> dg.MaterializeResult:
-        """The sync, with health recorded for the scheduler whatever happens."""
+        """The sync, with health recorded for the scheduler whatever happens.
+
+        ``pending`` is raised before the collector can store anything and lowered only when this sync
+        stored nothing and nothing was pending: a batch run may then skip the derived steps, and a crash
+        after raw data was stored never leaves it underived."""
         instance, run_id = context.instance, context.run.run_id
         before = load_health(instance, [entry.key])[entry.key]
+        was_pending = before.pending
+        before = mark_pending(instance, entry.key, before, True)
         probe = export_fingerprint(entry, reg.path) if entry.kind is SourceKind.export_file else ""
         started = time.time()
         _maybe_reset_checkpoint(context, entry)
@@ -183,7 +191,9 @@ def build_raw_asset(
             raise
         meta = sync_metadata(dict(result.metadata or {}), started, before.last_success)
         lag = meta.get("newest_event_lag_seconds")
-        record_success(instance, entry.key, run_id=run_id, probe=probe,
+        pending = was_pending or bool(meta.get("batches_written"))
+        meta["derivation_pending"] = pending
+        record_success(instance, entry.key, run_id=run_id, probe=probe, before=before, pending=pending,
                        lag_seconds=float(lag) if isinstance(lag, (int, float)) else None)
         return dg.MaterializeResult(metadata=meta, check_results=result.check_results,
                                     data_version=result.data_version, tags=result.tags)

@@ -73,10 +73,26 @@ def test_rerunning_a_batch_converges(tmp_path, instance, resources, x_server):
     instance.add_dynamic_partitions("x_sources", keys)
     assert run_batch(instance, resources, keys).success
     before = {k: load_checkpoint(instance, RAW, k) for k in keys}
+    normalized = dg.AssetKey(["x", "normalized_records"])
+
+    def derived_count() -> int:
+        return len(instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=normalized), limit=100).records)
+
+    derived = derived_count()
+    assert not any(h.pending for h in load_health(instance, keys).values())
     x_server.clear_log()
     assert run_batch(instance, resources, keys).success
     assert {k: load_checkpoint(instance, RAW, k)["newest_id"] for k in keys} == {k: v["newest_id"] for k, v in before.items()}
     assert sum(x_server.counts().values()) <= 2 * len(keys), "an up-to-date source costs about one request"
+    assert derived_count() == derived, "nothing new: the derived steps are skipped"
+
+    # raw data stored by a run that died before deriving it (pending stays raised) is derived next time
+    from crawl_assets.monitoring.health import mark_pending
+
+    mark_pending(instance, keys[0], load_health(instance, keys)[keys[0]], True)
+    assert run_batch(instance, resources, keys).success
+    assert derived_count() == derived + 1
+    assert not load_health(instance, keys)[keys[0]].pending
 
 
 def test_source_lock_excludes_other_processes(isolated_env):

@@ -1,0 +1,226 @@
+"""Bench: 10,000 X sources on the local v2 stand-in, through the scheduler's code paths.
+
+Prints:
+  1. registry → partitions: the registry sensor's evaluation (cold: no registry cache; warm) plus the
+     bulk partition add, as the daemon applies it;
+  2. scheduler tick: the ``x_scheduler`` sensor's evaluation over its slice (default window and the
+     whole registry), with health and in-flight runs read from the instance;
+  3. sustained source-syncs/s: the sources the ticks request, synced by ``x_sync_batch_no_index`` runs
+     executed in ``--workers`` parallel processes (the run workers a daemon would launch), each
+     source going raw → normalized_records → relation_edges with its checkpoint, health and metadata
+     in the instance. First syncs (timelines fetched from scratch) and incremental re-syncs (nothing new)
+     are timed apart. The index step is left out (measured by bench/es_sink.py).
+
+Storage: a fresh Postgres database when ``--pg`` (or CRAWL_BENCH_PG_URL) names a server, else SQLite.
+
+    python bench/scale.py [--sources 10000] [--sync 2000] [--workers 2] [--pg postgresql+psycopg2://postgres@127.0.0.1:5432/postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+import uuid
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def write_registry(path: Path, n: int, accounts: list[str]) -> None:
+    lines = ["sources:"]
+    for i in range(n):
+        lines += [f"  - name: s{i:05d}", "    tenant: bench", "    platform: x", "    kind: account_timeline",
+                  f"    identifier: {accounts[i % len(accounts)]}", "    policy: {interval_minutes: 60}",
+                  "    options: {max_results: 100}"]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _sync_batch(keys: list[str]) -> tuple[int, float]:
+    """One batch run in this worker process (a run worker's job): (sources synced, seconds)."""
+    import dagster as dg
+
+    from crawl_assets.definitions import build_definitions
+
+    job = build_definitions().resolve_job_def("x_sync_batch_no_index")
+    started = time.perf_counter()
+    with dg.DagsterInstance.get() as instance:
+        result = job.execute_in_process(
+            run_config={"ops": {"x_sync_sources_no_index": {"config": {"partitions": keys}}}},
+            instance=instance, raise_on_error=False, tags={"crawl/platform": "x"})
+    if not result.success:
+        print(f"  warning: a batch of {len(keys)} had failures", flush=True)
+    return len(keys), time.perf_counter() - started
+
+
+def _warm(_: int) -> int:
+    """Import Dagster and build the definitions once per worker (a run worker pays this per run)."""
+    from crawl_assets.definitions import build_definitions
+
+    build_definitions()
+    return os.getpid()
+
+
+def tick(defs, instance, cursor: str | None = None):
+    import dagster as dg
+
+    from crawl_assets.resources.lake import RegistryResource
+
+    sensor = defs.get_repository_def().get_sensor_def("x_scheduler")
+    context = dg.build_sensor_context(instance_ref=instance.get_ref(), definitions=defs, cursor=cursor,
+                                      resources={"registry": RegistryResource()})
+    started = time.perf_counter()
+    result = sensor.evaluate_tick(context)
+    return result, time.perf_counter() - started
+
+
+def batches_of(result) -> list[list[str]]:
+    return [r.run_config["ops"]["x_sync_sources_no_index"]["config"]["partitions"]
+            for r in result.run_requests if r.job_name == "x_sync_batch_no_index"]
+
+
+def sync_round(defs, instance, workers: int, target: int, pool: ProcessPoolExecutor) -> tuple[int, float, list[float]]:
+    """Ticks request batches; workers run them; until ``target`` sources were synced. Returns
+    (sources synced, wall seconds, tick seconds)."""
+    done, ticks, cursor = 0, [], None
+    started = time.perf_counter()
+    while done < target:
+        result, took = tick(defs, instance, cursor)
+        ticks.append(took)
+        cursor = result.cursor
+        batches = [b for b in batches_of(result)]
+        if not batches:
+            break
+        budget = target - done
+        trimmed = []
+        for b in batches:
+            if budget <= 0:
+                break
+            trimmed.append(b[:budget])
+            budget -= len(trimmed[-1])
+        for n, _ in pool.map(_sync_batch, trimmed):
+            done += n
+    return done, time.perf_counter() - started, ticks
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sources", type=int, default=10_000)
+    ap.add_argument("--sync", type=int, default=2000, help="sources to sync in each throughput round")
+    ap.add_argument("--workers", type=int, default=2, help="parallel run workers")
+    ap.add_argument("--batch", type=int, default=250, help="largest batch (CRAWL_SCHEDULER_MAX_BATCH)")
+    ap.add_argument("--pg", default=os.environ.get("CRAWL_BENCH_PG_URL", ""), help="Postgres server URL (a fresh database is made)")
+    args = ap.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="crawl_scale_"))
+    home = tmp / "home"
+    home.mkdir()
+    shutil.copyfile(REPO / "dagster.yaml", home / "dagster.yaml")
+    os.environ.update({"DAGSTER_HOME": str(home), "CRAWL_LAKE": str(tmp / "lake"),
+                       "CRAWL_REGISTRY": str(tmp / "sources.yaml"), "CRAWL_X_BEARER_TOKEN": "test-token",
+                       "CRAWL_SCHEDULER_MAX_RUNS": str(args.workers), "CRAWL_SCHEDULER_MAX_BATCH": str(args.batch)})
+    os.environ.pop("CRAWL_ES_URL", None)
+    db_admin = db_name = None
+    if args.pg:
+        import sqlalchemy as sa
+
+        db_name = f"crawl_bench_{uuid.uuid4().hex[:10]}"
+        db_admin = sa.create_engine(args.pg, isolation_level="AUTOCOMMIT")
+        with db_admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{db_name}"'))
+        os.environ["DAGSTER_PG_URL"] = args.pg.rsplit("/", 1)[0] + f"/{db_name}"
+    storage = "Postgres" if args.pg else "SQLite"
+
+    from crawl_assets_tests.standins.x_api import XAPIServer
+    from crawl_assets_tests.standins.x_corpus import build_corpus
+
+    corpus = build_corpus(600, days=10, n_users=8)
+    accounts = [u["username"] for u in corpus.users.values() if u["username"] != "outsider"]
+    try:
+        with XAPIServer(corpus, rate_limit=10**9) as server:
+            os.environ["CRAWL_X_BASE_URL"] = server.url
+            write_registry(Path(os.environ["CRAWL_REGISTRY"]), args.sources, accounts)
+            run(args, storage, tmp)
+    finally:
+        if db_admin is not None:
+            import sqlalchemy as sa
+
+            with db_admin.connect() as conn:
+                conn.execute(sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n "
+                                     "AND pid <> pg_backend_pid()"), {"n": db_name})
+                conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{db_name}"'))
+            db_admin.dispose()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(args, storage: str, tmp: Path) -> None:
+    import dagster as dg
+
+    from crawl_assets.definitions import build_definitions
+    from crawl_assets.partitions import SOURCE_PARTITIONS
+    from crawl_assets.resources.lake import RegistryResource
+    from crawl_assets.scheduling import registry_view as view
+    from crawl_assets.sensors.registry_sensor import registry_partitions_sensor
+
+    print(f"{args.sources} X sources, {storage} instance, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    defs = build_definitions()
+    with dg.DagsterInstance.get() as instance:
+        # 1. registry -> partitions
+        view._cache.clear()
+        started = time.perf_counter()
+        ctx = dg.build_sensor_context(instance=instance)
+        result = registry_partitions_sensor(ctx, registry=RegistryResource())
+        evaluated = time.perf_counter() - started
+        for req in result.dynamic_partitions_requests:
+            instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
+        cold = time.perf_counter() - started
+        assert len(instance.get_dynamic_partitions(SOURCE_PARTITIONS["x"].name)) == args.sources
+        started = time.perf_counter()
+        registry_partitions_sensor(dg.build_sensor_context(instance=instance), registry=RegistryResource())
+        warm = time.perf_counter() - started
+        view._cache.clear()  # a new process: the pickled snapshot instead of YAML
+        started = time.perf_counter()
+        view.registry_view(os.environ["CRAWL_REGISTRY"])
+        snapshot = time.perf_counter() - started
+        print(f"registry -> partitions (cold: parse, validate, diff, bulk add): {cold:.2f} s "
+              f"(evaluation {evaluated:.2f} s); warm tick: {warm:.2f} s; new process (snapshot): {snapshot:.2f} s")
+
+        # 2. scheduler tick over 10,000 never-synced sources
+        _, took = tick(defs, instance)
+        _, took2 = tick(defs, instance)
+        os.environ["CRAWL_SCHEDULER_WINDOW"] = str(args.sources)
+        _, full = tick(defs, instance)
+        del os.environ["CRAWL_SCHEDULER_WINDOW"]
+        print(f"scheduler tick (window 2,500 of {args.sources}): {took:.2f} s first, {took2:.2f} s next; "
+              f"whole registry in one tick: {full:.2f} s")
+
+        # 3. sustained syncs
+        with ProcessPoolExecutor(args.workers) as pool:
+            list(pool.map(_warm, range(args.workers)))
+            done, wall, ticks = sync_round(defs, instance, args.workers, args.sync, pool)
+            print(f"first syncs: {done} sources in {wall:.1f} s = {done / wall:.1f} source-syncs/s "
+                  f"({args.workers} run workers, batches up to {args.batch}); ticks {max(ticks):.2f} s max")
+            # make the same sources due again (as if their interval had passed): incremental re-syncs
+            from dataclasses import replace
+
+            from crawl_assets.monitoring.health import load_health, save_health
+
+            keys = [f"bench.x.s{i:05d}" for i in range(args.sources)]
+            health = load_health(instance, keys)
+            synced = {k: replace(h, last_success=h.last_success - 7200) for k, h in health.items() if h.last_success}
+            save_health(instance, synced)
+            done2, wall2, ticks2 = sync_round(defs, instance, args.workers, len(synced), pool)
+            print(f"incremental re-syncs: {done2} sources in {wall2:.1f} s = {done2 / wall2:.1f} source-syncs/s; "
+                  f"ticks {max(ticks2):.2f} s max (health for {len(synced)} sources in the instance)")
+        _, took3 = tick(defs, instance)
+        print(f"scheduler tick after the syncs: {took3:.2f} s")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
