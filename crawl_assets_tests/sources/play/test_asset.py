@@ -64,3 +64,22 @@ def test_console_export_is_an_export_file_source(tmp_path, server):  # noqa: F81
     with lake.open_raw(batch) as fh:
         items = list(normalize_stream("play-csv", fh, name=batch.path, context=NormalizeContext(tenant="acme")))
     assert sum(isinstance(i, Record) for i in items) == 3
+
+
+def test_developer_replies_become_reply_relations(tmp_path, server):  # noqa: F811
+    from crawl_assets.assets import derived_assets
+    from crawl_assets.resources.lake import LakeResource, RegistryResource
+
+    (tmp_path / "sources.yaml").write_text(REGISTRY)
+    normalized, edges, _ = derived_assets("play", play_reviews_raw)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("play_sources", ["acme.play.app"])
+        dg.materialize([play_reviews_raw, normalized, edges], partition_key="acme.play.app", instance=instance,
+                       resources={"lake": LakeResource(root=str(tmp_path / "lake")),
+                                  "registry": RegistryResource(path=str(tmp_path / "sources.yaml")),
+                                  "play": _resource(server)})
+    lake = Lake(str(tmp_path / "lake"))
+    rows = [r for _, t in lake.read_parts("relation_edges", "acme", "play", "acme.play.app") for r in t.to_pylist()]
+    replies = [r for r in rows if r["type"] == "reply"]
+    assert len(replies) == 18
+    assert all(r["src"] == r["dst"] + ":reply" and r["dst"].startswith(f"play:{PACKAGE}:gp:") for r in replies)
