@@ -85,6 +85,9 @@ async def receive(request: Request) -> Response:
     scheme = SCHEMES.get(platform)
     if scheme is None:
         return _refuse(state, "unknown", "unknown_platform", 404, f"no webhooks for platform {platform!r}")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:  # refuse before reading it
+        return _refuse(state, platform, "too_large", 413, f"body over {MAX_BODY_BYTES} bytes")
     body = await request.body()
     if len(body) > MAX_BODY_BYTES:
         return _refuse(state, platform, "too_large", 413, f"body over {MAX_BODY_BYTES} bytes")

@@ -82,6 +82,8 @@ def test_a_signed_body_that_is_not_json_is_refused(receiver):
     sig = sign(SCHEMES["intercom"], body, SECRETS["CRAWL_INTERCOM_WEBHOOK_SECRET__ACME__MAIN"])
     assert _post(url, "/hooks/intercom/acme.intercom.support", body, {"X-Hub-Signature": sig}).status_code == 400
     assert httpx.head(url + "/hooks/intercom/acme.intercom.support").status_code == 200
+    big = b"[" + b"1," * 600_000 + b"1]"
+    assert _post(url, "/hooks/intercom/acme.intercom.support", big, {}).status_code == 413
     assert httpx.get(url + "/healthz").json() == {"ok": True}
 
 
