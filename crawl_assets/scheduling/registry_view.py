@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import re
 import threading
 from pathlib import Path
 
@@ -23,7 +24,36 @@ from pydantic import ValidationError
 from crawl_assets import settings
 from crawl_assets.registry import Registry, RegistryFileError, SourceEntry, load_registry
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml with YAML 1.2 core-schema scalars, as the round-trip loader (ruamel) reads them:
+    ``yes``/``on``/``no`` stay strings, ``0123`` is not octal."""
+
+
+_Loader.yaml_implicit_resolvers = {}
+for _tag, _regexp, _first in (
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("int", r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789"),
+    ("float", r"^(?:[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+"
+              r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+0123456789."),
+):
+    _Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_regexp), list(_first))
+
+
+class _Unusual(Exception):
+    """A number spelled in a way the two YAML libraries read differently: use the round-trip loader."""
+
+
+def _unusual(loader: yaml.Loader, node: yaml.Node) -> None:
+    raise _Unusual(node.value)
+
+
+_ODD = "tag:crawl_assets,2025:odd-number"  # 0123, 0x1f, 0o17, 1_000
+_Loader.add_implicit_resolver(_ODD, re.compile(r"^[-+]?(?:0[0-9]+|0x[0-9a-fA-F]+|0o[0-7]+|[0-9][0-9_]*_[0-9_]*)$"),
+                              list("-+0123456789"))
+_Loader.add_constructor(_ODD, _unusual)
 _cache: dict[Path, tuple[tuple[int, int], Registry, dict[str, SourceEntry]]] = {}
 _lock = threading.Lock()
 
@@ -37,8 +67,8 @@ def _parse(path: Path) -> Registry:
     try:
         with path.open("rb") as fh:
             doc = yaml.load(fh, Loader=_Loader)
-    except yaml.YAMLError:
-        return load_registry(path)  # reports the syntax error with its position
+    except (yaml.YAMLError, _Unusual):
+        return load_registry(path)  # reports a syntax error with its position / reads odd numbers as ruamel does
     if doc is None:
         return Registry(path=path)
     if not isinstance(doc, dict) or not isinstance(doc.get("sources", []), (list, type(None))):

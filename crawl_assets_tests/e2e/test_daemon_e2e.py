@@ -40,6 +40,8 @@ from crawl_assets_tests.orchestration.conftest import x_registry
 from crawl_assets_tests.standins.x_api import XAPIServer
 from crawl_assets_tests.standins.x_corpus import build_corpus
 
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
 SOURCES = {"news": "persian_news", "eng": "data_eng", "dev": "shiraz_dev"}
 KEYS = [f"acme.x.{n}" for n in SOURCES]
 RAW = dg.AssetKey(["x", "x_posts_raw"])
@@ -48,6 +50,13 @@ BACKFILL = """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(back
   __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message stack } } }"""
 BACKFILL_STATUS = """query($id: String!) { partitionBackfillOrError(backfillId: $id) {
   __typename ... on PartitionBackfill { status } } }"""
+TEST_QUEUE = """
+run_coordinator:
+  module: dagster._core.run_coordinator
+  class: QueuedRunCoordinator
+  config:
+    dequeue_interval_seconds: 1
+"""
 PID = re.compile(r"Started process for run \(pid: (\d+)\)")
 
 
@@ -97,6 +106,8 @@ def stack(tmp_path, pg_url, monkeypatch):
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     shutil.copyfile(REPO / "dagster.yaml", home / "dagster.yaml")
+    with (home / "dagster.yaml").open("a") as fh:  # test only: dequeue every second instead of every 5 s
+        fh.write(TEST_QUEUE)
     registry = x_registry(tmp_path / "sources.yaml", SOURCES)
     text = registry.read_text().replace("options: {max_results: 50}", "options: {max_results: 5, pages_per_batch: 2}")
     registry.write_text(text)
@@ -107,7 +118,7 @@ def stack(tmp_path, pg_url, monkeypatch):
             "CRAWL_LAKE": str(tmp_path / "lake"), "CRAWL_REGISTRY": str(registry),
             "CRAWL_X_BASE_URL": x_api.url, "CRAWL_X_BEARER_TOKEN": "test-token", "CRAWL_ES_URL": es.url,
             "CRAWL_SCHEDULER_INTERVAL_SECONDS": "2", "CRAWL_REGISTRY_SENSOR_INTERVAL_SECONDS": "2",
-            "DAGSTER_CLI_API_GRPC_TIMEOUT": "180",
+            "DAGSTER_CLI_API_GRPC_TIMEOUT": "180", "DAGSTER_EVENT_LOG_CONSUMER_DAEMON_INTERVAL_SECONDS": "1",
         }
         for var in ("CRAWL_ES_API_KEY", "DAGSTER_PG_HOST"):
             env.pop(var, None)
@@ -128,7 +139,13 @@ def test_sensors_backfill_and_killed_worker_converge(stack):
     x_api: XAPIServer = stack["x_api"]
     corpus = stack["corpus"]
     logs = services.tails
+    t0 = time.monotonic()
+
+    def phase(name: str) -> None:
+        print(f"[e2e] {time.monotonic() - t0:6.1f}s {name}")
+
     services.wait_ready()
+    phase("webserver ready")
 
     # 1. The sensors add the partitions and sync every source.
     def all_synced() -> bool:
@@ -136,6 +153,7 @@ def test_sensors_backfill_and_killed_worker_converge(stack):
         return all(h.last_success for h in health.values()) and not _runs(instance, statuses=ACTIVE_STATUSES)
 
     wait_for(all_synced, 240, "the scheduler to sync every source", logs)
+    phase("first sync done")
     first_runs = _runs(instance)
     assert any(r.tags.get("crawl/batch_size") and r.status == dg.DagsterRunStatus.SUCCESS for r in first_runs), \
         f"healthy sources were synced in a batch run: {[(r.job_name, r.status, r.tags) for r in first_runs]}"
@@ -153,6 +171,7 @@ def test_sensors_backfill_and_killed_worker_converge(stack):
         return runs if synced == set(KEYS) else []
 
     second = wait_for(incremental_done, 180, "an incremental scheduled sync", logs)
+    phase("incremental sync done")
     mats = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=RAW, asset_partitions=["acme.x.eng"]), limit=1)
     meta = mats.records[0].asset_materialization.metadata
     assert mats.records[0].run_id in {r.run_id for r in second}
@@ -178,6 +197,7 @@ def test_sensors_backfill_and_killed_worker_converge(stack):
         return runs[0] if runs else None
 
     run = wait_for(backfill_run, 120, "the backfill's run to start", logs, interval=0.2)
+    phase("backfill run started")
 
     def checkpoint_of_run() -> bool:
         recs = instance.fetch_observations(dg.AssetRecordsFilter(asset_key=RAW, asset_partitions=["acme.x.news"]), limit=1)
@@ -187,6 +207,7 @@ def test_sensors_backfill_and_killed_worker_converge(stack):
     pid = wait_for(lambda: next((int(m.group(1)) for e in instance.all_logs(run.run_id)
                                  if (m := PID.search(e.message or ""))), None), 30, "the run worker's pid", logs)
     os.kill(pid, signal.SIGKILL)
+    phase("run worker killed")
     mid = load_checkpoint(instance, RAW, "acme.x.news")
     assert mid != before_ckpt, "the killed run had moved the checkpoint"
 
@@ -195,6 +216,7 @@ def test_sensors_backfill_and_killed_worker_converge(stack):
         return next((r for r in runs if r.status == dg.DagsterRunStatus.SUCCESS), None)
 
     retry = wait_for(retried, 180, "the run retry of the killed run to succeed", logs)
+    phase("retry succeeded")
     assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.FAILURE
     x_api._handle = slow_handle
 
@@ -203,6 +225,7 @@ def test_sensors_backfill_and_killed_worker_converge(stack):
         return status if status not in (None, "REQUESTED", "CANCELING", "FAILING") else None
 
     wait_for(backfill_status, 90, "the backfill to end", logs, interval=1)
+    phase("backfill ended")
     retry_meta = instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=RAW, asset_partitions=["acme.x.news"]), limit=1).records[0]
     assert retry_meta.run_id == retry.run_id
@@ -214,3 +237,4 @@ def test_sensors_backfill_and_killed_worker_converge(stack):
     assert _latest_records(lake) == want_records
     assert _indexed(stack["es"].url) == want_index
     assert len(want_records) > 60
+    phase("reference compared")

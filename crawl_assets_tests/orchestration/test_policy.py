@@ -120,3 +120,25 @@ def test_plan_never_requests_a_source_twice_or_an_ineligible_one(specs, slots):
     assert not {e.key for e in entries if e.paused} & set(got)
     assert len(plan.singles) + len(plan.batches) <= slots
     assert all(len(b) <= 5 for b in plan.batches)
+
+
+def test_fast_registry_view_reads_like_the_round_trip_loader(tmp_path, isolated_env):
+    from crawl_assets.registry import load_registry
+    from crawl_assets.scheduling.registry_view import registry_view
+
+    path = tmp_path / "sources.yaml"
+    entry_yaml = """  - name: {name}
+    platform: x
+    kind: account_timeline
+    identifier: {ident}
+    policy: {{interval_minutes: 15, priority: -2}}
+    options: {{max_results: 50, flag: {flag}, note: null, ratio: 1.5}}
+"""
+    for ident, flag in (("on", "yes"), ("true_name", "true"), ("0123", "no"), ("u", "0x1f"), ("v", "1_000")):
+        path.write_text("sources:\n" + entry_yaml.format(name="a", ident=ident, flag=flag)
+                        + entry_yaml.format(name="b", ident="plain", flag="off"))
+        fast, by_key = registry_view(path)
+        slow = load_registry(path)
+        assert [e.model_dump() for e in fast.entries] == [e.model_dump() for e in slow.entries], (ident, flag)
+        assert [str(e) for e in fast.errors] == [str(e) for e in slow.errors]
+        assert set(by_key) == {e.key for e in slow.entries}
