@@ -66,7 +66,7 @@ def normalize_discourse(stream: IO[bytes], *, name: str, context: NormalizeConte
         posts = _posts_of(response, forum)
         forum.learn_posts(posts)
         for index, post in enumerate(posts):
-            post_type = as_dict(post).get("post_type")
+            post_type = opt_int(as_dict(post).get("post_type"))
             if post_type in ACTION_POST_TYPES:
                 yield batch.reject(line, f"post {as_dict(post).get('id')}: {ACTION_POST_TYPES[post_type]}", post, error=False)
                 continue

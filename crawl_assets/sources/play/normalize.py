@@ -15,7 +15,7 @@ import csv
 import io
 import re
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import IO, Any
 
 from crawl_assets.normalize.build import Batch, InputError, Item, as_dict, as_id, as_list, from_unix, opt_int, opt_str, parse_instant
@@ -151,7 +151,7 @@ class _Prefixed(io.RawIOBase):
 def _csv_instant(row: dict[str, str], millis_col: str, text_col: str) -> datetime | None:
     millis = (row.get(millis_col) or "").strip()
     if millis.isdigit():
-        return datetime.fromtimestamp(int(millis) / 1000, timezone.utc)
+        return from_unix(int(millis) / 1000, millis_col)
     text = (row.get(text_col) or "").strip()
     return parse_instant(text, text_col) if text else None
 
