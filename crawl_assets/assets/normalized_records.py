@@ -7,13 +7,16 @@ and a new normalizer version re-derives everything from raw without collecting a
 
 
 from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import dagster as dg
+import pyarrow as pa
 
 from crawl_assets.lake import Lake, RawBatch
-from crawl_assets.lake.tables import arrow_to_records, records_to_arrow
+from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
 from crawl_assets.assets.deriver_version import NORMALIZER_VERSION
 from crawl_assets.normalize import NormalizeContext, dedupe_latest, normalize_stream
 from crawl_assets.partitions import SOURCE_PARTITIONS
@@ -52,8 +55,20 @@ def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) ->
     return sum(1 for k in wanted if k in prior)
 
 
-def normalize_batch(lake: Lake, batch: RawBatch) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
-    """(records, quarantined rejections, duplicate keys found) of one raw batch."""
+CHUNK_ROWS = 10_000
+
+
+@dataclass
+class BatchResult:
+    rows: int = 0
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)
+
+
+def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
+    """Normalize one raw batch into its Parquet part, streaming: records go through the (spilling)
+    dedupe and are written in chunks, so a large export never sits in memory whole."""
     m = batch.manifest
     ctx = NormalizeContext(
         tenant=m.tenant,
@@ -63,19 +78,41 @@ def normalize_batch(lake: Lake, batch: RawBatch) -> tuple[list[dict[str, Any]], 
         run_id=m.run_id,
         raw_pointer=batch.path,
     )
-    records: list[Record] = []
-    rejected: list[dict[str, Any]] = []
-    with lake.open_raw(batch) as stream:
-        for item in normalize_stream(m.format, stream, name=batch.path, context=ctx):
-            if isinstance(item, Rejection):
-                rejected.append(item.model_dump(mode="json"))
-            else:
-                records.append(item)
-    unique = list(dedupe_latest(records))
-    rows = [r.model_dump(mode="json") for r in unique]
-    merge_tombstones(lake, batch, rows)
-    duplicates = sorted(k for k, n in Counter(r["key"] for r in rows).items() if n > 1)
-    return rows, rejected, duplicates
+    result = BatchResult()
+    seen: Counter[str] = Counter()
+
+    def records() -> Iterator[Record]:
+        with lake.open_raw(batch) as stream:
+            for item in normalize_stream(m.format, stream, name=batch.path, context=ctx):
+                if isinstance(item, Rejection):
+                    result.rejected.append(item.model_dump(mode="json"))
+                else:
+                    yield item
+
+    def chunks() -> Iterator[pa.Table]:
+        buffer: list[dict[str, Any]] = []
+        for record in dedupe_latest(records()):
+            buffer.append(record.model_dump(mode="json"))
+            if len(buffer) >= CHUNK_ROWS:
+                yield flush(buffer)
+                buffer = []
+        if buffer:
+            yield flush(buffer)
+
+    def flush(rows: list[dict[str, Any]]) -> pa.Table:
+        merge_tombstones(lake, batch, rows)
+        seen.update(r["key"] for r in rows)
+        table = records_to_arrow(rows)
+        for row in arrow_to_records(table):  # what is stored must read back as a valid Record
+            try:
+                Record.model_validate(row)
+            except ValueError as exc:
+                result.invalid.append(f"{row.get('key')}: {str(exc).splitlines()[0]}")
+        return table
+
+    result.rows = lake.write_part_chunks(part, chunks(), RECORDS_SCHEMA, version=NORMALIZER_VERSION)
+    result.duplicates = sorted(k for k, n in seen.items() if n > 1)
+    return result
 
 
 def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.AssetsDefinition:
@@ -107,15 +144,10 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
             if the_lake.has_part(part, version=NORMALIZER_VERSION):
                 skipped += 1
                 continue
-            rows, rejects, dups = normalize_batch(the_lake, batch)
-            duplicates.extend(dups)
-            table = records_to_arrow(rows)
-            for row in arrow_to_records(table):
-                try:
-                    Record.model_validate(row)
-                except ValueError as exc:
-                    invalid.append(f"{row.get('key')}: {str(exc).splitlines()[0]}")
-            the_lake.write_part(part, table, version=NORMALIZER_VERSION)
+            done = normalize_batch(the_lake, batch, part)
+            rejects = done.rejected
+            duplicates.extend(done.duplicates)
+            invalid.extend(done.invalid)
             q = the_lake.write_quarantine(tenant, platform, context.partition_key, batch.manifest.batch_id, rejects)
             errors = sum(1 for r in rejects if r.get("error", True))
             if q:
@@ -124,7 +156,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                 log(f"batch {batch.manifest.batch_id}: {errors} bad input items and {len(rejects) - errors} "
                     f"non-posts (e.g. service messages) set aside with their reason in {q}")
             written += 1
-            records += len(rows)
+            records += done.rows
             rejected += errors
             not_posts += len(rejects) - errors
         return dg.MaterializeResult(

@@ -192,6 +192,26 @@ class Lake:
         pq.write_table(table, buf, compression="zstd")
         return self._write_atomic(relative, buf.getvalue(), overwrite=True)
 
+    def write_part_chunks(self, relative: str, chunks: Iterable[pa.Table], schema: pa.Schema, *, version: str) -> int:
+        """Write a derived Parquet part from a stream of tables (bounded memory); returns rows written."""
+        schema = schema.with_metadata({**(schema.metadata or {}), b"crawl_assets.deriver": version.encode()})
+        final = self.path(relative)
+        parent = final.rsplit("/", 1)[0]
+        self.fs.makedirs(parent, exist_ok=True)
+        tmp = f"{parent}/.tmp-{uuid.uuid4().hex}"
+        rows = 0
+        try:
+            with self.fs.open(tmp, "wb") as fh, pq.ParquetWriter(fh, schema, compression="zstd") as writer:
+                for chunk in chunks:
+                    writer.write_table(chunk.replace_schema_metadata(schema.metadata))
+                    rows += chunk.num_rows
+            self.fs.mv(tmp, final)
+        except BaseException:
+            if self.fs.exists(tmp):
+                self.fs.rm(tmp)
+            raise
+        return rows
+
     def read_parts(self, table: str, tenant: str, platform: str, source: str) -> Iterator[tuple[str, pa.Table]]:
         """(batch id, table) for each part of a source, in collection order."""
         base = self.path(layout.table_dir(table, tenant, platform, source))
