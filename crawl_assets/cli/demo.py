@@ -76,12 +76,13 @@ def demo(home: Path | None, es_url: str | None) -> None:
     from crawl_assets.lake import Lake
     from crawl_assets.registry import load_registry
     from crawl_assets.sensors.registry_sensor import partition_changes
+    from crawl_assets.sources.catalog import platforms
 
     registry_path = settings.registry_path()
     keys = register_samples(registry_path)
     instance = dg.DagsterInstance.get()
     reg = load_registry(registry_path)
-    current = {f"{p}_sources": set(instance.get_dynamic_partitions(f"{p}_sources")) for p in ("telegram", "x", "discourse", "play", "intercom")}
+    current = {f"{p}_sources": set(instance.get_dynamic_partitions(f"{p}_sources")) for p in platforms()}
     for req in partition_changes(reg, current)[0]:
         if isinstance(req, dg.AddDynamicPartitionsRequest):
             instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
