@@ -360,7 +360,7 @@ def normalize_export(
     try:
         for chat, ordinal, message in _iter_export(stream, chats):
             yield batch.guard(ordinal, message, _export_message, batch, ordinal, chat, message)
-    except ijson.JSONError as exc:
+    except (ijson.JSONError, UnicodeDecodeError) as exc:  # invalid UTF-8 is invalid JSON too
         yield batch.reject(ordinal + 1, "invalid JSON, rest of file skipped: " + " ".join(str(exc).split())[:200])
         return
     if ordinal == 0 and not any("id" in chat for chat in chats):

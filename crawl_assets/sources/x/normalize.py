@@ -203,7 +203,7 @@ def _fast_page(raw: bytes) -> dict[str, Any] | None:
     """The page with only the mapped fields, or None when it does not fit the happy shape."""
     try:
         page = _PAGE_DECODER.decode(raw)
-    except msgspec.DecodeError:  # includes ValidationError
+    except (msgspec.DecodeError, RecursionError):  # includes ValidationError; too deep: orjson reports it
         return None
     if "data" not in page:
         return None
@@ -224,9 +224,14 @@ class _Includes:
     """Lookup tables of one page's ``includes`` (built once per page)."""
 
     def __init__(self, includes: dict[str, Any]) -> None:
-        self.users = {u.get("id"): u for u in as_list(includes.get("users")) if isinstance(u, dict)}
-        self.media = {m.get("media_key"): m for m in as_list(includes.get("media")) if isinstance(m, dict)}
-        self.tweets = {t.get("id"): t for t in as_list(includes.get("tweets")) if isinstance(t, dict)}
+        self.users = {u["id"]: u for u in as_list(includes.get("users")) if _keyed(u, "id")}
+        self.media = {m["media_key"]: m for m in as_list(includes.get("media")) if _keyed(m, "media_key")}
+        self.tweets = {t["id"]: t for t in as_list(includes.get("tweets")) if _keyed(t, "id")}
+
+
+def _keyed(item: Any, key: str) -> bool:
+    """An include that can be looked up: an object whose id is a string (a list or object there is bad input)."""
+    return isinstance(item, dict) and isinstance(item.get(key), str)
 
 
 def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[str, Any], index: int) -> Item:
@@ -417,7 +422,7 @@ def normalize_archive(
     try:
         for ordinal, item in enumerate(ijson.items(reader, "item", use_float=True), start=1):
             yield batch.guard(ordinal, item, _archive_tweet, batch, ordinal, item)
-    except ijson.JSONError as exc:
+    except (ijson.JSONError, UnicodeDecodeError) as exc:  # invalid UTF-8 is invalid JSON too
         yield batch.reject(ordinal + 1, "invalid JSON, rest of file skipped: " + " ".join(str(exc).split())[:200])
 
 
