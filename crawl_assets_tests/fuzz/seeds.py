@@ -1,0 +1,130 @@
+"""Valid inputs of every normalizer format, the starting points the fuzzers mutate.
+
+Taken from what the project really reads: the bundled sample exports and recordings, and Telethon
+messages made by the MTProto stand-in exactly as the collector stores them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ARCHIVE_PREFIX = b"window.YTD.tweets.part0 = "
+SOURCES_TESTS = Path(__file__).resolve().parents[1] / "sources"
+# Formats whose seeds are the golden inputs of their source's tests: one API page (envelope) per line.
+GOLDEN_PAGES = {"discourse": "discourse", "hackernews": "hackernews", "intercom": "intercom", "play": "play"}
+
+
+def _sample(relative: str) -> bytes:
+    return (resources.files("crawl_assets") / "sample_data" / relative).read_bytes()
+
+
+@dataclass(frozen=True)
+class FormatSeeds:
+    """Items of one format, and how a list of (possibly mutated) items becomes that format's bytes."""
+
+    items: tuple[Any, ...]
+    encode: Callable[[list[Any]], bytes]
+    line_based: bool  # one item per line (else: one whole document)
+    max_huge: int = 100_000  # longest value the fuzzer puts in a field
+
+
+def json_bytes(value: Any) -> bytes:
+    """JSON as a careless producer writes it: big integers, NaN and lone surrogates included."""
+    return json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def _lines(items: list[Any]) -> bytes:
+    return b"\n".join(i if isinstance(i, bytes) else json_bytes(i) for i in items) + b"\n"
+
+
+def _export(items: list[Any]) -> bytes:
+    return json_bytes({"name": "کانال", "type": "public_channel", "id": 1987654321, "messages": items})
+
+
+def _archive(items: list[Any]) -> bytes:
+    return ARCHIVE_PREFIX + json_bytes(items)
+
+
+def _golden_pages(fmt: str, platform: str) -> tuple[Any, ...]:
+    """The golden input's good pages (the goldens also hold deliberately broken lines)."""
+    from crawl_assets.normalize import NormalizeContext, normalize_stream
+    from crawl_assets.schema import Rejection
+
+    path = SOURCES_TESTS / platform / "golden" / "input.jsonl"
+    good = []
+    for line in path.read_bytes().splitlines():
+        try:
+            page = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        items = list(normalize_stream(fmt, io.BytesIO(line), name="seed", context=NormalizeContext()))
+        if any(not isinstance(i, Rejection) for i in items):
+            good.append(page)
+    return tuple(good)
+
+
+def _play_csv() -> FormatSeeds:
+    """Google Play Console review exports: UTF-16 CSV with a header row; items are the data rows."""
+    text = (SOURCES_TESTS / "play" / "golden" / "export.csv").read_bytes().decode("utf-16")
+    header, *rows = list(csv.reader(io.StringIO(text)))
+
+    def encode(items: list[Any]) -> bytes:
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(header)
+        for row in items:
+            cells = row if isinstance(row, list) else [row]
+            writer.writerow(["" if c is None else c if isinstance(c, str) else json.dumps(c) for c in cells])
+        return out.getvalue().encode("utf-16", "surrogatepass")
+
+    from crawl_assets.normalize import NormalizeContext, normalize_stream
+    from crawl_assets.schema import Rejection
+
+    def good(row: list[str]) -> bool:
+        items = list(normalize_stream("play-csv", io.BytesIO(encode([row])), name="seed", context=NormalizeContext()))
+        return bool(items) and not any(isinstance(i, Rejection) and i.error for i in items)
+
+    # cells over the csv module's limit are a known bug: test_play_csv_cell_over_the_csv_limit_is_rejected
+    return FormatSeeds(tuple(r for r in rows if good(r)), encode, False, max_huge=40_000)
+
+
+def _telethon_lines() -> tuple[Any, ...]:
+    from telethon.tl import types
+
+    from crawl_assets.sources.telegram.rawlines import deletion_line, message_line
+    from crawl_assets_tests.standins import telegram_mtproto as tm
+
+    world = tm.World()
+    chat = world.channel("seed", messages=40, newest_at=datetime(2025, 1, 1, tzinfo=timezone.utc))
+    chat.edit(7)
+    lines = [orjson.loads(message_line(chat.message(i))) for i in range(1, 41)]
+    peer = types.PeerChannel(chat.id)
+    lines.append(orjson.loads(deletion_line(peer, 41, datetime(2025, 1, 2, tzinfo=timezone.utc))))
+    return tuple(lines)
+
+
+@cache
+def seeds() -> dict[str, FormatSeeds]:
+    """Format name → seeds; one entry per format of ``crawl_assets.normalize.FORMATS``."""
+    pages = tuple(orjson.loads(line) for line in _sample("x_v2_recording.jsonl").splitlines() if line.strip())
+    archive = orjson.loads(_sample("x_archive_tweets.js").split(b"=", 1)[1])
+    export = orjson.loads(_sample("telegram_export/result.json"))["messages"]
+    return {
+        "telegram": FormatSeeds(_telethon_lines(), _lines, True),
+        "telegram-export": FormatSeeds(tuple(export), _export, False),
+        "x-v2": FormatSeeds(pages, _lines, True),
+        "x-archive": FormatSeeds(tuple(archive), _archive, False),
+        "play-csv": _play_csv(),
+        **{fmt: FormatSeeds(_golden_pages(fmt, platform), _lines, True) for fmt, platform in GOLDEN_PAGES.items()},
+    }
