@@ -32,13 +32,23 @@ def load_health(instance: dg.DagsterInstance, keys: Iterable[str]) -> dict[str, 
     return out
 
 
-def save_health(instance: dg.DagsterInstance, updates: Mapping[str, Health]) -> None:
-    """Write many sources' health: one update for the known keys, one insert for the new ones."""
+def _stored(health: Health) -> bool:
+    """Whether a health read from the store came from a stored row (every stored row has one of these)."""
+    return bool(health.last_attempt or health.pending)
+
+
+def save_health(instance: dg.DagsterInstance, updates: Mapping[str, Health], *, known: Iterable[str] = ()) -> None:
+    """Write many sources' health: one update for the existing keys, one insert for the new ones.
+
+    ``known``: keys known to be stored already (their health was read from a row), saving a read."""
     if not updates:
         return
     storage = instance.run_storage
     pairs = {PREFIX + k: h.to_json() for k, h in updates.items()}
-    existing = storage.get_cursor_values(set(pairs))
+    known_keys = {PREFIX + k for k in known}
+    unknown = set(pairs) - known_keys
+    existing = set(storage.get_cursor_values(unknown)) if unknown else set()
+    existing |= known_keys & set(pairs)
     # Dagster's upsert updates only when every key exists: split so no new key is dropped.
     for part in ({k: v for k, v in pairs.items() if k in existing}, {k: v for k, v in pairs.items() if k not in existing}):
         if part:
@@ -51,7 +61,7 @@ def record_success(instance: dg.DagsterInstance, key: str, *, run_id: str = "", 
     """``before``: the health read at the start of the sync (saves a read; one writer per source holds its lock)."""
     base = before if before is not None else load_health(instance, [key])[key]
     health = base.succeeded(now or time.time(), run_id=run_id, probe=probe, lag_seconds=lag_seconds, pending=pending)
-    save_health(instance, {key: health})
+    save_health(instance, {key: health}, known=[key] if _stored(base) else [])
     return health
 
 
@@ -60,7 +70,7 @@ def mark_pending(instance: dg.DagsterInstance, key: str, health: Health, pending
     if health.pending == pending:
         return health
     updated = replace(health, pending=pending)
-    save_health(instance, {key: updated})
+    save_health(instance, {key: updated}, known=[key] if _stored(health) else [])
     return updated
 
 
