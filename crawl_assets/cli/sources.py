@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
@@ -110,6 +111,7 @@ def _last_sync(key: str) -> str:
 
     if not (settings.dagster_home() / "dagster.yaml").exists():
         return ""
+    os.environ.setdefault("DAGSTER_HOME", str(settings.dagster_home()))
     try:
         import time
 

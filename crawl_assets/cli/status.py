@@ -1,6 +1,7 @@
 """``crawl-assets status``: one line per source (state, last success, lag, last error) from the instance."""
 
 import json
+import os
 import time
 
 import click
@@ -37,6 +38,7 @@ def status(platform, states, as_json, registry_path) -> None:
     except RegistryFileError as exc:
         fail(str(exc))
     entries = [e for e in reg.entries if platform is None or e.platform == platform]
+    os.environ.setdefault("DAGSTER_HOME", str(settings.dagster_home()))  # the instance `crawl-assets demo` uses
     with dg.DagsterInstance.get() as instance:
         rows = source_statuses(instance, entries)
     rows = [r for r in rows if not states or r.state in states]
