@@ -72,9 +72,9 @@ SITES: dict[str, Site] = {
     # normalization
     "normalize.start": Site("crawl_assets.assets.normalized_records", "normalize_batch", "before", "normalize"),
     "normalize.done": Site("crawl_assets.assets.normalized_records", "normalize_batch", "after", "normalize"),
-    "normalize.part_write": Site("crawl_assets.lake.store", "Lake.write_part", "before", "normalize",
+    "normalize.part_write": Site("crawl_assets.lake.store", "Lake.write_part_chunks", "before", "normalize",
                                  _contains(1, "relative", "tables/normalized_records/")),
-    "normalize.part_written": Site("crawl_assets.lake.store", "Lake.write_part", "after", "normalize",
+    "normalize.part_written": Site("crawl_assets.lake.store", "Lake.write_part_chunks", "after", "normalize",
                                    _contains(1, "relative", "tables/normalized_records/")),
     "normalize.quarantine": Site("crawl_assets.lake.store", "Lake.write_quarantine", "before", "normalize"),
     "edges.read_records": Site("crawl_assets.assets.relation_edges", "current_records", "before", "normalize"),

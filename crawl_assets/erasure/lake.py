@@ -1,0 +1,195 @@
+"""Erasure in the lake: raw batches rewritten without the erased items (under a new batch id), their
+derived parts re-derived, a source's folders removed, edges and summary tables rebuilt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from crawl_assets.assets.deriver_version import NORMALIZER_VERSION
+from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
+from crawl_assets.assets.normalized_records import normalize_batch
+from crawl_assets.assets.relation_edges import SUMMARY_TABLES, _to_arrow, current_records
+from crawl_assets.assets.relation_edges import TABLE as EDGES_TABLE
+from crawl_assets.erasure.scrub import DROP, scrub
+from crawl_assets.lake import Lake, RawBatch
+from crawl_assets.lake.layout import new_batch_id
+from crawl_assets.lake.tables import EDGES_SCHEMA, arrow_to_records
+from crawl_assets.normalize.edges import author_hashtag, edges_frame, hashtag_cooccurrence
+
+AREAS = ("raw", "quarantine", "index_state", "state", "media")
+
+
+@dataclass
+class LakeErasure:
+    """What the lake side removed: record keys and edge rows (for the index), batches touched."""
+
+    keys: set[str] = field(default_factory=set)
+    edges: list[dict[str, Any]] = field(default_factory=list)
+    batches_rewritten: int = 0
+    batches_deleted: int = 0
+    lines_dropped: int = 0
+
+
+def tenant_sources(lake: Lake, tenant: str) -> list[tuple[str, str]]:
+    """(platform, source) of every source of ``tenant`` with raw data."""
+    out = []
+    for path in sorted(lake.fs.glob(lake.path(f"raw/{tenant}/*/*"))):
+        platform, source = path.rstrip("/").split("/")[-2:]
+        out.append((platform, source))
+    return out
+
+
+def _table_dirs(lake: Lake, tenant: str, platform: str, source: str) -> list[str]:
+    return sorted(lake.fs.glob(lake.path(f"tables/*/{tenant}/{platform}/{source}")))
+
+
+def _edge_rows(lake: Lake, tenant: str, platform: str, source: str) -> list[dict[str, Any]]:
+    return [row for _, t in lake.read_parts(EDGES_TABLE, tenant, platform, source) for row in arrow_to_records(t)]
+
+
+def erase_source(lake: Lake, tenant: str, platform: str, source: str) -> LakeErasure:
+    """Remove everything the lake holds for one source."""
+    out = LakeErasure()
+    for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source):
+        out.keys |= set(table.column("key").to_pylist())
+    out.edges = _edge_rows(lake, tenant, platform, source)
+    out.batches_deleted = len(lake.raw_batches(tenant, platform, source))
+    for path in [lake.path(f"{area}/{tenant}/{platform}/{source}") for area in AREAS] + _table_dirs(
+            lake, tenant, platform, source):
+        if lake.fs.exists(path):
+            lake.fs.rm(path, recursive=True)
+    return out
+
+
+def _matches(record: dict[str, Any], author: str) -> bool:
+    wanted = author.lstrip("@").casefold()
+    return str(record.get("author_id") or "") == author or (record.get("author_handle") or "").casefold() == wanted
+
+
+def _read(lake: Lake, batch: RawBatch) -> bytes:
+    with lake.open_raw(batch) as fh:
+        return fh.read()
+
+
+def _scrub_document(data: bytes, ids: frozenset[str]) -> list[bytes] | None:
+    """A whole-document batch (an export file) scrubbed, as its one line; None if it is not one document."""
+    head, sep, body = data.partition(b"=") if data.lstrip().startswith(b"window.") else (b"", b"", data)
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    kept = scrub(doc, ids)
+    return [head + sep + b" " + orjson.dumps([] if kept is DROP else kept) if sep else orjson.dumps(kept)]
+
+
+def _scrub_lines(data: bytes, ids: frozenset[str]) -> list[bytes]:
+    out = []
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        try:
+            kept = scrub(orjson.loads(line), ids)
+        except orjson.JSONDecodeError:
+            out.append(line)  # not JSON: kept as is, checked by re-normalizing below
+            continue
+        if kept is not DROP:
+            out.append(orjson.dumps(kept))
+    return out
+
+
+def _rewrite(lake: Lake, batch: RawBatch, ids: frozenset[str], erased: set[str], erasure_id: str,
+             seq: int, out: LakeErasure) -> None:
+    """Write ``batch`` again without the erased items under a new id, re-derive it, drop the old one."""
+    m = batch.manifest
+    data = _read(lake, batch)
+    lines = _scrub_document(data, ids) if m.method == "export" else None
+    lines = lines if lines is not None else _scrub_lines(data, ids)
+    new_id = new_batch_id(f"erase{erasure_id}", seq)
+    # an export file is recognised by its content hash: keep the original's, or the next sync re-imports it
+    extra = {**m.extra, "rewritten_from": m.batch_id, "erasure_id": erasure_id,
+             **({"source_sha256": m.extra.get("source_sha256") or m.sha256} if m.method == "export" else {})}
+    new = lake.write_raw_batch(tenant=m.tenant, platform=m.platform, source=m.source, batch_id=new_id, fmt=m.format,
+                               method=m.method, run_id=m.run_id, lines=lines,
+                               collected_at=datetime.fromisoformat(m.collected_at), extra=extra)
+    rows, rejects = _derive(lake, new)
+    left = {r["key"] for r in rows} & erased
+    if left:  # an item the scrub could not cut out: drop its whole line
+        bad = {r["provenance"].get("raw_line") for r in rows if r["key"] in left}
+        kept_lines = [line for n, line in enumerate(lines, start=1) if n not in bad]
+        out.lines_dropped += len(lines) - len(kept_lines)
+        _delete_batch(lake, new)
+        new = lake.write_raw_batch(tenant=m.tenant, platform=m.platform, source=m.source, batch_id=new_id + "b",
+                                   fmt=m.format, method=m.method, run_id=m.run_id, lines=kept_lines,
+                                   collected_at=datetime.fromisoformat(m.collected_at), extra=extra)
+        rows, rejects = _derive(lake, new)
+        if {r["key"] for r in rows} & erased:
+            raise RuntimeError(f"erasure {erasure_id}: batch {m.batch_id} still yields erased records")
+    src = f"{m.tenant}/{m.platform}/{m.source}"
+    indexed = lake.exists(f"index_state/{src}/{m.batch_id}.done")
+    _delete_batch(lake, batch)
+    lake.write_quarantine(m.tenant, m.platform, m.source, new.manifest.batch_id,
+                          [r for r in rejects if not any(i in str(r.get("snippet", "")) for i in ids)])
+    if indexed:
+        lake.write_bytes(f"index_state/{src}/{new.manifest.batch_id}.done", erasure_id.encode())
+    out.batches_rewritten += 1
+
+
+def _derive(lake: Lake, batch: RawBatch) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Normalize a rewritten batch into its part (as ``normalized_records`` does); its rows and rejections."""
+    m = batch.manifest
+    part = lake.table_part(RECORDS_TABLE, m.tenant, m.platform, m.source, m.batch_id)
+    result = normalize_batch(lake, batch, part)
+    with lake.fs.open(lake.path(part), "rb") as fh:
+        rows = list(arrow_to_records(pq.read_table(fh)))
+    return rows, result.rejected
+
+
+def _delete_batch(lake: Lake, batch: RawBatch) -> None:
+    m = batch.manifest
+    src = f"{m.tenant}/{m.platform}/{m.source}"
+    for rel in (f"raw/{src}/{m.batch_id}.jsonl.gz", f"raw/{src}/{m.batch_id}.meta.json",
+                lake.table_part(RECORDS_TABLE, m.tenant, m.platform, m.source, m.batch_id),
+                f"quarantine/{src}/{m.batch_id}.jsonl", f"index_state/{src}/{m.batch_id}.done"):
+        if lake.exists(rel):
+            lake.fs.rm(lake.path(rel))
+
+
+def erase_author(lake: Lake, tenant: str, platform: str, source: str, author: str, erasure_id: str) -> LakeErasure:
+    """Remove an author's records from one source: raw rewritten, parts re-derived, edges rebuilt."""
+    out = LakeErasure()
+    ids: set[str] = set()
+    affected: set[str] = set()
+    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source):
+        for row in arrow_to_records(table):
+            if _matches(row, author):
+                out.keys.add(row["key"])
+                ids |= {str(row["native_id"]), str(row.get("author_id") or author)}
+                affected.add(batch_id)
+    if not out.keys:
+        return out
+    before = _edge_rows(lake, tenant, platform, source)
+    for seq, batch in enumerate(b for b in lake.raw_batches(tenant, platform, source) if b.manifest.batch_id in affected):
+        _rewrite(lake, batch, frozenset(ids), out.keys, erasure_id, seq, out)
+    rebuild_relations(lake, tenant, platform, source)
+    after = {(e["type"], e["src"], e["dst"]) for e in _edge_rows(lake, tenant, platform, source)}
+    out.edges = [e for e in before if (e["type"], e["src"], e["dst"]) not in after]
+    return out
+
+
+def rebuild_relations(lake: Lake, tenant: str, platform: str, source: str) -> None:
+    """The source's edges and summary tables from its current records (what ``relation_edges`` writes)."""
+    records = current_records(lake, tenant, platform, source)
+    edges = edges_frame(records).drop_duplicates(subset=["type", "src", "dst"])
+    edges = edges.sort_values(["type", "src", "dst"], kind="stable")
+    lake.write_part(lake.table_part(EDGES_TABLE, tenant, platform, source, "current"), _to_arrow(edges, EDGES_SCHEMA),
+                    version=NORMALIZER_VERSION)
+    for name, build in zip(SUMMARY_TABLES, (hashtag_cooccurrence, author_hashtag), strict=True):
+        lake.write_part(lake.table_part(name, tenant, platform, source, "current"),
+                        pa.Table.from_pandas(build(records), preserve_index=False), version=NORMALIZER_VERSION)
+

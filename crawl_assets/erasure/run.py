@@ -1,0 +1,87 @@
+"""One erasure: the lake first (so a re-index can never bring the data back), then the index, then the log."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from elasticsearch import Elasticsearch
+
+from crawl_assets.erasure.lake import LakeErasure, erase_author, erase_source, tenant_sources
+from crawl_assets.erasure.log import append_entry, subject_digest
+from crawl_assets.index.erasure import erase_documents
+from crawl_assets.index.sink import edge_id
+from crawl_assets.lake import Lake
+
+
+@dataclass(frozen=True)
+class Selector:
+    """Whose data: one ``author`` (platform id or handle) or one ``source`` key, within ``tenant``."""
+
+    tenant: str
+    author: str | None = None
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.author is None) == (self.source is None):
+            raise ValueError("give exactly one of author or source")
+        if self.source is not None and not self.source.startswith(f"{self.tenant}."):
+            raise ValueError(f"source {self.source!r} does not belong to tenant {self.tenant!r}")
+
+
+@dataclass
+class ErasureReport:
+    erasure_id: str
+    records: int = 0
+    edges: int = 0
+    index_records_deleted: int = 0
+    index_edges_deleted: int = 0
+    batches_rewritten: int = 0
+    batches_deleted: int = 0
+    lines_dropped: int = 0
+    sources: list[str] = field(default_factory=list)
+    log: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def erase(lake: Lake, client: Elasticsearch | None, selector: Selector, *, now: datetime | None = None) -> ErasureReport:
+    """Erase ``selector``'s data from the lake (raw and tables), derived edges and the index; log it."""
+    report = ErasureReport(uuid.uuid4().hex[:8])
+    tenant = selector.tenant
+    parts: list[LakeErasure] = []
+    for platform, source in tenant_sources(lake, tenant):
+        if selector.source is not None:
+            if source != selector.source:
+                continue
+            part = erase_source(lake, tenant, platform, source)
+        else:
+            assert selector.author is not None
+            part = erase_author(lake, tenant, platform, source, selector.author, report.erasure_id)
+        if part.keys or part.batches_deleted:
+            report.sources.append(source)
+        parts.append(part)
+    keys = set().union(*(p.keys for p in parts)) if parts else set()
+    edges = [e for p in parts for e in p.edges]
+    report.records, report.edges = len(keys), len(edges)
+    report.batches_rewritten = sum(p.batches_rewritten for p in parts)
+    report.batches_deleted = sum(p.batches_deleted for p in parts)
+    report.lines_dropped = sum(p.lines_dropped for p in parts)
+    if client is not None:
+        report.index_records_deleted = erase_documents(client, tenant, keys, family="records")
+        report.index_edges_deleted = erase_documents(client, tenant, {edge_id(e) for e in edges}, family="edges")
+    subject = selector.author if selector.author is not None else selector.source
+    report.log = append_entry(lake, tenant, {
+        "erasure_id": report.erasure_id,
+        "at": (now or datetime.now(timezone.utc)).isoformat(),
+        "tenant": tenant,
+        "by": "author" if selector.author is not None else "source",
+        "subject": subject_digest(str(subject)),
+        "index_erased": client is not None,
+        **{k: v for k, v in report.as_dict().items() if k not in ("erasure_id", "log", "sources")},
+        "sources": len(report.sources),
+    })
+    return report

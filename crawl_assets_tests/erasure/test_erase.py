@@ -1,0 +1,125 @@
+"""``crawl-assets erase``: after erasing an author (or a source) nothing of theirs remains in the raw
+lake, the tables, the edges or the index, a re-sync does not bring it back, and the log holds no data."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import dagster as dg
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from crawl_assets import settings
+from crawl_assets.cli.demo import register_samples
+from crawl_assets.cli.main import cli
+from crawl_assets.erasure.log import read_log
+from crawl_assets.erasure.scrub import scrub
+from crawl_assets.lake import Lake
+from crawl_assets.lake.tables import arrow_to_records
+from crawl_assets_tests.es_server import ESTestServer, source_of
+
+
+def _sync_all(keys: list[str]) -> None:
+    from crawl_assets.definitions import build_definitions
+
+    instance = dg.DagsterInstance.get()
+    for key in keys:
+        platform = key.split(".")[1]
+        if key not in instance.get_dynamic_partitions(f"{platform}_sources"):
+            instance.add_dynamic_partitions(f"{platform}_sources", [key])
+        job = build_definitions().resolve_job_def(f"{platform}_sync")
+        assert job.execute_in_process(partition_key=key, instance=instance).success
+
+
+def _records(lake: Lake, tenant: str) -> list[dict]:
+    out = []
+    for path in lake.fs.glob(lake.path(f"tables/normalized_records/{tenant}/*/*/*.parquet")):
+        import pyarrow.parquet as pq
+
+        with lake.fs.open(path, "rb") as fh:
+            out += list(arrow_to_records(pq.read_table(fh)))
+    return out
+
+
+def _index_docs(es: ESTestServer, family: str) -> dict[str, dict]:
+    with es.state.lock:
+        return {i: source_of(e) for n, idx in es.state.indices.items() if n.startswith(f"crawl-{family}-demo")
+                for i, e in idx.docs.items()}
+
+
+@pytest.fixture
+def synced(dagster_home, monkeypatch):
+    with ESTestServer() as es:
+        monkeypatch.setenv("CRAWL_ES_URL", es.url)
+        keys = register_samples(settings.registry_path())
+        _sync_all(keys)
+        yield es, keys, Lake(settings.lake_root())
+
+
+def test_erase_author_leaves_nothing_and_a_resync_does_not_restore_it(synced):
+    es, keys, lake = synced
+    before = _records(lake, "demo")
+    author = Counter(r["author_id"] for r in before if r["author_id"] and r["platform"] == "x").most_common(1)[0][0]
+    erased = {r["key"] for r in before if r["author_id"] == author}
+    others = {r["key"] for r in before} - erased
+    assert erased and others
+
+    result = CliRunner().invoke(cli, ["erase", "--tenant", "demo", "--author", author])
+    assert result.exit_code == 0, result.output
+    report = orjson.loads(result.output[: result.output.rindex("}") + 1])
+    assert report["records"] == len(erased) and report["index_records_deleted"] == len(erased)
+
+    for _ in range(2):  # right after the erasure, and after a full re-sync from raw
+        after = _records(lake, "demo")
+        assert not {r["key"] for r in after} & erased
+        assert {r["key"] for r in after} == others, "other people's records are untouched"
+        assert not [r for r in after if r["author_id"] == author]
+        ids = frozenset({author, *(k.split(":")[-1] for k in erased)})
+        for path in lake.fs.glob(lake.path("raw/demo/*/*/*.jsonl.gz")):
+            import gzip
+
+            with lake.fs.open(path, "rb") as fh:
+                data = gzip.decompress(fh.read())
+            if data.lstrip().startswith(b"window."):
+                data = data.partition(b"=")[2]
+            for line in data.splitlines() if not data.lstrip().startswith((b"{\n", b"[")) else [data]:
+                if line.strip():
+                    item = orjson.loads(line)
+                    assert scrub(item, ids) == item, f"{path}: raw data of the erased author remains"
+        docs = _index_docs(es, "records")
+        assert not set(docs) & erased and not [d for d in docs.values() if d.get("author_id") == author]
+        edges = _index_docs(es, "edges")
+        assert not [e for e in edges.values() if e["src"] in erased]
+        for path in lake.fs.glob(lake.path("tables/relation_edges/demo/*/*/*.parquet")) + lake.fs.glob(
+                lake.path("tables/author_hashtag/demo/*/*/*.parquet")):
+            import pyarrow.parquet as pq
+
+            with lake.fs.open(path, "rb") as fh:
+                rows = pq.read_table(fh).to_pylist()
+            assert not [r for r in rows if r.get("src") in erased or r.get("author_id") == author]
+        _sync_all(keys)
+
+    [entry] = read_log(lake, "demo")
+    text = orjson.dumps(entry).decode()
+    assert entry["by"] == "author" and entry["records"] == len(erased)
+    assert author not in text and not any(k in text for k in erased), "the log holds no data"
+
+
+def test_erase_source_removes_its_lake_folders_and_documents(synced):
+    es, _, lake = synced
+    source = "demo.x.sample-archive"
+    assert [d for d in _index_docs(es, "records").values() if d["source"] == source]
+    result = CliRunner().invoke(cli, ["erase", "--tenant", "demo", "--source", source])
+    assert result.exit_code == 0, result.output
+    assert not [p for p in lake.fs.find(lake.path("")) if f"/{source}/" in p or p.endswith(f"/{source}")]
+    assert not [d for d in _index_docs(es, "records").values() if d["source"] == source]
+    assert [d for d in _index_docs(es, "records").values() if d["source"] != source], "other sources stay"
+    assert read_log(lake, "demo")[0]["by"] == "source"
+
+
+def test_erase_needs_exactly_one_selector():
+    for args in ([], ["--author", "1", "--source", "demo.x.a"]):
+        result = CliRunner().invoke(cli, ["erase", "--tenant", "demo", *args])
+        assert result.exit_code == 2 and "exactly one" in result.output
+
