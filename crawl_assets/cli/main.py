@@ -15,6 +15,7 @@ COMMANDS: list[str] = [
     "crawl_assets.cli.es:es",
     "crawl_assets.cli.demo:demo",
     "crawl_assets.cli.telegram:telegram",
+    "crawl_assets.cli.erase:erase",
     "crawl_assets.cli.webhooks:webhooks",
 ]
 
