@@ -1,0 +1,70 @@
+"""Enforce a retention policy on the lake and the index at a given instant (tests pass a later clock)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+from elasticsearch import Elasticsearch
+
+from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
+from crawl_assets.erasure.lake import rebuild_relations, tenant_sources
+from crawl_assets.index.bootstrap import delete_expired_months
+from crawl_assets.lake import Lake
+from crawl_assets.retention.policy import RetentionPolicy
+
+
+@dataclass
+class RetentionReport:
+    raw_batches_deleted: int = 0
+    parts_deleted: int = 0
+    indices_deleted: list[str] = field(default_factory=list)
+    sources_touched: list[str] = field(default_factory=list)
+
+
+def _batch_time(batch_id: str) -> datetime | None:
+    """Collection time encoded at the start of a batch id (``YYYYmmddTHHMMSSffffffZ-...``)."""
+    try:
+        return datetime.strptime(batch_id[:22], "%Y%m%dT%H%M%S%fZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
+
+def _remove(lake: Lake, *relative: str) -> None:
+    for rel in relative:
+        if lake.exists(rel):
+            lake.fs.rm(lake.path(rel))
+
+
+def enforce(lake: Lake, client: Elasticsearch | None, policy: RetentionPolicy, now: datetime) -> RetentionReport:
+    """Delete what each tenant's policy no longer allows; edges are rebuilt for the sources touched."""
+    report = RetentionReport()
+    tenants = {p.split("/")[-1] for p in lake.fs.glob(lake.path("raw/*"))} | set(policy.tenants)
+    for tenant in sorted(tenants):
+        rule = policy.for_tenant(tenant)
+        for platform, source in tenant_sources(lake, tenant):
+            src = f"{tenant}/{platform}/{source}"
+            touched = False
+            if rule.raw_expiry_days:
+                cutoff = now - timedelta(days=rule.raw_expiry_days)
+                for batch in lake.raw_batches(tenant, platform, source):
+                    if datetime.fromisoformat(batch.manifest.collected_at) < cutoff:
+                        _remove(lake, f"raw/{src}/{batch.manifest.batch_id}.jsonl.gz",
+                                f"raw/{src}/{batch.manifest.batch_id}.meta.json")
+                        report.raw_batches_deleted += 1
+                        touched = True
+            if rule.normalized_days:
+                cutoff = now - timedelta(days=rule.normalized_days)
+                for batch_id, _ in list(lake.read_parts(RECORDS_TABLE, tenant, platform, source)):
+                    when = _batch_time(batch_id)
+                    if when is not None and when < cutoff:
+                        _remove(lake, lake.table_part(RECORDS_TABLE, tenant, platform, source, batch_id),
+                                f"quarantine/{src}/{batch_id}.jsonl", f"index_state/{src}/{batch_id}.done")
+                        report.parts_deleted += 1
+                        touched = True
+            if touched:
+                rebuild_relations(lake, tenant, platform, source)
+                report.sources_touched.append(source)
+        if client is not None and rule.index_months:
+            report.indices_deleted += delete_expired_months(client, tenant, rule.index_months, now=now)
+    return report
