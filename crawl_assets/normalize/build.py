@@ -83,7 +83,10 @@ class Batch:
             try:
                 raw = orjson.dumps(raw, default=str)
             except (TypeError, orjson.JSONEncodeError):
-                raw = repr(raw)
+                try:
+                    raw = repr(raw)
+                except RecursionError:  # nested deeper than repr can walk: say so, keep the batch going
+                    raw = f"<{type(raw).__name__} nested too deeply to show>"
         return Rejection(name=self.name, line=line, reason=reason, snippet=snippet_of(raw), error=error)
 
     def finish(self, f: dict[str, Any]) -> Record | dict[str, Any]:

@@ -7,7 +7,6 @@ Size: ``CRAWL_FUZZ_EXAMPLES`` examples per test and format (default 150, the CI 
 
 from __future__ import annotations
 
-import csv
 import os
 
 import pytest
@@ -23,10 +22,7 @@ EXAMPLES = int(os.environ.get("CRAWL_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=EXAMPLES < 1000,
                 suppress_health_check=list(HealthCheck))
 pytestmark = pytest.mark.slow
-KNOWN_CSV_BUG = pytest.mark.xfail(raises=csv.Error, strict=False,
-                                  reason="play-csv raises _csv.Error on an over-long field: see "
-                                  "test_payload_edges.py::test_play_csv_cell_over_the_csv_limit_is_rejected")
-FORMAT_PARAMS = [pytest.param(f, marks=KNOWN_CSV_BUG) if f == "play-csv" else f for f in sorted(FORMATS)]
+FORMAT_PARAMS = sorted(FORMATS)
 
 
 def test_every_format_has_seeds():

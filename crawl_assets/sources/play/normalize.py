@@ -164,9 +164,15 @@ def normalize_csv(stream: IO[bytes], *, name: str, context: NormalizeContext, va
     if missing:
         yield batch.reject(1, f"not a Play Console review export: missing columns {', '.join(sorted(missing))}")
         return
-    for row in reader:
-        line = reader.line_num
-        yield from batch_row(batch, line, row)
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # e.g. a cell over the csv module's field limit: reject the row, go on
+            yield batch.reject(reader.line_num, f"unreadable CSV row: {exc}")
+            continue
+        yield from batch_row(batch, reader.line_num, row)
 
 
 def batch_row(batch: Batch, line: int, row: dict[str, str]) -> Iterator[Item]:
