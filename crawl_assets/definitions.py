@@ -8,6 +8,8 @@ import re
 import dagster as dg
 
 from crawl_assets.assets import derived_assets
+from crawl_assets.assets.retention import retention, retention_job, retention_schedule
+from crawl_assets.sensors.webhook_sensor import WEBHOOK_PLATFORMS, build_webhook_sensor
 from crawl_assets.jobs import build_batch_job, build_sync_job
 from crawl_assets.monitoring.checks import build_health_checks, health_check_job_and_schedule
 from crawl_assets.resources.elasticsearch import ElasticsearchResource
@@ -54,6 +56,7 @@ def build_definitions() -> dg.Definitions:
     sensors: list[dg.SensorDefinition] = [registry_partitions_sensor]
     checks: list[dg.AssetChecksDefinition] = []
     platform_resources: dict[str, dg.ConfigurableResource] = {}
+    webhook_jobs: dict[str, dg.UnresolvedAssetJobDefinition] = {}
     with_index = bool(os.environ.get("CRAWL_ES_URL", "").strip())
     for platform, plugin in plugins().items():
         raw = resolve(plugin.raw_asset)
@@ -63,16 +66,19 @@ def build_definitions() -> dg.Definitions:
         batch = {flag: build_batch_job(platform, chain, include_index=flag) for flag in (True, False)}
         jobs += [single[True], single[False], batch[True], batch[False]]
         sensors.append(build_scheduling_sensor(platform, single[with_index], batch[with_index]))
+        if platform in WEBHOOK_PLATFORMS:
+            webhook_jobs[platform] = single[with_index]
         checks += build_health_checks(platform, raw)
         for key, factory in plugin.resources.items():
             platform_resources[key] = resolve(factory)()
     platform_resources["telegram"] = telegram_resource()
+    sensors.append(build_webhook_sensor(webhook_jobs))
     check_job, check_schedule = health_check_job_and_schedule(checks)
     return dg.Definitions(
-        assets=assets,
+        assets=[*assets, retention],
         asset_checks=checks,
-        jobs=[*jobs, check_job],
-        schedules=[check_schedule],
+        jobs=[*jobs, check_job, retention_job],
+        schedules=[check_schedule, retention_schedule],
         sensors=sensors,
         # Every asset job (UI materializations and backfills included) runs its steps in the run worker:
         # ~5 s per run instead of ~10 s, and killing the worker stops the sync (no orphaned step process).
