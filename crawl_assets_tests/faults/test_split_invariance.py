@@ -43,9 +43,6 @@ def _sync(server_url: str, lake: Lake, max_pages: int | None) -> set[str]:
     return _data_ids(store)
 
 
-@pytest.mark.xfail(strict=True, reason="bug in crawl_assets/sources/x/threads.py: posts seen only in a page's "
-                   "'includes' count as held, but only 'data' posts become records, so which grandparents are "
-                   "fetched depends on how the pages were split across runs")
 def test_x_thread_completion_does_not_depend_on_run_splits(tmp_path):
     with XAPIServer(build_corpus(1200, days=20)) as server:
         whole = _sync(server.url, Lake(str(tmp_path / "whole")), None)

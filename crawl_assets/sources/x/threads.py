@@ -1,7 +1,8 @@
 """Thread completion: which parents of replies and quotes are missing, and remembering what was tried.
 
-A page's ``includes.tweets`` already holds the direct parents (the ``referenced_tweets.id`` expansion),
-so what is missing is one level further up: the parent of a parent, or a parent X could not expand.
+Only a page's ``data`` posts become records, so only they count as held: a parent that appears only in
+``includes.tweets`` (the ``referenced_tweets.id`` expansion) is still fetched, once, so that it becomes
+a record and the conversation is whole whatever way the pages were split across runs.
 Ids fetched or found missing are remembered so they are never asked for again. That memory grows with
 the data, so it lives in the lake (``state/{tenant}/x/{source}/threads.json.gz``), not in the
 checkpoint, which must stay small.
@@ -32,8 +33,7 @@ class PageRefs:
     def add_page(self, body: dict[str, Any]) -> None:
         data = body.get("data")
         posts = data if isinstance(data, list) else [data] if isinstance(data, dict) else []
-        included = (body.get("includes") or {}).get("tweets") or []
-        for post in [*posts, *included]:
+        for post in posts:
             if not isinstance(post, dict) or "id" not in post:
                 continue
             self.have.add(str(post["id"]))
