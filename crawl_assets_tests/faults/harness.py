@@ -114,7 +114,7 @@ class SyncWorld:
     root: Path
     x_url: str
     es: ESTestServer
-    server: ForkServer
+    server: ForkServer | None  # None: run the sync in this process (outage tests: faults are armed here)
     telegram_messages: int = 900
     x_pages_per_run: int = 6
     telegram_pages_per_run: int = 4
@@ -153,10 +153,20 @@ class SyncWorld:
         fired_log.unlink(missing_ok=True)
         status_path = self.root / "status.json"
         status_path.unlink(missing_ok=True)
-        code = self.server.run(self.config(), kill, fired_log, timeout)
+        if self.server is None:
+            from crawl_assets_tests.faults import child
+
+            assert kill is None, "kill points need the fork server"
+            try:
+                code = child.main(str(self.config()))
+            except Exception:  # noqa: BLE001 - e.g. the instance's database went away mid-run
+                code = 1
+        else:
+            code = self.server.run(self.config(), kill, fired_log, timeout)
         fired = fired_log.read_text().split() if fired_log.exists() else []
         status = json.loads(status_path.read_text()) if status_path.exists() else {}
-        run = ChildRun(code, fired, status, self.server.stderr_tail() if code not in (0, -signal.SIGKILL) else "")
+        tail = self.server.stderr_tail() if self.server and code not in (0, -signal.SIGKILL) else ""
+        run = ChildRun(code, fired, status, tail)
         self.runs.append(run)
         return run
 
