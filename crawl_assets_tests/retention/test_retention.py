@@ -62,10 +62,14 @@ def _months(es: ESTestServer, tenant: str) -> list[str]:
 def _run(lake: Lake, es: ESTestServer, policy, now: datetime) -> dg.MaterializeResult:
     from crawl_assets.assets.retention import retention
 
-    result = dg.materialize([retention], resources={"lake": LakeResource(root=lake.root),
-                                                    "elasticsearch": ElasticsearchResource(hosts=[es.url])},
-                            run_config={"ops": {"retention": {"config": {"now": now.isoformat(),
-                                                                         "policy_path": str(policy)}}}})
+    # A disposed instance per run: an ephemeral one left Dagster's process-wide defs-state storage
+    # pointing at a dead instance for the next run ("Attempted to resolve undefined DagsterInstance weakref").
+    with dg.instance_for_test() as instance:
+        result = dg.materialize([retention], instance=instance,
+                                resources={"lake": LakeResource(root=lake.root),
+                                           "elasticsearch": ElasticsearchResource(hosts=[es.url])},
+                                run_config={"ops": {"retention": {"config": {"now": now.isoformat(),
+                                                                             "policy_path": str(policy)}}}})
     assert result.success
     return result
 
