@@ -3,7 +3,8 @@
 Shape (after elastic/connectors' sink, plus what it lacks):
 
 * the producer (the caller's thread) routes each document to its month index, computes ``_id`` and the
-  external version, serializes action + source with orjson, and appends to the open batch;
+  external version, and formats the action line (from a pre-serialized per-index head) and the orjson
+  source line into one ``bytes``, which it appends to the open batch;
 * a batch closes at ``batch_docs`` documents or ``batch_bytes`` bytes and goes into a bounded queue of
   ``queue_batches`` batches; when the queue is full the producer **blocks**, so memory stays bounded
   whatever the cluster's speed: about ``(queue_batches + 2 * concurrency + 1) * batch_bytes`` (queued and
@@ -166,18 +167,24 @@ def _backoff(attempt: int, base: float, cap: float) -> float:
     return random.uniform(0, min(cap, base * (2 ** attempt)))
 
 
-# One prepared document: (doc_id, index, version, action line, source line). A plain tuple of atoms on
-# purpose: the garbage collector stops tracking it, so thousands of queued items cost no GC passes (a
-# dataclass here made the collector ~30% of the client's CPU time).
-_Item = tuple[str, str, int, bytes, bytes]
-ID, INDEX, VERSION, ACTION, SOURCE = range(5)
+# One prepared document is one ``bytes``: its action line then its source line, each ending in "\n", so a
+# bulk body is the plain join of a batch's lines. Bytes are atoms (the garbage collector never tracks them;
+# a dataclass per document once made the collector ~30% of the client's CPU time), and one object per
+# document is the least the producer can allocate. What a dead letter needs (``_id``, index, version,
+# source) is read back from the line by ``_unpack``, which only a failed document pays for.
 
 
 @dataclass
 class _Batch:
-    items: list[_Item] = field(default_factory=list)
-    parts: list[bytes] = field(default_factory=list)  # action and source lines, in order: the first body
-    size: int = 0
+    lines: list[bytes]  # in order: joined, they are the first request body
+    size: int  # bytes in ``lines``
+
+
+def _unpack(line: bytes) -> tuple[str, str, int, bytes]:
+    """``(doc_id, index, version, source)`` of a prepared line (a JSON action line never holds a raw newline)."""
+    cut = line.index(b"\n")
+    action = orjson.loads(line[:cut])["index"]
+    return action["_id"], action["_index"], action["version"], line[cut + 1:-1]
 
 
 class BulkSink:
@@ -222,10 +229,11 @@ class BulkSink:
         self.stats = SinkStats()
         self._lock = threading.Lock()
         self._queue: queue.Queue[_Batch | None] = queue.Queue(maxsize=queue_batches)
-        self._batch = _Batch()
+        self._open: list[bytes] = []  # the open batch's lines
+        self._open_size = 0
         self._buffered = 0
         self._known_indices: set[str] = set()
-        self._routes: dict[Any, tuple[str, bytes]] = {}
+        self._routes: dict[Any, bytes] = {}  # month route -> head of its action lines
         self._monthly = self.family in MONTHLY
         self._default_version = 0 if self.family == "edges" else None
         self._template_checked = False
@@ -239,6 +247,33 @@ class BulkSink:
     # ---- producer side ------------------------------------------------------------------------------
     def add(self, doc: Mapping[str, Any]) -> None:
         """Queue one document; blocks while the queue is full (backpressure)."""
+        if self._closed or self._fatal is not None or self.max_failures is not None:
+            self._check_accepting()
+        try:
+            line = self._prepare(doc)
+        except (RoutingError, TypeError, ValueError) as exc:
+            self.stats.docs += 1
+            self._dead_letter_doc(doc, None, None, None, "invalid_document", str(exc))
+            return
+        # (A cluster error while creating a month index propagates: the document was not taken.)
+        self.stats.docs += 1
+        if line is None:
+            return
+        size = len(line)
+        if self._open and self._open_size + size > self.batch_bytes:
+            self._close_batch()
+        self._open.append(line)
+        self._open_size += size
+        if len(self._open) >= self.batch_docs or self._open_size >= self.batch_bytes:
+            self._close_batch()
+
+    def add_many(self, docs: Iterable[Mapping[str, Any]]) -> None:
+        add = self.add
+        for doc in docs:
+            add(doc)
+
+    def _check_accepting(self) -> None:
+        """Raise when the sink must not take another document (closed, broken dead letters, too many failures)."""
         if self._closed:
             raise RuntimeError("sink is closed")
         if self._fatal is not None:
@@ -246,30 +281,9 @@ class BulkSink:
         if self.max_failures is not None and self.stats.failed > self.max_failures:
             raise SinkAborted(f"{self.stats.failed} documents failed (more than max_failures={self.max_failures}); "
                               f"see the dead letters in {self.deadletters.full_path}")
-        try:
-            item = self._prepare(doc)
-        except (RoutingError, TypeError, ValueError) as exc:
-            self.stats.docs += 1
-            self._dead_letter_doc(doc, None, None, None, "invalid_document", str(exc))
-            return
-        # (A cluster error while creating a month index propagates: the document was not taken.)
-        self.stats.docs += 1
-        if item is None:
-            return
-        size = len(item[ACTION]) + len(item[SOURCE])
-        if self._batch.items and self._batch.size + size > self.batch_bytes:
-            self._close_batch()
-        self._batch.items.append(item)
-        self._batch.parts += (item[ACTION], item[SOURCE])
-        self._batch.size += size
-        if len(self._batch.items) >= self.batch_docs or self._batch.size >= self.batch_bytes:
-            self._close_batch()
 
-    def add_many(self, docs: Iterable[Mapping[str, Any]]) -> None:
-        for doc in docs:
-            self.add(doc)
-
-    def _prepare(self, doc: Mapping[str, Any]) -> _Item | None:
+    def _prepare(self, doc: Mapping[str, Any]) -> bytes | None:
+        """The document's action and source lines as one ``bytes``; None when it was dead-lettered here."""
         tenant = doc.get("tenant")
         if tenant is not None and tenant != self.tenant:
             self._dead_letter_doc(doc, None, None, None, "tenant_mismatch",
@@ -286,25 +300,24 @@ class BulkSink:
                 route = created_at[:7]  # "YYYY-MM" of a UTC instant: the month, without parsing it again
             else:
                 route = month_of(created_at)
-        target = self._routes.get(route)
-        if target is None:
+        head = self._routes.get(route)
+        if head is None:
             month = month_of(route + "-01T00:00:00Z") if isinstance(route, str) and "-" in route else route
-            target = self._routes[route] = self._target(index_name(self.family, self.tenant, month))
-        index, prefix = target
+            head = self._routes[route] = self._action_head(index_name(self.family, self.tenant, month))
         version = observation_version(doc, default=self._default_version)
-        action = b"%s%s,\"version\":%d%s" % (prefix, orjson.dumps(doc_id), version, _ACTION_END)
         try:
             source = orjson.dumps(doc)
         except TypeError:  # non-string keys, numpy/pandas values: slower options, so only when needed
             source = orjson.dumps(doc, default=_json_default,
                                   option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY)
-        return (doc_id, index, version, action, source + b"\n")
+        # One allocation for both lines (the orjson output is copied once, and freed at once).
+        return b"%s%s,\"version\":%d%s%s\n" % (head, orjson.dumps(doc_id), version, _ACTION_END, source)
 
-    def _target(self, index: str) -> tuple[str, bytes]:
+    def _action_head(self, index: str) -> bytes:
         """Ensure the index exists (once per sink) and pre-serialize the start of its action lines."""
         if index not in self._known_indices:
             self._ensure(index)
-        return index, b'{"index":{"_index":%s,"_id":' % orjson.dumps(index)
+        return b'{"index":{"_index":%s,"_id":' % orjson.dumps(index)
 
     def _ensure(self, index: str) -> None:
         if self.ensure_indices:
@@ -315,9 +328,10 @@ class BulkSink:
         self._known_indices.add(index)
 
     def _close_batch(self) -> None:
-        batch, self._batch = self._batch, _Batch()
-        if not batch.items:
+        if not self._open:
             return
+        batch = _Batch(self._open, self._open_size)
+        self._open, self._open_size = [], 0
         with self._lock:
             # Bytes held by the sink: queued and in-flight batches plus this one (the open batch is bounded
             # by batch_bytes, so the peak stays within (queue_batches + concurrency + 1) * batch_bytes).
@@ -366,20 +380,20 @@ class BulkSink:
             batch = self._queue.get()
             if batch is None:
                 return
-            outcome = bytearray(len(batch.items))  # 1 once an item is counted or dead-lettered
+            outcome = bytearray(len(batch.lines))  # 1 once an item is counted or dead-lettered
             try:
-                self._send(batch.items, b"".join(batch.parts), outcome)
+                self._send(batch.lines, b"".join(batch.lines), outcome)
             except Exception as exc:  # noqa: BLE001 - never lose a batch to an unexpected error
                 log.exception("bulk worker failed; dead-lettering the rest of the batch")
-                for i, item in enumerate(batch.items):
+                for i, line in enumerate(batch.lines):
                     if not outcome[i]:
-                        self._dead_letter_item(item, None, "sink_error", f"{type(exc).__name__}: {exc}", 1)
+                        self._dead_letter_item(line, None, "sink_error", f"{type(exc).__name__}: {exc}", 1)
                         outcome[i] = 1
             finally:
                 with self._lock:
                     self._buffered -= batch.size
 
-    def _send(self, items: list[_Item], body: bytes, outcome: bytearray) -> None:
+    def _send(self, items: list[bytes], body: bytes, outcome: bytearray) -> None:
         """Send a batch; re-send its rejected items with backoff until each one has an outcome."""
         pending = list(range(len(items)))
         rejected_rounds = sends = 0
@@ -419,9 +433,9 @@ class BulkSink:
                 self.stats.retried += len(retry)
             time.sleep(_backoff(rejected_rounds, self.backoff_base_s, self.backoff_max_s))
             pending = retry
-            body = b"".join(part for i in retry for part in (items[i][ACTION], items[i][SOURCE]))
+            body = b"".join([items[i] for i in retry])
 
-    def _account(self, items: list[_Item], pending: list[int], results: list[dict[str, Any]],
+    def _account(self, items: list[bytes], pending: list[int], results: list[dict[str, Any]],
                  outcome: bytearray, sends: int) -> list[int]:
         """Count each item's result; dead-letter refusals; return the positions to re-send (429s)."""
         created = updated = noop = 0
@@ -456,7 +470,7 @@ class BulkSink:
             self.stats.noop += noop
         return retry
 
-    def _request(self, body: bytes, items: list[_Item], pending: list[int], outcome: bytearray,
+    def _request(self, body: bytes, items: list[bytes], pending: list[int], outcome: bytearray,
                  sends: int) -> tuple[dict[str, Any] | None, int]:
         """One bulk call with whole-request retries: (response body, attempts), or (None, attempts) when
         it failed for good and the pending items were dead-lettered."""
@@ -504,10 +518,10 @@ class BulkSink:
             log.error("dead letter for %s not written: %s", letter.get("doc_id"), exc)
             self._fatal = self._fatal or exc
 
-    def _dead_letter_item(self, item: _Item, status: int | None, etype: str, reason: str, attempts: int) -> None:
-        self._write_letter(doc=item[SOURCE].rstrip(b"\n"), doc_id=item[ID], index=item[INDEX],
-                           version=item[VERSION], reason={"status": status, "type": etype, "reason": reason},
-                           attempts=attempts)
+    def _dead_letter_item(self, line: bytes, status: int | None, etype: str, reason: str, attempts: int) -> None:
+        doc_id, index, version, source = _unpack(line)
+        self._write_letter(doc=source, doc_id=doc_id, index=index, version=version,
+                           reason={"status": status, "type": etype, "reason": reason}, attempts=attempts)
         with self._lock:
             self.stats.failed += 1
 
@@ -544,8 +558,7 @@ def index_documents(
     """Index ``docs`` (streamed, never held whole) through a :class:`BulkSink`; see it for ``tuning``."""
     sink = BulkSink(client, family=family, tenant=tenant, deadletter_root=deadletter_root, run_id=run_id, **tuning)
     try:
-        for doc in docs:
-            sink.add(doc)
+        sink.add_many(docs)
     finally:
         stats = sink.close()
     return stats

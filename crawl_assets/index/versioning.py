@@ -33,17 +33,13 @@ MAX_EDIT = (1 << 33) - 1
 _UTC = timezone.utc
 # Parsed instants by their text: a batch shares its collection times (and often its edit times).
 _CACHE: dict[str, int] = {}
-_EDIT_FIELDS = ("edited_at", "deleted_at", "created_at", "updated_at")
 
 
 def _seconds(value: Any) -> int | None:
     """Epoch seconds of an instant value; None when absent or unparsable (that time is then ignored)."""
     if value is None or value == "":
         return None
-    if type(value) is str:  # the common case, kept cheap: the sink calls this for every document
-        cached = _CACHE.get(value)
-        if cached is not None:
-            return cached
+    if type(value) is str:  # the common case
         try:
             dt = datetime.fromisoformat(value)
         except ValueError:
@@ -69,10 +65,34 @@ def _collected_at(doc: Mapping[str, Any]) -> Any:
     return doc.get("collected_at") or doc.get("observed_at")
 
 
+def _cached_seconds(value: Any) -> int | None:
+    """``_seconds`` with the cache looked up first (most instants of a run repeat)."""
+    seconds = _CACHE.get(value) if type(value) is str else None
+    return _seconds(value) if seconds is None else seconds
+
+
+def _latest_edit(values: tuple[Any, ...]) -> int | None:
+    """The latest of the given edit times (epoch seconds); None when none is usable."""
+    edit = None
+    for value in values:
+        if value is None:
+            continue
+        seconds = _cached_seconds(value)
+        if seconds is not None and (edit is None or seconds > edit):
+            edit = seconds
+    return edit
+
+
 def compose(edit_seconds: int, collected_seconds: int | None) -> int:
-    """The version for an observation: edit time (epoch seconds), then collection time."""
-    edit = min(max(edit_seconds - EPOCH, 0), MAX_EDIT)
-    delay = 0 if collected_seconds is None else min(max(collected_seconds - edit_seconds, 0), MAX_DELAY)
+    """The version for an observation: edit time (epoch seconds), then collection time.
+
+    Clamped with comparisons rather than ``min``/``max``: the sink calls this for every document."""
+    edit = edit_seconds - EPOCH
+    edit = 0 if edit < 0 else MAX_EDIT if edit > MAX_EDIT else edit
+    if collected_seconds is None:
+        return edit << DELAY_BITS
+    delay = collected_seconds - edit_seconds
+    delay = 0 if delay < 0 else MAX_DELAY if delay > MAX_DELAY else delay
     return (edit << DELAY_BITS) | delay
 
 
@@ -87,18 +107,19 @@ def observation_version(doc: Mapping[str, Any], default: int | None = None) -> i
     A document with no time at all gets ``default`` (edges are immutable facts: any constant will do),
     or raises :class:`RoutingError` when ``default`` is None."""
     get = doc.get
-    edit = None
-    for name in _EDIT_FIELDS:
-        value = get(name)
-        if value is None:
-            continue
-        seconds = _CACHE.get(value) if type(value) is str else None
-        if seconds is None:
-            seconds = _seconds(value)
-        if seconds is not None and (edit is None or seconds > edit):
-            edit = seconds
-    value = _collected_at(doc)
-    collected = _CACHE.get(value) if type(value) is str else None
+    created, edited, deleted, updated = get("created_at"), get("edited_at"), get("deleted_at"), get("updated_at")
+    cache = _CACHE
+    if edited is None and deleted is None and updated is None:
+        # The common case, kept short (the sink calls this for every document): a never-edited record's
+        # edit time is its creation time, and both instants are usually cached.
+        edit = cache.get(created) if type(created) is str else None
+        if edit is None and created is not None:
+            edit = _seconds(created)
+    else:
+        edit = _latest_edit((edited, deleted, created, updated))
+    provenance = get("provenance")
+    value = (provenance.get("collected_at") if type(provenance) is dict else None) or _collected_at(doc)
+    collected = cache.get(value) if type(value) is str else None
     if collected is None:
         collected = _seconds(value)
     if edit is None:

@@ -12,6 +12,7 @@ from crawl_assets.index.naming import (
     index_name,
     month_of,
     parse_index,
+    parse_instant,
     read_alias,
 )
 from crawl_assets.index.versioning import compose, decompose, observation_version
@@ -72,6 +73,46 @@ def test_edit_time_orders_before_collection_time() -> None:
     assert versions == sorted(versions) and len(set(versions)) == 4
     assert observation_version(edit) == observation_version(dict(edit))       # deterministic
     assert decompose(observation_version(edit)) == (1767312000, 86400)
+
+
+_INSTANTS = [None, "", "2026-01-05T12:00:00Z", "2026-01-05T12:00:00+03:30", "2025-12-31T23:59:59", "not a date",
+             1767312000000, "1999-01-01T00:00:00Z", "2300-01-01T00:00:00Z"]
+
+
+def _reference_version(doc: dict, default: int | None) -> int | None:
+    """The documented rule written plainly: latest parsable edit time, then collection time."""
+    def seconds(value: object) -> int | None:
+        try:
+            return None if value in (None, "") else int(parse_instant(value).timestamp())
+        except RoutingError:
+            return None
+
+    edits = [s for s in (seconds(doc.get(k)) for k in ("edited_at", "deleted_at", "created_at", "updated_at"))
+             if s is not None]
+    provenance = doc.get("provenance")
+    collected = seconds((provenance.get("collected_at") if isinstance(provenance, dict) else None)
+                        or doc.get("collected_at") or doc.get("observed_at"))
+    if not edits:
+        if collected is None:
+            return default
+        edits = [collected]
+    return compose(max(edits), collected)
+
+
+@given(st.dictionaries(st.sampled_from(["created_at", "edited_at", "deleted_at", "updated_at", "collected_at",
+                                        "observed_at"]), st.sampled_from(_INSTANTS)),
+       st.one_of(st.none(), st.fixed_dictionaries({"collected_at": st.sampled_from(_INSTANTS)})),
+       st.sampled_from([None, 0]))
+@settings(max_examples=400, deadline=None)
+def test_observation_version_follows_the_documented_rule(times: dict, provenance: dict | None,
+                                                         default: int | None) -> None:
+    doc = {**times, "provenance": provenance} if provenance is not None else times
+    expected = _reference_version(doc, default)
+    if expected is None:
+        with pytest.raises(RoutingError):
+            observation_version(doc, default=default)
+    else:
+        assert observation_version(doc, default=default) == expected
 
 
 def test_a_document_without_times_needs_a_default() -> None:

@@ -20,6 +20,7 @@ from crawl_assets.index.naming import index_name, read_alias
 from crawl_assets.index.replay import replay_deadletters
 from crawl_assets.index.sink import BulkSink, SinkAborted, edge_id, index_documents
 from crawl_assets.index.stats import count_documents
+from crawl_assets.index.versioning import observation_version
 from crawl_assets.resources.elasticsearch import ElasticsearchResource
 from crawl_assets_tests.es_server import spawn
 from crawl_assets_tests.index.conftest import EsTarget
@@ -188,6 +189,24 @@ def test_items_still_rejected_after_the_retry_budget_are_dead_lettered(es: EsTar
     assert (stats.created, stats.failed) == (2, 1)
     letter = read_file(str(tmp_path / "lake"), stats.deadletter_path).letters[0]  # type: ignore[arg-type]
     assert letter.reason["type"] == "es_rejected_execution_exception"
+
+
+def test_a_refused_document_is_dead_lettered_with_its_id_index_version_and_exact_source(
+        es: EsTarget, tmp_path: Path) -> None:
+    """The sink keeps each document as its prepared bulk lines: the letter is read back from them."""
+    server = es.require_server()
+    doc = record(5, es.tenant, month=3, key='x:"quoted"\n\u00e9', text="خط اول\nخط دوم",
+                 edited_at="2026-03-09T08:00:00Z", collected_at="2026-03-10T00:00:00Z")
+    server.faults.fail_mapping([doc["key"]])
+    stats = run(es, [record(1, es.tenant), doc], tmp_path)
+    assert (stats.created, stats.failed) == (1, 1)
+    [line] = Path(stats.deadletter_path).read_bytes().splitlines()  # type: ignore[arg-type]
+    letter = orjson.loads(line)
+    assert letter["id"] == doc["key"]
+    assert letter["index"] == index_name("records", es.tenant, "2026.03")
+    assert letter["version"] == observation_version(doc)
+    assert letter["doc"] == doc
+    assert letter["reason"]["type"] == "mapper_parsing_exception"
 
 
 def test_a_slow_cluster_blocks_the_producer_and_memory_stays_bounded(es: EsTarget, tmp_path: Path) -> None:
