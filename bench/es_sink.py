@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -150,6 +151,7 @@ def main() -> None:
             print(json.dumps(fn(args.url, args.docs, lake)))
         return
 
+    load_before = os.getloadavg()
     results: dict[str, list[dict[str, Any]]] = {"sink": [], "floor": [], "baseline": [child("baseline", args.docs)]}
     for _ in range(args.runs):
         for phase in ("floor", "sink"):
@@ -170,6 +172,17 @@ def main() -> None:
     print(f"floor / sink: {wall:.2f}x wall, {cpu:.2f}x client CPU (target <= 2x); sink target >= 60,000 docs/s")
     print("docs/CPU-s = documents per second of the client process's own CPU time (user + sys): the client-side")
     print("cost, independent of the stand-in server's speed and of other load on the machine.")
+    # Added figures: CPU per document, the best of the interleaved runs, every run, and the machine's load.
+    print(f"client CPU per document (median): sink {1e6 / med('sink', 'docs_per_cpu_s'):.2f} µs, "
+          f"floor {1e6 / med('floor', 'docs_per_cpu_s'):.2f} µs")
+    for phase in ("sink", "floor"):
+        runs = results[phase]
+        print(f"{phase:<5} best of {len(runs)}: {max(r['docs_per_s'] for r in runs):>9,.0f} docs/s "
+              f"{max(r['docs_per_cpu_s'] for r in runs):>9,.0f} docs/CPU-s; runs (docs/s, docs/CPU-s): "
+              + ", ".join(f"{r['docs_per_s'] / 1000:.1f}k/{r['docs_per_cpu_s'] / 1000:.1f}k" for r in runs))
+    load_after = os.getloadavg()
+    print(f"load average (1/5/15 min) on {os.cpu_count()} CPUs: before {'/'.join(f'{x:.2f}' for x in load_before)}, "
+          f"after {'/'.join(f'{x:.2f}' for x in load_after)}")
 
 
 if __name__ == "__main__":
