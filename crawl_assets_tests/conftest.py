@@ -53,7 +53,8 @@ def pg_url():
     import sqlalchemy as sa
 
     name = f"crawl_test_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
+    # pool_pre_ping: a test may restart the server (faults/test_outages.py); the pooled connection is then dead.
+    admin = sa.create_engine(base, isolation_level="AUTOCOMMIT", pool_pre_ping=True)
     with admin.connect() as conn:
         conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
     url = base.rsplit("/", 1)[0] + f"/{name}"

@@ -1,0 +1,124 @@
+"""Outages: the index refusing and dropping requests and rejecting items, the source answering 5xx,
+timeouts, dropped connections and malformed pages, the instance's PostgreSQL restarted mid-run. In each
+case nothing is lost (indexed, or dead-lettered and replayed), the other source is unaffected, and the
+state after recovery equals a clean sync's."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+import time
+
+import pytest
+from elasticsearch import Elasticsearch
+
+from crawl_assets.index.deadletter import iter_letters
+from crawl_assets.index.replay import replay_deadletters
+from crawl_assets_tests.faults.harness import TENANT, TG_KEY, X_KEY, SyncWorld, differences, take_snapshot
+
+
+@pytest.fixture
+def clean(scratch, x_server, es_pair):
+    world = SyncWorld(scratch / "clean", x_server.url, es_pair[0], None, telegram_messages=400,
+                      x_pages_per_run=500, telegram_pages_per_run=200)
+    world.run_until_done(max_runs=3)
+    snap = take_snapshot(world.lake, es_pair[0])
+    assert not snap.problems and snap.records
+    return snap
+
+
+def _pending_ids(world: SyncWorld) -> list[str]:
+    return sorted(letter.id or "" for letter in iter_letters(world.lake.root, "records", TENANT))
+
+
+def test_index_outage_then_replay_equals_a_clean_sync(clean, scratch, x_server, es_pair):
+    es = es_pair[1]
+    world = SyncWorld(scratch / "faulted", x_server.url, es, None, telegram_messages=400,
+                      x_pages_per_run=500, telegram_pages_per_run=200)
+    keys = sorted(clean.records)
+    doomed = keys[::25]  # refused for good (a mapping error): dead-lettered, then replayed after the fix
+    pushed_back = keys[7::25]  # per-item 429 twice: retried by the sink, indexed without a dead letter
+    es.faults.fail_requests(3, 429)  # whole bulk requests refused
+    es.faults.fail_requests(2, 503)
+    es.faults.drop_connections(1)  # no answer, nothing applied
+    es.faults.drop_connections(1, after_apply=True)  # applied, the answer lost: re-sent, idempotent
+    es.faults.reject_items(pushed_back, times=2)
+    es.faults.fail_mapping(doomed)
+    first = world.run()
+    assert first.returncode in (0, 1)
+    assert not es.faults.request_errors and not es.faults.drops, "every armed request fault was met"
+    assert not any(es.faults.item_rejections.values()), "every per-item 429 was met and retried"
+    assert _pending_ids(world) == sorted(doomed), "exactly the refused documents are dead-lettered"
+    es.faults.clear()
+    world.run_until_done(max_runs=3)
+    assert set(take_snapshot(world.lake, es).records) == set(clean.records), "the lake lost nothing"
+    with Elasticsearch(es.url) as client:
+        report = replay_deadletters(client, world.lake.root)
+    assert report.replayed >= len(doomed) and report.still_failed == 0
+    assert _pending_ids(world) == []
+    assert differences(take_snapshot(world.lake, es), clean) == []
+
+
+def test_source_errors_recover_without_loss_and_spare_the_other_source(clean, scratch, x_server, es_pair):
+    world = SyncWorld(scratch / "faulted", x_server.url, es_pair[1], None, telegram_messages=400,
+                      x_pages_per_run=500, telegram_pages_per_run=200)
+    x_server.set_limit("users/tweets", 10_000, 3.0)  # a 429's reset header is then seconds away, not 15 min
+    for kind, after in (("503", 0), ("500", 1), ("timeout", 2), ("drop", 3), ("malformed", 4), ("429", 5)):
+        x_server.inject(kind, "users/tweets", after=after)
+    first = world.run()
+    assert first.status[TG_KEY]["success"] and first.status[TG_KEY]["complete"], "the Telegram source is unaffected"
+    assert {429, 500, 503} <= set(x_server.statuses()), "the source's errors were met"
+    assert not [f for f in x_server.faults if f.times], "every armed source fault was met"
+    world.run_until_done(max_runs=4)
+    assert differences(take_snapshot(world.lake, es_pair[1]), clean) == []
+
+
+PG_VERSION = sorted(os.listdir("/etc/postgresql"), key=lambda v: [int(p) for p in v.split(".") if p.isdigit()])[-1] \
+    if os.path.isdir("/etc/postgresql") else ""
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+@pytest.mark.skipif(not (PG_VERSION and shutil.which("pg_ctlcluster")), reason="needs a local PostgreSQL cluster")
+def test_postgres_restart_mid_run_converges(clean, scratch, x_server, es_pair, pg_url):
+    world = SyncWorld(scratch / "pg", x_server.url, es_pair[1], None, telegram_messages=400,
+                      x_pages_per_run=2, telegram_pages_per_run=2)
+    home = scratch / "pg" / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "dagster.yaml").write_text(f"storage:\n  postgres:\n    postgres_url: {pg_url}\n"
+                                       "telemetry:\n  enabled: false\n")
+
+    first_batch = world.lake.path(f"raw/{TENANT}/x/{X_KEY}")
+    window: dict[str, float] = {}
+
+    def restart_once_the_run_is_writing() -> None:
+        deadline = time.monotonic() + 120
+        while not world.lake.fs.exists(first_batch) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        window["restart_began"] = time.monotonic()
+        subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", PG_VERSION, "main", "restart"], check=True,
+                       capture_output=True, timeout=120)
+        window["restarted"] = time.monotonic()
+
+    restarter = threading.Thread(target=restart_once_the_run_is_writing)
+    restarter.start()
+    first = world.run()
+    window["first_run_ended"] = time.monotonic()
+    restarter.join()
+    for _ in range(30):
+        if subprocess.run(["pg_isready", "-h", "127.0.0.1", "-p", "5432", "-q"]).returncode == 0:
+            break
+        time.sleep(1)
+    assert window["restart_began"] < window["first_run_ended"], "the restart happened during the first run"
+    assert first.returncode in (0, 1)
+    world.run_until_done(max_runs=12)
+    assert differences(take_snapshot(world.lake, es_pair[1]), clean) == []
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(pg_url)
+    with engine.connect() as conn:
+        runs = conn.execute(sa.text("SELECT count(*) FROM runs")).scalar()
+    engine.dispose()
+    assert runs and runs >= 2 * len(world.runs), "the runs were recorded in the PostgreSQL instance"
