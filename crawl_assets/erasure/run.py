@@ -9,6 +9,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
+from crawl_assets.erasure.deadletters import ErasedSet, erase_deadletters
 from crawl_assets.erasure.lake import LakeErasure, erase_author, erase_source, tenant_sources
 from crawl_assets.erasure.log import append_entry, subject_digest
 from crawl_assets.index.erasure import erase_documents
@@ -41,6 +42,7 @@ class ErasureReport:
     batches_rewritten: int = 0
     batches_deleted: int = 0
     lines_dropped: int = 0
+    deadletters_removed: int = 0
     sources: list[str] = field(default_factory=list)
     log: str = ""
 
@@ -70,6 +72,8 @@ def erase(lake: Lake, client: Elasticsearch | None, selector: Selector, *, now: 
     report.batches_rewritten = sum(p.batches_rewritten for p in parts)
     report.batches_deleted = sum(p.batches_deleted for p in parts)
     report.lines_dropped = sum(p.lines_dropped for p in parts)
+    report.deadletters_removed = erase_deadletters(lake, tenant, ErasedSet(
+        frozenset(keys), frozenset(edge_id(e) for e in edges), selector.author, selector.source))
     if client is not None:
         report.index_records_deleted = erase_documents(client, tenant, keys, family="records")
         report.index_edges_deleted = erase_documents(client, tenant, {edge_id(e) for e in edges}, family="edges")

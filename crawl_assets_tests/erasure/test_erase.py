@@ -118,6 +118,48 @@ def test_erase_source_removes_its_lake_folders_and_documents(synced):
     assert read_log(lake, "demo")[0]["by"] == "source"
 
 
+def _letters(lake: Lake) -> list[dict]:
+    out = []
+    for path in lake.fs.glob(lake.path("deadletter/*/*/demo/*.jsonl")):
+        with lake.fs.open(path, "rb") as fh:
+            out += [orjson.loads(line) for line in fh if line.strip()]
+    return out
+
+
+def test_erase_author_scrubs_dead_letter_files(synced):
+    """Documents the index refused are full copies in the lake's dead-letter files: erased there too,
+    pending and already-replayed files alike; other people's letters stay for replay."""
+    from elasticsearch import Elasticsearch
+
+    from crawl_assets.index.deadletter import pending_files
+    from crawl_assets.index.sink import index_documents
+
+    es, _, lake = synced
+    records = [r for r in _records(lake, "demo") if r["platform"] == "x"]
+    author = Counter(r["author_id"] for r in records if r["author_id"]).most_common(1)[0][0]
+    theirs = [r for r in records if r["author_id"] == author][:3]
+    others = [r for r in records if r["author_id"] != author][:3]
+    es.faults.fail_mapping([r["key"] for r in theirs + others])
+    with Elasticsearch(es.url) as client:
+        for run_id in ("first", "second"):  # two files: one is then moved to the replayed folder
+            stats = index_documents(client, theirs + others, family="records", tenant="demo",
+                                    deadletter_root=lake.root, run_id=run_id)
+            assert stats.failed == 6
+    es.faults.clear()
+    first = pending_files(lake.root, "records", "demo")[0]
+    lake.fs.makedirs(lake.path("deadletter/es-replayed/records/demo"), exist_ok=True)
+    lake.fs.mv(first, lake.path("deadletter/es-replayed/records/demo/") + first.rsplit("/", 1)[-1])
+    assert len([x for x in _letters(lake) if x["doc"]["author_id"] == author]) == 6
+
+    result = CliRunner().invoke(cli, ["erase", "--tenant", "demo", "--author", author])
+    assert result.exit_code == 0, result.output
+    report = orjson.loads(result.output[: result.output.rindex("}") + 1])
+    assert report["deadletters_removed"] == 6
+    letters = _letters(lake)
+    assert not [x for x in letters if author in orjson.dumps(x["doc"]).decode()], "no erased data in dead letters"
+    assert sorted(x["id"] for x in letters) == sorted(2 * [r["key"] for r in others]), "the others stay"
+
+
 def test_erase_needs_exactly_one_selector():
     for args in ([], ["--author", "1", "--source", "demo.x.a"]):
         result = CliRunner().invoke(cli, ["erase", "--tenant", "demo", *args])
