@@ -76,8 +76,9 @@ def _fail(message: str, code: int = EXIT_USAGE) -> None:
 @click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr, no summary.")
 @click.option(
     "--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
-    help=f"Worker processes for line formats ({', '.join(sorted(LINE_FORMATS))}); 0: one per CPU (at most "
-    f"{MAX_AUTO_JOBS}) for inputs over 16 MiB. Faster on an idle machine; each worker adds ~50 MiB.",
+    help=f"Processes normalizing line formats ({', '.join(sorted(LINE_FORMATS))}), this one included; 0: one "
+    f"per CPU (at most {MAX_AUTO_JOBS}) for inputs over 16 MiB, else 1. Faster where cores run in parallel "
+    "(not on a 2-vCPU VM whose vCPUs share a core); each process beyond the first adds ~60 MiB.",
 )  # fmt: skip
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 def normalize(
@@ -110,15 +111,14 @@ def normalize(
             workers = jobs or _auto_jobs(path)
             try:
                 with open_input(path) as stream:
-                    for item in normalize_encoded(fmt, stream, name=name, context=context, jobs=workers):
-                        if isinstance(item, Rejection):
-                            if item.error:
+                    for block, rejections in normalize_encoded(fmt, stream, name=name, context=context, jobs=workers):
+                        for rejection in rejections:
+                            if rejection.error:
                                 errors += 1
-                                _report(item)
+                                _report(rejection)
                             else:
-                                skipped[item.reason] += 1
-                        else:
-                            deduper.add_ranked(*item)
+                                skipped[rejection.reason] += 1
+                        deduper.add_block(block)
             except (_Unreadable, OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
                 _fail(str(exc) if isinstance(exc, _Unreadable) else f"cannot read {name}: {exc}")
         _write(deduper, relations_out)
@@ -162,11 +162,7 @@ def _write(deduper: Deduper, relations_out: str | None) -> None:
     out = sys.stdout.buffer
     edges_file = open(relations_out, "wb") if relations_out else None  # noqa: SIM115
     try:
-        for payload in deduper.winners():
-            record, _, edges = payload.partition(b"\n")
-            out.write(record + b"\n")
-            if edges_file is not None and edges:
-                edges_file.write(edges + b"\n")
+        deduper.write_winners(out, edges_file)  # record lines are the blocks' main payloads, edge lines the side
         out.flush()
     finally:
         if edges_file is not None:

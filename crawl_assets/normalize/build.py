@@ -133,12 +133,21 @@ class Batch:
         """``build(*args)`` for one input item; any failure becomes a rejection naming file, line and cause."""
         try:
             return build(*args)
-        except InputError as exc:
+        except GUARDED as exc:
+            return self.failure(line, raw, exc)
+
+    def failure(self, line: int | None, raw: Any, exc: Exception) -> Rejection:
+        """The rejection of an item whose build raised ``exc`` (one of ``GUARDED``): ``guard``'s verdict, for
+        hot loops that inline the ``try``."""
+        if isinstance(exc, InputError):
             return self.reject(line, str(exc), raw)
-        except ValidationError as exc:
+        if isinstance(exc, ValidationError):
             return self.reject(line, "invalid record: " + _validation_summary(exc), raw)
-        except (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError) as exc:
-            return self.reject(line, f"unexpected shape: {type(exc).__name__}: {exc}", raw)
+        return self.reject(line, f"unexpected shape: {type(exc).__name__}: {exc}", raw)
+
+
+# What building one item may raise that makes it a rejection (InputError and ValidationError are ValueErrors).
+GUARDED = (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError)
 
 
 def _validation_summary(exc: ValidationError) -> str:

@@ -6,6 +6,11 @@ record (128-bit key hash, edit time, collection time) in arrays and spills the s
 temporary file; a sort then marks one winner per key (latest ``edited_at``, then latest
 ``provenance.collected_at``, then the later input), and the second pass streams the winners back in
 input order. Measured: one million records raise the process peak by ~63 MiB (arrays plus sort scratch).
+
+Observations arrive in ``Block``s (built where the records are serialized, e.g. in a worker process:
+keys already hashed, payloads already concatenated), so the process that dedupes does a few bulk
+appends per block instead of Python work per record, and ``write_winners`` copies a block whose
+records all win to the output in one write.
 """
 
 from __future__ import annotations
@@ -15,15 +20,80 @@ import struct
 import tempfile
 from array import array
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
-
-import numpy as np
+from typing import IO, TYPE_CHECKING
 
 from crawl_assets.schema.record import Record
 
-_LENGTH = struct.Struct("<I")
+if TYPE_CHECKING:  # numpy (~11 MiB) is only needed for the final sort: imported there, not in workers
+    import numpy as np
+
+_HEADER = struct.Struct("<QQQ")  # records, main bytes, side bytes of one spilled block
 _NEVER = float("-inf")
 _blake2b = hashlib.blake2b
+_PENDING_BYTES = 1 << 20  # single adds are gathered into blocks of about this size before spilling
+
+
+def key_hash(key: str) -> bytes:
+    """The 128-bit hash a key is deduplicated by (any string, lone surrogates included)."""
+    return _blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+@dataclass(slots=True, frozen=True)
+class Block:
+    """Observations added together: per observation a key hash, two times and two payloads.
+
+    ``main`` payloads come back from ``Deduper.winners``; ``write_winners`` writes the winners' ``main``
+    and ``side`` payloads to two outputs (the CLI: record lines and edge lines). Plain bytes and arrays,
+    so a block pickles as a few buffers when it crosses a process boundary. Built by ``BlockBuilder``."""
+
+    hashes: bytes | bytearray
+    edited: array
+    collected: array
+    main: bytes | bytearray
+    main_ends: array
+    side: bytes | bytearray
+    side_ends: array
+
+    def __len__(self) -> int:
+        return len(self.edited)
+
+
+class BlockBuilder:
+    """Gathers observations for one ``Block``. Payloads go straight into two growing buffers (``main`` and
+    ``side``): a serializer can write into them in place (``msgspec``'s ``encode_into``), then ``commit``."""
+
+    def __init__(self) -> None:
+        self._hashes = bytearray()
+        self._edited = array("d")
+        self._collected = array("d")
+        self.main = bytearray()
+        self._main_ends = array("Q")
+        self.side = bytearray()
+        self._side_ends = array("Q")
+
+    def add(self, key: str, edited: float, collected: float, main: bytes, side: bytes = b"") -> None:
+        """One observation; times are epoch seconds, -inf when unknown."""
+        self.main += main
+        self.side += side
+        self.commit(key, edited, collected)
+
+    def commit(self, key: str, edited: float, collected: float) -> None:
+        """End an observation whose payloads were appended to ``main`` and ``side`` since the last one."""
+        self._hashes += key_hash(key)
+        self._edited.append(edited)
+        self._collected.append(collected)
+        self._main_ends.append(len(self.main))
+        self._side_ends.append(len(self.side))
+
+    def __len__(self) -> int:
+        return len(self._edited)
+
+    def build(self) -> Block:
+        """The block of everything committed (the builder is not to be used afterwards)."""
+        return Block(self._hashes, self._edited, self._collected, self.main, self._main_ends, self.side,
+                     self._side_ends)  # fmt: skip
 
 
 class Deduper:
@@ -34,6 +104,7 @@ class Deduper:
         self._edited = array("d")
         self._collected = array("d")
         self._spill = tempfile.TemporaryFile(prefix="crawl-dedupe-")
+        self._pending = BlockBuilder()
         self.total = 0
         self.unique = 0
 
@@ -48,15 +119,37 @@ class Deduper:
 
     def add_ranked(self, key: str, edited: float, collected: float, payload: bytes) -> None:
         """``add`` with the times already as epoch seconds (-inf when unknown)."""
-        self._hashes += _blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        self._edited.append(edited)
-        self._collected.append(collected)
-        self._spill.write(_LENGTH.pack(len(payload)) + payload)
-        self.total += 1
+        self._pending.add(key, edited, collected, payload)
+        if len(self._pending.main) >= _PENDING_BYTES:
+            self._flush_pending()
 
     def add_record(self, record: Record, payload: bytes) -> None:
         """``add`` with the ranking fields taken from ``record``."""
         self.add(record.key, record.edited_at, record.provenance.collected_at, payload)
+
+    def add_block(self, block: Block) -> None:
+        """Remember every observation of ``block``, after those added before (input order)."""
+        if not len(block):
+            return
+        self._flush_pending()
+        self._append(block)
+
+    def _flush_pending(self) -> None:
+        if len(self._pending):
+            pending, self._pending = self._pending, BlockBuilder()
+            self._append(pending.build())
+
+    def _append(self, block: Block) -> None:
+        self._hashes += block.hashes
+        self._edited.extend(block.edited)
+        self._collected.extend(block.collected)
+        spill = self._spill
+        spill.write(_HEADER.pack(len(block), len(block.main), len(block.side)))
+        spill.write(block.main_ends)
+        spill.write(block.side_ends)
+        spill.write(block.main)
+        spill.write(block.side)
+        self.total += len(block)
 
     @property
     def duplicates(self) -> int:
@@ -64,6 +157,8 @@ class Deduper:
         return self.total - self.unique
 
     def _mask(self) -> np.ndarray:
+        import numpy as np
+
         n = self.total
         mask = np.zeros(n, dtype=bool)
         if n == 0:
@@ -78,8 +173,9 @@ class Deduper:
         mask[order[last]] = True
         return mask
 
-    def winners(self) -> Iterator[bytes]:
-        """The winning payloads in input order (closes the spill file when exhausted)."""
+    def _blocks(self) -> Iterator[tuple[list[bool], array, array, bytes, bytes]]:
+        """(winner flags, main ends, side ends, main, side) per spilled block, in input order; closes the spill."""
+        self._flush_pending()
         mask = self._mask()
         self.unique = int(mask.sum())
         self._hashes = bytearray()
@@ -88,13 +184,43 @@ class Deduper:
         try:
             spill.flush()
             spill.seek(0)
-            for index in range(self.total):
-                (length,) = _LENGTH.unpack(spill.read(_LENGTH.size))
-                payload = spill.read(length)
-                if mask[index]:
-                    yield payload
+            start = 0
+            while start < self.total:
+                count, main_size, side_size = _HEADER.unpack(spill.read(_HEADER.size))
+                main_ends, side_ends = array("Q"), array("Q")
+                main_ends.frombytes(spill.read(8 * count))
+                side_ends.frombytes(spill.read(8 * count))
+                main, side = spill.read(main_size), spill.read(side_size)
+                yield mask[start : start + count].tolist(), main_ends, side_ends, main, side
+                start += count
         finally:
             spill.close()
+
+    def winners(self) -> Iterator[bytes]:
+        """The winning ``main`` payloads in input order (closes the spill file when exhausted)."""
+        for flags, main_ends, _, main, _ in self._blocks():
+            begin = 0
+            for won, end in zip(flags, main_ends):
+                if won:
+                    yield main[begin:end]
+                begin = end
+
+    def write_winners(self, main_out: IO[bytes], side_out: IO[bytes] | None = None) -> None:
+        """Write the winners' ``main`` payloads to ``main_out`` and ``side`` payloads to ``side_out``, in input
+        order, as they are (payloads carry their own separators); a block that wins whole is one write."""
+        for flags, main_ends, side_ends, main, side in self._blocks():
+            if all(flags):
+                main_out.write(main)
+                if side_out is not None:
+                    side_out.write(side)
+                continue
+            main_begin = side_begin = 0
+            for won, main_end, side_end in zip(flags, main_ends, side_ends):
+                if won:
+                    main_out.write(main[main_begin:main_end])
+                    if side_out is not None and side_end > side_begin:
+                        side_out.write(side[side_begin:side_end])
+                main_begin, side_begin = main_end, side_end
 
     def close(self) -> None:
         """Drop the spill file without reading it (on error paths)."""

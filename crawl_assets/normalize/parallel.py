@@ -1,78 +1,148 @@
 """Normalize a line-based input on several processes, keeping input order and line numbers.
 
 Line formats (``x-v2``, ``telegram``) hold one self-contained item per line, so a file splits into chunks
-of whole lines that worker processes normalize independently (each chunk knows its first line number, so
+of whole lines that processes normalize independently (each chunk knows its first line number, so
 rejections and ``provenance.raw_line`` stay exact). Results come back in input order: the output is the
-same as with one process. At most ``2 * jobs`` chunks are in flight, so memory stays bounded whatever the
-input size. Workers return serialized output (``encode_document``), which is cheap to send back.
+same as with one process. With ``jobs`` processes, ``jobs - 1`` are workers and the calling process
+normalizes chunks too whenever every worker already has its next chunk queued (it would otherwise only
+wait), so ``jobs=2`` uses two cores with one extra process's memory. At most ``4 * jobs`` chunks are in
+flight, so memory stays bounded whatever the input size.
+
+Every chunk comes back as one ``Encoded``: a dedupe ``Block`` (keys hashed, record and edge lines
+serialized and concatenated) plus its rejections: a few buffers to pickle, and a few bulk appends for the
+process that dedupes, instead of Python work per record in the one process every record goes through.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gc
 import io
 import multiprocessing
+import sys
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from itertools import islice
 from typing import IO, Any
 
 from crawl_assets.normalize.build import Item
 from crawl_assets.normalize.context import NormalizeContext
-from crawl_assets.normalize.output import encode_document, rank_of
+from crawl_assets.normalize.dedupe import Block, BlockBuilder
+from crawl_assets.normalize.output import add_document
 from crawl_assets.schema.record import Rejection
 
 LINE_FORMATS = frozenset({"x-v2", "telegram"})
 CHUNK_BYTES = 4 << 20
+_POOL_SWITCH_INTERVAL = 0.0002
+BLOCK_ITEMS = 2000  # items per block when one process reads the whole stream
 
-# (key, edit time, collection time, encoded record + edges) for a record; the rejection otherwise.
-Encoded = tuple[str, float, float, bytes] | Rejection
-
-
-def encode_items(items: Iterator[Item]) -> Iterator[Encoded]:
-    """Serialize the documents of ``normalize_documents``-style output; rejections pass through."""
-    for item in items:
-        if isinstance(item, Rejection):
-            yield item
-        else:
-            edited, collected = rank_of(item)  # type: ignore[arg-type]
-            yield item["key"], edited, collected, encode_document(item)  # type: ignore[index]
+# The serialized records of a run of input items (in a dedupe block) and the rejections among them.
+Encoded = tuple[Block, list[Rejection]]
 
 
-def _work(task: tuple[str, str, NormalizeContext, int, bytes]) -> list[Encoded]:
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic GC while a chunk is normalized: the documents are acyclic and short-lived, and the
+    collector's passes over them cost ~10% of the run; cycles made meanwhile are collected afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def encode_items(items: Iterable[Item]) -> Encoded:
+    """Serialize the documents of ``normalize_documents``-style output into one block; rejections aside."""
+    block = BlockBuilder()
+    rejections: list[Rejection] = []
+    with _gc_paused():
+        for item in items:
+            if isinstance(item, Rejection):
+                rejections.append(item)
+            else:
+                add_document(block, item)  # type: ignore[arg-type]
+    return block.build(), rejections
+
+
+def _work(task: tuple[str, str, NormalizeContext, int, bytes]) -> Encoded:
     from crawl_assets.normalize.formats import get_normalizer
 
     fmt, name, context, first_line, blob = task
     chunk_context = dataclasses.replace(context, first_line=first_line)
-    items = get_normalizer(fmt)(io.BytesIO(blob), name=name, context=chunk_context, validate=False)
-    return list(encode_items(items))
+    return encode_items(get_normalizer(fmt)(io.BytesIO(blob), name=name, context=chunk_context, validate=False))
 
 
 def _chunks(stream: IO[bytes], chunk_bytes: int) -> Iterator[tuple[int, bytes]]:
-    first = 1
+    """(first line number, whole lines of about ``chunk_bytes``) until the end of ``stream``.
+
+    One ``read`` and one copy per chunk: splitting the input into lines first (``readlines``) costs the
+    process that feeds the workers as much again."""
+    first, carry = 1, [b""]
     while True:
-        lines = stream.readlines(chunk_bytes)
-        if not lines:
+        data = stream.read(chunk_bytes)
+        if not data:
+            if carry[-1]:
+                yield first, b"".join(carry)
             return
-        yield first, b"".join(lines)
-        first += len(lines)
+        cut = data.rfind(b"\n") + 1
+        if not cut:  # a line longer than a chunk: keep reading until it ends
+            carry.append(data)
+            continue
+        blob = b"".join([*carry, memoryview(data)[:cut]]) if carry[-1] else data[:cut]
+        carry = [data[cut:]]
+        yield first, blob
+        first += blob.count(b"\n")
+
+
+class _Done:
+    """A chunk the calling process normalized itself, queued like a worker's pending result."""
+
+    def __init__(self, value: Encoded) -> None:
+        self.value = value
+
+    def ready(self) -> bool:
+        return True
+
+    def get(self) -> Encoded:
+        return self.value
 
 
 def normalize_encoded(
     fmt: str, stream: IO[bytes], *, name: str, context: NormalizeContext, jobs: int = 1,
     chunk_bytes: int = CHUNK_BYTES,
 ) -> Iterator[Encoded]:  # fmt: skip
-    """Encoded records and rejections of one stream, on ``jobs`` processes for line formats."""
-    if jobs <= 1 or fmt not in LINE_FORMATS:
-        from crawl_assets.normalize.formats import get_normalizer
+    """Encoded records and rejections of one stream, in input order, on ``jobs`` processes for line formats."""
+    from crawl_assets.normalize.formats import get_normalizer
 
-        yield from encode_items(get_normalizer(fmt)(stream, name=name, context=context, validate=False))
-        return
+    if jobs <= 1 or fmt not in LINE_FORMATS:
+        items = iter(get_normalizer(fmt)(stream, name=name, context=context, validate=False))
+        while True:
+            block, rejections = encode_items(islice(items, BLOCK_ITEMS))
+            if not len(block) and not rejections:
+                return
+            yield block, rejections
+    workers = jobs - 1
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with multiprocessing.get_context(method).Pool(jobs) as pool:
-        pending: deque[Any] = deque()
-        for first, blob in _chunks(stream, chunk_bytes):
-            pending.append(pool.apply_async(_work, ((fmt, name, context, first, blob),)))
-            while len(pending) >= 2 * jobs:
-                yield from pending.popleft().get()
-        while pending:
-            yield from pending.popleft().get()
+    switch_interval = sys.getswitchinterval()
+    # The pool's threads in this process move chunks through pipes in 64 KiB steps, each needing the GIL;
+    # while this thread normalizes they would wait up to 5 ms (the default interval) per step.
+    sys.setswitchinterval(min(switch_interval, _POOL_SWITCH_INTERVAL))
+    try:
+        with multiprocessing.get_context(method).Pool(workers) as pool:
+            pending: deque[Any] = deque()
+            for first, blob in _chunks(stream, chunk_bytes):
+                task = (fmt, name, context, first, blob)
+                queued = sum(1 for result in pending if not result.ready())
+                if queued < 2 * workers:  # each worker busy with one chunk and one more waiting
+                    pending.append(pool.apply_async(_work, (task,)))
+                else:
+                    pending.append(_Done(_work(task)))
+                while pending and (pending[0].ready() or len(pending) >= 4 * jobs):
+                    yield pending.popleft().get()
+            while pending:
+                yield pending.popleft().get()
+    finally:
+        sys.setswitchinterval(switch_interval)

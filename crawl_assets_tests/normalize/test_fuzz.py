@@ -9,11 +9,13 @@ from __future__ import annotations
 import io
 import json
 
+import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from crawl_assets.normalize import NormalizeContext, normalize_documents, normalize_stream
-from crawl_assets.normalize.output import record_line
+from crawl_assets.normalize.edges import EDGE_COLUMNS, document_edges
+from crawl_assets.normalize.output import edge_lines, record_line
 from crawl_assets.schema import Record, Rejection
 from crawl_assets.sources.x.normalize import normalize_v2
 
@@ -51,6 +53,8 @@ def _run_both(fmt: str, payload: bytes) -> None:
         assert json.loads(fast) == json.loads(slow)
         assert list(json.loads(fast)) == list(json.loads(slow))  # same field order
         assert [list(m) for m in json.loads(fast)["media"]] == [list(m) for m in json.loads(slow)["media"]]
+        whole = [msgspec.json.encode(dict(zip(EDGE_COLUMNS, edge, strict=True))) + b"\n" for edge in document_edges(doc)]
+        assert edge_lines(doc) == b"".join(whole)  # the pieced-together edge lines are whole-object JSON
 
 
 def _same_with_orjson_pages(payload: bytes) -> None:

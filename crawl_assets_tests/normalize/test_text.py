@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import unicodedata
 
-from crawl_assets.normalize.text import ZWNJ, clean_text, fold_tag, unique
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crawl_assets.normalize.text import _TABLE, ZWNJ, _fix_zwnj, clean_text, fold_tag, unique
 
 
 @pytest.mark.parametrize(
@@ -35,6 +39,22 @@ def test_zwnj_kept_between_letters_only():
     assert clean_text(ZWNJ + "کتاب" + ZWNJ + " ها" + ZWNJ) == "کتاب ها"
     assert clean_text("کتاب" + ZWNJ + "۲") == "کتاب2"
     assert clean_text(ZWNJ) == ""
+
+
+def _clean_text_by_the_rules(text: str) -> str:
+    """The rules of ``clean_text`` applied literally, one full pass each (slow, obviously right)."""
+    return " ".join(_fix_zwnj(unicodedata.normalize("NFKC", text).translate(_TABLE)).split())
+
+
+# Persian and Arabic letters, ZWNJ next to letters, digits, marks and other scripts' letters, whitespace of
+# all kinds, controls that are removed and compatibility forms that NFKC changes.
+_TRICKY = "میخواهمکتابها" + "يكىةأ" + ZWNJ * 4 + "۱۲٠٩2²①" + "\u064b\u0670\u0640\u06d6" + "क्षa_Z" + " \t\n\u00a0\u3000\u2028\u0085" + "\u200b\u200e\u202b\ufeff\u00ad" + "\ufdfa\ufb8e\ufef5\u00a8" + "👨\u200d#@"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_TRICKY), max_size=30) | st.text(max_size=30))
+def test_clean_text_fast_paths_follow_the_rules(text):
+    assert clean_text(text) == _clean_text_by_the_rules(text)
 
 
 def test_emoji_sequences_survive():

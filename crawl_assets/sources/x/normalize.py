@@ -18,6 +18,7 @@ import msgspec
 import orjson
 
 from crawl_assets.normalize.build import (
+    GUARDED,
     Batch,
     InputError,
     Item,
@@ -75,8 +76,12 @@ def normalize_v2(
         includes = _Includes(as_dict(page.get("includes")))
         collected = opt_str(as_dict(page.get("__twarc")).get("retrieved_at"))
         provenance = batch.provenance(line, _parse_iso(collected))
-        for index, tweet in enumerate(data):
-            yield batch.guard(line, tweet, _v2_tweet, batch, tweet, includes, provenance, index)
+        for index, tweet in enumerate(data):  # batch.guard, inlined: this loop runs once per tweet
+            try:
+                item = _v2_tweet(batch, tweet, includes, provenance, index)
+            except GUARDED as exc:
+                item = batch.failure(line, tweet, exc)
+            yield item
 
 
 # --- Fast page decoding ---------------------------------------------------------------------------------
@@ -224,14 +229,21 @@ class _Includes:
     """Lookup tables of one page's ``includes`` (built once per page)."""
 
     def __init__(self, includes: dict[str, Any]) -> None:
-        self.users = {u["id"]: u for u in as_list(includes.get("users")) if _keyed(u, "id")}
-        self.media = {m["media_key"]: m for m in as_list(includes.get("media")) if _keyed(m, "media_key")}
-        self.tweets = {t["id"]: t for t in as_list(includes.get("tweets")) if _keyed(t, "id")}
+        self.users = _by_id(includes.get("users"), "id")
+        self.media = _by_id(includes.get("media"), "media_key")
+        self.tweets = _by_id(includes.get("tweets"), "id")
 
 
-def _keyed(item: Any, key: str) -> bool:
-    """An include that can be looked up: an object whose id is a string (a list or object there is bad input)."""
-    return isinstance(item, dict) and isinstance(item.get(key), str)
+def _by_id(items: Any, key: str) -> dict[str, dict[str, Any]]:
+    """Includes that can be looked up, by id: objects whose id is a string (a list or object there is bad input)."""
+    table: dict[str, dict[str, Any]] = {}
+    if isinstance(items, list):
+        for item in items:
+            if isinstance(item, dict):
+                item_id = item.get(key)
+                if isinstance(item_id, str):
+                    table[item_id] = item
+    return table
 
 
 def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[str, Any], index: int) -> Item:
@@ -272,7 +284,11 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
     author = includes.users.get(author_id)
     handle = author.get("username") if author is not None else None
     conversation = get("conversation_id")
-    metadata = {f: tweet[f] for f in _METADATA_FIELDS if get(f) is not None}
+    metadata = {}
+    for field in _METADATA_FIELDS:
+        value = get(field)
+        if value is not None:
+            metadata[field] = value
     raw_lang = get("lang")
     if raw_lang is not None:
         metadata["x_lang"] = raw_lang
@@ -286,7 +302,7 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
         if attachments.get("poll_ids"):
             metadata["poll_ids"] = attachments["poll_ids"]
         media = [_v2_media(k, includes) for k in as_list(attachments.get("media_keys")) if type(k) is str]
-    cashtags = [c["tag"] for c in as_list(entities.get("cashtags")) if _has_str(c, "tag")]
+    cashtags = _strings(entities.get("cashtags"), "tag")
     if cashtags:
         metadata["cashtags"] = cashtags
     metrics = get("public_metrics")
@@ -315,11 +331,9 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
             "quote_of": quote_of,
             "repost_of": repost_of,
             "conversation_id": "x:" + conversation if type(conversation) is str and conversation.isdigit() else None,
-            "hashtags": unique([fold_tag(h["tag"]) for h in as_list(entities.get("hashtags")) if _has_str(h, "tag")]),
-            "mentions": unique(
-                [fold_tag(m["username"]) for m in as_list(entities.get("mentions")) if _has_str(m, "username")]
-            ),
-            "urls": unique([_expanded(u) for u in as_list(entities.get("urls")) if type(u) is dict and not u.get("media_key")]),
+            "hashtags": unique([fold_tag(tag) for tag in _strings(entities.get("hashtags"), "tag")]),
+            "mentions": unique([fold_tag(handle) for handle in _strings(entities.get("mentions"), "username")]),
+            "urls": _v2_urls(entities.get("urls")),
             "media": media,
             "metrics": {
                 "likes": _count(metrics.get("like_count")),
@@ -345,8 +359,21 @@ def _count(value: Any) -> int | None:
 _EMPTY: dict[str, Any] = {}
 
 
-def _has_str(obj: Any, field: str) -> bool:
-    return type(obj) is dict and type(obj.get(field)) is str
+def _strings(items: Any, field: str) -> list[str]:
+    """``item[field]`` of the entity objects in ``items`` whose ``field`` is a string (others are skipped)."""
+    found: list[str] = []
+    if isinstance(items, list):
+        for item in items:
+            if type(item) is dict:
+                value = item.get(field)
+                if type(value) is str:
+                    found.append(value)
+    return found
+
+
+def _v2_urls(items: Any) -> list[str]:
+    """The expanded links of ``entities.urls``, first-seen order; media links (with a ``media_key``) left out."""
+    return unique([_expanded(u) for u in as_list(items) if type(u) is dict and not u.get("media_key")])
 
 
 def _expanded(url: dict[str, Any]) -> str:
@@ -469,12 +496,8 @@ def _archive_tweet(batch: Batch, ordinal: int, item: Any) -> Item:
             "lang": platform_lang(tweet.get("lang")),
             "reply_to": reply_to,
             "quote_of": quote_of,
-            "hashtags": unique(
-                [fold_tag(h["text"]) for h in as_list(entities.get("hashtags")) if _has_str(h, "text")]
-            ),
-            "mentions": unique(
-                [fold_tag(m["screen_name"]) for m in as_list(entities.get("user_mentions")) if _has_str(m, "screen_name")]
-            ),
+            "hashtags": unique([fold_tag(tag) for tag in _strings(entities.get("hashtags"), "text")]),
+            "mentions": unique([fold_tag(handle) for handle in _strings(entities.get("user_mentions"), "screen_name")]),
             "urls": unique([_expanded(u) for u in as_list(entities.get("urls")) if isinstance(u, dict)]),
             "media": [_archive_media(m) for m in as_list(extended.get("media") or entities.get("media"))],
             "metrics": {
