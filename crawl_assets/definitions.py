@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 
 import dagster as dg
 
@@ -18,7 +17,6 @@ from crawl_assets.sensors.registry_sensor import registry_partitions_sensor
 from crawl_assets.sensors.scheduling import build_scheduling_sensor
 from crawl_assets.sources.catalog import plugins
 from crawl_assets.sources.plugin import resolve
-from crawl_assets.sources.telegram.resource import TelegramResource
 
 
 def _secret(name: str) -> dg.EnvVar | str:
@@ -37,14 +35,6 @@ def elasticsearch_resource() -> ElasticsearchResource:
         password=_secret("CRAWL_ES_PASSWORD"),
         ca_certs=os.environ.get("CRAWL_ES_CA_CERTS", ""),
     )
-
-
-def telegram_resource() -> TelegramResource:
-    """The account pool from ``CRAWL_TELEGRAM_*`` when a session is configured; otherwise an empty pool,
-    so export-file sources still run and a live source fails naming the missing variable."""
-    if any(re.fullmatch(r"CRAWL_TELEGRAM_(\w+_)?SESSION", k) and v for k, v in os.environ.items()):
-        return TelegramResource.from_env()
-    return TelegramResource()
 
 
 def build_definitions() -> dg.Definitions:
@@ -71,7 +61,6 @@ def build_definitions() -> dg.Definitions:
         checks += build_health_checks(platform, raw)
         for key, factory in plugin.resources.items():
             platform_resources[key] = resolve(factory)()
-    platform_resources["telegram"] = telegram_resource()
     sensors.append(build_webhook_sensor(webhook_jobs))
     check_job, check_schedule = health_check_job_and_schedule(checks)
     return dg.Definitions(

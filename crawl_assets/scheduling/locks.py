@@ -9,15 +9,13 @@ around all steps of a source, and the raw step inside takes it again).
 
 from __future__ import annotations
 
-import fcntl
-import os
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from crawl_assets import settings
+from crawl_assets.lockfile import open_locked, unlock
 
 _held: dict[str, tuple[int, int]] = {}  # key -> (fd, depth) held by this process
 _guard = threading.Lock()
@@ -49,19 +47,9 @@ def source_lock(key: str, wait_seconds: float = 0.0, poll_seconds: float = 0.2) 
                 fd, depth = _held[key]
                 _held[key] = (fd, depth - 1)
         return
-    path = lock_dir()
-    path.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                os.close(fd)
-                raise SourceBusy(f"source {key!r} is being synced by another run") from None
-            time.sleep(poll_seconds)
+    fd = open_locked(lock_dir() / f"{key}.lock", wait_seconds, poll_seconds)
+    if fd is None:
+        raise SourceBusy(f"source {key!r} is being synced by another run")
     with _guard:
         _held[key] = (fd, 1)
     try:
@@ -69,5 +57,4 @@ def source_lock(key: str, wait_seconds: float = 0.0, poll_seconds: float = 0.2) 
     finally:
         with _guard:
             _, depth = _held.pop(key)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+        unlock(fd)

@@ -117,6 +117,25 @@ def begin(state: dict[str, Any], store: StoreBatch, pages_per_batch: int) -> tup
     return copy.deepcopy(state), stats, PageBuffer(store, stats, pages_per_batch)
 
 
+def lake_store(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake, fmt: str,
+               checkpointer: Checkpointer) -> tuple[StoreBatch, list[RawBatch]]:
+    """A ``store`` that writes each batch to the raw lake and only then saves the checkpoint (so a crash
+    between the two re-fetches a batch instead of skipping it), and the list of batches it wrote."""
+    batches: list[RawBatch] = []
+    seq = itertools.count()
+
+    def store(lines: list[bytes], state: dict[str, Any], info: dict[str, Any]) -> None:
+        if lines:
+            batches.append(lake.write_raw_batch(
+                tenant=entry.tenant, platform=entry.platform, source=entry.key,
+                batch_id=new_batch_id(context.run.run_id, next(seq)), fmt=fmt, method="api",
+                run_id=context.run.run_id, lines=lines, extra=info,
+            ))
+        checkpointer.save(state)
+
+    return store, batches
+
+
 SyncFn = Callable[[Any, SourceEntry, dict[str, Any], StoreBatch, Budget], SyncResult]
 
 
@@ -130,18 +149,7 @@ def collect_with(context: dg.AssetExecutionContext, entry: SourceEntry, lake: La
     """
     started = time.time()
     checkpointer = Checkpointer(context)
-    batches: list[RawBatch] = []
-    seq = itertools.count()
-
-    def store(lines: list[bytes], state: dict[str, Any], info: dict[str, Any]) -> None:
-        if lines:
-            batches.append(lake.write_raw_batch(
-                tenant=entry.tenant, platform=entry.platform, source=entry.key,
-                batch_id=new_batch_id(context.run.run_id, next(seq)), fmt=fmt, method="api",
-                run_id=context.run.run_id, lines=lines, extra=info,
-            ))
-        checkpointer.save(state)
-
+    store, batches = lake_store(context, entry, lake, fmt, checkpointer)
     try:
         client = resource.client(entry)
     except (ValueError, MissingCredential) as err:

@@ -9,12 +9,12 @@ the lock file, so the next holder keeps the spacing too.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import os
 import time
 from pathlib import Path
 from types import TracebackType
 
+from crawl_assets.lockfile import open_locked, unlock
 from crawl_assets.sources.telegram.errors import AccountBusy
 
 
@@ -46,18 +46,9 @@ class AccountLock:
         self.last_request = 0.0
 
     def __enter__(self) -> "AccountLock":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        deadline = time.monotonic() + self.wait_seconds
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise AccountBusy(self.credential, max(30, int(self.wait_seconds))) from None
-                time.sleep(0.2)
+        fd = open_locked(self.path, self.wait_seconds, mode=0o600)
+        if fd is None:
+            raise AccountBusy(self.credential, max(30, int(self.wait_seconds)))
         self._fd = fd
         try:
             self.last_request = float(os.pread(fd, 64, 0).decode() or 0)
@@ -71,8 +62,7 @@ class AccountLock:
         data = f"{last_request:.3f}".encode()
         os.ftruncate(self._fd, 0)
         os.pwrite(self._fd, data, 0)
-        fcntl.flock(self._fd, fcntl.LOCK_UN)
-        os.close(self._fd)
+        unlock(self._fd)
         self._fd = None
 
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:

@@ -7,7 +7,6 @@ engine's errors into Dagster's vocabulary (pause the source, retry after a reset
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from datetime import datetime, timezone
@@ -16,10 +15,10 @@ from typing import Any
 import dagster as dg
 
 from crawl_assets.checkpoints import Checkpointer
-from crawl_assets.lake import Lake, RawBatch
-from crawl_assets.lake.layout import new_batch_id
+from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.common import fail_permanently, raw_materialization
+from crawl_assets.sources.pull import lake_store
 from crawl_assets.sources.x.client import ClientStats
 from crawl_assets.sources.x.errors import XBadRequest, XPermanentError, XRateLimitWait
 from crawl_assets.sources.x.ids import id_time
@@ -35,17 +34,7 @@ def collect(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake) -
     resource: XResource = context.resources.x
     started = time.time()
     checkpointer = Checkpointer(context)
-    batches: list[RawBatch] = []
-    seq = itertools.count()
-
-    def store(lines: list[bytes], state: dict[str, Any], info: dict[str, Any]) -> None:
-        if lines:
-            batches.append(lake.write_raw_batch(
-                tenant=entry.tenant, platform=entry.platform, source=entry.key,
-                batch_id=new_batch_id(context.run.run_id, next(seq)), fmt=RAW_FORMAT, method="api",
-                run_id=context.run.run_id, lines=lines, extra=info,
-            ))
-        checkpointer.save(state)
+    store, batches = lake_store(context, entry, lake, RAW_FORMAT, checkpointer)
 
     try:
         options = SourceOptions.of(entry)

@@ -1,0 +1,33 @@
+"""Exclusive ``flock`` lock files, shared by the per-source lock and the Telegram account lock.
+
+``flock`` rather than a pid file: the kernel drops the lock when its holder dies, so a SIGKILLed run
+never leaves a stale lock behind.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from pathlib import Path
+
+
+def open_locked(path: Path, wait_seconds: float, poll_seconds: float = 0.2, mode: int = 0o644) -> int | None:
+    """The descriptor of ``path`` locked exclusively, or None when another holder kept it ``wait_seconds``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, mode)
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                return None
+            time.sleep(poll_seconds)
+
+
+def unlock(fd: int) -> None:
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
