@@ -4,6 +4,7 @@ import sys
 import pytest
 
 from crawl_assets.registry import load_registry
+from crawl_assets_tests.fakes import FAKE_X_BEARER
 
 
 def run(*args, registry):
@@ -37,7 +38,7 @@ def test_add_list_show_pause_resume_remove(registry):
 
 def test_add_refuses_secret_with_exit_2_and_no_traceback(registry):
     r = run("add", "--platform", "x", "--kind", "search_query", "--identifier", "q", "--name", "q",
-            "--credential", "AAAAAAAAAAAAAAAAAAAAAMLheAAAAAAA0%2BuSeid%2BULvsea4JtiGRiSDSJSI%3DEUifi", registry=registry)
+            "--credential", FAKE_X_BEARER, registry=registry)
     assert r.returncode == 2
     assert "field 'credential'" in r.stderr and "secret" in r.stderr
     assert "Traceback" not in r.stderr

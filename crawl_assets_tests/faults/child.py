@@ -33,6 +33,7 @@ def resources(cfg: dict[str, Any]) -> dict[str, Any]:
     from crawl_assets.resources.lake import LakeResource, RegistryResource
     from crawl_assets.sources.telegram.resource import TelegramCredential, TelegramResource
     from crawl_assets.sources.x.resource import XResource
+    from crawl_assets_tests.fakes import FAKE_API_HASH
     from crawl_assets_tests.sources.telegram.conftest import SESSION
 
     import dagster as dg
@@ -41,7 +42,7 @@ def resources(cfg: dict[str, Any]) -> dict[str, Any]:
                                  api_hash=dg.EnvVar("CRAWL_TELEGRAM_API_HASH"),
                                  session=dg.EnvVar("CRAWL_TELEGRAM_SESSION"))
     os.environ.setdefault("CRAWL_TELEGRAM_API_ID", "12345")
-    os.environ.setdefault("CRAWL_TELEGRAM_API_HASH", "0123456789abcdef0123456789abcdef")
+    os.environ.setdefault("CRAWL_TELEGRAM_API_HASH", FAKE_API_HASH)
     os.environ.setdefault("CRAWL_TELEGRAM_SESSION", SESSION)
     os.environ.setdefault("CRAWL_X_BEARER_TOKEN", "test-token")
     return {

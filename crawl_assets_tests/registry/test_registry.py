@@ -4,6 +4,7 @@ import pytest
 
 from crawl_assets.registry import RegistryFileError, SourceEntry, SourceStatus, load_registry
 from crawl_assets.registry.secrets import looks_like_secret
+from crawl_assets_tests.fakes import FAKE_API_HASH, FAKE_HTTP_BEARER, FAKE_INTERCOM_TOKEN, FAKE_X_BEARER_LONG
 
 GOOD = """\
 # the team's sources
@@ -52,8 +53,8 @@ def test_missing_file_is_empty_and_broken_yaml_raises(tmp_path):
         ("    platform: myspace\n", "platform", "unknown platform"),
         ("    platform: x\n    policy:\n      interval_minutes: 0\n", "policy.interval_minutes", "greater than 0"),
         ("    platform: x\n    colour: blue\n", "colour", "Extra inputs"),
-        ("    platform: x\n    credential: 0123456789abcdef0123456789abcdef\n", "credential", "looks like a secret"),
-        ("    platform: x\n    options:\n      token: AAAAAAAAAAAAAAAAAAAAAMLheAAAAAAA0%2BuSeid%2BULvsea4JtiGRiSDSJSI%3DEUifiRBkKG5E2XzMDjRfl76ZC9Ub0wnz4XsNiRVBChTYbJcE3F\n", "options.token", "bearer token"),
+        (f"    platform: x\n    credential: {FAKE_API_HASH}\n", "credential", "looks like a secret"),
+        (f"    platform: x\n    options:\n      token: {FAKE_X_BEARER_LONG}\n", "options.token", "bearer token"),
     ],
 )
 def test_invalid_entry_names_file_line_entry_and_field(tmp_path, snippet, field, fragment):
@@ -107,9 +108,9 @@ def test_export_format_must_fit_platform():
     [
         "1BVtsOKABu" + "x" * 300,  # Telethon StringSession
         "-----BEGIN PRIVATE KEY-----\nMIIE",
-        "dG9rOmFiY2RlZl8xMjM0NTY3ODlfYWJjZGVmZ2hpams=",
+        FAKE_INTERCOM_TOKEN,
         "https://user:hunter2@example.org/x",
-        "Bearer abcdefghijklmnopqrstuvwxyz012345",
+        FAKE_HTTP_BEARER,
     ],
 )
 def test_secret_shapes_detected(value):

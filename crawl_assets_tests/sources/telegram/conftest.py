@@ -16,6 +16,7 @@ from crawl_assets.sources.telegram.resource import TelegramCredential, TelegramR
 from crawl_assets.sources.telegram.sink import LakeSink
 from crawl_assets.sources.telegram.sync import SyncResult, run_sync
 from crawl_assets_tests.standins import telegram_mtproto as tm
+from crawl_assets_tests.fakes import FAKE_API_HASH
 
 def fake_session() -> str:
     """A well-formed StringSession (dc 2, a made-up auth key): the stand-in never checks the key."""
@@ -42,7 +43,7 @@ def world() -> tm.World:
 def make_resource(tmp_path: Path, *, names: tuple[str, ...] = ("default",), **kwargs: Any) -> TelegramResource:
     settings = {"request_interval_seconds": 0.0, "network_backoff_seconds": 0.01, "account_wait_seconds": 1.0,
                 "lock_dir": str(tmp_path / "locks"), "sender_factory": f"{tm.__name__}:sender_for", **kwargs}
-    creds = {n: TelegramCredential(api_id="12345", api_hash="0123456789abcdef0123456789abcdef", session=SESSION)
+    creds = {n: TelegramCredential(api_id="12345", api_hash=FAKE_API_HASH, session=SESSION)
              for n in names}
     return TelegramResource(credentials=creds, **settings)
 

@@ -14,6 +14,7 @@ from crawl_assets.registry import SourceStatus, load_registry, update_registry
 from crawl_assets.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sources.telegram.resource import TelegramResource
 from crawl_assets_tests.sources.telegram.conftest import SESSION, entry, make_resource
+from crawl_assets_tests.fakes import FAKE_API_HASH
 
 KEY = dg.AssetKey(["telegram", "telegram_messages_raw"])
 
@@ -30,7 +31,7 @@ def setup(tmp_path: Path, world, monkeypatch):
     world.channel("hidden", messages=50, private=True)
     # secrets only through EnvVar, as in production (TelegramResource.from_env)
     monkeypatch.setenv("CRAWL_TELEGRAM_API_ID", "12345")
-    monkeypatch.setenv("CRAWL_TELEGRAM_API_HASH", "0123456789abcdef0123456789abcdef")
+    monkeypatch.setenv("CRAWL_TELEGRAM_API_HASH", FAKE_API_HASH)
     monkeypatch.setenv("CRAWL_TELEGRAM_SESSION", SESSION)
     standin = make_resource(tmp_path, flood_sleep_threshold_seconds=1, flood_retries=1)
     telegram = TelegramResource(**{**dict(standin), "credentials": TelegramResource.from_env().credentials})

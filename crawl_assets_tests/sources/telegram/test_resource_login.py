@@ -16,8 +16,9 @@ from crawl_assets.sources.telegram.login import AppCredentials, LoginConfigError
 from crawl_assets.sources.telegram.resource import TelegramResource, env_names
 from crawl_assets_tests.sources.telegram.conftest import SESSION
 from crawl_assets_tests.standins import telegram_mtproto as tm
+from crawl_assets_tests.fakes import FAKE_API_HASH
 
-HASH = "0123456789abcdef0123456789abcdef"
+HASH = FAKE_API_HASH
 
 
 @pytest.fixture
