@@ -13,12 +13,12 @@ import dagster as dg
 
 from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
 from crawl_assets.assets.normalized_records import split_source_key
-from crawl_assets.assets.relation_edges import TABLE as EDGES_TABLE
 from crawl_assets.index.bootstrap import setup_indices
 from crawl_assets.index.sink import index_documents
 from crawl_assets.index.stats import count_documents
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
+from crawl_assets.normalize.edges import EDGE_COLUMNS, document_edges
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.resources.lake import LakeResource
@@ -34,18 +34,37 @@ def _marker(source_dir: str, batch_id: str) -> str:
 
 
 def pending_records(lake: Lake, tenant: str, platform: str, source: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """Records of parts not indexed yet (latest observation per key) and those parts' markers."""
+    """Records of parts not indexed yet (latest observation per key) and those parts' markers; indexed
+    parts are not read at all."""
     latest: dict[str, dict[str, Any]] = {}
     markers = []
     source_dir = f"{tenant}/{platform}/{source}"
-    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source):
-        marker = _marker(source_dir, batch_id)
-        if lake.exists(marker):
-            continue
-        markers.append(marker)
+
+    def pending(batch_id: str) -> bool:
+        return not lake.exists(_marker(source_dir, batch_id))
+
+    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, include=pending):
+        markers.append(_marker(source_dir, batch_id))
         for row in arrow_to_records(table):
             latest[row["key"]] = row
     return list(latest.values()), markers
+
+
+def pending_edges(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The edge documents of the records about to be indexed (the same ``document_edges`` the
+    ``relation_edges`` table is built from): edges change only with their record, so the edges of
+    records indexed before are not sent again."""
+    rows = {(e[0], e[1], e[2]): e for record in records for e in document_edges(record)}
+    return [dict(zip(EDGE_COLUMNS, row)) for _, row in sorted(rows.items())]
+
+
+def live_count(lake: Lake, tenant: str, platform: str, source: str) -> int:
+    """Keys of the source whose latest observation is not a tombstone (reads two columns only)."""
+    latest: dict[str, bool] = {}
+    for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key", "deleted"]):
+        for k, d in zip(table.column("key").to_pylist(), table.column("deleted").to_pylist()):
+            latest[k] = bool(d)
+    return sum(1 for d in latest.values() if not d)
 
 
 def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg.AssetsDefinition) -> dg.AssetsDefinition:
@@ -72,9 +91,7 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
         source = context.partition_key
         tenant, _ = split_source_key(source)
         records, markers = pending_records(the_lake, tenant, platform, source)
-        edge_rows: list[dict[str, Any]] = []
-        for _, table in the_lake.read_parts(EDGES_TABLE, tenant, platform, source):
-            edge_rows.extend(arrow_to_records(table))
+        edge_rows = pending_edges(records)
         deadletter_root = the_lake.root  # the sink files under deadletter/es/{family}/{tenant}/
         with elasticsearch.get_client() as client:
             setup_indices(client, [tenant])
@@ -90,11 +107,7 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
         if accounted:
             for marker in markers:
                 the_lake.write_bytes(marker, context.run.run_id.encode())
-        latest: dict[str, bool] = {}
-        for _, table in the_lake.read_parts(RECORDS_TABLE, tenant, platform, source):
-            for k, d in zip(table.column("key").to_pylist(), table.column("deleted").to_pylist()):
-                latest[k] = bool(d)
-        expected = sum(1 for d in latest.values() if not d)
+        expected = live_count(the_lake, tenant, platform, source)
         return dg.MaterializeResult(
             metadata={
                 **{f"records_{k}": v for k, v in rec_stats.as_metadata().items()},

@@ -8,19 +8,16 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crawl_assets.assets.deriver_version import NORMALIZER_VERSION
 from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
 from crawl_assets.assets.normalized_records import normalize_batch
-from crawl_assets.assets.relation_edges import SUMMARY_TABLES, _to_arrow, current_records
+from crawl_assets.assets.relation_edges import write_relations
 from crawl_assets.assets.relation_edges import TABLE as EDGES_TABLE
 from crawl_assets.erasure.scrub import DROP, scrub
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
-from crawl_assets.lake.tables import EDGES_SCHEMA, arrow_to_records
-from crawl_assets.normalize.edges import author_hashtag, edges_frame, hashtag_cooccurrence
+from crawl_assets.lake.tables import arrow_to_records
 
 AREAS = ("raw", "quarantine", "index_state", "state", "media")
 
@@ -184,12 +181,4 @@ def erase_author(lake: Lake, tenant: str, platform: str, source: str, author: st
 
 def rebuild_relations(lake: Lake, tenant: str, platform: str, source: str) -> None:
     """The source's edges and summary tables from its current records (what ``relation_edges`` writes)."""
-    records = current_records(lake, tenant, platform, source)
-    edges = edges_frame(records).drop_duplicates(subset=["type", "src", "dst"])
-    edges = edges.sort_values(["type", "src", "dst"], kind="stable")
-    lake.write_part(lake.table_part(EDGES_TABLE, tenant, platform, source, "current"), _to_arrow(edges, EDGES_SCHEMA),
-                    version=NORMALIZER_VERSION)
-    for name, build in zip(SUMMARY_TABLES, (hashtag_cooccurrence, author_hashtag), strict=True):
-        lake.write_part(lake.table_part(name, tenant, platform, source, "current"),
-                        pa.Table.from_pandas(build(records), preserve_index=False), version=NORMALIZER_VERSION)
-
+    write_relations(lake, tenant, platform, source)

@@ -10,7 +10,7 @@ import gzip
 import hashlib
 import io
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import IO, Any
@@ -212,14 +212,21 @@ class Lake:
             raise
         return rows
 
-    def read_parts(self, table: str, tenant: str, platform: str, source: str) -> Iterator[tuple[str, pa.Table]]:
-        """(batch id, table) for each part of a source, in collection order."""
+    def read_parts(self, table: str, tenant: str, platform: str, source: str, *, columns: list[str] | None = None,
+                   include: Callable[[str], bool] | None = None) -> Iterator[tuple[str, pa.Table]]:
+        """(batch id, table) for each part of a source, in collection order.
+
+        ``columns`` reads only those columns (Parquet is columnar: a count of keys need not read the
+        texts); ``include(batch_id)`` picks parts before any of them is read."""
         base = self.path(layout.table_dir(table, tenant, platform, source))
         if not self.fs.exists(base):
             return
         for full in sorted(self.fs.glob(f"{base}/*.parquet")):
+            batch_id = full.rsplit("/", 1)[1].removesuffix(".parquet")
+            if include is not None and not include(batch_id):
+                continue
             with self.fs.open(full, "rb") as fh:
-                yield full.rsplit("/", 1)[1].removesuffix(".parquet"), pq.read_table(fh)
+                yield batch_id, pq.read_table(fh, columns=columns)
 
     # -- quarantine --------------------------------------------------------------------------
     def write_quarantine(self, tenant: str, platform: str, source: str, batch_id: str, rows: list[dict[str, Any]]) -> str | None:

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 from elasticsearch import Elasticsearch
 
 from crawl_assets import settings
@@ -25,38 +26,67 @@ def checks(result) -> dict[str, bool]:
     }
 
 
-def test_item_failures_dead_lettered_then_replayed(dagster_home, monkeypatch):
+@pytest.fixture
+def sample_source(dagster_home, monkeypatch):
+    """(index server, lake, instance, x_sync job) with the sample X search registered."""
     register_samples(settings.registry_path())
-    lake = Lake(settings.lake_root())
     with ESTestServer() as server:
         monkeypatch.setenv("CRAWL_ES_URL", server.url)
         from crawl_assets.definitions import build_definitions
 
         instance = dg.DagsterInstance.get()
         instance.add_dynamic_partitions("x_sources", [SOURCE])
-        job = build_definitions().resolve_job_def("x_sync")
+        yield server, Lake(settings.lake_root()), instance, build_definitions().resolve_job_def("x_sync")
 
-        # Learn the keys, then make two of them fail with a mapping error (not retryable).
-        assert job.execute_in_process(partition_key=SOURCE, instance=instance,
-                                      asset_selection=[dg.AssetKey(["x", "x_posts_raw"]), dg.AssetKey(["x", "normalized_records"])]).success
-        [(_, table)] = list(lake.read_parts("normalized_records", "demo", "x", SOURCE))
-        keys = [r["key"] for r in arrow_to_records(table)]
-        server.faults.fail_mapping(keys[:2])
 
-        result = job.execute_in_process(partition_key=SOURCE, instance=instance, raise_on_error=False)
-        assert result.success, "dead-lettered documents are accounted for, not a crash"
-        got = checks(result)
-        assert got["no_unaccounted_failures"] is True
-        assert got["index_count_matches"] is False, "two documents are missing from the index"
-        letters = list(Path(settings.lake_root(), "deadletter").rglob("*.jsonl*"))
-        assert letters and all("deadletter/deadletter" not in str(p) for p in letters)
+def test_item_failures_dead_lettered_then_replayed(sample_source):
+    server, lake, instance, job = sample_source
+    # Learn the keys, then make two of them fail with a mapping error (not retryable).
+    assert job.execute_in_process(partition_key=SOURCE, instance=instance,
+                                  asset_selection=[dg.AssetKey(["x", "x_posts_raw"]), dg.AssetKey(["x", "normalized_records"])]).success
+    [(_, table)] = list(lake.read_parts("normalized_records", "demo", "x", SOURCE))
+    keys = [r["key"] for r in arrow_to_records(table)]
+    server.faults.fail_mapping(keys[:2])
 
-        server.faults.clear()
-        replay = subprocess.run(
-            [sys.executable, "-m", "crawl_assets.cli.main", "es", "replay", "--lake", settings.lake_root()],
-            capture_output=True, text=True, timeout=120, cwd=REPO,
-        )
-        assert replay.returncode == 0, replay.stdout + replay.stderr
-        client = Elasticsearch(server.url)
-        client.indices.refresh(index="crawl-records-demo")
-        assert client.count(index="crawl-records-demo")["count"] == len(set(keys))
+    result = job.execute_in_process(partition_key=SOURCE, instance=instance, raise_on_error=False)
+    assert result.success, "dead-lettered documents are accounted for, not a crash"
+    got = checks(result)
+    assert got["no_unaccounted_failures"] is True
+    assert got["index_count_matches"] is False, "two documents are missing from the index"
+    letters = list(Path(settings.lake_root(), "deadletter").rglob("*.jsonl*"))
+    assert letters and all("deadletter/deadletter" not in str(p) for p in letters)
+
+    server.faults.clear()
+    replay = subprocess.run(
+        [sys.executable, "-m", "crawl_assets.cli.main", "es", "replay", "--lake", settings.lake_root()],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+    )
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    client = Elasticsearch(server.url)
+    client.indices.refresh(index="crawl-records-demo")
+    assert client.count(index="crawl-records-demo")["count"] == len(set(keys))
+
+
+def _index_metadata(result) -> dict:
+    [mat] = [m for m in result.asset_materializations_for_node("x__search_index")] or [None]
+    return {k: v.value for k, v in mat.metadata.items()}
+
+
+def test_a_sync_with_nothing_new_sends_nothing_and_edges_match_the_table(sample_source):
+    """Edges are indexed with their records: the first sync sends every edge of the table, a sync with no
+    new parts sends no document at all (neither records nor edges are re-sent)."""
+    from crawl_assets.index.sink import edge_id
+
+    server, lake, instance, job = sample_source
+    first = _index_metadata(job.execute_in_process(partition_key=SOURCE, instance=instance))
+    [(_, table)] = list(lake.read_parts("relation_edges", "demo", "x", SOURCE))
+    want = {edge_id(e) for e in arrow_to_records(table)}
+    with server.state.lock:
+        got = {i for n, idx in server.state.indices.items() if n.startswith("crawl-edges-demo") for i in idx.docs}
+    assert want and got == want
+    assert first["edges_created"] == len(want) and first["records_created"] > 0
+
+    again = _index_metadata(job.execute_in_process(partition_key=SOURCE, instance=instance))
+    sent = {k: v for k, v in again.items() if k.split("_", 1)[-1] in ("created", "updated", "noop", "failed")}
+    assert sent and not any(sent.values()), sent
+    assert again["parts_indexed"] == 0
