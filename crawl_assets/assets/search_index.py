@@ -14,7 +14,8 @@ import dagster as dg
 from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
 from crawl_assets.assets.normalized_records import split_source_key
 from crawl_assets.index.bootstrap import setup_indices
-from crawl_assets.index.sink import index_documents
+from crawl_assets.index.sink import edge_id, index_documents
+from crawl_assets.index.stale_edges import prune_stale_edges
 from crawl_assets.index.stats import count_documents
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
@@ -33,21 +34,26 @@ def _marker(source_dir: str, batch_id: str) -> str:
     return f"index_state/{source_dir}/{batch_id}.done"
 
 
-def pending_records(lake: Lake, tenant: str, platform: str, source: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """Records of parts not indexed yet (latest observation per key) and those parts' markers; indexed
-    parts are not read at all."""
+def pending_records(lake: Lake, tenant: str, platform: str, source: str
+                    ) -> tuple[list[dict[str, Any]], list[str], set[str]]:
+    """Records of parts not indexed yet (latest observation per key), those parts' markers, and which
+    of the records were indexed before (read from the indexed parts' key column only)."""
     latest: dict[str, dict[str, Any]] = {}
     markers = []
     source_dir = f"{tenant}/{platform}/{source}"
-
-    def pending(batch_id: str) -> bool:
-        return not lake.exists(_marker(source_dir, batch_id))
-
-    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, include=pending):
+    indexed = {batch_id for batch_id in lake.part_ids(RECORDS_TABLE, tenant, platform, source)
+               if lake.exists(_marker(source_dir, batch_id))}
+    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source,
+                                           include=lambda b: b not in indexed):
         markers.append(_marker(source_dir, batch_id))
         for row in arrow_to_records(table):
             latest[row["key"]] = row
-    return list(latest.values()), markers
+    seen_before: set[str] = set()
+    if indexed and latest:
+        for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key"],
+                                        include=indexed.__contains__):
+            seen_before.update(k for k in table.column("key").to_pylist() if k in latest)
+    return list(latest.values()), markers, seen_before
 
 
 def pending_edges(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -90,7 +96,7 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
         the_lake = lake.lake()
         source = context.partition_key
         tenant, _ = split_source_key(source)
-        records, markers = pending_records(the_lake, tenant, platform, source)
+        records, markers, seen_before = pending_records(the_lake, tenant, platform, source)
         edge_rows = pending_edges(records)
         deadletter_root = the_lake.root  # the sink files under deadletter/es/{family}/{tenant}/
         with elasticsearch.get_client() as client:
@@ -99,6 +105,11 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
                                         deadletter_root=deadletter_root, run_id=context.run.run_id)
             edge_stats = index_documents(client, edge_rows, family="edges", tenant=tenant,
                                          deadletter_root=deadletter_root, run_id=context.run.run_id)
+            current: dict[str, list[str]] = {key: [] for key in seen_before}
+            for edge in edge_rows:
+                if edge["src"] in current:
+                    current[edge["src"]].append(edge_id(edge))
+            pruned = prune_stale_edges(client, tenant, current) if current else 0
             live = count_documents(client, tenant, source=source, family="records", include_tombstones=False)
         accounted = all(
             s.created + s.updated + s.noop + s.failed == n
@@ -113,6 +124,7 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
                 **{f"records_{k}": v for k, v in rec_stats.as_metadata().items()},
                 **{f"edges_{k}": v for k, v in edge_stats.as_metadata().items()},
                 "parts_indexed": len(markers),
+                "stale_edges_removed": pruned,
                 "index_live_documents": live,
             },
             check_results=[

@@ -212,6 +212,13 @@ class Lake:
             raise
         return rows
 
+    def part_ids(self, table: str, tenant: str, platform: str, source: str) -> list[str]:
+        """Batch ids of a source's parts, in collection order (nothing is read)."""
+        base = self.path(layout.table_dir(table, tenant, platform, source))
+        if not self.fs.exists(base):
+            return []
+        return [p.rsplit("/", 1)[1].removesuffix(".parquet") for p in sorted(self.fs.glob(f"{base}/*.parquet"))]
+
     def read_parts(self, table: str, tenant: str, platform: str, source: str, *, columns: list[str] | None = None,
                    include: Callable[[str], bool] | None = None) -> Iterator[tuple[str, pa.Table]]:
         """(batch id, table) for each part of a source, in collection order.

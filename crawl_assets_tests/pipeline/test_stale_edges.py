@@ -1,0 +1,68 @@
+"""An edit that drops a hashtag or a mention removes the old edge documents from the index, so the
+index's edges stay those of the current record (as the lake's ``relation_edges`` table holds them)."""
+
+import dagster as dg
+import orjson
+
+from crawl_assets.lake import Lake
+from crawl_assets.lake.tables import arrow_to_records
+from crawl_assets.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.resources.lake import LakeResource
+from crawl_assets_tests.es_server import ESTestServer, source_of
+
+SOURCE = "acme.telegram.news"
+
+
+def message(mid: int, text: str, edit_date: str | None = None) -> bytes:
+    entities = []
+    for word in text.split():
+        if word[0] in "#@":
+            kind = "MessageEntityHashtag" if word[0] == "#" else "MessageEntityMention"
+            entities.append({"_": kind, "offset": text.index(word), "length": len(word)})
+    return orjson.dumps({
+        "_": "Message", "id": mid, "peer_id": {"_": "PeerChannel", "channel_id": 777},
+        "date": "2026-01-05T10:00:00+00:00", "edit_date": edit_date, "message": text, "post": True,
+        "entities": entities,
+    })
+
+
+def _edges_in_index(es: ESTestServer) -> set[tuple[str, str, str]]:
+    with es.state.lock:
+        return {(d["type"], d["src"], d["dst"]) for n, idx in es.state.indices.items() if n.startswith("crawl-edges-acme")
+                for d in map(source_of, idx.docs.values())}
+
+
+def test_edit_dropping_a_hashtag_and_a_mention_removes_their_edges(tmp_path):
+    from crawl_assets.definitions import defs
+
+    lake = Lake(str(tmp_path / "lake"))
+    common = dict(tenant="acme", platform="telegram", source=SOURCE, fmt="telegram", method="api")
+    keys = [dg.AssetKey(["telegram", name]) for name in ("normalized_records", "relation_edges", "search_index")]
+    assets = [defs.get_assets_def(k) for k in keys]
+    with ESTestServer() as es, dg.instance_for_test() as instance:
+        resources = {"lake": LakeResource(root=lake.root), "elasticsearch": ElasticsearchResource(hosts=[es.url])}
+        instance.add_dynamic_partitions("telegram_sources", [SOURCE])
+
+        def sync() -> dg.ExecuteInProcessResult:
+            result = dg.materialize(assets, partition_key=SOURCE, instance=instance, resources=resources)
+            assert result.success
+            return result
+
+        lake.write_raw_batch(batch_id="20260105T100000000000Z-r1-0000", run_id="r1", lines=[
+            message(1, "خبر #اقتصاد #تهران از @reporter"), message(2, "دیگر #اقتصاد")], **common)
+        sync()
+        before = _edges_in_index(es)
+        assert ("hashtag", "telegram:777:1", "hashtag:تهران") in before
+        assert ("mention", "telegram:777:1", "telegram:user:reporter") in before
+
+        lake.write_raw_batch(batch_id="20260106T100000000000Z-r2-0000", run_id="r2", lines=[
+            message(1, "خبر #اقتصاد", edit_date="2026-01-06T09:00:00+00:00")], **common)
+        result = sync()
+
+        [(_, table)] = list(lake.read_parts("relation_edges", "acme", "telegram", SOURCE))
+        want = {(e["type"], e["src"], e["dst"]) for e in arrow_to_records(table)}
+        assert _edges_in_index(es) == want, "the index holds exactly the current edges"
+        assert ("hashtag", "telegram:777:1", "hashtag:تهران") not in want
+        assert ("hashtag", "telegram:777:2", "hashtag:اقتصاد") in want, "the other record's edges stay"
+        [mat] = result.asset_materializations_for_node("telegram__search_index")
+        assert mat.metadata["stale_edges_removed"].value == 2
