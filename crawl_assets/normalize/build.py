@@ -173,10 +173,15 @@ def iter_json_lines(
             if value is not None:
                 yield number, raw, value
                 continue
-        try:
-            yield number, raw, orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            yield number, raw, InputError(f"invalid JSON: {exc}")
+        yield number, raw, parse_json(raw)
+
+
+def parse_json(raw: bytes) -> Any:
+    """The parsed JSON of one line, or an ``InputError`` saying why it is not JSON (for the caller to reject)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return InputError(f"invalid JSON: {exc}")
 
 
 def parse_instant(value: Any, field: str) -> datetime:

@@ -56,7 +56,7 @@ def clean_text(text: str) -> str:
     if not text:
         return ""
     if text.isascii():  # nothing to map, no ZWNJ or bidi controls: only whitespace to collapse
-        return " ".join(text.split())
+        return _collapse_whitespace(text)
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
     found = _NEEDS_MAP.findall(text)
@@ -65,6 +65,19 @@ def clean_text(text: str) -> str:
             text = text.replace(char, _REPLACE[char])
     if ZWNJ in text and _ZWNJ_TO_FIX.search(text):
         text = _fix_zwnj(text)
+    return _collapse_whitespace(text)
+
+
+def _collapse_whitespace(text: str) -> str:
+    """Whitespace runs as one space, ends stripped. Most texts already are (checked in ~0.6 us, splitting and
+    joining costs ~1.3): every whitespace character but the space is unprintable, and so is ZWNJ."""
+    if (
+        "  " not in text
+        and text[:1] != " "
+        and text[-1:] != " "
+        and (text.replace(ZWNJ, "") if ZWNJ in text else text).isprintable()
+    ):
+        return text
     return " ".join(text.split())
 
 
@@ -106,6 +119,6 @@ def _fold(tag: str) -> str:
 
 def unique(values: list[str]) -> list[str]:
     """Drop empty values and repeats, keeping first-seen order (deterministic output)."""
-    if len(values) < 2:
-        return [v for v in values if v]
+    if len(values) < 2:  # most posts have one tag, link or mention: no set
+        return [values[0]] if values and values[0] else []
     return list(dict.fromkeys(v for v in values if v))

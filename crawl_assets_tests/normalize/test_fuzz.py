@@ -53,8 +53,8 @@ def _run_both(fmt: str, payload: bytes) -> None:
         assert json.loads(fast) == json.loads(slow)
         assert list(json.loads(fast)) == list(json.loads(slow))  # same field order
         assert [list(m) for m in json.loads(fast)["media"]] == [list(m) for m in json.loads(slow)["media"]]
-        whole = [msgspec.json.encode(dict(zip(EDGE_COLUMNS, edge, strict=True))) + b"\n" for edge in document_edges(doc)]
-        assert edge_lines(doc) == b"".join(whole)  # the pieced-together edge lines are whole-object JSON
+        whole = b"".join(msgspec.json.encode(dict(zip(EDGE_COLUMNS, e, strict=True))) + b"\n" for e in document_edges(doc))
+        assert edge_lines(doc) == whole  # the pieced-together edge lines are whole-object JSON
 
 
 def _same_with_orjson_pages(payload: bytes) -> None:
@@ -125,6 +125,64 @@ def test_x_v2_mutated_tweets(tweets, includes):
     clean = {"data": [{**TWEET, **{k: v for k, v in t.items() if k in ("text", "lang", "public_metrics")}}
                       for t in tweets], "includes": {"users": [{"id": "11", "username": "s"}]}}  # fmt: skip
     _same_with_orjson_pages(_line(clean))
+
+
+PAGE = {
+    "data": [
+        TWEET,
+        {**TWEET, "id": "102", "note_tweet": {"text": "بلند", "entities": {"cashtags": [{"tag": "ABC"}]}},
+         "referenced_tweets": [{"type": "retweeted", "id": "90"}, {"type": "quoted", "id": "91"}],
+         "attachments": {"media_keys": ["3_1", "3_2", "3_9"], "poll_ids": ["7"]}, "geo": {"place_id": "p"},
+         "withheld": {"copyright": True}, "edit_history_tweet_ids": ["102"], "source": "web", "possibly_sensitive": False,
+         "public_metrics": {"like_count": 1, "retweet_count": 2, "reply_count": 3, "quote_count": 4,
+                            "bookmark_count": 5, "impression_count": 6}},
+    ],
+    "includes": {
+        "users": [{"id": "11", "username": "Ali"}, {"id": "12", "username": "b"}],
+        "media": [{"media_key": "3_1", "type": "photo", "url": "https://p/1.jpg", "width": 10, "height": 20},
+                  {"media_key": "3_2", "type": "video", "preview_image_url": "https://p/2.jpg", "duration_ms": 1500,
+                   "variants": [{"bit_rate": 100, "content_type": "video/mp4", "url": "https://v/1"},
+                                {"content_type": "application/x-mpegURL", "url": "https://v/2"}]}],
+        "tweets": [{"id": "90", "text": "اصل"}, {"id": "91", "text": "نقل"}],
+    },
+    "__twarc": {"retrieved_at": "2024-05-02T10:00:00+00:00"},
+}  # fmt: skip
+
+
+def _deep_mutated(data: st.DataObject, value: object) -> object:
+    """``value`` with about one node in ten, at any depth, replaced by arbitrary JSON (or dropped from its object)."""
+    roll = data.draw(st.integers(0, 19))
+    if roll < 2:
+        return data.draw(json_values)
+    if isinstance(value, dict):
+        mutated = {k: _deep_mutated(data, v) for k, v in value.items()}
+        return {k: v for k, v in mutated.items() if v is not _DROP}
+    if isinstance(value, list):
+        return [v for v in (_deep_mutated(data, v) for v in value) if v is not _DROP]
+    return _DROP if roll == 2 else value
+
+
+_DROP = object()
+
+
+def test_rich_page_fits_the_fast_path():
+    from crawl_assets.sources.x.normalize import _fast_page
+
+    assert _fast_page(_line(PAGE)) is not None
+    records = [i for i in normalize_v2(io.BytesIO(_line(PAGE)), name="p", context=CONTEXT) if isinstance(i, Record)]
+    assert len(records) == 2 and [m.url for m in records[1].media] == ["https://p/1.jpg", "https://v/1", None]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_x_v2_pages_mutated_at_any_depth(data):
+    """Odd values anywhere in a rich page (entities, includes, metrics, note, media variants): the msgspec structs
+    and the orjson-parsed page coerced into them give the same records and rejections, the same as validated."""
+    page = _deep_mutated(data, PAGE)
+    if page is _DROP:
+        page = {}
+    _same_with_orjson_pages(_line(page))
+    _run_both("x-v2", _line(page))
 
 
 @EXAMPLES

@@ -48,7 +48,18 @@ def _clean_text_by_the_rules(text: str) -> str:
 
 # Persian and Arabic letters, ZWNJ next to letters, digits, marks and other scripts' letters, whitespace of
 # all kinds, controls that are removed and compatibility forms that NFKC changes.
-_TRICKY = "میخواهمکتابها" + "يكىةأ" + ZWNJ * 4 + "۱۲٠٩2²①" + "\u064b\u0670\u0640\u06d6" + "क्षa_Z" + " \t\n\u00a0\u3000\u2028\u0085" + "\u200b\u200e\u202b\ufeff\u00ad" + "\ufdfa\ufb8e\ufef5\u00a8" + "👨\u200d#@"
+_TRICKY = (
+    "میخواهمکتابها"
+    + "يكىةأ"
+    + ZWNJ * 4
+    + "۱۲٠٩2²①"
+    + "\u064b\u0670\u0640\u06d6"
+    + "क्षa_Z"
+    + " \t\n\u00a0\u3000\u2028\u2029\u0085\u1680\u202f\x1c"
+    + "\u200b\u200e\u202b\ufeff\u00ad"
+    + "\ufdfa\ufb8e\ufef5\u00a8"
+    + "👨\u200d#@"
+)
 
 
 @settings(max_examples=500, deadline=None)

@@ -200,7 +200,7 @@ def test_fast_page_decoding_is_used_and_changes_nothing():
     assert _fast_page(odd.encode()) is None  # an integer orjson would make a float: the page goes the slow way
     fitting = _page(_tweet("1", geo={"place_id": "abc"}, withheld={"copyright": True, "country_codes": ["IR"]},
                            attachments={"poll_ids": ["99"]}))  # fmt: skip
-    assert _fast_page(fitting.encode())["data"][0]["geo"] == {"place_id": "abc"}
+    assert _fast_page(fitting.encode()).data[0].geo == {"place_id": "abc"}
     for page in (odd, fitting):
         payload = lines(page)
         assert list(normalize_v2(io.BytesIO(payload), name="n", context=context)) == list(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from typing import IO, Annotated, Any, TypedDict
+from typing import IO, Annotated, Any
 
 import ijson
 import msgspec
@@ -26,6 +26,7 @@ from crawl_assets.normalize.build import (
     as_id,
     as_list,
     iter_json_lines,
+    parse_json,
     media_doc,
     opt_int,
     opt_str,
@@ -34,17 +35,6 @@ from crawl_assets.normalize.build import (
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.lang import detect_lang, platform_lang
 from crawl_assets.normalize.text import clean_text, fold_tag, unique
-
-_METADATA_FIELDS = (
-    "source",
-    "possibly_sensitive",
-    "reply_settings",
-    "in_reply_to_user_id",
-    "edit_history_tweet_ids",
-    "withheld",
-    "geo",
-)
-
 
 def tweet_key(tweet_id: str) -> str:
     """The record key of a post on X."""
@@ -56,10 +46,17 @@ def normalize_v2(
 ) -> Iterator[Item]:
     """Records from API v2 response pages, one JSON page per line (``data`` + ``includes``).
 
-    ``fast`` parses each page with msgspec into only the fields mapped (see ``_fast_page``); ``fast=False``
-    parses whole pages with orjson. Both give the same output (a property test holds them equal)."""
+    ``fast`` decodes each page with msgspec straight into the structs the record is built from (see
+    ``_fast_page``); ``fast=False`` parses whole pages with orjson and coerces each tweet into the same
+    structs (``_coerce_tweet``). Both give the same output (a property test holds them equal)."""
     batch = Batch("x-v2", name, context, validate=validate)
     for line, raw, page in iter_json_lines(stream, batch, _fast_page if fast else None):
+        if type(page) is _Page:
+            items = _fast_items(batch, line, page)
+            if items is not None:
+                yield from items
+                continue
+            page = parse_json(raw)  # a tweet is rejected: the slow path quotes it whole in the rejection
         if isinstance(page, InputError):
             yield batch.reject(line, str(page), raw)
             continue
@@ -73,169 +70,217 @@ def normalize_v2(
             if "data" in page or not page.get("errors") and not page.get("meta"):
                 yield batch.reject(line, "field 'data': missing or not a list of tweets", raw)
             continue
-        includes = _Includes(as_dict(page.get("includes")))
+        includes = _Includes.parsed(as_dict(page.get("includes")))
         collected = opt_str(as_dict(page.get("__twarc")).get("retrieved_at"))
         provenance = batch.provenance(line, _parse_iso(collected))
-        for index, tweet in enumerate(data):  # batch.guard, inlined: this loop runs once per tweet
+        for index, tweet in enumerate(data):
             try:
-                item = _v2_tweet(batch, tweet, includes, provenance, index)
+                item = _v2_tweet(batch, _coerce_tweet(tweet), includes, provenance, index)
             except GUARDED as exc:
                 item = batch.failure(line, tweet, exc)
             yield item
 
 
-# --- Fast page decoding ---------------------------------------------------------------------------------
+def _fast_items(batch: Batch, line: int, page: _Page) -> list[Item] | None:
+    """The records of a decoded page, or None when a tweet is rejected (the page then goes the slow way)."""
+    includes = _Includes.decoded(page.includes)
+    provenance = batch.provenance(line, _parse_iso(page.twarc.retrieved_at if page.twarc is not None else None))
+    items: list[Item] = []
+    try:
+        for index, tweet in enumerate(page.data or ()):
+            items.append(_v2_tweet(batch, tweet, includes, provenance, index))
+    except GUARDED:
+        return None
+    return items
+
+
+# --- The tweet as it is read ----------------------------------------------------------------------------
 # A twarc2 page is ~3.5 KB per tweet, mostly fields no record needs (context annotations, user profiles,
-# entity annotations). msgspec decoding into TypedDicts builds only the fields ``_v2_tweet`` reads, ~6x
-# faster than building the whole page. The types are the documented happy shape; a page that does not fit
-# them (wrong types, missing ``data``, out-of-range numbers) is parsed again by orjson and normalized
-# (or rejected) by exactly the same code, so the fast path never changes a result, only its cost.
-# Integers are bounded to int64 (orjson keeps those as integers); free-form values stay raw JSON for orjson.
+# entity annotations). msgspec decodes a page straight into these structs, building only the fields the
+# record needs (~4x faster than building the whole page with orjson; struct fields are cheaper to read
+# than dict keys). The types are the documented happy shape; a page that does not fit them (wrong types,
+# missing ``data``, out-of-range numbers) is parsed by orjson and each tweet coerced into the same structs
+# by the rules the record contract sets for odd input (``_coerce_tweet``), so one builder (``_v2_tweet``)
+# serves both and the fast path never changes a result, only its cost. Integers are bounded to int64
+# (orjson keeps those as integers); free-form values (``geo``, ``withheld``, ``poll_ids``) are kept as raw
+# JSON and parsed by orjson. The coerced structs may hold the raw value of a field the builder checks
+# itself (ids, text, times, metadata), whatever its JSON type.
 
 _Int = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+_ABSENT = msgspec.Raw()
 
 
-class _Tag(TypedDict, total=False):
-    tag: str
+class _Tag(msgspec.Struct, gc=False):
+    tag: str | None = None
 
 
-class _Mention(TypedDict, total=False):
-    username: str
+class _Mention(msgspec.Struct, gc=False):
+    username: str | None = None
 
 
-class _Url(TypedDict, total=False):
-    url: str
-    expanded_url: str
-    unwound_url: str
-    media_key: str
+class _Url(msgspec.Struct, gc=False):
+    url: str | None = None
+    expanded_url: str | None = None
+    unwound_url: str | None = None
+    media_key: str | None = None  # coerced: the raw value (only its truth counts)
 
 
-class _Entities(TypedDict, total=False):
-    hashtags: list[_Tag]
-    mentions: list[_Mention]
-    urls: list[_Url]
-    cashtags: list[_Tag]
+class _Entities(msgspec.Struct, gc=False):
+    hashtags: list[_Tag] = []
+    mentions: list[_Mention] = []
+    urls: list[_Url] = []
+    cashtags: list[_Tag] = []
 
 
-class _Note(TypedDict, total=False):
-    text: str
-    entities: _Entities
+class _Note(msgspec.Struct, gc=False):
+    text: str | None = None
+    entities: _Entities | None = None
 
 
-class _Reference(TypedDict, total=False):
-    type: str
-    id: str
+class _Reference(msgspec.Struct, gc=False):
+    type: str | None = None
+    id: str | None = None
 
 
-class _Attachments(TypedDict, total=False):
-    media_keys: list[str]
-    poll_ids: msgspec.Raw
+class _Attachments(msgspec.Struct, gc=False):
+    media_keys: list[str] = []
+    poll_ids: msgspec.Raw = _ABSENT  # raw JSON when decoded, then parsed by ``_fast_page``
 
 
-class _PublicMetrics(TypedDict, total=False):
-    like_count: _Int
-    retweet_count: _Int
-    reply_count: _Int
-    quote_count: _Int
-    bookmark_count: _Int
-    impression_count: _Int
+class _PublicMetrics(msgspec.Struct, gc=False):
+    like_count: _Int | None = None
+    retweet_count: _Int | None = None
+    reply_count: _Int | None = None
+    quote_count: _Int | None = None
+    bookmark_count: _Int | None = None
+    impression_count: _Int | None = None
 
 
-class _Tweet(TypedDict, total=False):
-    id: str
-    text: str
-    note_tweet: _Note
-    entities: _Entities
-    referenced_tweets: list[_Reference]
-    author_id: str
-    conversation_id: str
-    created_at: str
-    lang: str
-    attachments: _Attachments
-    public_metrics: _PublicMetrics
-    source: str
-    possibly_sensitive: bool
-    reply_settings: str
-    in_reply_to_user_id: str
-    edit_history_tweet_ids: list[str]
-    withheld: msgspec.Raw
-    geo: msgspec.Raw
+class _Tweet(msgspec.Struct, gc=False):
+    id: str | None = None
+    text: str | None = None
+    note_tweet: _Note | None = None
+    entities: _Entities | None = None
+    referenced_tweets: list[_Reference] | None = None
+    author_id: str | None = None
+    conversation_id: str | None = None
+    created_at: str | None = None
+    lang: str | None = None
+    attachments: _Attachments | None = None
+    public_metrics: _PublicMetrics | None = None
+    source: str | None = None
+    possibly_sensitive: bool | None = None
+    reply_settings: str | None = None
+    in_reply_to_user_id: str | None = None
+    edit_history_tweet_ids: list[str] | None = None
+    withheld: msgspec.Raw = _ABSENT  # raw JSON when decoded, then parsed by ``_fast_page``
+    geo: msgspec.Raw = _ABSENT
 
 
-class _User(TypedDict, total=False):
-    id: str
-    username: str
+class _User(msgspec.Struct, gc=False):
+    id: str | None = None
+    username: str | None = None
 
 
-class _Variant(TypedDict, total=False):
-    bit_rate: _Int
-    content_type: str
-    url: str
+class _Variant(msgspec.Struct, gc=False):
+    bit_rate: _Int | None = None
+    content_type: str | None = None
+    url: str | None = None
 
 
-class _MediaItem(TypedDict, total=False):
-    media_key: str
-    type: str
-    url: str
-    preview_image_url: str
-    width: _Int
-    height: _Int
-    duration_ms: _Int
-    variants: list[_Variant]
+class _MediaItem(msgspec.Struct, gc=False):
+    media_key: str | None = None
+    type: str | None = None
+    url: str | None = None
+    preview_image_url: str | None = None
+    width: _Int | None = None
+    height: _Int | None = None
+    duration_ms: _Int | None = None
+    variants: list[_Variant] = []
 
 
-class _Referenced(TypedDict, total=False):
-    id: str
-    text: str
+class _Referenced(msgspec.Struct, gc=False):
+    id: str | None = None
+    text: str | None = None
 
 
-class _PageIncludes(TypedDict, total=False):
-    users: list[_User]
-    media: list[_MediaItem]
-    tweets: list[_Referenced]
+class _PageIncludes(msgspec.Struct, gc=False):
+    users: list[_User] = []
+    media: list[_MediaItem] = []
+    tweets: list[_Referenced] = []
 
 
-class _Twarc(TypedDict, total=False):
-    retrieved_at: str
+class _Twarc(msgspec.Struct, gc=False):
+    retrieved_at: str | None = None
 
 
-_Page = TypedDict("_Page", {"data": list[_Tweet], "includes": _PageIncludes, "__twarc": _Twarc}, total=False)
+class _Page(msgspec.Struct, gc=False):
+    data: list[_Tweet] | None = None
+    includes: _PageIncludes | None = None
+    twarc: _Twarc | None = msgspec.field(default=None, name="__twarc")
+
+
 _PAGE_DECODER = msgspec.json.Decoder(_Page)
-_RAW_TWEET_FIELDS = ("withheld", "geo")
+_NO_ENTITIES = _Entities()
+_NO_METRICS = _PublicMetrics()
+_NO_MEDIA = _MediaItem()
 
 
-def _fast_page(raw: bytes) -> dict[str, Any] | None:
-    """The page with only the mapped fields, or None when it does not fit the happy shape."""
+def _fast_page(raw: bytes) -> _Page | None:
+    """The page decoded into the structs, or None when it does not fit them (or has no ``data``)."""
     try:
         page = _PAGE_DECODER.decode(raw)
     except (msgspec.DecodeError, RecursionError):  # includes ValidationError; too deep: orjson reports it
         return None
-    if "data" not in page:
+    if page.data is None:
         return None
     try:
-        for tweet in page["data"]:
-            for field in _RAW_TWEET_FIELDS:
-                if field in tweet:
-                    tweet[field] = orjson.loads(bytes(tweet[field]))  # type: ignore[literal-required]
-            attachments = tweet.get("attachments")
-            if attachments is not None and "poll_ids" in attachments:
-                attachments["poll_ids"] = orjson.loads(bytes(attachments["poll_ids"]))  # type: ignore[typeddict-item]
+        for tweet in page.data:
+            tweet.withheld = _raw_value(tweet.withheld)
+            tweet.geo = _raw_value(tweet.geo)
+            if tweet.attachments is not None:
+                tweet.attachments.poll_ids = _raw_value(tweet.attachments.poll_ids)
     except orjson.JSONDecodeError:
         return None
-    return page  # type: ignore[return-value]
+    return page
+
+
+def _raw_value(raw: msgspec.Raw) -> Any:
+    return orjson.loads(bytes(raw)) if raw else None  # an absent field is the empty Raw
 
 
 class _Includes:
-    """Lookup tables of one page's ``includes`` (built once per page)."""
+    """Lookup tables of one page's ``includes`` (built once per page): author handles, media, tweet texts."""
 
-    def __init__(self, includes: dict[str, Any]) -> None:
-        self.users = _by_id(includes.get("users"), "id")
-        self.media = _by_id(includes.get("media"), "media_key")
-        self.tweets = _by_id(includes.get("tweets"), "id")
+    __slots__ = ("handles", "media", "texts")
+
+    def __init__(self, handles: dict[str, str | None], media: dict[str, _MediaItem], texts: dict[str, str | None]):
+        self.handles = handles
+        self.media = media
+        self.texts = texts
+
+    @classmethod
+    def decoded(cls, includes: _PageIncludes | None) -> _Includes:
+        """The tables of decoded includes (items without an id cannot be looked up)."""
+        if includes is None:
+            return cls({}, {}, {})
+        return cls(
+            {u.id: u.username for u in includes.users if u.id is not None},
+            {m.media_key: m for m in includes.media if m.media_key is not None},
+            {t.id: t.text for t in includes.tweets if t.id is not None},
+        )
+
+    @classmethod
+    def parsed(cls, includes: dict[str, Any]) -> _Includes:
+        """The tables of parsed includes: objects whose id is a string (a list or object there is bad input)."""
+        return cls(
+            {i: _str(u.get("username")) for i, u in _by_id(includes.get("users"), "id").items()},
+            {i: _coerce_media(m) for i, m in _by_id(includes.get("media"), "media_key").items()},
+            {i: _str(t.get("text")) for i, t in _by_id(includes.get("tweets"), "id").items()},
+        )
 
 
 def _by_id(items: Any, key: str) -> dict[str, dict[str, Any]]:
-    """Includes that can be looked up, by id: objects whose id is a string (a list or object there is bad input)."""
     table: dict[str, dict[str, Any]] = {}
     if isinstance(items, list):
         for item in items:
@@ -246,70 +291,143 @@ def _by_id(items: Any, key: str) -> dict[str, dict[str, Any]]:
     return table
 
 
-def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[str, Any], index: int) -> Item:
-    """One ``data`` tweet. The hot path of ``crawl-assets normalize``: it builds the record document
-    directly in ``Record`` field order (no intermediate dict) and touches only the fields it maps."""
+def _str(value: Any) -> str | None:
+    return value if type(value) is str else None
+
+
+def _coerce_tweet(tweet: Any) -> Any:
+    """A parsed ``data`` item as the ``_Tweet`` a fitting one decodes into: values of the wrong type become
+    absent, lists keep their well-formed items, counters take digit strings; not an object: as it is."""
     if type(tweet) is not dict:
-        raise InputError(f"data[{index}]: not a JSON object")
+        return tweet
     get = tweet.get
-    tweet_id = get("id")
+    note = get("note_tweet")
+    references = get("referenced_tweets")
+    attachments = get("attachments")
+    metrics = get("public_metrics")
+    return _Tweet(
+        id=get("id"),
+        text=get("text"),
+        note_tweet=_Note(note["text"], _coerce_entities(note.get("entities")))
+        if type(note) is dict and type(note.get("text")) is str else None,
+        entities=_coerce_entities(get("entities")),
+        referenced_tweets=[_Reference(r.get("type"), r.get("id")) for r in as_list(references) if type(r) is dict]
+        if references else None,
+        author_id=get("author_id"),
+        conversation_id=get("conversation_id"),
+        created_at=get("created_at"),
+        lang=get("lang"),
+        attachments=_Attachments([k for k in as_list(attachments.get("media_keys")) if type(k) is str],
+                                 attachments.get("poll_ids")) if type(attachments) is dict else None,
+        public_metrics=_PublicMetrics(*(_count(metrics.get(f)) for f in _PublicMetrics.__struct_fields__))
+        if type(metrics) is dict else None,
+        source=get("source"),
+        possibly_sensitive=get("possibly_sensitive"),
+        reply_settings=get("reply_settings"),
+        in_reply_to_user_id=get("in_reply_to_user_id"),
+        edit_history_tweet_ids=get("edit_history_tweet_ids"),
+        withheld=get("withheld"),
+        geo=get("geo"),
+    )  # fmt: skip
+
+
+def _coerce_entities(entities: Any) -> _Entities | None:
+    if type(entities) is not dict:
+        return None
+    get = entities.get
+    urls = [
+        _Url(_str(u.get("url")), _str(u.get("expanded_url")), _str(u.get("unwound_url")), u.get("media_key"))
+        for u in as_list(get("urls")) if type(u) is dict
+    ]  # fmt: skip
+    return _Entities(
+        [_Tag(t) for t in _strings(get("hashtags"), "tag")],
+        [_Mention(h) for h in _strings(get("mentions"), "username")],
+        urls,
+        [_Tag(t) for t in _strings(get("cashtags"), "tag")],
+    )
+
+
+def _coerce_media(media: dict[str, Any]) -> _MediaItem:
+    variants = [
+        _Variant(opt_int(v.get("bit_rate")), opt_str(v.get("content_type")), v["url"])
+        for v in as_list(media.get("variants")) if isinstance(v, dict) and isinstance(v.get("url"), str)
+    ]  # fmt: skip
+    return _MediaItem(
+        media.get("media_key"), opt_str(media.get("type")), opt_str(media.get("url")),
+        opt_str(media.get("preview_image_url")), opt_int(media.get("width")), opt_int(media.get("height")),
+        opt_int(media.get("duration_ms")), variants,
+    )  # fmt: skip
+
+
+def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[str, Any], index: int) -> Item:
+    """One ``data`` tweet (a ``_Tweet``; anything else was not an object). The hot path of ``crawl-assets
+    normalize``: it builds the record document directly in ``Record`` field order (no intermediate dict)."""
+    if type(tweet) is not _Tweet:
+        raise InputError(f"data[{index}]: not a JSON object")
+    tweet_id = tweet.id
     if type(tweet_id) is not str or not tweet_id.isdigit():
         raise InputError(f"field 'data[{index}].id': missing or not a numeric tweet id")
-    note = get("note_tweet")
-    if type(note) is dict and type(note.get("text")) is str:
-        text, entities = note["text"], note.get("entities")
+    note = tweet.note_tweet
+    if note is not None and type(note.text) is str:
+        text, entities = note.text, note.entities
     else:
-        text, entities = get("text"), get("entities")
+        text, entities = tweet.text, tweet.entities
     if type(text) is not str:
         raise InputError(f"field 'data[{index}].text': missing or not a string")
-    if type(entities) is not dict:
-        entities = _EMPTY
+    if entities is None:
+        entities = _NO_ENTITIES
     reply_to = quote_of = repost_of = None
-    references = get("referenced_tweets")
-    if references:
-        for ref in as_list(references):
-            ref_id = ref.get("id") if type(ref) is dict else None
-            if type(ref_id) is str and ref_id.isdigit():
-                ref_type = ref.get("type")
-                if ref_type == "replied_to":
-                    reply_to = "x:" + ref_id
-                elif ref_type == "quoted":
-                    quote_of = "x:" + ref_id
-                elif ref_type == "retweeted":
-                    repost_of = "x:" + ref_id
+    for ref in tweet.referenced_tweets or ():
+        ref_id = ref.id
+        if type(ref_id) is str and ref_id.isdigit():
+            ref_type = ref.type
+            if ref_type == "replied_to":
+                reply_to = "x:" + ref_id
+            elif ref_type == "quoted":
+                quote_of = "x:" + ref_id
+            elif ref_type == "retweeted":
+                repost_of = "x:" + ref_id
     kind = "repost" if repost_of else "quote" if quote_of else "reply" if reply_to else "post"
-    author_id = get("author_id")
+    author_id = tweet.author_id
     if type(author_id) is not str:
         author_id = None
-    author = includes.users.get(author_id)
-    handle = author.get("username") if author is not None else None
-    conversation = get("conversation_id")
-    metadata = {}
-    for field in _METADATA_FIELDS:
-        value = get(field)
-        if value is not None:
-            metadata[field] = value
-    raw_lang = get("lang")
+    conversation = tweet.conversation_id
+    metadata: dict[str, Any] = {}  # the tweet's fields without a common one, present ones in this order
+    if tweet.source is not None:
+        metadata["source"] = tweet.source
+    if tweet.possibly_sensitive is not None:
+        metadata["possibly_sensitive"] = tweet.possibly_sensitive
+    if tweet.reply_settings is not None:
+        metadata["reply_settings"] = tweet.reply_settings
+    if tweet.in_reply_to_user_id is not None:
+        metadata["in_reply_to_user_id"] = tweet.in_reply_to_user_id
+    if tweet.edit_history_tweet_ids is not None:
+        metadata["edit_history_tweet_ids"] = tweet.edit_history_tweet_ids
+    if tweet.withheld is not None:
+        metadata["withheld"] = tweet.withheld
+    if tweet.geo is not None:
+        metadata["geo"] = tweet.geo
+    raw_lang = tweet.lang
     if raw_lang is not None:
         metadata["x_lang"] = raw_lang
     if repost_of:
-        original = includes.tweets.get(repost_of[2:])
-        if original is not None and type(original.get("text")) is str:
-            metadata["repost_text"] = original["text"]
-    attachments = get("attachments")
+        original = includes.texts.get(repost_of[2:])
+        if original is not None:
+            metadata["repost_text"] = original
+    attachments = tweet.attachments
     media: list[dict[str, Any]] = []
-    if type(attachments) is dict:
-        if attachments.get("poll_ids"):
-            metadata["poll_ids"] = attachments["poll_ids"]
-        media = [_v2_media(k, includes) for k in as_list(attachments.get("media_keys")) if type(k) is str]
-    cashtags = _strings(entities.get("cashtags"), "tag")
-    if cashtags:
-        metadata["cashtags"] = cashtags
-    metrics = get("public_metrics")
-    if type(metrics) is not dict:
-        metrics = _EMPTY
+    if attachments is not None:
+        if attachments.poll_ids:
+            metadata["poll_ids"] = attachments.poll_ids
+        media = [_v2_media(key, includes) for key in attachments.media_keys]
+    if entities.cashtags:
+        cashtags = [c.tag for c in entities.cashtags if c.tag is not None]
+        if cashtags:
+            metadata["cashtags"] = cashtags
+    metrics = tweet.public_metrics or _NO_METRICS
+    hashtags, mentions, urls = entities.hashtags, entities.mentions, entities.urls
     lang = platform_lang(raw_lang)
-    created_at = parse_instant(get("created_at"), f"data[{index}].created_at")
+    created_at = parse_instant(tweet.created_at, f"data[{index}].created_at")
     return batch.emit(
         {
             "key": "x:" + tweet_id,
@@ -319,7 +437,7 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
             "kind": kind,
             "native_id": tweet_id,
             "author_id": author_id,
-            "author_handle": handle if type(handle) is str else None,
+            "author_handle": includes.handles.get(author_id),  # type: ignore[arg-type]
             "created_at": created_at,
             "edited_at": None,
             "deleted": False,
@@ -331,18 +449,19 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
             "quote_of": quote_of,
             "repost_of": repost_of,
             "conversation_id": "x:" + conversation if type(conversation) is str and conversation.isdigit() else None,
-            "hashtags": unique([fold_tag(tag) for tag in _strings(entities.get("hashtags"), "tag")]),
-            "mentions": unique([fold_tag(handle) for handle in _strings(entities.get("mentions"), "username")]),
-            "urls": _v2_urls(entities.get("urls")),
+            "hashtags": unique([fold_tag(h.tag) for h in hashtags if h.tag is not None]) if hashtags else [],
+            "mentions": unique([fold_tag(m.username) for m in mentions if m.username is not None]) if mentions else [],
+            "urls": unique([u.unwound_url or u.expanded_url or u.url or "" for u in urls if not u.media_key])
+            if urls else [],
             "media": media,
             "metrics": {
-                "likes": _count(metrics.get("like_count")),
-                "reposts": _count(metrics.get("retweet_count")),
-                "replies": _count(metrics.get("reply_count")),
-                "quotes": _count(metrics.get("quote_count")),
-                "views": _count(metrics.get("impression_count")),
+                "likes": metrics.like_count,
+                "reposts": metrics.retweet_count,
+                "replies": metrics.reply_count,
+                "quotes": metrics.quote_count,
+                "views": metrics.impression_count,
                 "forwards": None,
-                "bookmarks": _count(metrics.get("bookmark_count")),
+                "bookmarks": metrics.bookmark_count,
                 "reactions": None,
             },
             "metadata": metadata,
@@ -354,9 +473,6 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
 
 def _count(value: Any) -> int | None:
     return value if type(value) is int else opt_int(value)
-
-
-_EMPTY: dict[str, Any] = {}
 
 
 def _strings(items: Any, field: str) -> list[str]:
@@ -371,11 +487,6 @@ def _strings(items: Any, field: str) -> list[str]:
     return found
 
 
-def _v2_urls(items: Any) -> list[str]:
-    """The expanded links of ``entities.urls``, first-seen order; media links (with a ``media_key``) left out."""
-    return unique([_expanded(u) for u in as_list(items) if type(u) is dict and not u.get("media_key")])
-
-
 def _expanded(url: dict[str, Any]) -> str:
     for field in ("unwound_url", "expanded_url", "url"):
         if isinstance(url.get(field), str) and url[field]:
@@ -384,19 +495,22 @@ def _expanded(url: dict[str, Any]) -> str:
 
 
 def _v2_media(media_key: str, includes: _Includes) -> dict[str, Any]:
-    media = as_dict(includes.media.get(media_key))
-    variants = [v for v in as_list(media.get("variants")) if isinstance(v, dict) and isinstance(v.get("url"), str)]
-    best = max(variants, key=lambda v: opt_int(v.get("bit_rate")) or 0, default={})
-    duration_ms = opt_int(media.get("duration_ms"))
+    media = includes.media.get(media_key, _NO_MEDIA)
+    best = max((v for v in media.variants if v.url is not None), key=_bit_rate, default=None)
+    duration_ms = media.duration_ms
     return media_doc(
-        type=opt_str(media.get("type")) or "unknown",
+        type=media.type or "unknown",
         id=media_key,
-        mime=opt_str(best.get("content_type")),
-        width=opt_int(media.get("width")),
-        height=opt_int(media.get("height")),
+        mime=(best.content_type or None) if best is not None else None,
+        width=media.width,
+        height=media.height,
         duration=duration_ms / 1000 if duration_ms is not None else None,
-        url=opt_str(media.get("url")) or opt_str(best.get("url")) or opt_str(media.get("preview_image_url")),
+        url=media.url or (best.url if best is not None else None) or media.preview_image_url or None,
     )
+
+
+def _bit_rate(variant: _Variant) -> int:
+    return variant.bit_rate or 0
 
 
 def _parse_iso(value: str | None) -> datetime | None:
