@@ -19,6 +19,8 @@ import dataclasses
 import gc
 import io
 import multiprocessing
+import os
+import stat
 import sys
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -67,25 +69,54 @@ def encode_items(items: Iterable[Item]) -> Encoded:
     return block.build(), rejections
 
 
-def _work(task: tuple[str, str, NormalizeContext, int, bytes]) -> Encoded:
+# A chunk for a worker: its bytes, or where to read them in the input file (fd, offset, length) when the
+# worker shares the open file (forked): then the chunk does not cross a pipe, only its place does.
+Chunk = bytes | tuple[int, int, int]
+
+
+def _work(task: tuple[str, str, NormalizeContext, int, Chunk]) -> Encoded:
     from crawl_assets.normalize.formats import get_normalizer
 
-    fmt, name, context, first_line, blob = task
+    fmt, name, context, first_line, chunk = task
+    blob = chunk if isinstance(chunk, bytes) else _pread(*chunk)
     chunk_context = dataclasses.replace(context, first_line=first_line)
     return encode_items(get_normalizer(fmt)(io.BytesIO(blob), name=name, context=chunk_context, validate=False))
 
 
-def _chunks(stream: IO[bytes], chunk_bytes: int) -> Iterator[tuple[int, bytes]]:
-    """(first line number, whole lines of about ``chunk_bytes``) until the end of ``stream``.
+def _pread(fd: int, offset: int, length: int) -> bytes:
+    parts = []
+    while length > 0:
+        part = os.pread(fd, length, offset)
+        if not part:
+            raise EOFError(f"input file shrank while being read (at byte {offset})")
+        parts.append(part)
+        offset += len(part)
+        length -= len(part)
+    return b"".join(parts)
+
+
+def _regular_file(stream: IO[bytes]) -> int | None:
+    """The descriptor of ``stream`` when it reads a regular file as it is (not stdin, a pipe or gzip)."""
+    if not isinstance(stream, io.BufferedReader) or not isinstance(stream.raw, io.FileIO):
+        return None
+    try:
+        fd = stream.fileno()
+        return fd if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _chunks(stream: IO[bytes], chunk_bytes: int) -> Iterator[tuple[int, int, bytes]]:
+    """(first line number, offset from the start, whole lines of about ``chunk_bytes``) until the end.
 
     One ``read`` and one copy per chunk: splitting the input into lines first (``readlines``) costs the
     process that feeds the workers as much again."""
-    first, carry = 1, [b""]
+    first, offset, carry = 1, 0, [b""]
     while True:
         data = stream.read(chunk_bytes)
         if not data:
             if carry[-1]:
-                yield first, b"".join(carry)
+                yield first, offset, b"".join(carry)
             return
         cut = data.rfind(b"\n") + 1
         if not cut:  # a line longer than a chunk: keep reading until it ends
@@ -93,8 +124,9 @@ def _chunks(stream: IO[bytes], chunk_bytes: int) -> Iterator[tuple[int, bytes]]:
             continue
         blob = b"".join([*carry, memoryview(data)[:cut]]) if carry[-1] else data[:cut]
         carry = [data[cut:]]
-        yield first, blob
+        yield first, offset, blob
         first += blob.count(b"\n")
+        offset += len(blob)
 
 
 class _Done:
@@ -133,13 +165,15 @@ def normalize_encoded(
     try:
         with multiprocessing.get_context(method).Pool(workers) as pool:
             pending: deque[Any] = deque()
-            for first, blob in _chunks(stream, chunk_bytes):
-                task = (fmt, name, context, first, blob)
+            fd = _regular_file(stream) if method == "fork" else None
+            start = stream.tell() if fd is not None else 0
+            for first, offset, blob in _chunks(stream, chunk_bytes):
                 queued = sum(1 for result in pending if not result.ready())
                 if queued < 2 * workers:  # each worker busy with one chunk and one more waiting
-                    pending.append(pool.apply_async(_work, (task,)))
+                    chunk: Chunk = blob if fd is None else (fd, start + offset, len(blob))
+                    pending.append(pool.apply_async(_work, ((fmt, name, context, first, chunk),)))
                 else:
-                    pending.append(_Done(_work(task)))
+                    pending.append(_Done(_work((fmt, name, context, first, blob))))
                 while pending and (pending[0].ready() or len(pending) >= 4 * jobs):
                     yield pending.popleft().get()
             while pending:

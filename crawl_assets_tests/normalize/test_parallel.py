@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 from crawl_assets.normalize import Deduper, NormalizeContext
 from crawl_assets.normalize.parallel import _chunks, normalize_encoded
 from crawl_assets_tests.normalize.helpers import SAMPLES
 
 
-def _run(payload: bytes, jobs: int) -> tuple[list[bytes], list[bytes], list]:
-    """(record lines, edge lines, rejections) of the blocks, without dedupe."""
+def _run(payload: bytes, jobs: int, path: Path | None = None) -> tuple[list[bytes], list[bytes], list]:
+    """(record lines, edge lines, rejections) of the blocks, without dedupe; from a file at ``path`` if given
+    (workers then read their chunks from the file themselves)."""
     context = NormalizeContext(tenant="t", source="s", run_id="r", raw_pointer="f")
     records, edges, rejections = [], [], []
-    for block, rejected in normalize_encoded("x-v2", io.BytesIO(payload), name="f", context=context, jobs=jobs,
-                                             chunk_bytes=20_000):  # fmt: skip
+    if path is not None:
+        path.write_bytes(payload)
+    with open(path, "rb") if path is not None else io.BytesIO(payload) as stream:
+        blocks = list(normalize_encoded("x-v2", stream, name="f", context=context, jobs=jobs, chunk_bytes=20_000))
+    for block, rejected in blocks:
         records += bytes(block.main).splitlines()
         edges += bytes(block.side).splitlines()
         rejections += rejected
@@ -22,11 +27,11 @@ def _run(payload: bytes, jobs: int) -> tuple[list[bytes], list[bytes], list]:
     return records, edges, rejections
 
 
-def test_workers_keep_order_lines_and_output():
+def test_workers_keep_order_lines_and_output(tmp_path):
     pages = (SAMPLES / "x_v2_recording.jsonl").read_bytes().splitlines()
     payload = b"\n".join(pages[:4] + [b"{broken", b""] + pages[4:]) + b"\n"
     one, two, three = _run(payload, 1), _run(payload, 2), _run(payload, 3)
-    assert one == two == three
+    assert one == two == three == _run(payload, 2, tmp_path / "pages.jsonl")
     records, edges, rejections = one
     assert [(r.line, r.reason.split(":")[0]) for r in rejections] == [(5, "invalid JSON")]
     assert b'"raw_line":13' in records[-1]  # the last page is line 13 of the whole input
@@ -36,10 +41,10 @@ def test_workers_keep_order_lines_and_output():
 def test_chunks_are_whole_lines_with_their_first_line_number():
     payload = b"a\nbb\n" + b"c" * 50 + b"\n\nd"  # a line longer than a chunk, a blank line, no final newline
     chunks = list(_chunks(io.BytesIO(payload), 4))
-    assert b"".join(blob for _, blob in chunks) == payload
-    assert all(blob.endswith(b"\n") for _, blob in chunks[:-1])
-    assert [first for first, _ in chunks] == [1 + b"".join(b for _, b in chunks[:i]).count(b"\n")
-                                              for i in range(len(chunks))]  # fmt: skip
+    assert b"".join(blob for _, _, blob in chunks) == payload
+    assert all(blob.endswith(b"\n") for _, _, blob in chunks[:-1])
+    before = [b"".join(b for _, _, b in chunks[:i]) for i in range(len(chunks))]
+    assert [(first, offset) for first, offset, _ in chunks] == [(1 + b.count(b"\n"), len(b)) for b in before]
 
 
 def test_deduper_writes_winning_blocks_whole_and_picks_records_from_mixed_ones():
