@@ -36,7 +36,7 @@ def login_command(credential: str, phone: str | None) -> None:
     to disk: copy the printed string into your secret store as CRAWL_TELEGRAM_SESSION (default
     credential) or CRAWL_TELEGRAM_<NAME>_SESSION. Anyone holding it can use the account.
     """
-    from crawl_assets.sources.telegram.login import LoginConfigError, app_credentials, login
+    from crawl_assets.sources.telegram.login import LoginConfigError, LoginRefused, app_credentials, login
     from crawl_assets.sources.telegram.resource import env_names
 
     name = _credential(credential)
@@ -46,12 +46,15 @@ def login_command(credential: str, phone: str | None) -> None:
         fail(str(exc))
     # stdout carries only the session string; prompts and Telethon's greeting go to stderr
     with contextlib.redirect_stdout(sys.stderr):
-        session = asyncio.run(login(
-            app,
-            phone=(lambda: phone) if phone else (lambda: click.prompt("Phone number (international format, e.g. +98...)", err=True)),
-            code=lambda: click.prompt("Login code Telegram sent you", err=True),
-            password=lambda: click.prompt("Two-step verification password", hide_input=True, err=True),
-        ))
+        try:
+            session = asyncio.run(login(
+                app,
+                phone=(lambda: phone) if phone else (lambda: click.prompt("Phone number (international format, e.g. +98...)", err=True)),
+                code=lambda: click.prompt("Login code Telegram sent you", err=True),
+                password=lambda: click.prompt("Two-step verification password", hide_input=True, err=True),
+            ))
+        except LoginRefused as exc:  # wrong password/code or a refusal by Telegram: one line, exit 1
+            fail(str(exc), code=1)
     var = env_names(name)["session"]
     click.echo(f"\nStore this as the secret {var} (it is shown only now, and never written to disk):", err=True)
     click.echo(session)

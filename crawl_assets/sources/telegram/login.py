@@ -7,11 +7,12 @@ the caller prints it for the user to put into ``CRAWL_TELEGRAM_SESSION`` (or ``C
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from telethon import TelegramClient
+from telethon import TelegramClient, errors
 from telethon.sessions import StringSession
 
 from crawl_assets.sources.telegram.client import APP_VERSION, DEVICE_MODEL, SYSTEM_VERSION
@@ -20,6 +21,24 @@ from crawl_assets.sources.telegram.resource import DEFAULT, env_names
 
 class LoginConfigError(ValueError):
     """The app credentials needed to log in are missing or malformed (the message names the variable)."""
+
+
+class LoginRefused(Exception):
+    """Telegram did not let the account in (wrong password or code, bad phone number, flood wait...)."""
+
+
+MAX_ATTEMPTS = 3  # tries Telethon's ``start`` gives the code and the 2FA password before giving up
+
+
+def refusal_message(exc: BaseException) -> str | None:
+    """One line saying why a login failed, for an error Telethon's ``start`` raises; None for anything else."""
+    if isinstance(exc, errors.PasswordHashInvalidError):
+        return f"wrong two-step verification password ({MAX_ATTEMPTS} tries); nothing was saved, run the command again"
+    if isinstance(exc, RuntimeError) and "sign-in attempts failed" in str(exc):
+        return f"wrong login code ({MAX_ATTEMPTS} tries); nothing was saved, run the command again"
+    if isinstance(exc, errors.RPCError):  # PHONE_NUMBER_INVALID, FLOOD_WAIT_X...: Telethon's own sentence
+        return "Telegram refused the login: " + re.sub(r"\s*\(caused by \w+\)$", "", str(exc))
+    return None
 
 
 @dataclass(frozen=True)
@@ -46,13 +65,22 @@ def app_credentials(credential: str = DEFAULT, api_id: str | None = None, api_ha
 
 async def login(app: AppCredentials, *, phone: Callable[[], str], code: Callable[[], str],
                 password: Callable[[], str], sender: Any = None) -> str:
-    """Log in interactively (code, and the 2FA password when the account has one); the session string."""
+    """Log in interactively (code, and the 2FA password when the account has one); the session string.
+
+    A wrong code or password is asked again (Telethon's ``start``); after ``MAX_ATTEMPTS`` wrong ones, or any
+    other refusal by Telegram, raises ``LoginRefused`` with a one-line reason.
+    """
     client = TelegramClient(StringSession(), app.api_id, app.api_hash, receive_updates=False,
                             device_model=DEVICE_MODEL, system_version=SYSTEM_VERSION, app_version=APP_VERSION)
     if sender is not None:
         client._sender = sender
     try:
-        await client.start(phone=phone, code_callback=code, password=password)
+        await client.start(phone=phone, code_callback=code, password=password, max_attempts=MAX_ATTEMPTS)
         return client.session.save()
+    except (errors.RPCError, RuntimeError) as exc:
+        message = refusal_message(exc)
+        if message is None:
+            raise
+        raise LoginRefused(message) from exc
     finally:
         await client.disconnect()

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from telethon.sessions import StringSession
 
 from crawl_assets.cli.main import cli
-from crawl_assets.sources.telegram.login import AppCredentials, LoginConfigError, app_credentials, login
+from crawl_assets.sources.telegram.login import (MAX_ATTEMPTS, AppCredentials, LoginConfigError, LoginRefused,
+                                                   app_credentials, login)
 from crawl_assets.sources.telegram.resource import TelegramResource, env_names
 from crawl_assets_tests.sources.telegram.conftest import SESSION
 from crawl_assets_tests.standins import telegram_mtproto as tm
@@ -104,11 +105,46 @@ def test_check_without_configuration_names_the_missing_variables(no_telegram_env
     assert "CRAWL_TELEGRAM_SESSION" in result.output and "CRAWL_TELEGRAM_API_ID" in result.output
 
 
-def test_login_command_prints_only_the_session_on_stdout(world, no_telegram_env, tmp_path, monkeypatch):
-    import telethon.client.telegrambaseclient as base
+def _assert_only_a_session_on_stdout(result) -> None:
+    """The command succeeded and its stdout is one line: a session string with an auth key."""
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1
+    assert StringSession(lines[0]).auth_key is not None
 
+
+def test_login_command_prints_only_the_session_on_stdout(world, no_telegram_env, tmp_path, monkeypatch):
     account = world.account("default")
     account.authorized = False
+    cwd = _use_standin_for_the_cli(world, account, monkeypatch, tmp_path)
+    result = CliRunner().invoke(cli, ["telegram", "login"], input=f"{account.phone}\n{account.code}\n")
+    _assert_only_a_session_on_stdout(result)
+    assert "CRAWL_TELEGRAM_SESSION" in result.stderr
+    assert list(cwd.iterdir()) == []
+
+
+# -- two-step verification (2FA): the stand-in checks the password with the server half of Telegram's SRP ------
+
+PASSWORD = "رمز دوم 2fa-Secret"
+
+
+def _two_step_account(world: tm.World, name: str) -> tm.Account:
+    account = world.account(name)
+    account.authorized, account.password = False, PASSWORD
+    return account
+
+
+def _login_with(world: tm.World, account: tm.Account, passwords: list[str]) -> str:
+    """``login()`` against the stand-in, answering the password prompt from ``passwords`` in turn."""
+    answers = iter(passwords)
+    return asyncio.run(login(AppCredentials(12345, HASH), phone=lambda: account.phone, code=lambda: account.code,
+                             password=lambda: next(answers), sender=tm.StandinSender(world, account)))
+
+
+def _use_standin_for_the_cli(world: tm.World, account: tm.Account, monkeypatch, tmp_path: Path) -> Path:
+    """The command's client talks to the stand-in; app credentials set; an empty working directory."""
+    import telethon.client.telegrambaseclient as base
+
     # the stand-in takes the place of Telethon's MTProtoSender for the client the command builds
     monkeypatch.setattr(base, "MTProtoSender", lambda *a, **k: tm.StandinSender(world, account))
     monkeypatch.setenv("CRAWL_TELEGRAM_API_ID", "12345")
@@ -116,10 +152,75 @@ def test_login_command_prints_only_the_session_on_stdout(world, no_telegram_env,
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
-    result = CliRunner().invoke(cli, ["telegram", "login"], input=f"{account.phone}\n{account.code}\n")
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.strip().splitlines()
-    assert len(lines) == 1
-    assert StringSession(lines[0]).auth_key is not None
-    assert "CRAWL_TELEGRAM_SESSION" in result.stderr
+    return cwd
+
+
+def test_login_with_two_step_verification_returns_a_session_and_writes_nothing(world, tmp_path, monkeypatch):
+    tmp_path = tmp_path / "cwd"
+    tmp_path.mkdir()
+    monkeypatch.chdir(tmp_path)
+    account = _two_step_account(world, "guarded")
+    session = _login_with(world, account, [PASSWORD])
+    assert account.authorized
+    restored = StringSession(session)
+    assert restored.dc_id == 2 and restored.auth_key is not None
+    assert world.counts["SignInRequest"] == 1  # answered SESSION_PASSWORD_NEEDED
+    assert world.counts["GetPasswordRequest"] == 1 and world.counts["CheckPasswordRequest"] == 1
+    assert account.srp_pending == {}  # the srp_id was spent
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_wrong_two_step_password_is_asked_again(world):
+    """Telethon's ``start`` catches PASSWORD_HASH_INVALID, says so on stderr and calls the password prompt again."""
+    account = _two_step_account(world, "guarded")
+    session = _login_with(world, account, ["not the password", PASSWORD])
+    assert account.authorized and StringSession(session).auth_key is not None
+    assert world.counts["GetPasswordRequest"] == 2 and world.counts["CheckPasswordRequest"] == 2
+
+
+def test_three_wrong_two_step_passwords_end_the_login_with_a_clear_error(world):
+    account = _two_step_account(world, "guarded")
+    with pytest.raises(LoginRefused, match="wrong two-step verification password"):
+        _login_with(world, account, ["wrong 1", "wrong 2", "wrong 3", PASSWORD])
+    assert not account.authorized
+    assert world.counts["CheckPasswordRequest"] == 3
+
+
+def test_login_command_with_two_step_verification_prints_only_the_session(world, no_telegram_env, tmp_path,
+                                                                           monkeypatch):
+    account = _two_step_account(world, "default")
+    cwd = _use_standin_for_the_cli(world, account, monkeypatch, tmp_path)
+    result = CliRunner().invoke(cli, ["telegram", "login"], input=f"{account.phone}\n{account.code}\n{PASSWORD}\n")
+    _assert_only_a_session_on_stdout(result)
+    assert "Two-step verification password" in result.stderr and "CRAWL_TELEGRAM_SESSION" in result.stderr
+    assert PASSWORD not in result.stdout and PASSWORD not in result.stderr  # the prompt hides what is typed
+    assert world.counts["CheckPasswordRequest"] == 1
     assert list(cwd.iterdir()) == []
+
+
+def test_login_command_with_wrong_two_step_passwords_exits_with_one_line(world, no_telegram_env, tmp_path, monkeypatch):
+    account = _two_step_account(world, "default")
+    cwd = _use_standin_for_the_cli(world, account, monkeypatch, tmp_path)
+    wrong = ["wrong-pass-1", "wrong-pass-2", "wrong-pass-3"]
+    result = CliRunner().invoke(cli, ["telegram", "login"], input="\n".join([account.phone, account.code, *wrong]) + "\n")
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit)  # a clean exit, not an exception escaping the command
+    assert result.stdout == ""
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [f"error: wrong two-step verification password ({MAX_ATTEMPTS} tries); nothing was saved, "
+                      "run the command again"]
+    assert result.stderr.count("Invalid password") == MAX_ATTEMPTS  # Telethon says so after each wrong try
+    assert "Traceback" not in result.stderr
+    assert not any(w in result.output for w in wrong)
+    assert not account.authorized and list(cwd.iterdir()) == []
+
+
+def test_login_command_with_wrong_codes_exits_with_one_line(world, no_telegram_env, tmp_path, monkeypatch):
+    account = world.account("default")
+    account.authorized = False
+    _use_standin_for_the_cli(world, account, monkeypatch, tmp_path)
+    result = CliRunner().invoke(cli, ["telegram", "login"], input=f"{account.phone}\n11111\n22222\n33333\n")
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert result.stdout == "" and "Traceback" not in result.stderr
+    assert "error: wrong login code" in result.stderr
+    assert world.counts["SignInRequest"] == MAX_ATTEMPTS
