@@ -35,9 +35,9 @@ _blake2b = hashlib.blake2b
 _PENDING_BYTES = 1 << 20  # single adds are gathered into blocks of about this size before spilling
 
 
-def key_hash(key: str) -> bytes:
-    """The 128-bit hash a key is deduplicated by (any string, lone surrogates included)."""
-    return _blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+def key_hashes(keys: list[str]) -> bytes:
+    """The 128-bit hashes keys are deduplicated by, concatenated (any string, lone surrogates included)."""
+    return b"".join([_blake2b(k.encode("utf-8", "surrogatepass"), digest_size=16).digest() for k in keys])
 
 
 @dataclass(slots=True, frozen=True)
@@ -65,7 +65,7 @@ class BlockBuilder:
     ``side``): a serializer can write into them in place (``msgspec``'s ``encode_into``), then ``commit``."""
 
     def __init__(self) -> None:
-        self._hashes = bytearray()
+        self._keys: list[str] = []  # hashed together in ``build``
         self._edited = array("d")
         self._collected = array("d")
         self.main = bytearray()
@@ -81,7 +81,7 @@ class BlockBuilder:
 
     def commit(self, key: str, edited: float, collected: float) -> None:
         """End an observation whose payloads were appended to ``main`` and ``side`` since the last one."""
-        self._hashes += key_hash(key)
+        self._keys.append(key)
         self._edited.append(edited)
         self._collected.append(collected)
         self._main_ends.append(len(self.main))
@@ -92,7 +92,7 @@ class BlockBuilder:
 
     def build(self) -> Block:
         """The block of everything committed (the builder is not to be used afterwards)."""
-        return Block(self._hashes, self._edited, self._collected, self.main, self._main_ends, self.side,
+        return Block(key_hashes(self._keys), self._edited, self._collected, self.main, self._main_ends, self.side,
                      self._side_ends)  # fmt: skip
 
 
