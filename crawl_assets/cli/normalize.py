@@ -29,7 +29,7 @@ from crawl_assets.normalize.parallel import LINE_FORMATS, normalize_encoded
 from crawl_assets.schema.record import Edge, Rejection, record_json_schema
 
 EXIT_BAD_INPUT = 1
-MAX_AUTO_JOBS = 4
+MAX_AUTO_JOBS = 2  # the default: two processes keep the peak RSS under 150 MiB
 AUTO_JOBS_MIN_BYTES = 16 << 20
 EXIT_USAGE = 2
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -75,10 +75,10 @@ def _fail(message: str, code: int = EXIT_USAGE) -> None:
 @click.option("--strict", is_flag=True, help="Exit 1 when any input item was malformed.")
 @click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr, no summary.")
 @click.option(
-    "--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
+    "--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
     help=f"Processes normalizing line formats ({', '.join(sorted(LINE_FORMATS))}), this one included; 0: one "
-    f"per CPU (at most {MAX_AUTO_JOBS}) for inputs over 16 MiB, else 1. Faster where cores run in parallel "
-    "(not on a 2-vCPU VM whose vCPUs share a core); each process beyond the first adds ~60 MiB.",
+    f"per CPU, at most {MAX_AUTO_JOBS} (peak RSS stays under 150 MiB), for inputs over 16 MiB, else 1. Each "
+    "process beyond the first adds ~60 MiB; the gain depends on the second core being free.",
 )  # fmt: skip
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 def normalize(
