@@ -427,7 +427,10 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
     metrics = tweet.public_metrics or _NO_METRICS
     hashtags, mentions, urls = entities.hashtags, entities.mentions, entities.urls
     lang = platform_lang(raw_lang)
-    created_at = parse_instant(tweet.created_at, f"data[{index}].created_at")
+    try:
+        created_at = parse_instant(tweet.created_at, "created_at")
+    except InputError:  # again, for the message naming the tweet (not formatted for every tweet)
+        created_at = parse_instant(tweet.created_at, f"data[{index}].created_at")
     return batch.emit(
         {
             "key": "x:" + tweet_id,
