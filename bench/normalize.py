@@ -238,10 +238,13 @@ def main() -> None:
         note = "" if code == 0 else f"  (exit {code})"
         print(f"{label:<26}{wall:>8.2f}{cpu:>8.2f}{n / wall:>16,.0f}{n / cpu:>15,.0f}{rss:>14.0f}{note}")
     ours, parse = runs["crawl-assets normalize"], runs["parse-only (orjson)"]
+    one = runs["  same, one process"]
     print(f"ours / parse-only time: {ours[0] / parse[0]:.2f}x wall, {ours[1] / parse[1]:.2f}x CPU (target <= 2x)")
+    print(f"  one process / parse-only time: {one[0] / parse[0]:.2f}x wall, {one[1] / parse[1]:.2f}x CPU")
     if "twarc2 csv" in runs:
         twarc = runs["twarc2 csv"]
         print(f"ours vs twarc2 csv records/s: {twarc[0] / ours[0]:.1f}x wall, {twarc[1] / ours[1]:.1f}x CPU (target >= 10x)")
+        print(f"  one process vs twarc2 csv records/s: {twarc[0] / one[0]:.1f}x wall, {twarc[1] / one[1]:.1f}x CPU")
     print(f"ours peak RSS: {ours[2]:.0f} MiB, module alone {runs['  same, module alone'][2]:.0f} MiB (target <= 150)")
 
 
