@@ -20,6 +20,7 @@ import gc
 import io
 import multiprocessing
 import os
+import signal
 import stat
 import sys
 from collections import deque
@@ -129,6 +130,13 @@ def _chunks(stream: IO[bytes], chunk_bytes: int) -> Iterator[tuple[int, int, byt
         offset += len(blob)
 
 
+def _worker_init() -> None:
+    """Workers die on SIGTERM (the pool's terminate) and leave SIGINT to the parent, whatever handlers the
+    forking process had installed (Dagster installs its own in a run)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class _Done:
     """A chunk the calling process normalized itself, queued like a worker's pending result."""
 
@@ -163,7 +171,7 @@ def normalize_encoded(
     # while this thread normalizes they would wait up to 5 ms (the default interval) per step.
     sys.setswitchinterval(min(switch_interval, _POOL_SWITCH_INTERVAL))
     try:
-        with multiprocessing.get_context(method).Pool(workers) as pool:
+        with multiprocessing.get_context(method).Pool(workers, initializer=_worker_init) as pool:
             pending: deque[Any] = deque()
             fd = _regular_file(stream) if method == "fork" else None
             start = stream.tell() if fd is not None else 0
@@ -178,5 +186,9 @@ def normalize_encoded(
                     yield pending.popleft().get()
             while pending:
                 yield pending.popleft().get()
+            # Let the workers exit on their own: the pool's __exit__ would terminate() them, and a worker
+            # inherits this process's signal handlers and locks, so a kill mid-queue-read can hang the join.
+            pool.close()
+            pool.join()
     finally:
         sys.setswitchinterval(switch_interval)
