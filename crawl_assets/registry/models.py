@@ -45,9 +45,15 @@ class SyncPolicy(BaseModel):
     history_horizon_days: int | None = Field(
         None, gt=0, description="How far back the historical backfill goes; None means everything."
     )
-    refresh_window: int = Field(
-        200, ge=0, le=10_000, description="Newest items re-read each sync for edits, deletions, counters."
+    refresh_window: int | None = Field(
+        None, ge=0, le=10_000,
+        description="Newest items re-read each sync for edits, deletions, counters; None means the platform's "
+        "default (Telegram 200; X 0, because X bills every post read).",
     )
+
+    def refresh_items(self, platform_default: int) -> int:
+        """The refresh window to apply: the entry's own, else the platform's default."""
+        return platform_default if self.refresh_window is None else self.refresh_window
 
 
 class SourceEntry(BaseModel):

@@ -41,6 +41,7 @@ from crawl_assets.sources.telegram.rawlines import (
 from crawl_assets.sources.telegram.state import Peer, SyncState
 
 PAGE = 100  # Telegram returns at most 100 messages per history request
+REFRESH_DEFAULT = 200  # newest messages re-read each sync when the entry sets no refresh_window
 PAGED_REQUESTS = ("GetHistoryRequest", "GetRepliesRequest", "GetDiscussionMessageRequest")
 MEDIA_TYPES = (types.MessageMediaPhoto, types.MessageMediaDocument)
 
@@ -231,7 +232,7 @@ class TelegramSync:
     async def _top_window(self) -> bool:
         """Read the newest messages; True when the run may go on with the backfill."""
         st = self.state
-        limit = max(self.entry.policy.refresh_window, PAGE)
+        limit = max(self.entry.policy.refresh_items(REFRESH_DEFAULT), PAGE)
         top = [m async for m in self.api.iter_messages(self.peer, limit=limit, wait_time=0)]
         self.stats.fetched += len(top)
         exhausted = len(top) < limit

@@ -35,6 +35,7 @@ from crawl_assets.normalize.build import (
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.lang import detect_lang, platform_lang
 from crawl_assets.normalize.text import clean_text, fold_tag, unique
+from crawl_assets.sources.x.ids import id_time
 
 def tweet_key(tweet_id: str) -> str:
     """The record key of a post on X."""
@@ -63,6 +64,12 @@ def normalize_v2(
         if not isinstance(page, dict):
             yield batch.reject(line, "expected a JSON object (an API v2 response page)", raw)
             continue
+        if page.get("_") == DELETED:
+            try:
+                yield _deletion(batch, line, page)
+            except GUARDED as exc:
+                yield batch.failure(line, page, exc)
+            continue
         data = page.get("data")
         if isinstance(data, dict):  # a single-tweet lookup response
             data = [data]
@@ -79,6 +86,26 @@ def normalize_v2(
             except GUARDED as exc:
                 item = batch.failure(line, tweet, exc)
             yield item
+
+
+SNOWFLAKE_START = 29_700_859_247  # the first id X issued as a snowflake (2010-11-04)
+DELETED = "crawl_assets.deleted"  # a line the collector writes when a refresh lookup no longer finds a post
+
+
+def _deletion(batch: Batch, line: int, mark: dict[str, Any]) -> Item:
+    """A post the collector's refresh no longer found by id: a bare tombstone (``created_at`` from the
+    id's own timestamp), which ``normalized_records`` merges onto the post's last full observation."""
+    post_id = as_id(mark.get("id"), "id")
+    observed = parse_instant(mark.get("observed_at"), "observed_at")
+    # snowflake ids (since late 2010) carry their creation time; older or odd ids fall back to the observation
+    created = id_time(post_id) if post_id.isdigit() and int(post_id) > SNOWFLAKE_START else observed
+    key = tweet_key(post_id)
+    return batch.finish({
+        "key": key, "platform": "x", "kind": "post", "native_id": post_id, "author_id": None,
+        "created_at": created, "deleted": True, "deleted_at": observed, "text": "", "conversation_id": None,
+        "metadata": {"tombstone": True, "reason": opt_str(mark.get("reason"))},
+        "provenance": batch.provenance(line),
+    })
 
 
 def _fast_items(batch: Batch, line: int, page: _Page) -> list[Item] | None:

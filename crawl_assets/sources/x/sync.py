@@ -8,11 +8,15 @@ State (the checkpoint, small JSON) between and inside runs::
     anchor      search sources: the moment that splits forward (>= anchor) from backfill (< anchor)
     pass        an unfinished forward pagination: params, next token, newest/oldest id so far
     backfill    search windows walked from ``anchor`` down to the horizon: {end, token, done}
+    recent      ids of the newest stored posts (``policy.refresh_window`` of them, opt-in), re-read by id once
+                a sync has caught up: counters move and posts get deleted after they were collected
 
 Pages are buffered and handed to ``store`` every ``pages_per_batch`` pages together with the state
 that covers them; ``store`` must make the lines durable *then* save the state. On any error the
 buffer is stored first, so pages already fetched are never fetched again. A sync with nothing new
-costs one request.
+costs one request, plus one lookup per 100 posts of the refresh window. A post the lookup no longer
+finds is recorded as a deletion line (``{"_": "crawl_assets.deleted", ...}``, as for Telegram), next
+to the lookup page itself as received.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import orjson
+
 from crawl_assets.registry import SourceEntry, SourceKind
 from crawl_assets.sources.x.client import SEARCH_ALL, SEARCH_RECENT, USER_TWEETS, Page, XClient
 from crawl_assets.sources.x.errors import XBadRequest
@@ -32,6 +38,9 @@ from crawl_assets.sources.x.ids import id_time, max_id, parse_time, rfc3339
 from crawl_assets.sources.x.threads import PageRefs, ThreadMemory
 
 STATE_VERSION = 1
+REFRESH_DEFAULT = 0  # X bills every post read: re-reading stored posts is opt-in (policy.refresh_window)
+DELETED = "crawl_assets.deleted"
+NOT_FOUND = "https://api.twitter.com/2/problems/resource-not-found"
 RECENT_DAYS = 7
 MAX_WINDOW_HOURS = 24 * 365 * 2
 ARCHIVE_START = datetime(2006, 3, 21, tzinfo=timezone.utc)
@@ -66,6 +75,8 @@ class SyncStats:
     parents_missing: int = 0
     page_size_reduced: int = 0
     tokens_replaced: int = 0  # refused next tokens replaced by until_id
+    refreshed: int = 0  # stored posts re-read by id
+    refresh_gone: int = 0  # of those, no longer there (deleted, or made unavailable)
     gaps: list[str] = field(default_factory=list)
     complete: bool = False  # forward pass and backfill both reached their ends
 
@@ -153,6 +164,7 @@ class _Sync:
         self.stats = SyncStats()
         self.buffer = _Buffer(store, self.stats)
         self.refs = PageRefs()
+        self.fetched: set[str] = set()  # ids this sync stored: fresh, not re-read
 
     # -- helpers ---------------------------------------------------------------------------------
     def horizon(self) -> datetime:
@@ -206,8 +218,18 @@ class _Sync:
         """Buffer a page that holds posts; store every few pages (state already covers it)."""
         if page.json.get("data"):
             self.buffer.add(page, phase)
+            self.remember(page)
         if len(self.buffer.lines) >= self.opts.pages_per_batch:
             self.buffer.flush(self.state)
+
+    def remember(self, page: Page) -> None:
+        """Track the newest stored ids for the refresh window (in the state saved with this page)."""
+        ids = [str(t["id"]) for t in page.json.get("data") or () if isinstance(t, dict) and t.get("id")]
+        self.fetched.update(ids)
+        window = self.entry.policy.refresh_items(REFRESH_DEFAULT)
+        if window:
+            merged = set(self.state.get("recent") or ()) | set(ids)
+            self.state["recent"] = sorted(merged, key=lambda i: (len(i), i), reverse=True)[:window]
 
     # -- phases -----------------------------------------------------------------------------------
     def resolve_user(self) -> None:
@@ -349,6 +371,38 @@ class _Sync:
             self.memory.save(known, todo)
         self.memory.save(known, todo)
 
+    def refresh(self) -> None:
+        """Re-read the newest stored posts by id (100 per request): new counters become a new observation,
+        a post the lookup no longer finds becomes a deletion line."""
+        recent = [i for i in self.state.get("recent") or () if i not in self.fetched]
+        if not recent or not self.entry.policy.refresh_items(REFRESH_DEFAULT):
+            return
+        self.buffer.flush(self.state)  # phases never share a batch
+        gone: set[str] = set()
+        for start in range(0, len(recent), 100):
+            if not self.may_request():
+                break
+            chunk = recent[start:start + 100]
+            page = self.client.lookup(chunk)
+            self.stats.pages += 1
+            found = {str(t.get("id")) for t in page.json.get("data") or () if isinstance(t, dict)}
+            missing = sorted({str(e.get("resource_id")) for e in page.json.get("errors") or ()
+                              if isinstance(e, dict) and e.get("type") == NOT_FOUND and e.get("parameter") == "ids"
+                              and str(e.get("resource_id")) in chunk} - found)
+            self.stats.refreshed += len(found & set(chunk))
+            self.stats.refresh_gone += len(missing)
+            gone.update(missing)
+            self.buffer.add(page, "refresh")
+            observed = rfc3339(self.now)
+            for post_id in missing:
+                self.buffer.lines.append(orjson.dumps({"_": DELETED, "id": post_id, "observed_at": observed,
+                                                       "reason": "not found by id lookup"}))
+            if len(self.buffer.lines) >= self.opts.pages_per_batch:
+                self.buffer.flush(self.state)
+        if gone:
+            self.state["recent"] = [i for i in self.state.get("recent") or () if i not in gone]
+        self.buffer.flush(self.state)
+
     def run(self) -> SyncResult:
         try:
             self.resolve_user()
@@ -357,6 +411,8 @@ class _Sync:
                 done = self.backfill()
             self.buffer.flush(self.state)
             self.complete_threads()
+            if done:
+                self.refresh()
         except BaseException:
             if not self.buffer.broken:
                 self.buffer.flush(self.state)  # what was fetched stays fetched

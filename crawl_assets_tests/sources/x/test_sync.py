@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import httpx
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -273,3 +274,52 @@ def test_any_sequence_of_stops_and_failures_ends_complete_without_gaps_or_refetc
         tokens = [p.get("pagination_token") for p in ok_params(server, "users/tweets")]
     assert store.post_ids() == expected_timeline(corpus, "data_eng")
     assert len(tokens) == len(set(tokens))
+
+
+def test_refresh_window_rereads_stored_posts_by_id_and_records_deletions(server, corpus, make_client, lake):
+    """Opt-in (X bills reads): the newest ``refresh_window`` stored posts are looked up again once the sync
+    has caught up; new counters come back as a new observation, a vanished post as a deletion line."""
+    entry = timeline()
+    entry = entry.model_copy(update={"policy": entry.policy.model_copy(update={"refresh_window": 120})})
+    store = LakeStore(lake, entry)
+    client = make_client()
+    first = sync_source(client, entry, {}, store, Budget())
+    stored = expected_timeline(corpus, "data_eng")
+    assert len(stored) > 120 and first.state["recent"] == stored[:120], "the newest ids, newest first"
+    assert first.stats.refreshed == 0, "posts fetched by this very sync are fresh"
+
+    liked, deleted = stored[3], stored[10]
+    corpus.tweets[liked]["public_metrics"] = {**corpus.tweets[liked]["public_metrics"], "like_count": 999}
+    del corpus.tweets[deleted]
+    server.clear_log()
+    before = len(store.batches)
+    result = sync_source(client, entry, first.state, store, Budget())
+
+    assert server.counts() == {"users/tweets": 1, "tweets": 2}, "one since_id request, 120 ids in two lookups"
+    assert result.stats.refreshed == 119 and result.stats.refresh_gone == 1
+    assert deleted not in result.state["recent"] and len(result.state["recent"]) == 119
+    lines = [line for batch in store.batches[before:] for line in lake.open_raw(batch)]
+    pages = [orjson.loads(line) for line in lines]
+    marks = [p for p in pages if p.get("_") == "crawl_assets.deleted"]
+    assert [m["id"] for m in marks] == [deleted]
+    refreshed = {t["id"]: t for p in pages for t in p.get("data") or ()}
+    assert refreshed[liked]["public_metrics"]["like_count"] == 999
+    assert store.batches[-1].manifest.extra["phase"] == "refresh"
+
+    from crawl_assets.assets.normalized_records import TABLE, normalize_batch
+    from crawl_assets.lake.tables import arrow_to_records
+
+    latest = {}
+    for batch in lake.raw_batches("acme", "x", entry.key):
+        part = lake.table_part(TABLE, "acme", "x", entry.key, batch.manifest.batch_id)
+        assert not normalize_batch(lake, batch, part).rejected
+    for _, table in lake.read_parts(TABLE, "acme", "x", entry.key):
+        latest.update((r["key"], r) for r in arrow_to_records(table))
+    assert latest[f"x:{liked}"]["metrics"]["likes"] == 999, "the refreshed counters are the latest observation"
+    gone = latest[f"x:{deleted}"]
+    assert gone["deleted"] and gone["text"] and gone["author_id"], "a tombstone keeping the last content"
+    assert not [r for k, r in latest.items() if r["deleted"] and k != f"x:{deleted}"]
+
+    server.clear_log()
+    off = sync_source(client, timeline(), result.state, store, Budget())
+    assert server.counts() == {"users/tweets": 1} and off.stats.refreshed == 0, "off by default"
