@@ -1,15 +1,20 @@
 """A Discourse JSON API stand-in: ``/posts.json`` (``before=``), ``/t/{id}.json``, ``/t/{id}/posts.json``
-(``post_ids[]``), ``/categories.json``.
+(``post_ids[]``), ``/posts/by_number/{topic_id}/{post_number}.json``, ``/categories.json``.
 
 Shapes follow Discourse: ``latest_posts`` newest first, 50 per page, ids below ``before``; a topic
 answer with its first 20 posts in ``post_stream.posts`` and every id in ``post_stream.stream``; tags as
 names; ``cooked`` HTML with ``<a class="mention">``; small-action posts (``post_type`` 3). Private
 forums refuse requests without a known ``Api-Key`` (403 ``invalid_access``); unknown topics are 404
 ``not_found``; beyond ``rate_limit`` requests a 429 ``rate_limit`` body with ``Retry-After``.
+``by_number`` answers one bare post as PostSerializer (``root: false``, ``add_raw``) renders it — the
+topic-post fields plus ``raw`` — and 404 ``not_found`` for an unknown or deleted post (what
+PostsController#find_post_using raises for anyone but staff). ``Forum.delete_post`` deletes one: it
+leaves the latest posts, topic answers and the stream, as for an anonymous reader.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -17,6 +22,7 @@ from typing import Any
 from crawl_assets_tests.standins.http_base import Refuse, Reply, Request, StandIn
 
 PAGE = 50
+NOT_FOUND = {"errors": ["The requested URL or resource could not be found."], "error_type": "not_found"}
 TOPIC_CHUNK = 20
 CATEGORIES = [{"id": 5, "name": "Bugs", "slug": "bugs", "subcategory_list": [{"id": 9, "name": "Android", "slug": "android"}]},
               {"id": 6, "name": "پشتیبانی", "slug": "support"}]
@@ -31,6 +37,13 @@ class Forum:
     posts: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> post (topic fields included)
     topics: dict[int, dict[str, Any]] = field(default_factory=dict)
     next_id: int = 1
+    deleted: set[int] = field(default_factory=set)
+
+    def delete_post(self, post_id: int) -> None:
+        self.deleted.add(post_id)
+
+    def visible(self, post_ids: Any) -> list[int]:
+        return [i for i in post_ids if i not in self.deleted]
 
     def add_topic(self, topic_id: int, title: str, *, category_id: int = 5, tags: list[str] | None = None) -> None:
         self.topics[topic_id] = {"id": topic_id, "title": title, "fancy_title": title, "slug": title.lower().replace(" ", "-"),
@@ -91,6 +104,8 @@ class DiscourseServer(StandIn):
     def endpoint_of(self, req: Request) -> str:
         if req.path == "/posts.json":
             return "posts"
+        if req.path.startswith("/posts/by_number/"):
+            return "post_by_number"
         if req.path == "/categories.json":
             return "categories"
         return "topic_posts" if req.path.endswith("/posts.json") else "topic"
@@ -105,23 +120,38 @@ class DiscourseServer(StandIn):
                          {"Retry-After": str(self.retry_after)})
         if req.path == "/posts.json":
             before = int(req.arg("before") or 0) or None
-            ids = sorted((i for i in self.forum.posts if before is None or i < before), reverse=True)[:PAGE]
+            ids = sorted(self.forum.visible(i for i in self.forum.posts if before is None or i < before), reverse=True)[:PAGE]
             return Reply(200, {"latest_posts": [self.forum.posts[i] for i in ids]})
         if req.path == "/categories.json":
             return Reply(200, {"category_list": {"can_create_category": False, "categories": CATEGORIES}})
         parts = req.path.strip("/").split("/")
+        if parts[:2] == ["posts", "by_number"]:
+            return Reply(200, self._by_number(parts))
         try:
             topic = self.forum.topics[int(parts[1].removesuffix(".json"))]
         except (KeyError, ValueError, IndexError):
-            raise Refuse(404, {"errors": ["The requested URL or resource could not be found."], "error_type": "not_found"}) from None
+            raise Refuse(404, NOT_FOUND) from None
+        stream = self.forum.visible(topic["posts"])
         if len(parts) == 3:
             wanted = [int(v) for v in req.query.get("post_ids[]", [])]
-            posts = [self._topic_post(i) for i in wanted if i in topic["posts"]]
+            posts = [self._topic_post(i) for i in wanted if i in stream]
             return Reply(200, {"post_stream": {"posts": posts}, "id": topic["id"]})
         body = {k: v for k, v in topic.items() if k != "posts"}
-        body["posts_count"] = len(topic["posts"])
-        body["post_stream"] = {"posts": [self._topic_post(i) for i in topic["posts"][:TOPIC_CHUNK]], "stream": list(topic["posts"])}
+        body["posts_count"] = len(stream)
+        body["post_stream"] = {"posts": [self._topic_post(i) for i in stream[:TOPIC_CHUNK]], "stream": stream}
         return Reply(200, body)
+
+    def _by_number(self, parts: list[str]) -> dict[str, Any]:
+        """``/posts/by_number/{topic_id}/{post_number}.json``: the post with ``raw``, or 404 when unknown or deleted."""
+        try:
+            topic = self.forum.topics[int(parts[2])]
+            post_id = topic["posts"][int(parts[3].removesuffix(".json")) - 1]
+        except (KeyError, ValueError, IndexError):
+            raise Refuse(404, NOT_FOUND) from None
+        if post_id in self.forum.deleted:
+            raise Refuse(404, NOT_FOUND)
+        post = self._topic_post(post_id)
+        return {**post, "raw": re.sub(r"<[^>]+>", "", post["cooked"])}
 
     def _topic_post(self, post_id: int) -> dict[str, Any]:
         """Posts inside topic answers carry no topic_title/category_id (Discourse omits them there)."""

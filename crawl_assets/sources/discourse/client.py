@@ -1,5 +1,6 @@
 """The Discourse JSON API client: latest posts (``/posts.json?before=``), topics and their posts by id,
-categories. Public forums need no key; a private one takes ``Api-Key`` + ``Api-Username`` headers.
+one post by its number in a topic (``/posts/by_number/{topic}/{n}.json``), categories. Public forums
+need no key; a private one takes ``Api-Key`` + ``Api-Username`` headers.
 
 Discourse throttles with 429 and ``Retry-After`` (seconds); the shared client waits that long in place
 or ends the step with ``RetryRequested`` when it is longer.
@@ -14,6 +15,7 @@ from crawl_assets.sources.rest import Page, RateHeaders, RestClient, RetrySettin
 POSTS = "posts"
 TOPIC = "topic"
 TOPIC_POSTS = "topic_posts"
+POST_BY_NUMBER = "post_by_number"
 CATEGORIES = "categories"
 IDS_PER_REQUEST = 20  # Discourse's own chunk size for post_ids[]
 
@@ -44,6 +46,10 @@ class DiscourseClient(RestClient):
         if not 0 < len(post_ids) <= IDS_PER_REQUEST:
             raise ValueError(f"topic_posts takes 1-{IDS_PER_REQUEST} ids, got {len(post_ids)}")
         return self.get(TOPIC_POSTS, f"/t/{topic_id}/posts.json", [("post_ids[]", i) for i in post_ids])
+
+    def post_by_number(self, topic_id: int, post_number: int) -> Page:
+        """One post as ``/posts/{id}.json`` gives it (PostsController#by_number); 404 when deleted."""
+        return self.get(POST_BY_NUMBER, f"/posts/by_number/{topic_id}/{post_number}.json")
 
     def categories(self) -> Page:
         return self.get(CATEGORIES, "/categories.json", {"include_subcategories": "true"})

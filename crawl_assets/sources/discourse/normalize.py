@@ -1,16 +1,22 @@
 """Discourse normalizer (format ``discourse``): envelope lines of ``/posts.json``, ``/t/{id}.json``,
-``/t/{id}/posts.json`` and ``/categories.json`` answers → one record per post.
+``/t/{id}/posts.json``, ``/posts/by_number/{topic}/{n}.json`` and ``/categories.json`` answers → one
+record per post.
 
 Keys are ``discourse:{host}:{post_id}``. A categories line and topic lines give later lines of the same
 stream their category name/slug and topic tags (the sync writes them first in every batch). Replies:
 ``reply_to_post_number`` is a number inside the topic, resolved to a post id through every post of the
-topic seen so far in the stream; a post without it replies to the topic's first post. When the target
-is not in the stream, ``reply_to`` stays empty and ``metadata.reply_to_post_number`` keeps the number.
+topic in the stream (the whole batch: a post whose target comes later waits for the end of the stream,
+at most ``PENDING_LIMIT`` of them at a time); a post without it replies to the topic's first post. When
+the target is not in the stream, ``reply_to`` stays empty and ``metadata.reply_to_post_number`` keeps the
+number. A single-post answer (the sync fetches reply targets missing from a batch that way) is context
+only: it teaches its number → id and yields no record, so a partial re-observation (no category, tags or
+topic title, its own target unresolved) never replaces the full record stored before.
 Moderator/small actions ("closed the topic") are reported as non-posts.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -23,6 +29,20 @@ from crawl_assets.sources.html_text import html_text
 FORMAT = "discourse"
 LIKE_ACTION = 2
 ACTION_POST_TYPES = {2: "moderator action", 3: "small action"}
+PENDING_LIMIT = 20_000  # posts waiting for a target later in the stream; beyond it the oldest go out unresolved
+
+
+def reply_target(post: dict[str, Any]) -> int | None:
+    """The post number a post replies to: its ``reply_to_post_number``, else the topic's first post
+    (none for the first post itself). Shared with the sync, which fetches targets a batch lacks."""
+    reply_number = opt_int(post.get("reply_to_post_number"))
+    number = opt_int(post.get("post_number"))
+    return reply_number if reply_number else (1 if number and number > 1 else None)
+
+
+def is_single_post(response: Any) -> bool:
+    """A ``/posts/{id}.json`` or ``/posts/by_number/…`` answer: one bare post object."""
+    return isinstance(response, dict) and "post_number" in response and "topic_id" in response and "id" in response
 
 
 class _Forum:
@@ -32,6 +52,13 @@ class _Forum:
         self.categories: dict[int, dict[str, Any]] = {}
         self.topics: dict[int, dict[str, Any]] = {}
         self.numbers: dict[tuple[int, int], str] = {}
+
+    def waits_for_target(self, post: Any) -> bool:
+        """Whether ``post`` replies to a post number not seen yet (it may come later in the stream)."""
+        if not isinstance(post, dict) or not isinstance(post.get("topic_id"), int):
+            return False
+        target = reply_target(post)
+        return target is not None and (post["topic_id"], target) not in self.numbers
 
     def learn_categories(self, response: dict[str, Any]) -> None:
         for cat in as_list(as_dict(response.get("category_list")).get("categories")):
@@ -60,19 +87,34 @@ def normalize_discourse(stream: IO[bytes], *, name: str, context: NormalizeConte
     """Records of one raw batch of Discourse answers (streamed, one answer per line)."""
     batch = Batch(FORMAT, name, context, validate=validate)
     forum = _Forum()
+    pending: deque[tuple[int, str, Any, int, dict[str, Any]]] = deque()
+
+    def build(line: int, host: str, post: Any, index: int, provenance: dict[str, Any]) -> Item:
+        return batch.guard(line, post, _post, batch, forum, host, post, index, provenance)
 
     def read(line: int, raw: bytes, crawl: dict[str, Any], response: Any, provenance: dict[str, Any]) -> Iterator[Item]:
         host = crawl_field(crawl, "host")
         posts = _posts_of(response, forum)
         forum.learn_posts(posts)
+        if is_single_post(response):
+            return
         for index, post in enumerate(posts):
             post_type = opt_int(as_dict(post).get("post_type"))
             if post_type in ACTION_POST_TYPES:
                 yield batch.reject(line, f"post {as_dict(post).get('id')}: {ACTION_POST_TYPES[post_type]}", post, error=False)
-                continue
-            yield batch.guard(line, post, _post, batch, forum, host, post, index, provenance)
+            elif forum.waits_for_target(post):
+                pending.append((line, host, post, index, provenance))
+                if len(pending) > PENDING_LIMIT:
+                    yield build(*pending.popleft())
+            else:
+                yield build(line, host, post, index, provenance)
 
-    return normalize_envelopes(stream, batch, read)
+    def items() -> Iterator[Item]:
+        yield from normalize_envelopes(stream, batch, read)
+        while pending:
+            yield build(*pending.popleft())
+
+    return items()
 
 
 def _posts_of(response: Any, forum: _Forum) -> list[Any]:
@@ -89,7 +131,9 @@ def _posts_of(response: Any, forum: _Forum) -> list[Any]:
             forum.learn_topic(response)
         posts = as_list(as_dict(response["post_stream"]).get("posts"))
         return posts
-    raise InputError("field 'response': not a Discourse posts, topic or categories answer")
+    if is_single_post(response):
+        return [response]
+    raise InputError("field 'response': not a Discourse posts, topic, post or categories answer")
 
 
 def _post(batch: Batch, forum: _Forum, host: str, post: Any, index: int, provenance: dict[str, Any]) -> Item:
@@ -102,7 +146,7 @@ def _post(batch: Batch, forum: _Forum, host: str, post: Any, index: int, provena
     category_id = opt_int(post.get("category_id")) or topic.get("category_id")
     category = as_dict(forum.categories.get(category_id or -1))
     reply_number = opt_int(post.get("reply_to_post_number"))
-    target = reply_number if reply_number else (1 if number and number > 1 else None)
+    target = reply_target(post)
     reply_to = forum.numbers.get((topic_id, target)) if topic_id is not None and target else None
     kind = "post" if number == 1 else "reply" if reply_number else "comment"
     body = html_text(opt_str(post.get("cooked")) or opt_str(post.get("raw")) or "")

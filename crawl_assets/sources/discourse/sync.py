@@ -12,6 +12,12 @@ touches it fetches ``/t/{id}.json`` and then, twenty ids per request, the posts 
 ``post_stream.stream`` that are neither on that answer, nor stored before, nor still ahead in this walk:
 so a topic is stored with all its posts even when only its newest reply was new. Each page is stored
 right after its topics, in one batch with the categories answer (names and slugs for metadata).
+
+Reply targets: a batch must resolve its replies alone (normalization is a function of one batch), so
+before a batch is stored the posts its replies point to (``reply_to_post_number``, else the topic's first
+post) that no line of the batch holds are fetched one by one with ``/posts/by_number/{topic}/{n}.json``
+and put first in the batch. At most ``max_parent_fetches`` such requests per sync; a 403/404/410 is a
+deleted (or hidden) target, counted, not an error; an answer is reused for later batches of the run.
 """
 
 from __future__ import annotations
@@ -24,12 +30,15 @@ from typing import Any
 
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.discourse.client import IDS_PER_REQUEST, DiscourseClient, forum_host
+from crawl_assets.sources.discourse.normalize import ACTION_POST_TYPES, reply_target
 from crawl_assets.sources.envelope import wrap_line
-from crawl_assets.sources.pull import Budget, StoreBatch, SyncResult, begin, require_kind
+from crawl_assets.sources.pull import Budget, PageBuffer, StoreBatch, SyncResult, SyncStats, begin, require_kind
 from crawl_assets.sources.rest import Page, PermanentError, TransientError
 
 RAW_FORMAT = "discourse"
 TOPIC_MEMORY = 300
+GONE = (403, 404, 410)  # a deleted topic or post, or one in a category this key cannot read
+PostRef = tuple[int, int]  # (topic_id, post_number)
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,7 @@ class DiscourseOptions:
     complete_topics: bool
     max_topic_posts: int
     pages_per_batch: int
+    max_parent_fetches: int
 
     @classmethod
     def of(cls, entry: SourceEntry) -> "DiscourseOptions":
@@ -44,9 +54,11 @@ class DiscourseOptions:
         forum_host(entry.identifier)
         o = entry.options
         complete = o.get("complete_topics")
+        parents = o.get("max_parent_fetches")
         return cls(complete_topics=True if complete is None else str(complete).lower() not in ("false", "0", "no"),
                    max_topic_posts=max(1, int(o.get("max_topic_posts") or 2000)),
-                   pages_per_batch=max(1, int(o.get("pages_per_batch") or 4)))
+                   pages_per_batch=max(1, int(o.get("pages_per_batch") or 4)),
+                   max_parent_fetches=max(0, int(200 if parents is None else parents)))
 
 
 def _created(post: dict[str, Any]) -> datetime | None:
@@ -56,15 +68,54 @@ def _created(post: dict[str, Any]) -> datetime | None:
         return None
 
 
+class _ReplyAwareBuffer(PageBuffer):
+    """A page buffer that knows which posts its batch holds and which posts their replies point to; before
+    a batch is stored, ``fetch_missing`` gets the lines of the targets the batch lacks (they go first)."""
+
+    def __init__(self, store: StoreBatch, stats: SyncStats, pages_per_batch: int,
+                 fetch_missing: Callable[[list[PostRef]], list[bytes]]):
+        super().__init__(store, stats, pages_per_batch)
+        self.fetch_missing = fetch_missing
+        self.held: set[PostRef] = set()
+        self.targets: dict[PostRef, None] = {}  # ordered set
+
+    def note(self, posts: Any) -> None:
+        """Remember the posts of a line about to be added (call before ``add``: it may flush)."""
+        for post in posts if isinstance(posts, list) else []:
+            if not isinstance(post, dict) or not isinstance(post.get("topic_id"), int):
+                continue
+            if isinstance(post.get("post_number"), int):
+                self.held.add((post["topic_id"], post["post_number"]))
+            target = reply_target(post)
+            if target is not None and post.get("post_type") not in ACTION_POST_TYPES:
+                self.targets[(post["topic_id"], target)] = None
+
+    def flush(self, state: dict[str, Any]) -> None:
+        if self.lines:
+            missing = [ref for ref in self.targets if ref not in self.held]
+            if missing:
+                self.lines[:0] = self.fetch_missing(missing)
+        self.held, self.targets = set(), {}
+        super().flush(state)
+
+
+def _stream_posts(answer: Any) -> Any:
+    """``post_stream.posts`` of a topic or topic-posts answer, as given."""
+    return (answer.get("post_stream") or {}).get("posts") if isinstance(answer, dict) else None
+
+
 class _ForumSync:
     def __init__(self, client: DiscourseClient, entry: SourceEntry, state: dict[str, Any], store: StoreBatch,
                  budget: Budget, clock: Callable[[], float]):
         self.client, self.entry, self.budget, self.clock = client, entry, budget, clock
         self.options = DiscourseOptions.of(entry)
         self.host = forum_host(entry.identifier)
-        self.state, self.stats, self.buffer = begin(state, store, self.options.pages_per_batch)
+        self.state, self.stats, _ = begin(state, store, self.options.pages_per_batch)
+        self.buffer = _ReplyAwareBuffer(store, self.stats, self.options.pages_per_batch, self.fetch_parents)
         self.topics: dict[str, int] = dict(self.state.get("topics") or {})
         self.completed: set[int] = set()  # topics completed in this run: the walk covers the rest of them
+        self.parents: dict[PostRef, bytes | None] = {}  # reply targets fetched this run (None: gone)
+        self.stats.extra.update(reply_parents_fetched=0, reply_parents_missing=0, reply_parents_skipped=0)
 
     def line(self, page: Page, **extra: Any) -> bytes:
         return wrap_line(page.body, endpoint=page.endpoint, host=self.host,
@@ -103,6 +154,7 @@ class _ForumSync:
                 self.stats.complete = True
             self.save_topics()
             if keep:
+                self.buffer.note(posts)
                 self.buffer.add(self.line(page), state)
             if done:
                 break
@@ -129,7 +181,7 @@ class _ForumSync:
             try:
                 page = self.client.topic(topic_id)
             except PermanentError as exc:
-                if exc.status not in (403, 404, 410):
+                if exc.status not in GONE:
                     raise
                 # a deleted topic, or one in a category this key cannot read: the forum itself is fine
                 self.stats.extra["topics_unavailable"] = self.stats.extra.get("topics_unavailable", 0) + 1
@@ -142,18 +194,45 @@ class _ForumSync:
             # ids the walk reaches later are left to it; with a first-sync cutoff it may stop before them
             ahead = (lambda i: floor < i < lowest) if not self.state["walk"]["cutoff"] else (lambda i: False)
             missing = [i for i in stream if i not in have and i > known and not ahead(i)]
+            self.buffer.note(_stream_posts(topic))
             self.buffer.add(self.line(page), self.state, page=False)
             self.stats.extra["topics_fetched"] = self.stats.extra.get("topics_fetched", 0) + 1
             for start in range(0, len(missing), IDS_PER_REQUEST):
                 if not self.budget.allows(self.client.stats, self.clock):
                     break
                 chunk = self.client.topic_posts(topic_id, missing[start:start + IDS_PER_REQUEST])
+                chunk_posts = _stream_posts(chunk.json)
+                self.buffer.note(chunk_posts)
                 self.buffer.add(self.line(chunk, topic_id=topic_id), self.state, page=False)
-                got = len((chunk.json.get("post_stream") or {}).get("posts") or []) if isinstance(chunk.json, dict) else 0
+                got = len(chunk_posts) if isinstance(chunk_posts, list) else 0
                 self.stats.fetched += got
                 self.stats.extra["topic_posts_fetched"] = self.stats.extra.get("topic_posts_fetched", 0) + got
             self.topics.pop(str(topic_id), None)
             self.topics[str(topic_id)] = max([known, *stream])
+
+    def fetch_parents(self, refs: list[PostRef]) -> list[bytes]:
+        """The lines of the reply targets a batch lacks: fetched (within ``max_parent_fetches`` and the
+        budget) or reused from an earlier batch of this run; a gone target is counted and left out."""
+        lines: list[bytes] = []
+        extra = self.stats.extra
+        for ref in refs:
+            if ref not in self.parents:
+                if (extra["reply_parents_fetched"] + extra["reply_parents_missing"] >= self.options.max_parent_fetches
+                        or not self.budget.allows(self.client.stats, self.clock)):
+                    extra["reply_parents_skipped"] += 1
+                    continue
+                try:
+                    self.parents[ref] = self.line(self.client.post_by_number(*ref))
+                    extra["reply_parents_fetched"] += 1
+                except PermanentError as exc:
+                    if exc.status not in GONE:
+                        raise
+                    self.parents[ref] = None
+                    extra["reply_parents_missing"] += 1
+            line = self.parents[ref]
+            if line is not None:
+                lines.append(line)
+        return lines
 
     def save_topics(self) -> None:
         while len(self.topics) > TOPIC_MEMORY:

@@ -13,7 +13,7 @@ from crawl_assets.sources.discourse.client import new_client
 from crawl_assets.sources.discourse.normalize import normalize_discourse
 from crawl_assets.sources.discourse.sync import sync_forum
 from crawl_assets.sources.pull import Budget
-from crawl_assets.sources.rest import PermanentError, RetrySettings
+from crawl_assets.sources.rest import PermanentError, RetrySettings, TransientError
 from crawl_assets_tests.sources.feedback_helpers import LakeStore, errors, normalize_batches
 from crawl_assets_tests.standins.discourse_api import DiscourseServer, build_forum
 
@@ -21,9 +21,9 @@ FAST = RetrySettings(max_retries=2, backoff_seconds=0.01, backoff_cap_seconds=0.
 FORUM = "https://forum.example.org"
 
 
-def _entry(**policy):
+def _entry(options=None, **policy):
     return SourceEntry(name="forum", tenant="acme", platform="discourse", kind="forum", identifier=FORUM,
-                       policy=policy or {}, options={"pages_per_batch": 2})
+                       policy=policy or {}, options={"pages_per_batch": 2, **(options or {})})
 
 
 @pytest.fixture
@@ -100,10 +100,17 @@ def test_incremental_run_asks_one_page_and_remembers_complete_topics(client, ser
     new = forum.add_post(1003, datetime.now(timezone.utc), "<p>still happening on 2.4</p>", reply_to_number=2)
     second = sync_forum(client, store.entry, first.state, store, Budget())
     assert second.state["newest_id"] == new["id"] and second.stats.new == 1
-    assert server.counts() == {"categories": 1, "posts": 1, "topic": 1}  # nothing re-fetched by id
+    counts = server.counts()
+    parents = counts.pop("post_by_number")
+    assert counts == {"categories": 1, "posts": 1, "topic": 1}  # nothing re-fetched by id
+    # the page also holds 49 older posts: the targets of their replies that no line of the batch holds
+    # come one by one, so their re-observations keep their reply edges
+    assert parents == second.stats.extra["reply_parents_fetched"] and second.stats.extra["reply_parents_missing"] == 0
     records, _ = normalize_batches(store.lake, store.entry, normalize_discourse)
     latest = next(r for r in records if int(r.native_id) == new["id"])
     assert latest.reply_to == f"discourse:forum.example.org:{forum.topics[1003]['posts'][1]}"
+    last_batch = [r for r in records if r.provenance.raw_pointer == store.batches[-1].path]
+    assert len(last_batch) > 40 and all(r.reply_to for r in last_batch if r.kind != "post")
 
 
 def test_a_stopped_walk_resumes_below_its_last_page(client, server, forum, store):
@@ -139,3 +146,132 @@ def test_private_forum_without_key_is_permanent(forum, store):
         assert sync_forum(keyed, store.entry, {}, store, Budget()).stats.complete
         for c in (anonymous, keyed):
             c.http.close()
+
+
+# Reply targets a batch lacks. One 80-post thread (post n has id n; 75 replies to 25, 25 to 22, the rest
+# to the first post): a first sync stores it whole in one batch; the next sync's batch is the topic answer
+# (posts 1-20) and the latest page (the 50 newest), so posts 21-31 are in no line of it.
+THREAD = 3000
+REPLIES = {75: 25, 25: 22}
+
+
+@pytest.fixture
+def thread():
+    forum = build_forum(topics=0)
+    forum.add_topic(THREAD, "Long thread", category_id=9, tags=["sync"])
+    start = datetime.now(timezone.utc) - timedelta(days=2)
+    for n in range(80):
+        forum.add_post(THREAD, start + timedelta(minutes=n), f"<p>post {n + 1}</p>", reply_to_number=REPLIES.get(n + 1))
+    return forum
+
+
+def _latest_records(store):
+    """The records as the pipeline stores them (normalize_batch per raw batch), latest observation per key."""
+    from crawl_assets.assets.normalized_records import TABLE, normalize_batch
+    from crawl_assets.lake.tables import arrow_to_records
+
+    lake, entry = store.lake, store.entry
+    for batch in lake.raw_batches(entry.tenant, entry.platform, entry.key):
+        part = lake.table_part(TABLE, entry.tenant, entry.platform, entry.key, batch.manifest.batch_id)
+        assert not [r for r in normalize_batch(lake, batch, part).rejected if r["error"]]
+    latest = {}
+    for _, table in lake.read_parts(TABLE, entry.tenant, entry.platform, entry.key):
+        latest.update((r["key"], r) for r in arrow_to_records(table))
+    return latest
+
+
+def _key(post_id):
+    return f"discourse:forum.example.org:{post_id}"
+
+
+@pytest.fixture
+def thread_run(thread, tmp_path):
+    """(stand-in serving the thread, a client of it, tmp_path)."""
+    with DiscourseServer(forum=thread) as srv:
+        c = new_client(FORUM, FAST, base_url=srv.url)
+        yield srv, c, tmp_path
+        c.http.close()
+
+
+def _first_sync(srv, c, tmp_path, **options):
+    entry = _entry(options)
+    store = LakeStore(Lake(str(tmp_path / "lake")), entry, "discourse")
+    first = sync_forum(c, entry, {}, store, Budget())
+    assert first.stats.complete and first.stats.extra.get("reply_parents_fetched", 0) == 0
+    srv.log.clear()
+    return store, first
+
+
+def test_a_reply_to_a_post_stored_by_an_earlier_sync_gets_its_key(thread, thread_run):
+    srv, c, tmp_path = thread_run
+    store, first = _first_sync(srv, c, tmp_path)
+    new = thread.add_post(THREAD, datetime.now(timezone.utc), "<p>back to the 25th</p>", reply_to_number=25)
+    second = sync_forum(c, store.entry, first.state, store, Budget())
+    assert second.stats.complete
+    assert srv.counts()["post_by_number"] == 1 and second.stats.extra["reply_parents_fetched"] == 1
+    assert [e.path for e in srv.log if e.endpoint == "post_by_number"] == [f"/posts/by_number/{THREAD}/25.json"]
+    latest = _latest_records(store)
+    reply = latest[_key(new["id"])]
+    assert reply["reply_to"] == _key(25) and reply["kind"] == "reply"
+    # the target's answer only taught number -> id: its record from the first sync, whose own target (22)
+    # was resolved there, stays the latest observation
+    assert latest[_key(25)]["reply_to"] == _key(22) and latest[_key(25)]["metadata"]["tags"] == ["sync"]
+
+
+def test_a_target_elsewhere_in_the_same_batch_costs_no_request(thread, thread_run):
+    """Post 75 replies to 25: on the second latest page, a later line of the same batch than post 75."""
+    srv, c, tmp_path = thread_run
+    store, first = _first_sync(srv, c, tmp_path)
+    assert len(store.batches) == 1 and srv.counts().get("post_by_number", 0) == 0
+    latest = _latest_records(store)
+    assert {i: latest[_key(i)]["reply_to"] for i in REPLIES} == {i: _key(t) for i, t in REPLIES.items()}
+    assert all(latest[_key(i)]["reply_to"] == _key(1) for i in range(2, 81) if i not in REPLIES)
+
+
+def test_a_deleted_target_is_counted_missing_and_the_reply_keeps_its_number(thread, thread_run):
+    srv, c, tmp_path = thread_run
+    store, first = _first_sync(srv, c, tmp_path)
+    thread.delete_post(25)
+    new = thread.add_post(THREAD, datetime.now(timezone.utc), "<p>what was deleted?</p>", reply_to_number=25)
+    second = sync_forum(c, store.entry, first.state, store, Budget())
+    assert second.stats.complete and second.state["newest_id"] == new["id"]
+    assert [e.status for e in srv.log if e.endpoint == "post_by_number"] == [404]
+    assert second.stats.extra["reply_parents_missing"] == 1 and second.stats.extra["reply_parents_fetched"] == 0
+    reply = _latest_records(store)[_key(new["id"])]
+    assert reply["reply_to"] is None and reply["metadata"]["reply_to_post_number"] == 25
+
+
+def test_target_fetches_stay_within_max_parent_fetches_and_the_budget(thread, thread_run):
+    srv, c, tmp_path = thread_run
+    store, first = _first_sync(srv, c, tmp_path, max_parent_fetches=2)
+    now = datetime.now(timezone.utc)
+    new = [thread.add_post(THREAD, now, f"<p>re {n}</p>", reply_to_number=n) for n in (21, 22, 23, 24)]
+    second = sync_forum(c, store.entry, first.state, store, Budget())
+    assert srv.counts()["post_by_number"] == 2
+    # five targets lack: 21-24 and 25 (post 75, re-observed on the page, replies to it)
+    assert second.stats.extra["reply_parents_fetched"] == 2 and second.stats.extra["reply_parents_skipped"] == 3
+    latest = _latest_records(store)
+    assert sum(latest[_key(p["id"])]["reply_to"] is not None for p in new) == 2
+
+    srv.log.clear()
+    late = thread.add_post(THREAD, datetime.now(timezone.utc), "<p>re 26</p>", reply_to_number=26)
+    so_far = sum(c.stats.requests.values())  # the budget counts the client's requests
+    third = sync_forum(c, store.entry, second.state, store, Budget(max_requests=so_far + 3))  # categories, posts, topic
+    assert third.state["newest_id"] == late["id"] and "post_by_number" not in srv.counts()
+    assert third.stats.extra["reply_parents_skipped"] >= 1
+
+
+def test_a_failed_target_fetch_stores_nothing_and_the_rerun_resolves(thread, thread_run):
+    """The checkpoint moves only with its batch: a target fetch failing ends the run before the store."""
+    srv, c, tmp_path = thread_run
+    store, first = _first_sync(srv, c, tmp_path)
+    batches, states = len(store.batches), len(store.states)
+    new = thread.add_post(THREAD, datetime.now(timezone.utc), "<p>re 30</p>", reply_to_number=30)
+    srv.inject("500", "post_by_number", times=10)
+    with pytest.raises(TransientError):
+        sync_forum(c, store.entry, first.state, store, Budget())
+    assert (len(store.batches), len(store.states)) == (batches, states)
+    srv.faults.clear()
+    again = sync_forum(c, store.entry, store.state, store, Budget())
+    assert again.state["newest_id"] == new["id"]
+    assert _latest_records(store)[_key(new["id"])]["reply_to"] == _key(30)
