@@ -98,7 +98,10 @@ def normalize_discourse(stream: IO[bytes], *, name: str, context: NormalizeConte
         forum.learn_posts(posts)
         if is_single_post(response):
             return
+        stored = crawl.get("stored_through")  # a latest-posts page: posts up to this id came in an earlier sync
         for index, post in enumerate(posts):
+            if isinstance(stored, int) and isinstance(as_dict(post).get("id"), int) and post["id"] <= stored:
+                continue  # context only (its number -> id is learned): its record is already stored
             post_type = opt_int(as_dict(post).get("post_type"))
             if post_type in ACTION_POST_TYPES:
                 yield batch.reject(line, f"post {as_dict(post).get('id')}: {ACTION_POST_TYPES[post_type]}", post, error=False)

@@ -79,13 +79,17 @@ class _ReplyAwareBuffer(PageBuffer):
         self.held: set[PostRef] = set()
         self.targets: dict[PostRef, None] = {}  # ordered set
 
-    def note(self, posts: Any) -> None:
-        """Remember the posts of a line about to be added (call before ``add``: it may flush)."""
+    def note(self, posts: Any, targets_of: list[Any] | None = None) -> None:
+        """Remember the posts of a line about to be added (call before ``add``: it may flush); only the
+        replies among ``targets_of`` (default: all) need their targets (older posts are context only)."""
+        wanted = None if targets_of is None else {id(p) for p in targets_of}
         for post in posts if isinstance(posts, list) else []:
             if not isinstance(post, dict) or not isinstance(post.get("topic_id"), int):
                 continue
             if isinstance(post.get("post_number"), int):
                 self.held.add((post["topic_id"], post["post_number"]))
+            if wanted is not None and id(post) not in wanted:
+                continue
             target = reply_target(post)
             if target is not None and post.get("post_type") not in ACTION_POST_TYPES:
                 self.targets[(post["topic_id"], target)] = None
@@ -154,8 +158,9 @@ class _ForumSync:
                 self.stats.complete = True
             self.save_topics()
             if keep:
-                self.buffer.note(posts)
-                self.buffer.add(self.line(page), state)
+                self.buffer.note(posts, targets_of=keep)
+                extra = {"stored_through": walk["floor"]} if walk["floor"] else {}
+                self.buffer.add(self.line(page, **extra), state)
             if done:
                 break
         self.save_topics()
