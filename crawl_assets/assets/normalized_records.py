@@ -41,9 +41,12 @@ def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) ->
         return 0
     m = batch.manifest
     prior: dict[str, dict[str, Any]] = {}
-    for part_id, table in lake.read_parts(TABLE, m.tenant, m.platform, m.source):
-        if part_id >= m.batch_id:
-            break
+    earlier = [p for p in lake.part_ids(TABLE, m.tenant, m.platform, m.source) if p < m.batch_id]
+    # the key column of every earlier part is cheap to read; whole rows only of the parts that hold a hit
+    holding = {part_id for part_id, keys in lake.read_parts(TABLE, m.tenant, m.platform, m.source, columns=["key"],
+                                                            include=set(earlier).__contains__)
+               if any(k in wanted for k in keys.column("key").to_pylist())}
+    for _, table in lake.read_parts(TABLE, m.tenant, m.platform, m.source, include=holding.__contains__):
         hits = [i for i, k in enumerate(table.column("key").to_pylist()) if k in wanted]
         for row in arrow_to_records(table.take(hits)) if hits else ():
             if not (row.get("metadata") or {}).get("tombstone"):
