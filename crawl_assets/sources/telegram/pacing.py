@@ -59,11 +59,12 @@ class AccountLock:
     def release(self, last_request: float) -> None:
         if self._fd is None:
             return
-        data = f"{last_request:.3f}".encode()
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, data, 0)
-        unlock(self._fd)
-        self._fd = None
+        fd, self._fd = self._fd, None
+        try:  # the pacing note is best kept; the lock must be released whatever happens to it
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{last_request:.3f}".encode(), 0)
+        finally:
+            unlock(fd)
 
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
         self.release(self.last_request)

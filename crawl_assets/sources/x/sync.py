@@ -374,8 +374,10 @@ class _Sync:
     def refresh(self) -> None:
         """Re-read the newest stored posts by id (100 per request): new counters become a new observation,
         a post the lookup no longer finds becomes a deletion line."""
-        recent = [i for i in self.state.get("recent") or () if i not in self.fetched]
-        if not recent or not self.entry.policy.refresh_items(REFRESH_DEFAULT):
+        window = self.entry.policy.refresh_items(REFRESH_DEFAULT)
+        self.state["recent"] = list(self.state.get("recent") or ())[:window]  # the window may have shrunk
+        recent = [i for i in self.state["recent"] if i not in self.fetched]
+        if not recent or not window:
             return
         self.buffer.flush(self.state)  # phases never share a batch
         gone: set[str] = set()
@@ -392,6 +394,8 @@ class _Sync:
             self.stats.refreshed += len(found & set(chunk))
             self.stats.refresh_gone += len(missing)
             gone.update(missing)
+            # saved with this page: a resumed run neither reads nor marks these ids again
+            self.state["recent"] = [i for i in self.state["recent"] if i not in gone]
             self.buffer.add(page, "refresh")
             observed = rfc3339(self.now)
             for post_id in missing:
@@ -399,8 +403,6 @@ class _Sync:
                                                        "reason": "not found by id lookup"}))
             if len(self.buffer.lines) >= self.opts.pages_per_batch:
                 self.buffer.flush(self.state)
-        if gone:
-            self.state["recent"] = [i for i in self.state.get("recent") or () if i not in gone]
         self.buffer.flush(self.state)
 
     def run(self) -> SyncResult:

@@ -323,3 +323,16 @@ def test_refresh_window_rereads_stored_posts_by_id_and_records_deletions(server,
     server.clear_log()
     off = sync_source(client, timeline(), result.state, store, Budget())
     assert server.counts() == {"users/tweets": 1} and off.stats.refreshed == 0, "off by default"
+
+
+def test_a_smaller_refresh_window_costs_fewer_lookups_at_once(server, corpus, make_client, lake):
+    wide = timeline()
+    wide = wide.model_copy(update={"policy": wide.policy.model_copy(update={"refresh_window": 120})})
+    narrow = wide.model_copy(update={"policy": wide.policy.model_copy(update={"refresh_window": 30})})
+    store = LakeStore(lake, wide)
+    client = make_client()
+    first = sync_source(client, wide, {}, store, Budget())
+    server.clear_log()
+    result = sync_source(client, narrow, first.state, store, Budget())
+    assert server.counts() == {"users/tweets": 1, "tweets": 1} and result.stats.refreshed == 30
+    assert result.state["recent"] == first.state["recent"][:30]
