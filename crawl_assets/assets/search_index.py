@@ -7,6 +7,7 @@ crash converges to the same index.
 """
 
 
+from collections import Counter
 from typing import Any
 
 import dagster as dg
@@ -15,7 +16,7 @@ from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
 from crawl_assets.assets.normalized_records import split_source_key
 from crawl_assets.index.bootstrap import setup_indices
 from crawl_assets.index.sink import edge_id, index_documents
-from crawl_assets.index.stale_edges import prune_stale_edges
+from crawl_assets.index.stale_edges import stale_edge_tombstones
 from crawl_assets.index.stats import count_documents
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
@@ -36,8 +37,9 @@ def _marker(source_dir: str, batch_id: str) -> str:
 
 def pending_records(lake: Lake, tenant: str, platform: str, source: str
                     ) -> tuple[list[dict[str, Any]], list[str], set[str]]:
-    """Records of parts not indexed yet (latest observation per key), those parts' markers, and which
-    of the records were indexed before (read from the indexed parts' key column only)."""
+    """Records of parts not indexed yet (latest observation per key), those parts' markers, and which of
+    them were observed before in any other part (indexed or not: a crash may have stopped a run between
+    indexing a part and marking it), read from the key column only."""
     latest: dict[str, dict[str, Any]] = {}
     markers = []
     source_dir = f"{tenant}/{platform}/{source}"
@@ -48,20 +50,31 @@ def pending_records(lake: Lake, tenant: str, platform: str, source: str
         markers.append(_marker(source_dir, batch_id))
         for row in arrow_to_records(table):
             latest[row["key"]] = row
-    seen_before: set[str] = set()
-    if indexed and latest:
-        for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key"],
-                                        include=indexed.__contains__):
-            seen_before.update(k for k in table.column("key").to_pylist() if k in latest)
-    return list(latest.values()), markers, seen_before
+    parts_of: Counter[str] = Counter()
+    if latest:
+        for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key"]):
+            parts_of.update(k for k in set(table.column("key").to_pylist()) if k in latest)
+    return list(latest.values()), markers, {k for k, n in parts_of.items() if n > 1}
+
+
+def edge_version_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """What an edge document carries of its record so that it gets the record's external version: an
+    edge from an older observation then never overwrites (or revives) one from a newer observation."""
+    collected = (record.get("provenance") or {}).get("collected_at")
+    return {"edited_at": record.get("edited_at"), "deleted_at": record.get("deleted_at"),
+            "provenance": {"collected_at": collected}}
 
 
 def pending_edges(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The edge documents of the records about to be indexed (the same ``document_edges`` the
-    ``relation_edges`` table is built from): edges change only with their record, so the edges of
-    records indexed before are not sent again."""
-    rows = {(e[0], e[1], e[2]): e for record in records for e in document_edges(record)}
-    return [dict(zip(EDGE_COLUMNS, row)) for _, row in sorted(rows.items())]
+    ``relation_edges`` table is built from), versioned like their record: edges change only with their
+    record, so the edges of records indexed before are not sent again."""
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for record in records:
+        version = edge_version_fields(record)
+        for edge in document_edges(record):
+            rows[(edge[0], edge[1], edge[2])] = {**dict(zip(EDGE_COLUMNS, edge)), **version}
+    return [rows[k] for k in sorted(rows)]
 
 
 def live_count(lake: Lake, tenant: str, platform: str, source: str) -> int:
@@ -105,15 +118,19 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
                                         deadletter_root=deadletter_root, run_id=context.run.run_id)
             edge_stats = index_documents(client, edge_rows, family="edges", tenant=tenant,
                                          deadletter_root=deadletter_root, run_id=context.run.run_id)
-            current: dict[str, list[str]] = {key: [] for key in seen_before}
+            reobserved = {r["key"]: r for r in records if r["key"] in seen_before}
+            keep: dict[str, set[str]] = {key: set() for key in reobserved}
             for edge in edge_rows:
-                if edge["src"] in current:
-                    current[edge["src"]].append(edge_id(edge))
-            pruned = prune_stale_edges(client, tenant, current) if current else 0
+                if edge["src"] in keep:
+                    keep[edge["src"]].add(edge_id(edge))
+            stale = stale_edge_tombstones(client, tenant, reobserved, keep, edge_version_fields)
+            prune_stats = index_documents(client, stale, family="edges", tenant=tenant,
+                                          deadletter_root=deadletter_root, run_id=context.run.run_id)
+            pruned = prune_stats.created + prune_stats.updated
             live = count_documents(client, tenant, source=source, family="records", include_tombstones=False)
         accounted = all(
             s.created + s.updated + s.noop + s.failed == n
-            for s, n in ((rec_stats, len(records)), (edge_stats, len(edge_rows)))
+            for s, n in ((rec_stats, len(records)), (edge_stats, len(edge_rows)), (prune_stats, len(stale)))
         )
         if accounted:
             for marker in markers:

@@ -1,34 +1,70 @@
-"""Edges a record no longer has: when a newer observation of an indexed record drops a hashtag, a
-mention or a reply target, its old edge documents must go, or the index keeps a relation the lake's
-``relation_edges`` table no longer holds. Only re-observed records are checked (a record seen for the
-first time has no old edges). An edge is not a user's deletion, so this is not a tombstone case: the
-edge simply is not true of the current record any more.
+"""Edges a record no longer has: when a newer observation of a record drops a hashtag, a mention or a
+reply target, its old edge documents must stop counting, or the index keeps a relation the lake's
+``relation_edges`` table no longer holds.
+
+They become tombstones (``deleted: true``), not hard deletes: a tombstone carries the newer
+observation's external version, so an edge sent again from an older observation (a backfill, another
+source holding the same record) is a version conflict, a no-op, and cannot bring the edge back; a
+later observation that has the edge again overwrites the tombstone. (A hard delete would keep its
+version only for ``index.gc_deletes``, 60 s by default.) Only the erasure path hard-deletes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
 from crawl_assets.index.naming import read_alias
 
-_CHUNK = 500
+_CHUNK = 100  # records per search (a record has few edges; a fuller group is split)
+_PAGE = 10_000
+EDGE_FIELDS = ("type", "src", "dst", "created_at", "platform", "tenant")
 
 
-def prune_stale_edges(client: Elasticsearch, tenant: str, edges_by_src: Mapping[str, Iterable[str]]) -> int:
-    """Delete the tenant's edge documents whose ``src`` is one of ``edges_by_src`` and whose ``_id`` is
-    not among that record's current edge ids; returns how many were deleted."""
-    sources = sorted(edges_by_src)
-    deleted = 0
-    for start in range(0, len(sources), _CHUNK):
-        chunk = sources[start:start + _CHUNK]
-        keep = sorted({i for src in chunk for i in edges_by_src[src]})
-        query = {"bool": {"filter": [{"terms": {"src": chunk}}], "must_not": [{"ids": {"values": keep}}]}}
-        try:
-            resp = client.delete_by_query(index=read_alias("edges", tenant), query=query, refresh=True,
-                                          conflicts="proceed", ignore_unavailable=True)
-        except NotFoundError:
-            return deleted
-        deleted += int(resp.get("deleted", 0))
-    return deleted
+class StaleEdgeSearchFailed(RuntimeError):
+    """The index could not list a record's edges completely: the prune must be retried, not skipped."""
+
+
+def _edges_of(client: Elasticsearch, tenant: str, sources: list[str]) -> Iterator[dict[str, Any]]:
+    """Every live edge document whose ``src`` is one of ``sources`` (its ``_id`` and fields); a group
+    with more edges than one page holds is split until each page is complete."""
+    query = {"bool": {"filter": [{"terms": {"src": sources}}], "must_not": [{"term": {"deleted": True}}]}}
+    try:
+        resp = client.search(index=read_alias("edges", tenant), query=query, size=_PAGE, source=list(EDGE_FIELDS),
+                             track_total_hits=True, ignore_unavailable=True)
+    except NotFoundError:  # no edge index yet: nothing can be stale
+        return
+    shards = resp.get("_shards") or {}
+    if shards.get("failed"):
+        raise StaleEdgeSearchFailed(f"edge search failed on {shards['failed']} shard(s): {shards.get('failures')}")
+    hits = resp["hits"]["hits"]
+    total = resp["hits"]["total"]
+    if total.get("relation") != "eq" or total["value"] > len(hits):
+        if len(sources) == 1:
+            raise StaleEdgeSearchFailed(f"{sources[0]} has more than {_PAGE} edges in the index")
+        half = len(sources) // 2
+        yield from _edges_of(client, tenant, sources[:half])
+        yield from _edges_of(client, tenant, sources[half:])
+        return
+    for hit in hits:
+        yield {"_id": hit["_id"], **hit.get("_source", {})}
+
+
+def stale_edge_tombstones(
+    client: Elasticsearch, tenant: str, records: Mapping[str, Mapping[str, Any]], keep: Mapping[str, set[str]],
+    version_fields: Callable[[Mapping[str, Any]], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Tombstone documents for the live edges of ``records`` (key -> current record) whose ids are not in
+    ``keep[key]``, each versioned like the current record (``version_fields``)."""
+    keys = sorted(records)
+    out: list[dict[str, Any]] = []
+    for start in range(0, len(keys), _CHUNK):
+        for edge in _edges_of(client, tenant, keys[start:start + _CHUNK]):
+            src = edge.get("src")
+            if src not in records or edge["_id"] in keep.get(src, ()):
+                continue
+            doc = {f: edge.get(f) for f in EDGE_FIELDS}
+            out.append({**doc, "deleted": True, **version_fields(records[src])})
+    return out

@@ -1,5 +1,6 @@
-"""An edit that drops a hashtag or a mention removes the old edge documents from the index, so the
-index's edges stay those of the current record (as the lake's ``relation_edges`` table holds them)."""
+"""An edit that drops a hashtag or a mention turns the old edge documents into tombstones, so the index's
+live edges stay those of the current record (as the lake's ``relation_edges`` table holds them), and an
+older observation sent again cannot bring them back."""
 
 import dagster as dg
 import orjson
@@ -26,10 +27,10 @@ def message(mid: int, text: str, edit_date: str | None = None) -> bytes:
     })
 
 
-def _edges_in_index(es: ESTestServer) -> set[tuple[str, str, str]]:
+def _edges_in_index(es: ESTestServer, deleted: bool = False) -> set[tuple[str, str, str]]:
     with es.state.lock:
         return {(d["type"], d["src"], d["dst"]) for n, idx in es.state.indices.items() if n.startswith("crawl-edges-acme")
-                for d in map(source_of, idx.docs.values())}
+                for d in map(source_of, idx.docs.values()) if bool(d.get("deleted")) == deleted}
 
 
 def test_edit_dropping_a_hashtag_and_a_mention_removes_their_edges(tmp_path):
@@ -66,3 +67,26 @@ def test_edit_dropping_a_hashtag_and_a_mention_removes_their_edges(tmp_path):
         assert ("hashtag", "telegram:777:2", "hashtag:اقتصاد") in want, "the other record's edges stay"
         [mat] = result.asset_materializations_for_node("telegram__search_index")
         assert mat.metadata["stale_edges_removed"].value == 2
+        dropped = {("hashtag", "telegram:777:1", "hashtag:تهران"), ("mention", "telegram:777:1", "telegram:user:reporter")}
+        assert _edges_in_index(es, deleted=True) == dropped, "kept as tombstones with the edit's version"
+
+        # The older observation's edges sent again (a backfill, another source holding the same message):
+        # older version than the tombstones, so no-ops; the dropped edges stay dropped.
+        from crawl_assets.assets.search_index import pending_edges
+        from crawl_assets.index.sink import index_documents
+        from elasticsearch import Elasticsearch
+
+        [(_, first_part), *_] = list(lake.read_parts("normalized_records", "acme", "telegram", SOURCE))
+        old = [r for r in arrow_to_records(first_part) if r["key"] == "telegram:777:1"]
+        with Elasticsearch(es.url) as client:
+            stats = index_documents(client, pending_edges(old), family="edges", tenant="acme",
+                                    deadletter_root=lake.root, run_id="old")
+        assert stats.noop == len(pending_edges(old)) and stats.failed == 0
+        assert _edges_in_index(es) == want and _edges_in_index(es, deleted=True) == dropped
+
+        # A later edit that has the hashtag again revives its edge (newer version over the tombstone).
+        lake.write_raw_batch(batch_id="20260107T100000000000Z-r3-0000", run_id="r3", lines=[
+            message(1, "خبر #اقتصاد #تهران", edit_date="2026-01-07T09:00:00+00:00")], **common)
+        sync()
+        assert ("hashtag", "telegram:777:1", "hashtag:تهران") in _edges_in_index(es)
+        assert _edges_in_index(es, deleted=True) == {("mention", "telegram:777:1", "telegram:user:reporter")}
