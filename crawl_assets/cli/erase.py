@@ -31,8 +31,12 @@ def erase(tenant: str, author: str | None, source: str | None, es_url: str | Non
         from crawl_assets.resources.elasticsearch import ElasticsearchResource
 
         client = ElasticsearchResource.from_env(url).get_client()
+    from crawl_assets.scheduling.locks import SourceBusy
+
     try:
         report = run_erasure(Lake(settings.lake_root()), client, selector)
+    except SourceBusy as exc:
+        raise click.ClickException(f"{exc}: nothing was erased; run it again when the sync is done") from None
     finally:
         if client is not None:
             client.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -15,6 +16,7 @@ from crawl_assets.erasure.log import append_entry, subject_digest
 from crawl_assets.index.erasure import erase_documents
 from crawl_assets.index.sink import edge_id
 from crawl_assets.lake import Lake
+from crawl_assets.scheduling.locks import source_lock
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,18 @@ class ErasureReport:
         return dict(self.__dict__)
 
 
-def erase(lake: Lake, client: Elasticsearch | None, selector: Selector, *, now: datetime | None = None) -> ErasureReport:
-    """Erase ``selector``'s data from the lake (raw and tables), derived edges and the index; log it."""
+def erase(lake: Lake, client: Elasticsearch | None, selector: Selector, *, now: datetime | None = None,
+          lock_wait_seconds: float = 600.0) -> ErasureReport:
+    """Erase ``selector``'s data from the lake (raw and tables), derived edges, dead letters and the index;
+    log it. Holds every source lock of the tenant (waiting up to ``lock_wait_seconds``, else ``SourceBusy``)."""
+    with ExitStack() as locks:
+        # the tenant's syncs write its raw batches, parts and dead-letter files: none may run meanwhile
+        for _, source in tenant_sources(lake, selector.tenant):
+            locks.enter_context(source_lock(source, wait_seconds=lock_wait_seconds))
+        return _erase(lake, client, selector, now)
+
+
+def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, now: datetime | None) -> ErasureReport:
     report = ErasureReport(uuid.uuid4().hex[:8])
     tenant = selector.tenant
     parts: list[LakeErasure] = []

@@ -165,3 +165,31 @@ def test_erase_needs_exactly_one_selector():
         result = CliRunner().invoke(cli, ["erase", "--tenant", "demo", *args])
         assert result.exit_code == 2 and "exactly one" in result.output
 
+
+
+def test_erasure_waits_for_a_running_sync_of_the_tenant(synced):
+    """A sync of the tenant (another process holding its source lock) and an erasure never overlap: the
+    erasure gives up after its wait, having changed nothing."""
+    import subprocess
+    import sys
+
+    from crawl_assets.erasure import Selector, erase
+    from crawl_assets.scheduling.locks import SourceBusy
+    from crawl_assets_tests.conftest import REPO
+
+    _, keys, lake = synced
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom crawl_assets.scheduling.locks import source_lock\n"
+         f"with source_lock({keys[0]!r}):\n    print('held', flush=True)\n    time.sleep(30)"],
+        stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        before = _records(lake, "demo")
+        with pytest.raises(SourceBusy):
+            erase(lake, None, Selector(tenant="demo", source=keys[0]), lock_wait_seconds=0.3)
+        assert _records(lake, "demo") == before and not read_log(lake, "demo")
+    finally:
+        holder.kill()
+        holder.wait()
+    report = erase(lake, None, Selector(tenant="demo", source=keys[0]), lock_wait_seconds=5)
+    assert report.sources == [keys[0]]
