@@ -16,7 +16,6 @@ from crawl_assets.assets.relation_edges import write_relations
 from crawl_assets.assets.relation_edges import TABLE as EDGES_TABLE
 from crawl_assets.erasure.scrub import DROP, scrub
 from crawl_assets.lake import Lake, RawBatch
-from crawl_assets.lake.layout import new_batch_id
 from crawl_assets.lake.tables import arrow_to_records
 
 AREAS = ("raw", "quarantine", "index_state", "state", "media")
@@ -107,7 +106,9 @@ def _rewrite(lake: Lake, batch: RawBatch, ids: frozenset[str], erased: set[str],
     data = _read(lake, batch)
     lines = _scrub_document(data, ids) if m.method == "export" else None
     lines = lines if lines is not None else _scrub_lines(data, ids)
-    new_id = new_batch_id(f"erase{erasure_id}", seq)
+    # the new id sorts right after the original's (before any later batch): collection order, by which the
+    # latest observation of a key wins, must not change because a batch was rewritten
+    new_id = f"{m.batch_id}-e{erasure_id}"
     # an export file is recognised by its content hash: keep the original's, or the next sync re-imports it
     extra = {**m.extra, "rewritten_from": m.batch_id, "erasure_id": erasure_id,
              **({"source_sha256": m.extra.get("source_sha256") or m.sha256} if m.method == "export" else {})}

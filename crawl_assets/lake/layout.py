@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-BATCH_ID = re.compile(r"^\d{8}T\d{12}Z-[0-9a-z]{1,12}-\d{4}$")
+BATCH_ID = re.compile(r"^\d{8}T\d{12}Z-[0-9a-z]{1,12}-\d{4}(-e[0-9a-f]{8}b?)*$")  # suffix: rewritten by an erasure
 
 
 def source_dir(area: str, tenant: str, platform: str, source: str) -> str:

@@ -193,3 +193,38 @@ def test_erasure_waits_for_a_running_sync_of_the_tenant(synced):
         holder.wait()
     report = erase(lake, None, Selector(tenant="demo", source=keys[0]), lock_wait_seconds=5)
     assert report.sources == [keys[0]]
+
+
+def test_a_rewritten_batch_keeps_its_place_in_collection_order(tmp_path):
+    """An erasure rewrites a batch without the erased items; the other items in it must not become the
+    latest observation of their keys over what later batches observed (an edit, here)."""
+    from crawl_assets.assets.normalized_records import TABLE, normalize_batch
+    from crawl_assets.erasure import Selector, erase
+    from crawl_assets.lake.layout import BATCH_ID
+
+    def message(mid: int, text: str, sender: int, edit_date: str | None = None) -> bytes:
+        return orjson.dumps({"_": "Message", "id": mid, "peer_id": {"_": "PeerChannel", "channel_id": 777},
+                             "from_id": {"_": "PeerUser", "user_id": sender}, "date": "2026-01-05T10:00:00+00:00",
+                             "edit_date": edit_date, "message": text, "entities": []})
+
+    lake = Lake(str(tmp_path / "lake"))
+    source = "acme.telegram.group"
+    common = dict(tenant="acme", platform="telegram", source=source, fmt="telegram", method="api")
+    batches = [
+        lake.write_raw_batch(batch_id="20260105T100000000000Z-r1-0000", run_id="r1",
+                             lines=[message(1, "first version", 501), message(2, "to be erased", 666)], **common),
+        lake.write_raw_batch(batch_id="20260106T100000000000Z-r2-0000", run_id="r2",
+                             lines=[message(1, "edited version", 501, "2026-01-06T09:00:00+00:00")], **common),
+    ]
+    for batch in batches:
+        normalize_batch(lake, batch, lake.table_part(TABLE, "acme", "telegram", source, batch.manifest.batch_id))
+
+    report = erase(lake, None, Selector(tenant="acme", author="666"), lock_wait_seconds=5)
+    assert report.records == 1 and report.batches_rewritten == 1
+    ids = [b.manifest.batch_id for b in lake.raw_batches("acme", "telegram", source)]
+    assert len(ids) == 2 and all(BATCH_ID.match(i) for i in ids)
+    latest = {}
+    for _, table in lake.read_parts(TABLE, "acme", "telegram", source):
+        latest.update((r["key"], r) for r in arrow_to_records(table))
+    assert set(latest) == {"telegram:777:1"}
+    assert latest["telegram:777:1"]["text"] == "edited version", "the later observation still wins"
