@@ -13,7 +13,7 @@ from elasticsearch import Elasticsearch
 from crawl_assets.erasure.deadletters import ErasedSet, erase_deadletters
 from crawl_assets.erasure.lake import LakeErasure, erase_author, erase_source, tenant_sources
 from crawl_assets.erasure.log import append_entry, subject_digest
-from crawl_assets.index.erasure import erase_documents
+from crawl_assets.index.erasure import erase_documents, erase_matching, selector_query
 from crawl_assets.index.sink import edge_id
 from crawl_assets.lake import Lake
 from crawl_assets.scheduling.locks import source_lock
@@ -84,11 +84,16 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, now: da
     report.batches_rewritten = sum(p.batches_rewritten for p in parts)
     report.batches_deleted = sum(p.batches_deleted for p in parts)
     report.lines_dropped = sum(p.lines_dropped for p in parts)
-    report.deadletters_removed = erase_deadletters(lake, tenant, ErasedSet(
-        frozenset(keys), frozenset(edge_id(e) for e in edges), selector.author, selector.source))
     if client is not None:
         report.index_records_deleted = erase_documents(client, tenant, keys, family="records")
         report.index_edges_deleted = erase_documents(client, tenant, {edge_id(e) for e in edges}, family="edges")
+        # what the index still holds of the subject (e.g. the lake step ran in an earlier, interrupted erasure)
+        found, more_edges = erase_matching(client, tenant, selector_query(author=selector.author, source=selector.source))
+        report.index_records_deleted += len(found)
+        report.index_edges_deleted += more_edges
+        keys = keys | found
+    report.deadletters_removed = erase_deadletters(lake, tenant, ErasedSet(
+        frozenset(keys), frozenset(edge_id(e) for e in edges), selector.author, selector.source))
     subject = selector.author if selector.author is not None else selector.source
     report.log = append_entry(lake, tenant, {
         "erasure_id": report.erasure_id,

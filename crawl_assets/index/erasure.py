@@ -31,3 +31,39 @@ def erase_documents(client: Elasticsearch, tenant: str, ids: Iterable[str],
             return deleted
         deleted += int(resp.get("deleted", 0))
     return deleted
+
+
+def selector_query(*, author: str | None = None, source: str | None = None) -> dict:
+    """The records of one author (platform id or handle) or of one source key."""
+    if source is not None:
+        return {"term": {"source": source}}
+    assert author is not None
+    handles = sorted({author, author.lstrip("@"), author.lstrip("@").casefold()})
+    return {"bool": {"should": [{"term": {"author_id": author}}, {"terms": {"author_handle": handles}}],
+                     "minimum_should_match": 1}}
+
+
+def erase_matching(client: Elasticsearch, tenant: str, query: dict) -> tuple[set[str], int]:
+    """Hard-delete the tenant's records matching ``query`` and the edges that start at them, found in
+    the index itself, so an erasure whose lake step already ran (an interrupted one, or one run first
+    without a cluster) still empties the index. Returns (record ids deleted, edges deleted)."""
+    deleted: set[str] = set()
+    edges = 0
+    while True:
+        try:
+            resp = client.search(index=read_alias("records", tenant), query=query, size=_CHUNK, source=False,
+                                 ignore_unavailable=True)
+        except NotFoundError:
+            return deleted, edges
+        ids = [hit["_id"] for hit in resp["hits"]["hits"] if hit["_id"] not in deleted]
+        if not ids:
+            return deleted, edges
+        for start in range(0, len(ids), _CHUNK):
+            try:
+                resp = client.delete_by_query(index=read_alias("edges", tenant), query={"terms": {"src": ids}},
+                                              refresh=True, conflicts="proceed", ignore_unavailable=True)
+                edges += int(resp.get("deleted", 0))
+            except NotFoundError:
+                pass
+        erase_documents(client, tenant, ids, family="records")
+        deleted.update(ids)

@@ -228,3 +228,27 @@ def test_a_rewritten_batch_keeps_its_place_in_collection_order(tmp_path):
         latest.update((r["key"], r) for r in arrow_to_records(table))
     assert set(latest) == {"telegram:777:1"}
     assert latest["telegram:777:1"]["text"] == "edited version", "the later observation still wins"
+
+
+def test_an_erasure_whose_lake_step_already_ran_still_empties_the_index(synced):
+    """The lake step first, the index later (an interrupted erasure, or one run without a cluster first):
+    the second run finds nothing left in the lake, and takes the subject's documents from the index itself."""
+    from elasticsearch import Elasticsearch
+
+    from crawl_assets.erasure import Selector, erase
+
+    es, _, lake = synced
+    before = _index_docs(es, "records")
+    author = Counter(d["author_id"] for d in before.values() if d.get("author_id") and d["platform"] == "x"
+                     ).most_common(1)[0][0]
+    theirs = {k for k, d in before.items() if d.get("author_id") == author}
+    assert theirs and [e for e in _index_docs(es, "edges").values() if e["src"] in theirs]
+
+    lake_only = erase(lake, None, Selector(tenant="demo", author=author), lock_wait_seconds=5)
+    assert lake_only.records == len(theirs) and set(_index_docs(es, "records")) == set(before), "index untouched"
+    with Elasticsearch(es.url) as client:
+        again = erase(lake, client, Selector(tenant="demo", author=author), lock_wait_seconds=5)
+    assert again.records == 0, "nothing of theirs left in the lake"
+    assert again.index_records_deleted == len(theirs)
+    assert set(_index_docs(es, "records")) == set(before) - theirs
+    assert not [e for e in _index_docs(es, "edges").values() if e["src"] in theirs]
