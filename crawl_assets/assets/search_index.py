@@ -12,6 +12,7 @@ from typing import Any
 
 import dagster as dg
 
+from crawl_assets.assets.deriver_version import NORMALIZER_VERSION
 from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
 from crawl_assets.assets.normalized_records import split_source_key
 from crawl_assets.index.bootstrap import setup_indices
@@ -35,6 +36,20 @@ def _marker(source_dir: str, batch_id: str) -> str:
     return f"index_state/{source_dir}/{batch_id}.done"
 
 
+def marker_body(run_id: str) -> bytes:
+    """A marker names the normalizer version of the part it accounts for: a part re-derived by a newer
+    normalizer (same batch id, new content) is then pending again and gets re-indexed."""
+    return f"{NORMALIZER_VERSION} {run_id}".encode()
+
+
+def marked_current(lake: Lake, marker: str) -> bool:
+    """Whether the marker exists and was written for the current normalizer version's part."""
+    if not lake.exists(marker):
+        return False
+    with lake.fs.open(lake.path(marker), "rb") as fh:
+        return fh.read(len(NORMALIZER_VERSION) + 1) == f"{NORMALIZER_VERSION} ".encode()
+
+
 def pending_records(lake: Lake, tenant: str, platform: str, source: str
                     ) -> tuple[list[dict[str, Any]], list[str], set[str]]:
     """Records of parts not indexed yet (latest observation per key), those parts' markers, and which of
@@ -44,7 +59,7 @@ def pending_records(lake: Lake, tenant: str, platform: str, source: str
     markers = []
     source_dir = f"{tenant}/{platform}/{source}"
     indexed = {batch_id for batch_id in lake.part_ids(RECORDS_TABLE, tenant, platform, source)
-               if lake.exists(_marker(source_dir, batch_id))}
+               if marked_current(lake, _marker(source_dir, batch_id))}
     for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source,
                                            include=lambda b: b not in indexed):
         markers.append(_marker(source_dir, batch_id))
@@ -134,7 +149,7 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
         )
         if accounted:
             for marker in markers:
-                the_lake.write_bytes(marker, context.run.run_id.encode())
+                the_lake.write_bytes(marker, marker_body(context.run.run_id))
         expected = live_count(the_lake, tenant, platform, source)
         return dg.MaterializeResult(
             metadata={

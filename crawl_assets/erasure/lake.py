@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
 from crawl_assets.assets.normalized_records import normalize_batch
 from crawl_assets.assets.relation_edges import write_relations
+from crawl_assets.assets.search_index import marker_body
 from crawl_assets.assets.relation_edges import TABLE as EDGES_TABLE
 from crawl_assets.erasure.scrub import DROP, scrub
 from crawl_assets.lake import Lake, RawBatch
@@ -134,7 +135,7 @@ def _rewrite(lake: Lake, batch: RawBatch, ids: frozenset[str], erased: set[str],
     lake.write_quarantine(m.tenant, m.platform, m.source, new.manifest.batch_id,
                           [r for r in rejects if not any(i in str(r.get("snippet", "")) for i in ids)])
     if indexed:
-        lake.write_bytes(f"index_state/{src}/{new.manifest.batch_id}.done", erasure_id.encode())
+        lake.write_bytes(f"index_state/{src}/{new.manifest.batch_id}.done", marker_body(f"erase{erasure_id}"))
     out.batches_rewritten += 1
 
 

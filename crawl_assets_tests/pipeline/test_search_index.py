@@ -90,3 +90,19 @@ def test_a_sync_with_nothing_new_sends_nothing_and_edges_match_the_table(sample_
     sent = {k: v for k, v in again.items() if k.split("_", 1)[-1] in ("created", "updated", "noop", "failed")}
     assert sent and not any(sent.values()), sent
     assert again["parts_indexed"] == 0
+
+
+def test_parts_re_derived_by_a_new_normalizer_are_indexed_again(sample_source):
+    """A new normalizer version rewrites parts under the same batch ids; their index markers name the old
+    version, so the next sync sends those records again (and only then)."""
+    server, lake, instance, job = sample_source
+    assert job.execute_in_process(partition_key=SOURCE, instance=instance).success
+    markers = lake.fs.glob(lake.path(f"index_state/demo/x/{SOURCE}/*.done"))
+    assert markers
+    for path in markers:  # as a marker written by an earlier normalizer version reads
+        with lake.fs.open(path, "wb") as fh:
+            fh.write(b"0123456789ab run-of-an-older-version")
+    again = _index_metadata(job.execute_in_process(partition_key=SOURCE, instance=instance))
+    assert again["parts_indexed"] == len(markers) and again["records_updated"] + again["records_noop"] == 150
+    third = _index_metadata(job.execute_in_process(partition_key=SOURCE, instance=instance))
+    assert third["parts_indexed"] == 0
