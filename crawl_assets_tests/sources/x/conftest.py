@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 import pytest
 
-from crawl_assets.lake import Lake, RawBatch
-from crawl_assets.lake.layout import new_batch_id
+from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.x.client import RetrySettings, XClient, new_http_client
+from crawl_assets_tests.sources.feedback_helpers import LakeStore as RawLakeStore
 from crawl_assets_tests.standins.x_api import XAPIServer
 from crawl_assets_tests.standins.x_corpus import Corpus, build_corpus
 
@@ -45,32 +45,13 @@ def make_client(server):
 
 
 @dataclass
-class LakeStore:
-    """The ``store`` callback as the collector uses it: a raw batch in a real lake, then the state."""
+class LakeStore(RawLakeStore):
+    """The shared ``store`` callback (a raw batch in a real lake, then the state) for ``x-v2`` pages."""
 
-    lake: Lake
-    entry: SourceEntry
-    batches: list[RawBatch] = field(default_factory=list)
-    states: list[dict[str, Any]] = field(default_factory=list)
-
-    def __call__(self, lines: list[bytes], state: dict[str, Any], info: dict[str, Any]) -> None:
-        if lines:
-            self.batches.append(self.lake.write_raw_batch(
-                tenant=self.entry.tenant, platform="x", source=self.entry.key,
-                batch_id=new_batch_id("test", len(self.batches)), fmt="x-v2", method="api", run_id="test",
-                lines=lines, extra=info))
-        self.states.append(state)
-
-    @property
-    def state(self) -> dict[str, Any]:
-        return self.states[-1] if self.states else {}
+    fmt: str = "x-v2"
 
     def pages(self) -> list[dict[str, Any]]:
-        out = []
-        for batch in self.lake.raw_batches(self.entry.tenant, "x", self.entry.key):
-            with self.lake.open_raw(batch) as fh:
-                out += [orjson.loads(line) for line in fh if line.strip()]
-        return out
+        return [orjson.loads(line) for line in self.lines()]
 
     def post_ids(self, phase: str | None = None) -> list[str]:
         """Ids of ``data`` posts in stored order (duplicates kept, so tests can count them)."""
