@@ -44,17 +44,16 @@ def marker_body(run_id: str) -> bytes:
 
 def marked_current(lake: Lake, marker: str) -> bool:
     """Whether the marker exists and was written for the current normalizer version's part."""
-    if not lake.exists(marker):
+    try:
+        with lake.fs.open(lake.path(marker), "rb") as fh:
+            return fh.read(len(NORMALIZER_VERSION) + 1) == f"{NORMALIZER_VERSION} ".encode()
+    except FileNotFoundError:
         return False
-    with lake.fs.open(lake.path(marker), "rb") as fh:
-        return fh.read(len(NORMALIZER_VERSION) + 1) == f"{NORMALIZER_VERSION} ".encode()
 
 
-def pending_records(lake: Lake, tenant: str, platform: str, source: str
-                    ) -> tuple[list[dict[str, Any]], list[str], set[str]]:
-    """Records of parts not indexed yet (latest observation per key), those parts' markers, and which of
-    them were observed before in any other part (indexed or not: a crash may have stopped a run between
-    indexing a part and marking it), read from the key column only."""
+def pending_records(lake: Lake, tenant: str, platform: str, source: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Records of parts not indexed yet (latest observation per key) and those parts' markers; indexed
+    parts are not read."""
     latest: dict[str, dict[str, Any]] = {}
     markers = []
     source_dir = f"{tenant}/{platform}/{source}"
@@ -65,11 +64,21 @@ def pending_records(lake: Lake, tenant: str, platform: str, source: str
         markers.append(_marker(source_dir, batch_id))
         for row in arrow_to_records(table):
             latest[row["key"]] = row
+    return list(latest.values()), markers
+
+
+def scan_keys(lake: Lake, tenant: str, platform: str, source: str, pending: set[str]) -> tuple[set[str], int]:
+    """One pass over the key and deleted columns of every part: which ``pending`` keys were observed in
+    more than one part (indexed or not: a crash may have stopped a run between indexing a part and
+    marking it), and how many keys' latest observation is not a tombstone."""
     parts_of: Counter[str] = Counter()
-    if latest:
-        for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key"]):
-            parts_of.update(k for k in set(table.column("key").to_pylist()) if k in latest)
-    return list(latest.values()), markers, {k for k, n in parts_of.items() if n > 1}
+    deleted: dict[str, bool] = {}
+    for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key", "deleted"]):
+        keys = table.column("key").to_pylist()
+        parts_of.update(k for k in set(keys) if k in pending)
+        for k, d in zip(keys, table.column("deleted").to_pylist()):
+            deleted[k] = bool(d)
+    return {k for k, n in parts_of.items() if n > 1}, sum(1 for d in deleted.values() if not d)
 
 
 def edge_version_fields(record: dict[str, Any]) -> dict[str, Any]:
@@ -90,15 +99,6 @@ def pending_edges(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for edge in document_edges(record):
             rows[(edge[0], edge[1], edge[2])] = {**dict(zip(EDGE_COLUMNS, edge)), **version}
     return [rows[k] for k in sorted(rows)]
-
-
-def live_count(lake: Lake, tenant: str, platform: str, source: str) -> int:
-    """Keys of the source whose latest observation is not a tombstone (reads two columns only)."""
-    latest: dict[str, bool] = {}
-    for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key", "deleted"]):
-        for k, d in zip(table.column("key").to_pylist(), table.column("deleted").to_pylist()):
-            latest[k] = bool(d)
-    return sum(1 for d in latest.values() if not d)
 
 
 def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg.AssetsDefinition) -> dg.AssetsDefinition:
@@ -124,7 +124,8 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
         the_lake = lake.lake()
         source = context.partition_key
         tenant, _ = split_source_key(source)
-        records, markers, seen_before = pending_records(the_lake, tenant, platform, source)
+        records, markers = pending_records(the_lake, tenant, platform, source)
+        seen_before, expected = scan_keys(the_lake, tenant, platform, source, {r["key"] for r in records})
         edge_rows = pending_edges(records)
         deadletter_root = the_lake.root  # the sink files under deadletter/es/{family}/{tenant}/
         with elasticsearch.get_client() as client:
@@ -150,7 +151,6 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
         if accounted:
             for marker in markers:
                 the_lake.write_bytes(marker, marker_body(context.run.run_id))
-        expected = live_count(the_lake, tenant, platform, source)
         return dg.MaterializeResult(
             metadata={
                 **{f"records_{k}": v for k, v in rec_stats.as_metadata().items()},
