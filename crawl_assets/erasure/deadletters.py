@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from crawl_assets.index.deadletter import PENDING, REPLAYED
+from crawl_assets.erasure.lake import authored_by
 from crawl_assets.lake import Lake
 
 FAMILIES = ("records", "edges")
@@ -38,10 +39,7 @@ class ErasedSet:
             return True
         if self.source is not None and doc.get("source") == self.source:
             return True
-        if self.author is not None:
-            author = self.author.lstrip("@").casefold()
-            return doc.get("author_id") == self.author or str(doc.get("author_handle") or "").casefold() == author
-        return False
+        return self.author is not None and authored_by(doc, self.author)
 
 
 def keep_lines(data: bytes, family: str, covers: Callable[[str, str | None, Mapping[str, Any]], bool]) -> tuple[bytes, int]:

@@ -3,6 +3,7 @@ derived parts re-derived, a source's folders removed, edges and summary tables r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -64,7 +65,9 @@ def erase_source(lake: Lake, tenant: str, platform: str, source: str) -> LakeEra
     return out
 
 
-def _matches(record: dict[str, Any], author: str) -> bool:
+def authored_by(record: Mapping[str, Any], author: str) -> bool:
+    """Whether a record (or an indexed document) belongs to ``author``: its id, or its handle with or
+    without ``@``, in any case."""
     wanted = author.lstrip("@").casefold()
     return str(record.get("author_id") or "") == author or (record.get("author_handle") or "").casefold() == wanted
 
@@ -166,7 +169,7 @@ def erase_author(lake: Lake, tenant: str, platform: str, source: str, author: st
     affected: set[str] = set()
     for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source):
         for row in arrow_to_records(table):
-            if _matches(row, author):
+            if authored_by(row, author):
                 out.keys.add(row["key"])
                 ids |= {str(row["native_id"]), str(row.get("author_id") or author)}
                 affected.add(batch_id)

@@ -56,18 +56,20 @@ def erase(lake: Lake, client: Elasticsearch | None, selector: Selector, *, now: 
           lock_wait_seconds: float = 600.0) -> ErasureReport:
     """Erase ``selector``'s data from the lake (raw and tables), derived edges, dead letters and the index;
     log it. Holds every source lock of the tenant (waiting up to ``lock_wait_seconds``, else ``SourceBusy``)."""
+    sources = tenant_sources(lake, selector.tenant)
     with ExitStack() as locks:
         # the tenant's syncs write its raw batches, parts and dead-letter files: none may run meanwhile
-        for _, source in tenant_sources(lake, selector.tenant):
+        for _, source in sources:
             locks.enter_context(source_lock(source, wait_seconds=lock_wait_seconds))
-        return _erase(lake, client, selector, now)
+        return _erase(lake, client, selector, sources, now)
 
 
-def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, now: datetime | None) -> ErasureReport:
+def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources: list[tuple[str, str]],
+           now: datetime | None) -> ErasureReport:
     report = ErasureReport(uuid.uuid4().hex[:8])
     tenant = selector.tenant
     parts: list[LakeErasure] = []
-    for platform, source in tenant_sources(lake, tenant):
+    for platform, source in sources:
         if selector.source is not None:
             if source != selector.source:
                 continue
