@@ -23,14 +23,18 @@ def erase_documents(client: Elasticsearch, tenant: str, ids: Iterable[str],
     wanted = list(dict.fromkeys(ids))
     deleted = 0
     for start in range(0, len(wanted), _CHUNK):
-        chunk = wanted[start:start + _CHUNK]
-        try:
-            resp = client.delete_by_query(index=read_alias(family, tenant), query={"ids": {"values": chunk}},
-                                          refresh=True, conflicts="proceed", ignore_unavailable=True)
-        except NotFoundError:
-            return deleted
-        deleted += int(resp.get("deleted", 0))
+        deleted += _delete_where(client, read_alias(family, tenant), {"ids": {"values": wanted[start:start + _CHUNK]}})
     return deleted
+
+
+def _delete_where(client: Elasticsearch, alias: str, query: dict) -> int:
+    """Hard-delete what ``query`` matches under ``alias`` (none when the alias has no index yet)."""
+    try:
+        resp = client.delete_by_query(index=alias, query=query, refresh=True, conflicts="proceed",
+                                      ignore_unavailable=True)
+    except NotFoundError:
+        return 0
+    return int(resp.get("deleted", 0))
 
 
 def selector_query(*, author: str | None = None, source: str | None = None) -> dict:
@@ -58,12 +62,6 @@ def erase_matching(client: Elasticsearch, tenant: str, query: dict) -> tuple[set
         ids = [hit["_id"] for hit in resp["hits"]["hits"] if hit["_id"] not in deleted]
         if not ids:
             return deleted, edges
-        for start in range(0, len(ids), _CHUNK):
-            try:
-                resp = client.delete_by_query(index=read_alias("edges", tenant), query={"terms": {"src": ids}},
-                                              refresh=True, conflicts="proceed", ignore_unavailable=True)
-                edges += int(resp.get("deleted", 0))
-            except NotFoundError:
-                pass
+        edges += _delete_where(client, read_alias("edges", tenant), {"terms": {"src": ids}})  # ids: one page
         erase_documents(client, tenant, ids, family="records")
         deleted.update(ids)
