@@ -67,6 +67,14 @@ class BatchResult:
     rejected: list[dict[str, Any]] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)
+    failed: bool = False  # the batch could not be normalized at all (no part written; tried again next run)
+
+
+def failed_batch(batch: RawBatch, exc: Exception) -> BatchResult:
+    """The result of a batch whose normalization raised: one rejection naming the batch and the cause, so
+    the batch is quarantined with its reason and the source's other batches go on."""
+    reason = f"batch could not be normalized: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+    return BatchResult(rejected=[Rejection(name=batch.path, reason=reason).model_dump(mode="json")], failed=True)
 
 
 def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
@@ -138,7 +146,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
     def _normalized(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
         the_lake = lake.lake()
         tenant, _ = split_source_key(context.partition_key)
-        written = skipped = records = rejected = not_posts = 0
+        written = skipped = records = rejected = not_posts = failed = 0
         duplicates: list[str] = []
         invalid: list[str] = []
         quarantine: list[str] = []
@@ -147,7 +155,11 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
             if the_lake.has_part(part, version=NORMALIZER_VERSION):
                 skipped += 1
                 continue
-            done = normalize_batch(the_lake, batch, part)
+            try:
+                done = normalize_batch(the_lake, batch, part)
+            except Exception as exc:  # noqa: BLE001 - one bad batch never blocks the source's other batches
+                done = failed_batch(batch, exc)
+                failed += 1
             rejects = done.rejected
             duplicates.extend(done.duplicates)
             invalid.extend(done.invalid)
@@ -158,7 +170,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                 log = context.log.warning if errors else context.log.info
                 log(f"batch {batch.manifest.batch_id}: {errors} bad input items and {len(rejects) - errors} "
                     f"non-posts (e.g. service messages) set aside with their reason in {q}")
-            written += 1
+            written += not done.failed
             records += done.rows
             rejected += errors
             not_posts += len(rejects) - errors
@@ -166,6 +178,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
             metadata={
                 "batches_normalized": written,
                 "batches_up_to_date": skipped,
+                "batches_failed": failed,
                 "records_written": records,
                 "rejected": rejected,
                 "not_posts": not_posts,
