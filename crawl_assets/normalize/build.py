@@ -14,6 +14,7 @@ import orjson
 from pydantic import ValidationError
 
 from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.normalize.damage import INVALID_UTF8, bound_document, repair_json, with_flag
 from crawl_assets.normalize.lang import detect_lang
 from crawl_assets.normalize.text import clean_text
 from crawl_assets.schema.record import Media, Metrics, Record, Rejection, snippet_of
@@ -68,14 +69,25 @@ class Batch:
             "run_id": context.run_id,
             "raw_pointer": context.raw_pointer,
             "raw_line": None,
+            "flags": (),  # never appended to in place: ``damage.with_flag`` copies
         }
+        self.line_flags: dict[int, list[str]] = {}  # provenance flags of the items of one line (or ordinal)
 
     def provenance(self, line: int, collected_at: datetime | None = None) -> dict[str, Any]:
         """The batch provenance pointing at one line; a per-item collection time fills a missing one."""
         provenance = dict(self._provenance, raw_line=line)
         if collected_at is not None and provenance["collected_at"] is None:
             provenance["collected_at"] = collected_at
+        flags = self.line_flags.get(line)
+        if flags:
+            provenance["flags"] = list(flags)
         return provenance
+
+    def flag_line(self, line: int, flag: str) -> None:
+        """Give the records of ``line`` (an item's ordinal in whole documents) the provenance flag ``flag``."""
+        flags = self.line_flags.setdefault(line, [])
+        if flag not in flags:
+            flags.append(flag)
 
     def reject(self, line: int | None, reason: str, raw: bytes | str | Any = b"", *, error: bool = True) -> Rejection:
         """A rejection naming this file and line, with the start of the raw item."""
@@ -126,7 +138,9 @@ class Batch:
         return self.emit(doc)
 
     def emit(self, doc: dict[str, Any]) -> Record | dict[str, Any]:
-        """A complete document (every ``Record`` field, in order) as a ``Record``, or as is without validation."""
+        """A complete document (every ``Record`` field, in order) as a ``Record``, or as is without validation;
+        integers beyond 64 bits are set aside first (``damage.bound_document``)."""
+        doc = bound_document(doc)
         return Record.model_validate(doc) if self.validate else doc
 
     def guard(self, line: int | None, raw: Any, build: Callable[..., Item], *args: Any) -> Item:
@@ -173,7 +187,15 @@ def iter_json_lines(
             if value is not None:
                 yield number, raw, value
                 continue
-        yield number, raw, parse_json(raw)
+        value = parse_json(raw)
+        if isinstance(value, InputError):
+            try:
+                value = repair_json(raw)
+            except ValueError:
+                pass
+            else:
+                batch.flag_line(number, INVALID_UTF8)
+        yield number, raw, value
 
 
 def parse_json(raw: bytes) -> Any:

@@ -10,6 +10,7 @@ import json
 import orjson
 
 from crawl_assets.normalize import NormalizeContext, normalize_stream
+from crawl_assets.normalize.damage import repair_json
 from crawl_assets.schema import Record, Rejection
 from crawl_assets.schema.record import SNIPPET_CHARS
 
@@ -33,7 +34,10 @@ def _must_account(fmt: str, line: bytes) -> bool:
     try:
         page = orjson.loads(line)
     except orjson.JSONDecodeError:
-        return True
+        try:
+            page = repair_json(line)  # bytes that are not UTF-8 cost their characters, not the line
+        except ValueError:
+            return True
     if not isinstance(page, dict):
         return True
     return fmt == "x-v2" and bool(page.get("data"))
@@ -65,7 +69,7 @@ def _valid_json(document: bytes) -> bool:
     document = document.removeprefix(codecs.BOM_UTF8)  # a UTF-8 BOM is accepted by every format
     body = document.partition(b"=")[2] if document.lstrip().startswith(b"window.") else document
     try:
-        json.loads(body)
+        json.loads(body.decode("utf-8", "replace"))  # bytes that are not UTF-8 cost their characters only
     except (ValueError, RecursionError):
         return False
     return True

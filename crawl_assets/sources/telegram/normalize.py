@@ -30,6 +30,8 @@ from crawl_assets.normalize.build import (
     parse_instant,
 )
 from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.normalize.damage import parse_error_text
+from crawl_assets.normalize.documents import DocumentReader
 from crawl_assets.normalize.entities import Utf16Text
 from crawl_assets.normalize.text import fold_tag, unique
 
@@ -357,11 +359,13 @@ def normalize_export(
     batch = Batch("telegram-export", name, context, validate=validate)
     ordinal = 0
     chats: list[dict[str, Any]] = []
+    reader = DocumentReader(stream)
     try:
-        for chat, ordinal, message in _iter_export(stream, chats):
+        for chat, ordinal, message in _iter_export(reader, chats):
+            reader.flag(batch, ordinal, message)
             yield batch.guard(ordinal, message, _export_message, batch, ordinal, chat, message)
-    except (ijson.JSONError, UnicodeDecodeError) as exc:  # invalid UTF-8 is invalid JSON too
-        yield batch.reject(ordinal + 1, "invalid JSON, rest of file skipped: " + " ".join(str(exc).split())[:200])
+    except (ijson.JSONError, UnicodeDecodeError) as exc:
+        yield batch.reject(ordinal + 1, "invalid JSON, rest of file skipped: " + parse_error_text(exc))
         return
     if ordinal == 0 and not any("id" in chat for chat in chats):
         yield batch.reject(None, "no chat with 'messages' found: not a Telegram Desktop export (result.json)")

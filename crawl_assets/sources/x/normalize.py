@@ -33,6 +33,8 @@ from crawl_assets.normalize.build import (
     parse_instant,
 )
 from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.normalize.damage import INVALID_UTF8, has_replacement, parse_error_text
+from crawl_assets.normalize.documents import document_items, ijson_items
 from crawl_assets.normalize.lang import detect_lang, platform_lang
 from crawl_assets.normalize.text import clean_text, fold_tag, unique
 from crawl_assets.sources.x.ids import id_time
@@ -80,12 +82,27 @@ def normalize_v2(
         includes = _Includes.parsed(as_dict(page.get("includes")))
         collected = opt_str(as_dict(page.get("__twarc")).get("retrieved_at"))
         provenance = batch.provenance(line, _parse_iso(collected))
+        damaged = _damaged_tweets(data) if INVALID_UTF8 in batch.line_flags.get(line, ()) else None
         for index, tweet in enumerate(data):
             try:
-                item = _v2_tweet(batch, _coerce_tweet(tweet), includes, provenance, index)
+                item = _v2_tweet(batch, _coerce_tweet(tweet), includes, _for_tweet(provenance, damaged, index), index)
             except GUARDED as exc:
                 item = batch.failure(line, tweet, exc)
             yield item
+
+
+def _damaged_tweets(data: list[Any]) -> set[int] | None:
+    """Indexes of a repaired page's tweets that hold U+FFFD; None (all of them) when the damage is elsewhere
+    (in ``includes``, which every tweet of the page may draw on)."""
+    damaged = {i for i, tweet in enumerate(data) if has_replacement(tweet)}
+    return damaged or None
+
+
+def _for_tweet(provenance: dict[str, Any], damaged: set[int] | None, index: int) -> dict[str, Any]:
+    """The page provenance, without the invalid-UTF-8 flag for a tweet the repaired bytes were not in."""
+    if damaged is None or index in damaged:
+        return provenance
+    return {**provenance, "flags": [f for f in provenance["flags"] if f != INVALID_UTF8]}
 
 
 SNOWFLAKE_START = 29_700_859_247  # the first id X issued as a snowflake (2010-11-04)
@@ -591,10 +608,10 @@ def normalize_archive(
         yield batch.reject(1, "not a tweets.js: expected 'window.YTD.tweets.part0 = [' or a JSON array", reader.head)
         return
     try:
-        for ordinal, item in enumerate(ijson.items(reader, "item", use_float=True), start=1):
+        for ordinal, item in document_items(batch, ijson_items(reader, "item")):
             yield batch.guard(ordinal, item, _archive_tweet, batch, ordinal, item)
-    except (ijson.JSONError, UnicodeDecodeError) as exc:  # invalid UTF-8 is invalid JSON too
-        yield batch.reject(ordinal + 1, "invalid JSON, rest of file skipped: " + " ".join(str(exc).split())[:200])
+    except (ijson.JSONError, UnicodeDecodeError) as exc:
+        yield batch.reject(ordinal + 1, "invalid JSON, rest of file skipped: " + parse_error_text(exc))
 
 
 def _archive_tweet(batch: Batch, ordinal: int, item: Any) -> Item:
