@@ -33,9 +33,10 @@ def split_source_key(key: str) -> tuple[str, str]:
 
 
 def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) -> int:
-    """Give each bare tombstone (a deletion seen by a collector) the last full observation of its key
-    from earlier parts, marked deleted: the index then keeps the content with ``deleted: true``
-    instead of an empty document. Returns how many were merged; unmatched ones stay bare."""
+    """Give each bare tombstone (a deletion seen by a collector, a post X names as unavailable) the last full
+    observation of its key from earlier parts, with the tombstone's ``deleted``/``deleted_at`` and why it is
+    unavailable: the index then keeps the content instead of an empty document. Returns how many were
+    merged; unmatched ones stay bare."""
     wanted = {r["key"]: i for i, r in enumerate(rows) if (r.get("metadata") or {}).get("tombstone")}
     if not wanted:
         return 0
@@ -54,7 +55,9 @@ def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) ->
     for key, i in wanted.items():
         if key in prior:
             tomb = rows[i]
-            rows[i] = {**prior[key], "deleted": True, "deleted_at": tomb["deleted_at"], "provenance": tomb["provenance"]}
+            evidence = {k: v for k, v in (tomb.get("metadata") or {}).items() if k in ("unavailable", "x_error")}
+            rows[i] = {**prior[key], "deleted": tomb["deleted"], "deleted_at": tomb["deleted_at"],
+                       "provenance": tomb["provenance"], "metadata": {**(prior[key].get("metadata") or {}), **evidence}}
     return sum(1 for k in wanted if k in prior)
 
 

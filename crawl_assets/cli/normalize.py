@@ -59,6 +59,7 @@ class _Report:
 
     def __init__(self, rejections_out: IO[bytes] | None) -> None:
         self.errors = 0
+        self.unavailable = 0  # tombstones: posts seen gone or hidden (deleted, protected, suspended)
         self.skipped: Counter[str] = Counter()
         self.unreadable: list[str] = []
         self._out = rejections_out
@@ -142,6 +143,7 @@ def normalize(
                         for rejection in rejections:
                             report.add(rejection)
                         records += len(block)
+                        report.unavailable += block.unavailable
                         deduper.add_block(block)
             except OSError as exc:
                 report.add(Rejection(name=name, reason=f"cannot read: {exc.strerror or exc}"))
@@ -156,6 +158,8 @@ def normalize(
             rejections_file.close()
     if not quiet:
         parts = [f"{deduper.unique} records", f"{deduper.duplicates} duplicates dropped", f"{report.errors} malformed"]
+        if report.unavailable:
+            parts.append(f"{report.unavailable} unavailable (deleted, protected or suspended posts, kept as tombstones)")
         parts += [f"{count} skipped ({reason})" for reason, count in sorted(report.skipped.items())]
         click.echo("crawl-assets normalize: " + ", ".join(parts), err=True)
     if report.unreadable:

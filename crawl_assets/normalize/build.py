@@ -102,8 +102,11 @@ class Batch:
         return Rejection(name=self.name, line=line, reason=reason, snippet=snippet_of(raw), error=error)
 
     def finish(self, f: dict[str, Any]) -> Record | dict[str, Any]:
-        """The record of the fields a format mapped: ``text_clean``, a missing ``lang``, defaults, order."""
+        """The record of the fields a format mapped: ``text_clean``, a missing ``lang``, defaults, order.
+        ``search_text`` (when the format gives one) is ``text`` as a reader sees it (X escapes ``&<>`` as
+        HTML entities): ``text_clean`` and language detection use it, ``text`` stays exact."""
         text = f.get("text") or ""
+        search_text = f.get("search_text", text)
         lang = f.get("lang")
         metrics = f.get("metrics") or {}
         doc = {
@@ -120,8 +123,8 @@ class Batch:
             "deleted": f.get("deleted", False),
             "deleted_at": f.get("deleted_at"),
             "text": text,
-            "text_clean": clean_text(text),
-            "lang": lang if lang is not None else detect_lang(text),
+            "text_clean": clean_text(search_text),
+            "lang": lang if lang is not None else detect_lang(search_text),
             "reply_to": f.get("reply_to"),
             "quote_of": f.get("quote_of"),
             "repost_of": f.get("repost_of"),

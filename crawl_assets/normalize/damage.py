@@ -40,14 +40,19 @@ def repair_json(raw: bytes) -> Any:
     raise ValueError("valid UTF-8")
 
 
-def has_replacement(value: Any) -> bool:
+MAX_DEPTH = 64  # walks stop here: deeper values are left as they are (no real payload nests deeper)
+
+
+def has_replacement(value: Any, depth: int = 0) -> bool:
     """Whether a parsed JSON value holds U+FFFD in any string (key or value)."""
     if type(value) is str:
         return REPLACEMENT in value
+    if depth > MAX_DEPTH:
+        return False
     if type(value) is dict:
-        return any(REPLACEMENT in k or has_replacement(v) for k, v in value.items())
+        return any(REPLACEMENT in k or has_replacement(v, depth + 1) for k, v in value.items())
     if type(value) is list:
-        return any(has_replacement(v) for v in value)
+        return any(has_replacement(v, depth + 1) for v in value)
     return False
 
 
@@ -84,7 +89,7 @@ class Utf8Repair:
         return data
 
 
-def _bounded(value: Any, path: str, found: dict[str, str]) -> Any:
+def _bounded(value: Any, path: str, found: dict[str, str], depth: int = 0) -> Any:
     """``value`` with every integer beyond 64 bits as its decimal string (paths recorded in ``found``)."""
     kind = type(value)
     if kind is int:
@@ -92,17 +97,19 @@ def _bounded(value: Any, path: str, found: dict[str, str]) -> Any:
             return value
         found[path] = str(value)
         return found[path]
+    if depth > MAX_DEPTH:
+        return value
     if kind is dict:
         changed = None
         for key, item in value.items():
             if type(item) in (int, dict, list):
-                new = _bounded(item, f"{path}.{key}", found)
+                new = _bounded(item, f"{path}.{key}", found, depth + 1)
                 if new is not item:
                     changed = changed if changed is not None else dict(value)
                     changed[key] = new
         return value if changed is None else changed
     if kind is list:
-        items = [_bounded(item, f"{path}[{i}]", found) if type(item) in (int, dict, list) else item
+        items = [_bounded(item, f"{path}[{i}]", found, depth + 1) if type(item) in (int, dict, list) else item
                  for i, item in enumerate(value)]
         return value if all(a is b for a, b in zip(items, value)) else items
     return value
@@ -212,12 +219,14 @@ class BigIntQuote:
         return b"".join(parts) + data[last:] if parts else data
 
 
-def holds_any(value: Any, strings: set[str]) -> bool:
+def holds_any(value: Any, strings: set[str], depth: int = 0) -> bool:
     """Whether a parsed JSON value holds one of ``strings`` as a string value."""
     if type(value) is str:
         return value in strings
+    if depth > MAX_DEPTH:
+        return False
     if type(value) is dict:
-        return any(holds_any(v, strings) for v in value.values())
+        return any(holds_any(v, strings, depth + 1) for v in value.values())
     if type(value) is list:
-        return any(holds_any(v, strings) for v in value)
+        return any(holds_any(v, strings, depth + 1) for v in value)
     return False

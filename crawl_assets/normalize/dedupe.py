@@ -55,6 +55,7 @@ class Block:
     main_ends: array
     side: bytes | bytearray
     side_ends: array
+    unavailable: int = 0  # observations that a post is gone or hidden (X errors, deletion lines), for summaries
 
     def __len__(self) -> int:
         return len(self.edited)
@@ -72,6 +73,7 @@ class BlockBuilder:
         self._main_ends = array("Q")
         self.side = bytearray()
         self._side_ends = array("Q")
+        self.unavailable = 0
 
     def add(self, key: str, edited: float, collected: float, main: bytes, side: bytes = b"") -> None:
         """One observation; times are epoch seconds, -inf when unknown."""
@@ -93,7 +95,7 @@ class BlockBuilder:
     def build(self) -> Block:
         """The block of everything committed (the builder is not to be used afterwards)."""
         return Block(key_hashes(self._keys), self._edited, self._collected, self.main, self._main_ends, self.side,
-                     self._side_ends)  # fmt: skip
+                     self._side_ends, self.unavailable)  # fmt: skip
 
 
 class Deduper:

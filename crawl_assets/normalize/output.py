@@ -68,6 +68,8 @@ def add_document(block: BlockBuilder, doc: dict[str, Any]) -> None:
         main += _pydantic_line(doc)
     main += b"\n"
     block.side += edge_lines(doc)
+    if doc["metadata"].get("tombstone"):
+        block.unavailable += 1
     edited, collected = rank_of(doc)
     block.commit(doc["key"], edited, collected)
 

@@ -16,10 +16,12 @@ from crawl_assets.normalize.build import (
     GUARDED, Batch, InputError, Item, as_dict, as_id, iter_json_lines, media_doc, opt_str, parse_instant, parse_json,
 )  # fmt: skip
 from crawl_assets.normalize.context import NormalizeContext
-from crawl_assets.normalize.damage import INVALID_UTF8, has_replacement
+from crawl_assets.normalize.damage import INVALID_UTF8, has_replacement, with_flag
 from crawl_assets.normalize.lang import detect_lang, platform_lang
 from crawl_assets.normalize.text import clean_text, fold_tag, unique
-from crawl_assets.sources.x.ids import id_time
+from crawl_assets.sources.x.normalize_unavailable import (
+    CREATED_FROM_ID, error_page_reason, snowflake_time, unavailable_items,
+)  # fmt: skip
 from crawl_assets.sources.x.normalize_structs import (
     _NO_ENTITIES, _NO_MEDIA, _NO_METRICS, _coerce_tweet, _fast_page, _Includes, _Page, _Tweet, _Variant,
 )  # fmt: skip
@@ -28,6 +30,13 @@ from crawl_assets.sources.x.normalize_structs import (
 def tweet_key(tweet_id: str) -> str:
     """The record key of a post on X."""
     return f"x:{tweet_id}"
+
+
+def unescape_entities(text: str) -> str:
+    """X text as a reader sees it: X sends ``&``, ``<`` and ``>`` as ``&amp;``, ``&lt;`` and ``&gt;``."""
+    if "&" not in text:
+        return text
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 def normalize_v2(
@@ -61,13 +70,17 @@ def normalize_v2(
         data = page.get("data")
         if isinstance(data, dict):  # a single-tweet lookup response
             data = [data]
-        if not isinstance(data, list):
-            if "data" in page or not page.get("errors") and not page.get("meta"):
-                yield batch.reject(line, "field 'data': missing or not a list of tweets", raw)
-            continue
-        includes = _Includes.parsed(as_dict(page.get("includes")))
         collected = opt_str(as_dict(page.get("__twarc")).get("retrieved_at"))
         provenance = batch.provenance(line, _parse_iso(collected))
+        errors = page.get("errors")
+        if not isinstance(data, list):
+            if "data" in page or not errors and not page.get("meta"):
+                yield batch.reject(line, "field 'data': missing or not a list of tweets", raw)
+            elif errors:
+                named = list(unavailable_items(batch, line, errors, provenance, set()))
+                yield from named or [batch.reject(line, error_page_reason(errors), raw, error=False)]
+            continue
+        includes = _Includes.parsed(as_dict(page.get("includes")))
         damaged = _damaged_tweets(data) if INVALID_UTF8 in batch.line_flags.get(line, ()) else None
         for index, tweet in enumerate(data):
             try:
@@ -75,6 +88,9 @@ def normalize_v2(
             except GUARDED as exc:
                 item = batch.failure(line, tweet, exc)
             yield item
+        if errors:
+            found = {t["id"] for t in data if isinstance(t, dict) and isinstance(t.get("id"), str)}
+            yield from unavailable_items(batch, line, errors, provenance, found)
 
 
 def _damaged_tweets(data: list[Any]) -> set[int] | None:
@@ -91,7 +107,6 @@ def _for_tweet(provenance: dict[str, Any], damaged: set[int] | None, index: int)
     return {**provenance, "flags": [f for f in provenance["flags"] if f != INVALID_UTF8]}
 
 
-SNOWFLAKE_START = 29_700_859_247  # the first id X issued as a snowflake (2010-11-04)
 DELETED = "crawl_assets.deleted"  # a line the collector writes when a refresh lookup no longer finds a post
 
 
@@ -101,7 +116,10 @@ def _deletion(batch: Batch, line: int, mark: dict[str, Any]) -> Item:
     post_id = as_id(mark.get("id"), "id")
     observed = parse_instant(mark.get("observed_at"), "observed_at")
     # snowflake ids (since late 2010) carry their creation time; older or odd ids fall back to the observation
-    created = id_time(post_id) if post_id.isdigit() and int(post_id) > SNOWFLAKE_START else observed
+    try:
+        created = snowflake_time(post_id, "id")
+    except InputError:
+        created = observed
     key = tweet_key(post_id)
     return batch.finish({
         "key": key, "platform": "x", "kind": "post", "native_id": post_id, "author_id": None,
@@ -119,6 +137,9 @@ def _fast_items(batch: Batch, line: int, page: _Page) -> list[Item] | None:
     try:
         for index, tweet in enumerate(page.data or ()):
             items.append(_v2_tweet(batch, tweet, includes, provenance, index))
+        if page.errors:
+            found = {t.id for t in page.data or () if type(t.id) is str}
+            items.extend(unavailable_items(batch, line, page.errors, provenance, found))
     except GUARDED:
         return None
     return items
@@ -192,10 +213,15 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
     metrics = tweet.public_metrics or _NO_METRICS
     hashtags, mentions, urls = entities.hashtags, entities.mentions, entities.urls
     lang = platform_lang(raw_lang)
-    try:
-        created_at = parse_instant(tweet.created_at, "created_at")
-    except InputError:  # again, for the message naming the tweet (not formatted for every tweet)
-        created_at = parse_instant(tweet.created_at, f"data[{index}].created_at")
+    if tweet.created_at is None:  # default fields (id, text, edit_history_tweet_ids): the id tells the time
+        created_at = snowflake_time(tweet_id, f"data[{index}].created_at")
+        provenance = with_flag(provenance, CREATED_FROM_ID)
+    else:
+        try:
+            created_at = parse_instant(tweet.created_at, "created_at")
+        except InputError:  # again, for the message naming the tweet (not formatted for every tweet)
+            created_at = parse_instant(tweet.created_at, f"data[{index}].created_at")
+    search_text = unescape_entities(text)
     return batch.emit(
         {
             "key": "x:" + tweet_id,
@@ -211,8 +237,8 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
             "deleted": False,
             "deleted_at": None,
             "text": text,
-            "text_clean": clean_text(text),
-            "lang": lang if lang is not None else detect_lang(text),
+            "text_clean": clean_text(search_text),
+            "lang": lang if lang is not None else detect_lang(search_text),
             "reply_to": reply_to,
             "quote_of": quote_of,
             "repost_of": repost_of,

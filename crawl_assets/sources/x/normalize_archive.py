@@ -10,27 +10,33 @@ from typing import IO, Any
 
 import ijson
 
-from crawl_assets.normalize.build import Batch, InputError, Item, as_dict, as_id, as_list, media_doc, opt_int, opt_str
+from crawl_assets.normalize.build import (
+    Batch, InputError, Item, as_dict, as_id, as_list, media_doc, opt_int, opt_str, parse_instant,
+)  # fmt: skip
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.damage import parse_error_text
 from crawl_assets.normalize.documents import document_items, ijson_items
 from crawl_assets.normalize.lang import platform_lang
 from crawl_assets.normalize.text import fold_tag, unique
-from crawl_assets.sources.x.normalize import tweet_key
+from crawl_assets.sources.x.normalize import tweet_key, unescape_entities
 from crawl_assets.sources.x.normalize_structs import _strings
 
-_ARCHIVE_PREFIX = re.compile(rb"^\s*window\.YTD\.[\w.]+\s*=\s*")
+_ARCHIVE_PREFIX = re.compile(rb"^\s*window\.YTD\.(\w+)\.part\d+\s*=\s*")
 _ARCHIVE_DATE = "%a %b %d %H:%M:%S %z %Y"
+# The data files whose items are posts: kind (the name in window.YTD.<kind>.part0) -> what a record means.
+# tweet.js is the name archives used before 2022; deleted-tweets.js holds posts the owner deleted.
+POST_FILES = {"tweets": "live", "tweet": "live", "community_tweet": "live", "deleted_tweets": "deleted"}
 
 
 class _SkipPrefix:
-    """A binary reader that skips the ``window.YTD.tweets.part0 =`` assignment so ijson sees the array."""
+    """A binary reader that skips the ``window.YTD.<kind>.part0 =`` assignment so ijson sees the array."""
 
     def __init__(self, stream: IO[bytes]) -> None:
         self._stream = stream
         head = stream.read(256)
         match = _ARCHIVE_PREFIX.match(head)
         self.head = head
+        self.kind = match.group(1).decode() if match else "tweets"  # a bare JSON array is read as tweets
         self._pending = head[match.end() :] if match else head
 
     def starts_array(self) -> bool:
@@ -49,21 +55,49 @@ class _SkipPrefix:
 def normalize_archive(
     stream: IO[bytes], *, name: str, context: NormalizeContext, validate: bool = True
 ) -> Iterator[Item]:
-    """Records from an account archive's ``tweets.js`` (streamed; ``line`` is the tweet's ordinal)."""
+    """Records from an account archive's post files (``tweets.js``, ``deleted-tweets.js``, ...), streamed;
+    ``line`` is the post's ordinal. Other data files (likes, followers, messages) are refused by kind."""
     batch = Batch("x-archive", name, context, validate=validate)
     ordinal = 0
     reader = _SkipPrefix(stream)
+    if reader.kind not in POST_FILES:
+        file_name = reader.kind.replace("_", "-") + ".js"
+        yield batch.reject(None, f"this is the archive's {reader.kind!r} file ({file_name}), which holds no posts: "
+                                 f"x-archive reads {', '.join(k.replace('_', '-') + '.js' for k in POST_FILES)}",
+                           reader.head)  # fmt: skip
+        return
     if not reader.starts_array():
         yield batch.reject(1, "not a tweets.js: expected 'window.YTD.tweets.part0 = [' or a JSON array", reader.head)
         return
+    deleted = POST_FILES[reader.kind] == "deleted"
     try:
         for ordinal, item in document_items(batch, ijson_items(reader, "item")):
-            yield batch.guard(ordinal, item, _archive_tweet, batch, ordinal, item)
+            yield batch.guard(ordinal, item, _archive_tweet, batch, ordinal, item, deleted)
     except (ijson.JSONError, UnicodeDecodeError) as exc:
         yield batch.reject(ordinal + 1, "invalid JSON, rest of file skipped: " + parse_error_text(exc))
 
 
-def _archive_tweet(batch: Batch, ordinal: int, item: Any) -> Item:
+def _archive_time(value: Any, field: str) -> datetime:
+    """An archive time: ``Thu May 02 11:00:00 +0000 2024`` (tweets) or ISO 8601 (``editableUntil``, some exports)."""
+    try:
+        return datetime.strptime(str(value), _ARCHIVE_DATE).astimezone(timezone.utc)
+    except ValueError:
+        try:
+            return parse_instant(value, field)
+        except InputError:
+            raise InputError(f"field '{field}': not an archive date: {value!r}"[:200]) from None
+
+
+def _edit_history(edit_info: Any) -> list[str] | None:
+    """The ids of every version of an edited post, oldest first (``edit_info.initial.editTweetIds`` on the
+    original, ``edit_info.edit.editControlInitial.editTweetIds`` on an edit)."""
+    info = as_dict(edit_info)
+    control = as_dict(info.get("initial")) or as_dict(as_dict(info.get("edit")).get("editControlInitial"))
+    ids = [i for i in as_list(control.get("editTweetIds")) if isinstance(i, str) and i.isdigit()]
+    return ids or None
+
+
+def _archive_tweet(batch: Batch, ordinal: int, item: Any, deleted: bool = False) -> Item:
     tweet = as_dict(item).get("tweet", item)
     if not isinstance(tweet, dict):
         raise InputError("item is not a JSON object with a 'tweet'")
@@ -73,10 +107,8 @@ def _archive_tweet(batch: Batch, ordinal: int, item: Any) -> Item:
     text = tweet.get("full_text", tweet.get("text"))
     if not isinstance(text, str):
         raise InputError("field 'tweet.full_text': missing or not a string")
-    try:
-        created = datetime.strptime(str(tweet.get("created_at")), _ARCHIVE_DATE).astimezone(timezone.utc)
-    except ValueError as exc:
-        raise InputError(f"field 'tweet.created_at': not an archive date: {tweet.get('created_at')!r}"[:200]) from exc
+    created = _archive_time(tweet.get("created_at"), "tweet.created_at")
+    deleted_at = _archive_time(tweet["deleted_at"], "tweet.deleted_at") if deleted and tweet.get("deleted_at") else None
     entities = as_dict(tweet.get("entities"))
     extended = as_dict(tweet.get("extended_entities"))
     reply_id = opt_str(tweet.get("in_reply_to_status_id_str"))
@@ -93,6 +125,9 @@ def _archive_tweet(batch: Batch, ordinal: int, item: Any) -> Item:
         metadata["x_lang"] = tweet["lang"]
     if isinstance(tweet.get("edit_info"), dict):
         metadata["edit_info"] = tweet["edit_info"]
+        history = _edit_history(tweet["edit_info"])
+        if history:
+            metadata["edit_history_tweet_ids"] = history
     return batch.finish(
         {
             "key": tweet_key(tweet_id),
@@ -102,10 +137,15 @@ def _archive_tweet(batch: Batch, ordinal: int, item: Any) -> Item:
             "author_id": None,
             "author_handle": None,
             "created_at": created,
+            "deleted": deleted,
+            "deleted_at": deleted_at,
             "text": text,
+            "search_text": unescape_entities(text),
             "lang": platform_lang(tweet.get("lang")),
             "reply_to": reply_to,
             "quote_of": quote_of,
+            # the thread root: the post itself unless it replies (the archive does not name a reply's root)
+            "conversation_id": None if reply_to else tweet_key(tweet_id),
             "hashtags": unique([fold_tag(tag) for tag in _strings(entities.get("hashtags"), "text")]),
             "mentions": unique([fold_tag(handle) for handle in _strings(entities.get("user_mentions"), "screen_name")]),
             "urls": unique([_expanded(u) for u in as_list(entities.get("urls")) if isinstance(u, dict)]),

@@ -132,6 +132,7 @@ class _Twarc(msgspec.Struct, gc=False):
 
 class _Page(msgspec.Struct, gc=False):
     data: list[_Tweet] | None = None
+    errors: list[Any] | None = None  # posts X names instead of returning them (normalize_unavailable)
     includes: _PageIncludes | None = None
     twarc: _Twarc | None = msgspec.field(default=None, name="__twarc")
 
