@@ -91,6 +91,7 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
         method=m.method,
         run_id=m.run_id,
         raw_pointer=batch.path,
+        **m.extra.get("normalize", {}),  # the source's normalization options, as stored with the batch
     )
     result = BatchResult()
     seen: Counter[str] = Counter()

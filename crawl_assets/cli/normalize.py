@@ -22,7 +22,7 @@ from typing import IO
 import click
 
 from crawl_assets.normalize.build import UnknownFormatError
-from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.normalize.context import NormalizeContext, normalize_options
 from crawl_assets.normalize.dedupe import Deduper
 from crawl_assets.normalize.formats import FORMATS, get_normalizer
 from crawl_assets.normalize.parallel import LINE_FORMATS, normalize_encoded
@@ -96,6 +96,8 @@ class _Report:
 @click.option("--relations-out", type=click.Path(dir_okay=False, writable=True), help="Write edges (JSON lines) here.")
 @click.option("--rejections-out", type=click.Path(dir_okay=False, writable=True),
               help="Write every rejection (bad input and non-posts, with file, line and reason) here, one JSON per line.")
+@click.option("--timezone", "time_zone", metavar="ZONE",
+              help="IANA time zone of an export's local times (Telegram Desktop exports without date_unixtime).")
 @click.option("--strict", is_flag=True, help="Exit 1 when any input item was malformed.")
 @click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr, no summary.")
 @click.option(
@@ -106,8 +108,8 @@ class _Report:
 )  # fmt: skip
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 def normalize(
-    fmt: str, tenant: str, source: str, relations_out: str | None, rejections_out: str | None, strict: bool,
-    quiet: bool, jobs: int, files: tuple[str, ...],
+    fmt: str, tenant: str, source: str, relations_out: str | None, rejections_out: str | None,
+    time_zone: str | None, strict: bool, quiet: bool, jobs: int, files: tuple[str, ...],
 ) -> None:  # fmt: skip
     """Normalize FILE... (plain or gzip; - for stdin) to one record per line (JSON) on stdout.
 
@@ -120,6 +122,10 @@ def normalize(
         get_normalizer(fmt)
     except UnknownFormatError as exc:
         _fail(str(exc))
+    try:
+        options = normalize_options({"timezone": time_zone})
+    except ValueError as exc:
+        _fail(str(exc).replace("options.timezone", "--timezone"))
     for path in files:
         if path != "-" and not _readable(path):
             _fail(f"cannot read {path}: no such file or not readable")
@@ -132,7 +138,7 @@ def normalize(
             name = "<stdin>" if path == "-" else path
             context = NormalizeContext(
                 tenant=tenant, source=source, method="export", run_id=run_id,
-                raw_pointer=None if path == "-" else str(Path(path).resolve()),
+                raw_pointer=None if path == "-" else str(Path(path).resolve()), **options,
             )  # fmt: skip
             report.start_file()
             records = 0
