@@ -98,6 +98,8 @@ class _Report:
               help="Write every rejection (bad input and non-posts, with file, line and reason) here, one JSON per line.")
 @click.option("--timezone", "time_zone", metavar="ZONE",
               help="IANA time zone of an export's local times (Telegram Desktop exports without date_unixtime).")
+@click.option("--languages", metavar="CODES",
+              help="ISO 639-1 codes the texts are in (e.g. fa,en): language detection chooses among them.")
 @click.option("--strict", is_flag=True, help="Exit 1 when any input item was malformed.")
 @click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr, no summary.")
 @click.option(
@@ -109,7 +111,7 @@ class _Report:
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 def normalize(
     fmt: str, tenant: str, source: str, relations_out: str | None, rejections_out: str | None,
-    time_zone: str | None, strict: bool, quiet: bool, jobs: int, files: tuple[str, ...],
+    time_zone: str | None, languages: str | None, strict: bool, quiet: bool, jobs: int, files: tuple[str, ...],
 ) -> None:  # fmt: skip
     """Normalize FILE... (plain or gzip; - for stdin) to one record per line (JSON) on stdout.
 
@@ -123,9 +125,9 @@ def normalize(
     except UnknownFormatError as exc:
         _fail(str(exc))
     try:
-        options = normalize_options({"timezone": time_zone})
+        options = normalize_options({"timezone": time_zone, "languages": languages})
     except ValueError as exc:
-        _fail(str(exc).replace("options.timezone", "--timezone"))
+        _fail(str(exc).replace("options.timezone", "--timezone").replace("options.languages", "--languages"))
     for path in files:
         if path != "-" and not _readable(path):
             _fail(f"cannot read {path}: no such file or not readable")

@@ -124,7 +124,7 @@ class Batch:
             "deleted_at": f.get("deleted_at"),
             "text": text,
             "text_clean": clean_text(search_text),
-            "lang": lang if lang is not None else detect_lang(search_text),
+            "lang": lang if lang is not None else detect_lang(search_text, self.context.languages),
             "reply_to": f.get("reply_to"),
             "quote_of": f.get("quote_of"),
             "repost_of": f.get("repost_of"),

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import orjson
 
 from crawl_assets import settings
 from crawl_assets.checkpoints import CHECKPOINT_KEY
@@ -78,8 +79,8 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
             f"export file for source {entry.key!r} not found: {path} (registry {registry.path}, field 'identifier')",
             allow_retries=False,
         )
-    try:
-        options = normalize_options(entry.options)  # stored with the batch: normalized with these
+    try:  # stored with the batch (as JSON: lists, not tuples), so the batch is normalized with these
+        options = orjson.loads(orjson.dumps(normalize_options(entry.options)))
     except ValueError as exc:
         raise dg.Failure(f"source {entry.key!r}: {exc} (registry {registry.path})", allow_retries=False) from None
     sha = _sha256(path)

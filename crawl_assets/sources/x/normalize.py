@@ -238,7 +238,7 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
             "deleted_at": None,
             "text": text,
             "text_clean": clean_text(search_text),
-            "lang": lang if lang is not None else detect_lang(search_text),
+            "lang": lang if lang is not None else detect_lang(search_text, batch.context.languages),
             "reply_to": reply_to,
             "quote_of": quote_of,
             "repost_of": repost_of,
