@@ -18,7 +18,7 @@ _PACKAGE = Path(crawl_assets.__file__).parent
 def _deriver_files() -> list[Path]:
     files = [*sorted((_PACKAGE / "schema").glob("*.py")), *sorted((_PACKAGE / "normalize").glob("*.py"))]
     files += sorted((_PACKAGE / "sources").glob("*/normalize*.py"))
-    files += [_PACKAGE / "lake" / "tables.py"]
+    files += [_PACKAGE / "lake" / "tables.py", _PACKAGE / "assets" / "edit_versions.py"]
     return files
 
 

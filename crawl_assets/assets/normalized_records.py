@@ -18,7 +18,9 @@ import pyarrow as pa
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
 from crawl_assets.assets.deriver_version import NORMALIZER_VERSION
+from crawl_assets.assets.edit_versions import earlier_versions, observe, resolved
 from crawl_assets.normalize import NormalizeContext, dedupe_latest, normalize_stream
+from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.resources.lake import LakeResource
 from crawl_assets.schema import Record, Rejection
@@ -95,6 +97,7 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
     )
     result = BatchResult()
     seen: Counter[str] = Counter()
+    edits = EditHistories()  # edited X posts: every version resolved against the batch's histories
 
     def records() -> Iterator[Record]:
         with lake.open_raw(batch) as stream:
@@ -102,15 +105,17 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
                 if isinstance(item, Rejection):
                     result.rejected.append(item.model_dump(mode="json"))
                 else:
+                    observe(edits, {"platform": item.platform, "metadata": item.metadata})
                     yield item
 
     def chunks() -> Iterator[pa.Table]:
         buffer: list[dict[str, Any]] = []
         for record in dedupe_latest(records()):
-            buffer.append(record.model_dump(mode="json"))
+            buffer.append(resolved(edits, record.model_dump(mode="json")))
             if len(buffer) >= CHUNK_ROWS:
                 yield flush(buffer)
                 buffer = []
+        buffer += earlier_versions(lake, batch, TABLE, edits, set(seen) | {r["key"] for r in buffer})
         if buffer:
             yield flush(buffer)
 

@@ -24,7 +24,9 @@ import click
 from crawl_assets.normalize.build import UnknownFormatError
 from crawl_assets.normalize.context import NormalizeContext, normalize_options
 from crawl_assets.normalize.dedupe import Deduper
+from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.normalize.formats import FORMATS, get_normalizer
+from crawl_assets.normalize.output import rewritten_line
 from crawl_assets.normalize.parallel import LINE_FORMATS, normalize_encoded
 from crawl_assets.schema.record import Edge, Rejection, record_json_schema
 
@@ -133,6 +135,7 @@ def normalize(
             _fail(f"cannot read {path}: no such file or not readable")
     run_id = f"cli-{uuid.uuid4().hex[:12]}"
     deduper = Deduper()
+    edits = EditHistories()  # X edit histories of the whole run: versions are resolved when written
     rejections_file = open(rejections_out, "wb") if rejections_out else None  # noqa: SIM115
     report = _Report(rejections_file)
     try:
@@ -152,11 +155,12 @@ def normalize(
                             report.add(rejection)
                         records += len(block)
                         report.unavailable += block.unavailable
+                        edits.merge(block.histories)
                         deduper.add_block(block)
             except OSError as exc:
                 report.add(Rejection(name=name, reason=f"cannot read: {exc.strerror or exc}"))
             report.end_file(name, records)
-        _write(deduper, relations_out)
+        _write(deduper, relations_out, edits)
     except BrokenPipeError:
         sys.stderr.close()  # downstream closed (e.g. `| head`): not an error of ours
         sys.exit(0)
@@ -200,11 +204,13 @@ def _report(rejection: Rejection) -> None:
     click.echo(f"{where}: {rejection.reason}" + (f" [{snippet}]" if snippet else ""), err=True)
 
 
-def _write(deduper: Deduper, relations_out: str | None) -> None:
+def _write(deduper: Deduper, relations_out: str | None, edits: EditHistories) -> None:
     out = sys.stdout.buffer
     edges_file = open(relations_out, "wb") if relations_out else None  # noqa: SIM115
     try:
-        deduper.write_winners(out, edges_file)  # record lines are the blocks' main payloads, edge lines the side
+        # record lines are the blocks' main payloads, edge lines the side; versions of edited posts are rewritten
+        deduper.write_winners(out, edges_file, rewrite=lambda line: rewritten_line(line, edits.resolve),
+                              rewrite_keys=edits.keys() if edits else ())
         out.flush()
     finally:
         if edges_file is not None:
