@@ -21,7 +21,7 @@ from typing import IO
 
 import click
 
-from crawl_assets.normalize.build import UnknownFormatError
+from crawl_assets.normalize.build import InputError, UnknownFormatError, parse_instant
 from crawl_assets.normalize.context import NormalizeContext, normalize_options
 from crawl_assets.normalize.dedupe import Deduper
 from crawl_assets.normalize.edits import EditHistories
@@ -100,6 +100,8 @@ class _Report:
               help="Write every rejection (bad input and non-posts, with file, line and reason) here, one JSON per line.")
 @click.option("--timezone", "time_zone", metavar="ZONE",
               help="IANA time zone of an export's local times (Telegram Desktop exports without date_unixtime).")
+@click.option("--collected-at", "collected_at", metavar="INSTANT",
+              help="When the input was collected (ISO 8601 with offset): provenance.collected_at, deletion times.")
 @click.option("--languages", metavar="CODES",
               help="ISO 639-1 codes the texts are in (e.g. fa,en): language detection chooses among them.")
 @click.option("--strict", is_flag=True, help="Exit 1 when any input item was malformed.")
@@ -113,7 +115,8 @@ class _Report:
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 def normalize(
     fmt: str, tenant: str, source: str, relations_out: str | None, rejections_out: str | None,
-    time_zone: str | None, languages: str | None, strict: bool, quiet: bool, jobs: int, files: tuple[str, ...],
+    collected_at: str | None, time_zone: str | None, languages: str | None, strict: bool, quiet: bool, jobs: int,
+    files: tuple[str, ...],
 ) -> None:  # fmt: skip
     """Normalize FILE... (plain or gzip; - for stdin) to one record per line (JSON) on stdout.
 
@@ -130,6 +133,12 @@ def normalize(
         options = normalize_options({"timezone": time_zone, "languages": languages})
     except ValueError as exc:
         _fail(str(exc).replace("options.timezone", "--timezone").replace("options.languages", "--languages"))
+    collected = None
+    if collected_at is not None:
+        try:
+            collected = parse_instant(collected_at, "--collected-at")
+        except InputError as exc:
+            _fail(str(exc))
     for path in files:
         if path != "-" and not _readable(path):
             _fail(f"cannot read {path}: no such file or not readable")
@@ -142,7 +151,7 @@ def normalize(
         for path in files:
             name = "<stdin>" if path == "-" else path
             context = NormalizeContext(
-                tenant=tenant, source=source, method="export", run_id=run_id,
+                tenant=tenant, source=source, method="export", run_id=run_id, collected_at=collected,
                 raw_pointer=None if path == "-" else str(Path(path).resolve()), **options,
             )  # fmt: skip
             report.start_file()
