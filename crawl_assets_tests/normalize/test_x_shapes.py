@@ -114,3 +114,9 @@ def test_archive_root_posts_are_their_own_conversation():
                                                           archive_tweet(C, "RT @acme: a root post")]))
     assert [r.conversation_id for r in records] == [f"x:{A}", None, f"x:{C}"]
     assert records[1].reply_to == f"x:{A}"
+
+
+def test_odd_error_objects_name_no_post():
+    odd = [{**x_not_found(A), "parameter": ["ids"]}, {**x_not_found(B), "resource_id": 7}, "junk", None]
+    records, rejections = run("x-v2", lines({"errors": odd}))
+    assert not records and [r.error for r in rejections] == [False], "counted as an error page, never a crash"

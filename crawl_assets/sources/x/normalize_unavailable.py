@@ -47,7 +47,9 @@ def _why(error: dict[str, Any]) -> str:
 
 def names_a_post(error: Any) -> bool:
     """Whether an ``errors`` item is about a requested post (not an expansion, not the request itself)."""
-    return (isinstance(error, dict) and error.get("resource_type") == "tweet" and error.get("parameter") in _REQUESTED
+    if not isinstance(error, dict) or not isinstance(error.get("parameter"), str):
+        return False
+    return (error.get("resource_type") == "tweet" and error["parameter"] in _REQUESTED
             and error.get("section", "data") == "data" and isinstance(error.get("resource_id"), str)
             and error["resource_id"].isdigit())  # fmt: skip
 
