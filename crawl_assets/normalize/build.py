@@ -140,10 +140,12 @@ class Batch:
         }
         return self.emit(doc)
 
-    def emit(self, doc: dict[str, Any]) -> Record | dict[str, Any]:
+    def emit(self, doc: dict[str, Any], *, bounded: bool = False) -> Record | dict[str, Any]:
         """A complete document (every ``Record`` field, in order) as a ``Record``, or as is without validation;
-        integers beyond 64 bits are set aside first (``damage.bound_document``)."""
-        doc = bound_document(doc)
+        integers beyond 64 bits are set aside first (``damage.bound_document``) unless the caller knows
+        there are none (``bounded``: e.g. values a typed decoder already held to 64 bits)."""
+        if not bounded:
+            doc = bound_document(doc)
         return Record.model_validate(doc) if self.validate else doc
 
     def guard(self, line: int | None, raw: Any, build: Callable[..., Item], *args: Any) -> Item:

@@ -90,33 +90,30 @@ class Utf8Repair:
 
 
 def _bounded(value: Any, path: str, found: dict[str, str], depth: int = 0) -> Any:
-    """``value`` with every integer beyond 64 bits as its decimal string (paths recorded in ``found``)."""
+    """``value`` with every integer beyond 64 bits as its decimal string (paths recorded in ``found``); the
+    same object when there is none (the common case costs one type check per value, nothing is copied)."""
     kind = type(value)
     if kind is int:
         if INT64_MIN <= value <= INT64_MAX:
             return value
         found[path] = str(value)
         return found[path]
-    if depth > MAX_DEPTH:
+    if depth > MAX_DEPTH or (kind is not dict and kind is not list):
         return value
-    if kind is dict:
-        changed = None
-        for key, item in value.items():
-            if type(item) in (int, dict, list):
-                new = _bounded(item, f"{path}.{key}", found, depth + 1)
-                if new is not item:
-                    changed = changed if changed is not None else dict(value)
-                    changed[key] = new
-        return value if changed is None else changed
-    if kind is list:
-        items = [_bounded(item, f"{path}[{i}]", found, depth + 1) if type(item) in (int, dict, list) else item
-                 for i, item in enumerate(value)]
-        return value if all(a is b for a, b in zip(items, value)) else items
-    return value
-
-
-def _out_of_range(value: Any) -> bool:
-    return type(value) is int and not INT64_MIN <= value <= INT64_MAX
+    changed: Any = None
+    for key, item in value.items() if kind is dict else enumerate(value):
+        item_kind = type(item)
+        if item_kind is int:
+            if INT64_MIN <= item <= INT64_MAX:
+                continue
+        elif item_kind is not dict and item_kind is not list:
+            continue
+        new = _bounded(item, f"{path}.{key}" if kind is dict else f"{path}[{key}]", found, depth + 1)
+        if new is not item:
+            if changed is None:
+                changed = dict(value) if kind is dict else list(value)
+            changed[key] = new
+    return value if changed is None else changed
 
 
 def bound_document(doc: dict[str, Any]) -> dict[str, Any]:
@@ -124,14 +121,14 @@ def bound_document(doc: dict[str, Any]) -> dict[str, Any]:
     found: dict[str, str] = {}
     metrics = doc["metrics"]
     for name, value in metrics.items():
-        if _out_of_range(value):
+        if type(value) is int and not INT64_MIN <= value <= INT64_MAX:
             found[f"metrics.{name}"] = str(value)
     media = doc["media"]
     for i, item in enumerate(media):
         for name, value in item.items():
-            if _out_of_range(value):
+            if type(value) is int and not INT64_MIN <= value <= INT64_MAX:
                 found[f"media[{i}].{name}"] = str(value)
-    metadata = _bounded(doc["metadata"], "metadata", found) if doc["metadata"] else doc["metadata"]
+    metadata = _bounded(doc["metadata"], "metadata", found)
     if not found:
         return doc
     doc = dict(doc)

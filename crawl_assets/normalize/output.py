@@ -10,6 +10,7 @@ import msgspec
 
 from crawl_assets.normalize.dedupe import BlockBuilder
 from crawl_assets.normalize.edges import EDGE_COLUMNS, document_edges
+from crawl_assets.normalize.edits import FIELD as EDIT_HISTORY
 from crawl_assets.normalize.edits import history_of
 from crawl_assets.schema.record import Record
 
@@ -70,11 +71,15 @@ def add_document(block: BlockBuilder, doc: dict[str, Any]) -> None:
         main += _pydantic_line(doc)
     main += b"\n"
     block.side += edge_lines(doc)
-    if doc["metadata"].get("tombstone"):
-        block.unavailable += 1
-    history = history_of(doc)
-    if history is not None:
-        block.histories.append(history)
+    metadata = doc["metadata"]
+    if metadata:
+        if metadata.get("tombstone"):
+            block.unavailable += 1
+        versions = metadata.get(EDIT_HISTORY)
+        if versions is not None and len(versions) > 1:  # cheap test first: most posts were never edited
+            history = history_of(doc)
+            if history is not None:
+                block.histories.append(history)
     edited, collected = rank_of(doc)
     block.commit(doc["key"], edited, collected)
 

@@ -136,7 +136,7 @@ def _fast_items(batch: Batch, line: int, page: _Page) -> list[Item] | None:
     items: list[Item] = []
     try:
         for index, tweet in enumerate(page.data or ()):
-            items.append(_v2_tweet(batch, tweet, includes, provenance, index))
+            items.append(_v2_tweet(batch, tweet, includes, provenance, index, decoded=True))
         if page.errors:
             found = {t.id for t in page.data or () if type(t.id) is str}
             items.extend(unavailable_items(batch, line, page.errors, provenance, found))
@@ -145,9 +145,12 @@ def _fast_items(batch: Batch, line: int, page: _Page) -> list[Item] | None:
     return items
 
 
-def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[str, Any], index: int) -> Item:
+def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[str, Any], index: int,
+              decoded: bool = False) -> Item:  # fmt: skip
     """One ``data`` tweet (a ``_Tweet``; anything else was not an object). The hot path of ``crawl-assets
-    normalize``: it builds the record document directly in ``Record`` field order (no intermediate dict)."""
+    normalize``: it builds the record document directly in ``Record`` field order (no intermediate dict).
+    ``decoded``: the tweet came from the typed decoder, whose integers are held to 64 bits (only its raw
+    JSON fields may hold larger ones)."""
     if type(tweet) is not _Tweet:
         raise InputError(f"data[{index}]: not a JSON object")
     tweet_id = tweet.id
@@ -222,6 +225,7 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
         except InputError:  # again, for the message naming the tweet (not formatted for every tweet)
             created_at = parse_instant(tweet.created_at, f"data[{index}].created_at")
     search_text = unescape_entities(text)
+    raw_fields = tweet.withheld is not None or tweet.geo is not None or "poll_ids" in metadata
     return batch.emit(
         {
             "key": "x:" + tweet_id,
@@ -261,7 +265,8 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
             "metadata": metadata,
             "provenance": provenance,
             "enrichment": {},
-        }
+        },
+        bounded=decoded and not raw_fields,
     )
 
 
