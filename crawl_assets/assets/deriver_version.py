@@ -1,5 +1,5 @@
 """The version stamped on every derived Parquet part: the package version plus a hash of the code
-that derives records (schema, normalize/, each platform's normalize.py).
+that derives records (schema, normalize/, each platform's normalize*.py modules).
 
 A part written by other code is re-derived from raw at the next materialization, so a normalizer
 fix reaches old data without collecting again, and unchanged code never re-derives anything.
@@ -17,8 +17,8 @@ _PACKAGE = Path(crawl_assets.__file__).parent
 
 def _deriver_files() -> list[Path]:
     files = [*sorted((_PACKAGE / "schema").glob("*.py")), *sorted((_PACKAGE / "normalize").glob("*.py"))]
-    files += sorted((_PACKAGE / "sources").glob("*/normalize.py"))
-    files += [_PACKAGE / "lake" / "tables.py"]
+    files += sorted((_PACKAGE / "sources").glob("*/normalize*.py"))
+    files += [_PACKAGE / "lake" / "tables.py", _PACKAGE / "assets" / "edit_versions.py"]
     return files
 
 

@@ -18,7 +18,9 @@ import pyarrow as pa
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
 from crawl_assets.assets.deriver_version import NORMALIZER_VERSION
+from crawl_assets.assets.edit_versions import earlier_versions, observe, resolved
 from crawl_assets.normalize import NormalizeContext, dedupe_latest, normalize_stream
+from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.resources.lake import LakeResource
 from crawl_assets.schema import Record, Rejection
@@ -33,9 +35,10 @@ def split_source_key(key: str) -> tuple[str, str]:
 
 
 def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) -> int:
-    """Give each bare tombstone (a deletion seen by a collector) the last full observation of its key
-    from earlier parts, marked deleted: the index then keeps the content with ``deleted: true``
-    instead of an empty document. Returns how many were merged; unmatched ones stay bare."""
+    """Give each bare tombstone (a deletion seen by a collector, a post X names as unavailable) the last full
+    observation of its key from earlier parts, with the tombstone's ``deleted``/``deleted_at`` and why it is
+    unavailable: the index then keeps the content instead of an empty document. Returns how many were
+    merged; unmatched ones stay bare."""
     wanted = {r["key"]: i for i, r in enumerate(rows) if (r.get("metadata") or {}).get("tombstone")}
     if not wanted:
         return 0
@@ -54,7 +57,9 @@ def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) ->
     for key, i in wanted.items():
         if key in prior:
             tomb = rows[i]
-            rows[i] = {**prior[key], "deleted": True, "deleted_at": tomb["deleted_at"], "provenance": tomb["provenance"]}
+            evidence = {k: v for k, v in (tomb.get("metadata") or {}).items() if k in ("unavailable", "x_error")}
+            rows[i] = {**prior[key], "deleted": tomb["deleted"], "deleted_at": tomb["deleted_at"],
+                       "provenance": tomb["provenance"], "metadata": {**(prior[key].get("metadata") or {}), **evidence}}
     return sum(1 for k in wanted if k in prior)
 
 
@@ -67,6 +72,14 @@ class BatchResult:
     rejected: list[dict[str, Any]] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)
+    failed: bool = False  # the batch could not be normalized at all (no part written; tried again next run)
+
+
+def failed_batch(batch: RawBatch, exc: Exception) -> BatchResult:
+    """The result of a batch whose normalization raised: one rejection naming the batch and the cause, so
+    the batch is quarantined with its reason and the source's other batches go on."""
+    reason = f"batch could not be normalized: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+    return BatchResult(rejected=[Rejection(name=batch.path, reason=reason).model_dump(mode="json")], failed=True)
 
 
 def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
@@ -80,9 +93,11 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
         method=m.method,
         run_id=m.run_id,
         raw_pointer=batch.path,
+        **m.extra.get("normalize", {}),  # the source's normalization options, as stored with the batch
     )
     result = BatchResult()
     seen: Counter[str] = Counter()
+    edits = EditHistories()  # edited X posts: every version resolved against the batch's histories
 
     def records() -> Iterator[Record]:
         with lake.open_raw(batch) as stream:
@@ -90,15 +105,17 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
                 if isinstance(item, Rejection):
                     result.rejected.append(item.model_dump(mode="json"))
                 else:
+                    observe(edits, {"platform": item.platform, "metadata": item.metadata})
                     yield item
 
     def chunks() -> Iterator[pa.Table]:
         buffer: list[dict[str, Any]] = []
         for record in dedupe_latest(records()):
-            buffer.append(record.model_dump(mode="json"))
+            buffer.append(resolved(edits, record.model_dump(mode="json")))
             if len(buffer) >= CHUNK_ROWS:
                 yield flush(buffer)
                 buffer = []
+        buffer += earlier_versions(lake, batch, TABLE, edits, set(seen) | {r["key"] for r in buffer})
         if buffer:
             yield flush(buffer)
 
@@ -138,7 +155,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
     def _normalized(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
         the_lake = lake.lake()
         tenant, _ = split_source_key(context.partition_key)
-        written = skipped = records = rejected = not_posts = 0
+        written = skipped = records = rejected = not_posts = failed = 0
         duplicates: list[str] = []
         invalid: list[str] = []
         quarantine: list[str] = []
@@ -147,7 +164,11 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
             if the_lake.has_part(part, version=NORMALIZER_VERSION):
                 skipped += 1
                 continue
-            done = normalize_batch(the_lake, batch, part)
+            try:
+                done = normalize_batch(the_lake, batch, part)
+            except Exception as exc:  # noqa: BLE001 - one bad batch never blocks the source's other batches
+                done = failed_batch(batch, exc)
+                failed += 1
             rejects = done.rejected
             duplicates.extend(done.duplicates)
             invalid.extend(done.invalid)
@@ -158,7 +179,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                 log = context.log.warning if errors else context.log.info
                 log(f"batch {batch.manifest.batch_id}: {errors} bad input items and {len(rejects) - errors} "
                     f"non-posts (e.g. service messages) set aside with their reason in {q}")
-            written += 1
+            written += not done.failed
             records += done.rows
             rejected += errors
             not_posts += len(rejects) - errors
@@ -166,6 +187,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
             metadata={
                 "batches_normalized": written,
                 "batches_up_to_date": skipped,
+                "batches_failed": failed,
                 "records_written": records,
                 "rejected": rejected,
                 "not_posts": not_posts,

@@ -1,18 +1,18 @@
 """``crawl-assets normalize`` and ``crawl-assets schema``: normalize files users already have, outside Dagster.
 
 Same code as the ``normalized_records``/``relation_edges`` assets. Bad input never produces a traceback:
-a malformed item is reported on stderr as ``file:line: reason`` and skipped (``--strict`` turns that into
-exit 1); an unknown format or an unreadable file is a one-line error with exit 2.
+a malformed item is reported on stderr as ``file:line: reason`` (at most ``MAX_SHOWN_ERRORS`` per file, then
+a count; ``--rejections-out`` keeps them all) and skipped (``--strict`` turns that into exit 1). Each file
+stands alone: one that cannot be read is reported and the others are written (exit 1 when a file gave
+nothing but errors). An unknown format or a missing file is a one-line error with exit 2.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import sys
 import uuid
-import zlib
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,10 +21,12 @@ from typing import IO
 
 import click
 
-from crawl_assets.normalize.build import UnknownFormatError
-from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.normalize.build import InputError, UnknownFormatError, parse_instant
+from crawl_assets.normalize.context import NormalizeContext, normalize_options
 from crawl_assets.normalize.dedupe import Deduper
+from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.normalize.formats import FORMATS, get_normalizer
+from crawl_assets.normalize.output import rewritten_line
 from crawl_assets.normalize.parallel import LINE_FORMATS, normalize_encoded
 from crawl_assets.schema.record import Edge, Rejection, record_json_schema
 
@@ -32,34 +34,21 @@ EXIT_BAD_INPUT = 1
 MAX_AUTO_JOBS = 2  # the default: two processes keep the peak RSS under 150 MiB
 AUTO_JOBS_MIN_BYTES = 16 << 20
 EXIT_USAGE = 2
-_GZIP_MAGIC = b"\x1f\x8b"
 _BUFFER = 1 << 20  # API pages are ~1 MB lines: a large buffer halves the cost of splitting them
 
 
-class _Unreadable(Exception):
-    """An input file that cannot be read at all (missing, permission, corrupt compression)."""
+MAX_SHOWN_ERRORS = 20  # per input file; the rest are counted (all of them go to --rejections-out)
 
 
 @contextmanager
 def open_input(path: str) -> Iterator[IO[bytes]]:
-    """A binary stream of ``path`` (``-`` is stdin); gzip input is recognized by its magic bytes."""
+    """A binary stream of ``path`` (``-`` is stdin); decompression and a BOM are handled by the normalizers
+    (``crawl_assets.normalize.reading``)."""
     if path == "-":
         yield sys.stdin.buffer
         return
-    try:
-        handle = open(path, "rb", buffering=_BUFFER)  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise _Unreadable(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        if handle.read(2) == _GZIP_MAGIC:
-            handle.seek(0)
-            with gzip.GzipFile(fileobj=handle) as unzipped:
-                yield unzipped  # type: ignore[misc]
-        else:
-            handle.seek(0)
-            yield handle
-    finally:
-        handle.close()
+    with open(path, "rb", buffering=_BUFFER) as handle:
+        yield handle
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> None:
@@ -67,11 +56,54 @@ def _fail(message: str, code: int = EXIT_USAGE) -> None:
     sys.exit(code)
 
 
+class _Report:
+    """Per-file accounting: errors shown (bounded), non-posts counted, every rejection to an optional file."""
+
+    def __init__(self, rejections_out: IO[bytes] | None) -> None:
+        self.errors = 0
+        self.unavailable = 0  # tombstones: posts seen gone or hidden (deleted, protected, suspended)
+        self.skipped: Counter[str] = Counter()
+        self.unreadable: list[str] = []
+        self._out = rejections_out
+        self._shown = self._file_errors = 0
+
+    def start_file(self) -> None:
+        self._shown = self._file_errors = 0
+
+    def add(self, rejection: Rejection) -> None:
+        if self._out is not None:
+            self._out.write(rejection.model_dump_json().encode() + b"\n")
+        if not rejection.error:
+            self.skipped[rejection.reason] += 1
+            return
+        self.errors += 1
+        self._file_errors += 1
+        if self._shown < MAX_SHOWN_ERRORS:
+            self._shown += 1
+            _report(rejection)
+
+    def end_file(self, name: str, records: int) -> None:
+        hidden = self._file_errors - self._shown
+        if hidden:
+            more = "" if self._out is not None else " (--rejections-out FILE lists them all)"
+            click.echo(f"{name}: {hidden} more errors not shown{more}", err=True)
+        if records == 0 and self._file_errors:
+            self.unreadable.append(name)
+
+
 @click.command("normalize")
 @click.option("--format", "fmt", required=True, metavar="FORMAT", help=f"Input format: {', '.join(FORMATS)}.")
 @click.option("--tenant", default="default", show_default=True, help="Tenant the records belong to.")
 @click.option("--source", default="cli", show_default=True, help="Source name recorded in provenance.")
 @click.option("--relations-out", type=click.Path(dir_okay=False, writable=True), help="Write edges (JSON lines) here.")
+@click.option("--rejections-out", type=click.Path(dir_okay=False, writable=True),
+              help="Write every rejection (bad input and non-posts, with file, line and reason) here, one JSON per line.")
+@click.option("--timezone", "time_zone", metavar="ZONE",
+              help="IANA time zone of an export's local times (Telegram Desktop exports without date_unixtime).")
+@click.option("--collected-at", "collected_at", metavar="INSTANT",
+              help="When the input was collected (ISO 8601 with offset): provenance.collected_at, deletion times.")
+@click.option("--languages", metavar="CODES",
+              help="ISO 639-1 codes the texts are in (e.g. fa,en): language detection chooses among them.")
 @click.option("--strict", is_flag=True, help="Exit 1 when any input item was malformed.")
 @click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr, no summary.")
 @click.option(
@@ -82,56 +114,79 @@ def _fail(message: str, code: int = EXIT_USAGE) -> None:
 )  # fmt: skip
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 def normalize(
-    fmt: str, tenant: str, source: str, relations_out: str | None, strict: bool, quiet: bool, jobs: int,
+    fmt: str, tenant: str, source: str, relations_out: str | None, rejections_out: str | None,
+    collected_at: str | None, time_zone: str | None, languages: str | None, strict: bool, quiet: bool, jobs: int,
     files: tuple[str, ...],
 ) -> None:  # fmt: skip
     """Normalize FILE... (plain or gzip; - for stdin) to one record per line (JSON) on stdout.
 
     One record per key: a repeated observation (a retried page, an overlapping export) keeps the latest
-    (edit time, then collection time, then input order).
+    (edit time, then collection time, then input order). Each file is read on its own: a file that cannot
+    be read (truncated, corrupt, another format) is reported and the others are still written; the exit
+    status is 1 when a file gave nothing but errors.
     """
     try:
         get_normalizer(fmt)
     except UnknownFormatError as exc:
         _fail(str(exc))
+    try:
+        options = normalize_options({"timezone": time_zone, "languages": languages})
+    except ValueError as exc:
+        _fail(str(exc).replace("options.timezone", "--timezone").replace("options.languages", "--languages"))
+    collected = None
+    if collected_at is not None:
+        try:
+            collected = parse_instant(collected_at, "--collected-at")
+        except InputError as exc:
+            _fail(str(exc))
     for path in files:
         if path != "-" and not _readable(path):
             _fail(f"cannot read {path}: no such file or not readable")
     run_id = f"cli-{uuid.uuid4().hex[:12]}"
     deduper = Deduper()
-    errors = 0
-    skipped: Counter[str] = Counter()
+    edits = EditHistories()  # X edit histories of the whole run: versions are resolved when written
+    rejections_file = open(rejections_out, "wb") if rejections_out else None  # noqa: SIM115
+    report = _Report(rejections_file)
     try:
         for path in files:
             name = "<stdin>" if path == "-" else path
             context = NormalizeContext(
-                tenant=tenant, source=source, method="export", run_id=run_id,
-                raw_pointer=None if path == "-" else str(Path(path).resolve()),
+                tenant=tenant, source=source, method="export", run_id=run_id, collected_at=collected,
+                raw_pointer=None if path == "-" else str(Path(path).resolve()), **options,
             )  # fmt: skip
-            workers = jobs or _auto_jobs(path)
+            report.start_file()
+            records = 0
             try:
                 with open_input(path) as stream:
-                    for block, rejections in normalize_encoded(fmt, stream, name=name, context=context, jobs=workers):
+                    for block, rejections in normalize_encoded(fmt, stream, name=name, context=context,
+                                                               jobs=jobs or _auto_jobs(path)):
                         for rejection in rejections:
-                            if rejection.error:
-                                errors += 1
-                                _report(rejection)
-                            else:
-                                skipped[rejection.reason] += 1
+                            report.add(rejection)
+                        records += len(block)
+                        report.unavailable += block.unavailable
+                        edits.merge(block.histories)
                         deduper.add_block(block)
-            except (_Unreadable, OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                _fail(str(exc) if isinstance(exc, _Unreadable) else f"cannot read {name}: {exc}")
-        _write(deduper, relations_out)
+            except OSError as exc:
+                report.add(Rejection(name=name, reason=f"cannot read: {exc.strerror or exc}"))
+            report.end_file(name, records)
+        _write(deduper, relations_out, edits)
     except BrokenPipeError:
         sys.stderr.close()  # downstream closed (e.g. `| head`): not an error of ours
         sys.exit(0)
     finally:
         deduper.close()
+        if rejections_file is not None:
+            rejections_file.close()
     if not quiet:
-        parts = [f"{deduper.unique} records", f"{deduper.duplicates} duplicates dropped", f"{errors} malformed"]
-        parts += [f"{count} skipped ({reason})" for reason, count in sorted(skipped.items())]
+        parts = [f"{deduper.unique} records", f"{deduper.duplicates} duplicates dropped", f"{report.errors} malformed"]
+        if report.unavailable:
+            parts.append(f"{report.unavailable} unavailable (deleted, protected or suspended posts, kept as tombstones)")
+        parts += [f"{count} skipped ({reason})" for reason, count in sorted(report.skipped.items())]
         click.echo("crawl-assets normalize: " + ", ".join(parts), err=True)
-    if strict and errors:
+    if report.unreadable:
+        click.echo(f"crawl-assets normalize: nothing could be read from {', '.join(report.unreadable)}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    if strict and report.errors:
         sys.exit(EXIT_BAD_INPUT)
 
 
@@ -158,11 +213,13 @@ def _report(rejection: Rejection) -> None:
     click.echo(f"{where}: {rejection.reason}" + (f" [{snippet}]" if snippet else ""), err=True)
 
 
-def _write(deduper: Deduper, relations_out: str | None) -> None:
+def _write(deduper: Deduper, relations_out: str | None, edits: EditHistories) -> None:
     out = sys.stdout.buffer
     edges_file = open(relations_out, "wb") if relations_out else None  # noqa: SIM115
     try:
-        deduper.write_winners(out, edges_file)  # record lines are the blocks' main payloads, edge lines the side
+        # record lines are the blocks' main payloads, edge lines the side; versions of edited posts are rewritten
+        deduper.write_winners(out, edges_file, rewrite=lambda line: rewritten_line(line, edits.resolve),
+                              rewrite_keys=edits.keys() if edits else ())
         out.flush()
     finally:
         if edges_file is not None:

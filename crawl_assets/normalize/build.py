@@ -14,6 +14,7 @@ import orjson
 from pydantic import ValidationError
 
 from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.normalize.damage import INVALID_UTF8, bound_document, repair_json, with_flag
 from crawl_assets.normalize.lang import detect_lang
 from crawl_assets.normalize.text import clean_text
 from crawl_assets.schema.record import Media, Metrics, Record, Rejection, snippet_of
@@ -68,14 +69,25 @@ class Batch:
             "run_id": context.run_id,
             "raw_pointer": context.raw_pointer,
             "raw_line": None,
+            "flags": (),  # never appended to in place: ``damage.with_flag`` copies
         }
+        self.line_flags: dict[int, list[str]] = {}  # provenance flags of the items of one line (or ordinal)
 
     def provenance(self, line: int, collected_at: datetime | None = None) -> dict[str, Any]:
         """The batch provenance pointing at one line; a per-item collection time fills a missing one."""
         provenance = dict(self._provenance, raw_line=line)
         if collected_at is not None and provenance["collected_at"] is None:
             provenance["collected_at"] = collected_at
+        flags = self.line_flags.get(line)
+        if flags:
+            provenance["flags"] = list(flags)
         return provenance
+
+    def flag_line(self, line: int, flag: str) -> None:
+        """Give the records of ``line`` (an item's ordinal in whole documents) the provenance flag ``flag``."""
+        flags = self.line_flags.setdefault(line, [])
+        if flag not in flags:
+            flags.append(flag)
 
     def reject(self, line: int | None, reason: str, raw: bytes | str | Any = b"", *, error: bool = True) -> Rejection:
         """A rejection naming this file and line, with the start of the raw item."""
@@ -90,8 +102,11 @@ class Batch:
         return Rejection(name=self.name, line=line, reason=reason, snippet=snippet_of(raw), error=error)
 
     def finish(self, f: dict[str, Any]) -> Record | dict[str, Any]:
-        """The record of the fields a format mapped: ``text_clean``, a missing ``lang``, defaults, order."""
+        """The record of the fields a format mapped: ``text_clean``, a missing ``lang``, defaults, order.
+        ``search_text`` (when the format gives one) is ``text`` as a reader sees it (X escapes ``&<>`` as
+        HTML entities): ``text_clean`` and language detection use it, ``text`` stays exact."""
         text = f.get("text") or ""
+        search_text = f.get("search_text", text)
         lang = f.get("lang")
         metrics = f.get("metrics") or {}
         doc = {
@@ -108,8 +123,8 @@ class Batch:
             "deleted": f.get("deleted", False),
             "deleted_at": f.get("deleted_at"),
             "text": text,
-            "text_clean": clean_text(text),
-            "lang": lang if lang is not None else detect_lang(text),
+            "text_clean": clean_text(search_text),
+            "lang": lang if lang is not None else detect_lang(search_text, self.context.languages),
             "reply_to": f.get("reply_to"),
             "quote_of": f.get("quote_of"),
             "repost_of": f.get("repost_of"),
@@ -125,8 +140,12 @@ class Batch:
         }
         return self.emit(doc)
 
-    def emit(self, doc: dict[str, Any]) -> Record | dict[str, Any]:
-        """A complete document (every ``Record`` field, in order) as a ``Record``, or as is without validation."""
+    def emit(self, doc: dict[str, Any], *, bounded: bool = False) -> Record | dict[str, Any]:
+        """A complete document (every ``Record`` field, in order) as a ``Record``, or as is without validation;
+        integers beyond 64 bits are set aside first (``damage.bound_document``) unless the caller knows
+        there are none (``bounded``: e.g. values a typed decoder already held to 64 bits)."""
+        if not bounded:
+            doc = bound_document(doc)
         return Record.model_validate(doc) if self.validate else doc
 
     def guard(self, line: int | None, raw: Any, build: Callable[..., Item], *args: Any) -> Item:
@@ -173,7 +192,15 @@ def iter_json_lines(
             if value is not None:
                 yield number, raw, value
                 continue
-        yield number, raw, parse_json(raw)
+        value = parse_json(raw)
+        if isinstance(value, InputError):
+            try:
+                value = repair_json(raw)
+            except ValueError:
+                pass
+            else:
+                batch.flag_line(number, INVALID_UTF8)
+        yield number, raw, value
 
 
 def parse_json(raw: bytes) -> Any:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 
 @dataclass(frozen=True)
@@ -17,3 +21,49 @@ class NormalizeContext:
     run_id: str | None = None
     raw_pointer: str | None = None
     first_line: int = 1  # line number of the stream's first line, when it is a chunk of a larger file
+    # The source's own settings a normalizer may need (registry options, or the CLI's flags):
+    timezone: str | None = None  # IANA name of an export's local time (Telegram Desktop exports without unix times)
+    languages: tuple[str, ...] | None = None  # ISO 639-1 codes the source's texts are in (narrows detection)
+
+
+# Source options (registry ``options``) that change how a source's raw data is normalized. An export
+# ingested with them keeps them in its batch manifest (``extra["normalize"]``), so the pipeline normalizes
+# it exactly as ``crawl-assets normalize`` with the same flags does.
+NORMALIZE_OPTIONS = ("timezone", "languages")
+_ZONE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_+\-]*(?:/[A-Za-z0-9_+\-]+){0,2}")
+
+
+def check_timezone(name: str) -> str:
+    """``name`` when it is a known IANA time zone (``Asia/Tehran``), else ValueError saying what is expected."""
+    if isinstance(name, str) and _ZONE_NAME.fullmatch(name):
+        try:
+            ZoneInfo(name)
+            return name
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    raise ValueError(f"unknown time zone {str(name)[:60]!r}: expected an IANA name such as Asia/Tehran or Europe/Berlin")
+
+
+def normalize_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The normalization options among a source's ``options``, validated (ValueError naming the option)."""
+    found: dict[str, Any] = {}
+    if options.get("timezone") not in (None, ""):
+        try:
+            found["timezone"] = check_timezone(options["timezone"])
+        except ValueError as exc:
+            raise ValueError(f"options.timezone: {exc}") from None
+    if options.get("languages") not in (None, ""):
+        found["languages"] = check_languages(options["languages"])
+    return found
+
+
+def check_languages(value: Any) -> tuple[str, ...]:
+    """A comma-separated list (or list) of ISO 639-1 codes, e.g. ``fa,en``; ValueError naming a bad one."""
+    from crawl_assets.normalize.lang import ISO_639_1
+
+    codes = value.split(",") if isinstance(value, str) else value if isinstance(value, (list, tuple)) else [value]
+    cleaned = tuple(dict.fromkeys(str(c).strip().lower() for c in codes if str(c).strip()))
+    bad = [c for c in cleaned if c not in ISO_639_1]
+    if bad or not cleaned:
+        raise ValueError(f"options.languages: {', '.join(bad) or 'empty'} is not an ISO 639-1 code list such as fa,en")
+    return cleaned

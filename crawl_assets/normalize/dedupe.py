@@ -19,7 +19,7 @@ import hashlib
 import struct
 import tempfile
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, TYPE_CHECKING
@@ -55,6 +55,8 @@ class Block:
     main_ends: array
     side: bytes | bytearray
     side_ends: array
+    unavailable: int = 0  # observations that a post is gone or hidden (X errors, deletion lines), for summaries
+    histories: tuple[list[str], ...] = ()  # edit histories seen (``normalize.edits``), joined after the run
 
     def __len__(self) -> int:
         return len(self.edited)
@@ -72,6 +74,8 @@ class BlockBuilder:
         self._main_ends = array("Q")
         self.side = bytearray()
         self._side_ends = array("Q")
+        self.unavailable = 0
+        self.histories: list[list[str]] = []
 
     def add(self, key: str, edited: float, collected: float, main: bytes, side: bytes = b"") -> None:
         """One observation; times are epoch seconds, -inf when unknown."""
@@ -93,7 +97,7 @@ class BlockBuilder:
     def build(self) -> Block:
         """The block of everything committed (the builder is not to be used afterwards)."""
         return Block(key_hashes(self._keys), self._edited, self._collected, self.main, self._main_ends, self.side,
-                     self._side_ends)  # fmt: skip
+                     self._side_ends, self.unavailable, tuple(self.histories))  # fmt: skip
 
 
 class Deduper:
@@ -173,12 +177,13 @@ class Deduper:
         mask[order[last]] = True
         return mask
 
-    def _blocks(self) -> Iterator[tuple[list[bool], array, array, bytes, bytes]]:
-        """(winner flags, main ends, side ends, main, side) per spilled block, in input order; closes the spill."""
+    def _blocks(self) -> Iterator[tuple[list[bool], array, array, bytes, bytes, bytes]]:
+        """(winner flags, main ends, side ends, main, side, key hashes) per spilled block, in input order;
+        closes the spill."""
         self._flush_pending()
         mask = self._mask()
         self.unique = int(mask.sum())
-        self._hashes = bytearray()
+        hashes, self._hashes = bytes(self._hashes), bytearray()
         self._edited = self._collected = array("d")
         spill = self._spill
         try:
@@ -191,24 +196,32 @@ class Deduper:
                 main_ends.frombytes(spill.read(8 * count))
                 side_ends.frombytes(spill.read(8 * count))
                 main, side = spill.read(main_size), spill.read(side_size)
-                yield mask[start : start + count].tolist(), main_ends, side_ends, main, side
+                yield mask[start : start + count].tolist(), main_ends, side_ends, main, side, \
+                    hashes[16 * start : 16 * (start + count)]
                 start += count
         finally:
             spill.close()
 
     def winners(self) -> Iterator[bytes]:
         """The winning ``main`` payloads in input order (closes the spill file when exhausted)."""
-        for flags, main_ends, _, main, _ in self._blocks():
+        for flags, main_ends, _, main, _, _ in self._blocks():
             begin = 0
             for won, end in zip(flags, main_ends):
                 if won:
                     yield main[begin:end]
                 begin = end
 
-    def write_winners(self, main_out: IO[bytes], side_out: IO[bytes] | None = None) -> None:
+    def write_winners(self, main_out: IO[bytes], side_out: IO[bytes] | None = None,
+                      rewrite: Callable[[bytes], bytes] | None = None, rewrite_keys: Iterable[str] = ()) -> None:
         """Write the winners' ``main`` payloads to ``main_out`` and ``side`` payloads to ``side_out``, in input
-        order, as they are (payloads carry their own separators); a block that wins whole is one write."""
-        for flags, main_ends, side_ends, main, side in self._blocks():
+        order, as they are (payloads carry their own separators); a block that wins whole is one write.
+        The main payload of a winner whose key is in ``rewrite_keys`` goes through ``rewrite`` first."""
+        targets = set(_split(key_hashes(list(rewrite_keys)))) if rewrite is not None else set()
+        for flags, main_ends, side_ends, main, side, hashes in self._blocks():
+            if targets and not targets.isdisjoint(_split(hashes)):
+                self._write_rewritten(flags, main_ends, side_ends, main, side, hashes, main_out, side_out,
+                                      rewrite, targets)  # type: ignore[arg-type]
+                continue
             if all(flags):
                 main_out.write(main)
                 if side_out is not None:
@@ -222,9 +235,26 @@ class Deduper:
                         side_out.write(side[side_begin:side_end])
                 main_begin, side_begin = main_end, side_end
 
+    @staticmethod
+    def _write_rewritten(flags: list[bool], main_ends: array, side_ends: array, main: bytes, side: bytes,
+                         hashes: bytes, main_out: IO[bytes], side_out: IO[bytes] | None,
+                         rewrite: Callable[[bytes], bytes], targets: set[bytes]) -> None:  # fmt: skip
+        main_begin = side_begin = 0
+        for i, (won, main_end, side_end) in enumerate(zip(flags, main_ends, side_ends)):
+            if won:
+                payload = main[main_begin:main_end]
+                main_out.write(rewrite(payload) if hashes[16 * i : 16 * i + 16] in targets else payload)
+                if side_out is not None and side_end > side_begin:
+                    side_out.write(side[side_begin:side_end])
+            main_begin, side_begin = main_end, side_end
+
     def close(self) -> None:
         """Drop the spill file without reading it (on error paths)."""
         self._spill.close()
+
+
+def _split(hashes: bytes) -> Iterator[bytes]:
+    return (hashes[i : i + 16] for i in range(0, len(hashes), 16))
 
 
 def dedupe_latest(records: Iterable[Record]) -> Iterator[Record]:

@@ -11,7 +11,9 @@ from typing import IO, Protocol
 
 from crawl_assets.normalize.build import Document, Item, UnknownFormatError
 from crawl_assets.normalize.context import NormalizeContext
-from crawl_assets.schema.record import Record, Rejection
+from crawl_assets.normalize.reading import Decoded, decode_input
+from crawl_assets.normalize.sniff import mismatch
+from crawl_assets.schema.record import Record, Rejection, snippet_of
 from crawl_assets.sources.catalog import format_specs
 from crawl_assets.sources.plugin import resolve
 
@@ -38,8 +40,12 @@ def get_normalizer(fmt: str) -> Normalizer:
 def normalize_stream(
     fmt: str, stream: IO[bytes], *, name: str, context: NormalizeContext
 ) -> Iterator[Record | Rejection]:
-    """Validated records and rejections of one input stream in format ``fmt``, streamed (constant memory)."""
-    return get_normalizer(fmt)(stream, name=name, context=context)  # type: ignore[return-value]
+    """Validated records and rejections of one input file in format ``fmt``, streamed (constant memory).
+
+    The file may be gzip-compressed and start with a UTF-8 BOM (``reading.decode_input``); a file that is
+    clearly another format is one rejection saying which; a read that fails part-way keeps what was read
+    and ends with a rejection giving the reason."""
+    return normalize_input(fmt, stream, name=name, context=context, validate=True)  # type: ignore[return-value]
 
 
 def normalize_documents(
@@ -47,4 +53,41 @@ def normalize_documents(
 ) -> Iterator[Document | Rejection]:
     """Like ``normalize_stream`` but yields record documents (dicts, Record field order) without pydantic
     validation: ~3x faster, for bulk paths that serialize straight to JSON (see ``build.Batch``)."""
-    return get_normalizer(fmt)(stream, name=name, context=context, validate=False)  # type: ignore[return-value]
+    return normalize_input(fmt, stream, name=name, context=context, validate=False)  # type: ignore[return-value]
+
+
+def normalize_input(
+    fmt: str, stream: IO[bytes], *, name: str, context: NormalizeContext, validate: bool = True
+) -> Iterator[Item]:
+    """``normalize_stream``/``normalize_documents``: the decoded content of ``stream`` through ``fmt``."""
+    normalizer = get_normalizer(fmt)
+    decoded = decode_input(stream)
+    refusal = opening_rejection(fmt, decoded, name)
+    if refusal is not None:
+        yield refusal
+        return
+    yield from normalizer(decoded.stream, name=name, context=context, validate=validate)
+    ending = closing_rejection(fmt, decoded, name)
+    if ending is not None:
+        yield ending
+
+
+def opening_rejection(fmt: str, decoded: Decoded, name: str) -> Rejection | None:
+    """The rejection of a whole file that is clearly of another supported format (or unreadable), else None."""
+    reason = mismatch(fmt, decoded.head)
+    if reason is None and not decoded.head and decoded.failure:
+        reason = f"{decoded.failure}: nothing could be read"
+    return Rejection(name=name, line=None, reason=reason, snippet=snippet_of(decoded.head[:200])) if reason else None
+
+
+def closing_rejection(fmt: str, decoded: Decoded, name: str) -> Rejection | None:
+    """The rejection saying why a file's content ended early (truncated gzip, read error), else None."""
+    failure = decoded.failure
+    if failure is None:
+        return None
+    line = decoded.lines_read + 1 if fmt in NUMBERED_BY_LINE else None
+    return Rejection(name=name, line=line, reason=f"{failure}; the rest of the file is skipped")
+
+
+# Formats with one self-contained item (or API page) per line: their lines are numbered as read.
+NUMBERED_BY_LINE = frozenset({"x-v2", "telegram", "discourse", "hackernews", "intercom", "play"})

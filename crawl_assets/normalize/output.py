@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -9,6 +10,8 @@ import msgspec
 
 from crawl_assets.normalize.dedupe import BlockBuilder
 from crawl_assets.normalize.edges import EDGE_COLUMNS, document_edges
+from crawl_assets.normalize.edits import FIELD as EDIT_HISTORY
+from crawl_assets.normalize.edits import history_of
 from crawl_assets.schema.record import Record
 
 _NEVER = float("-inf")
@@ -68,6 +71,15 @@ def add_document(block: BlockBuilder, doc: dict[str, Any]) -> None:
         main += _pydantic_line(doc)
     main += b"\n"
     block.side += edge_lines(doc)
+    metadata = doc["metadata"]
+    if metadata:
+        if metadata.get("tombstone"):
+            block.unavailable += 1
+        versions = metadata.get(EDIT_HISTORY)
+        if versions is not None and len(versions) > 1:  # cheap test first: most posts were never edited
+            history = history_of(doc)
+            if history is not None:
+                block.histories.append(history)
     edited, collected = rank_of(doc)
     block.commit(doc["key"], edited, collected)
 
@@ -80,3 +92,10 @@ def rank_of(doc: dict[str, Any]) -> tuple[float, float]:
         edited.timestamp() if edited is not None else _NEVER,
         collected.timestamp() if collected is not None else _NEVER,
     )
+
+
+def rewritten_line(payload: bytes, rewrite: Callable[[dict[str, Any]], dict[str, Any] | None]) -> bytes:
+    """A record line (newline-terminated) passed through ``rewrite`` (a document -> document or None: as it is)."""
+    doc = Record.model_validate_json(payload).model_dump()
+    changed = rewrite(doc)
+    return payload if changed is None else record_line(changed) + b"\n"

@@ -33,6 +33,7 @@ from crawl_assets.normalize.build import Item
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.dedupe import Block, BlockBuilder
 from crawl_assets.normalize.output import add_document
+from crawl_assets.normalize.reading import decode_input
 from crawl_assets.schema.record import Rejection
 
 LINE_FORMATS = frozenset({"x-v2", "telegram"})
@@ -155,15 +156,29 @@ def normalize_encoded(
     chunk_bytes: int = CHUNK_BYTES,
 ) -> Iterator[Encoded]:  # fmt: skip
     """Encoded records and rejections of one stream, in input order, on ``jobs`` processes for line formats."""
-    from crawl_assets.normalize.formats import get_normalizer
+    from crawl_assets.normalize.formats import closing_rejection, normalize_input, opening_rejection
 
     if jobs <= 1 or fmt not in LINE_FORMATS:
-        items = iter(get_normalizer(fmt)(stream, name=name, context=context, validate=False))
+        items = iter(normalize_input(fmt, stream, name=name, context=context, validate=False))
         while True:
             block, rejections = encode_items(islice(items, BLOCK_ITEMS))
             if not len(block) and not rejections:
                 return
             yield block, rejections
+    decoded = decode_input(stream)
+    refusal = opening_rejection(fmt, decoded, name)
+    if refusal is not None:
+        yield BlockBuilder().build(), [refusal]
+        return
+    yield from _pooled(fmt, decoded.stream, name, context, jobs, chunk_bytes)
+    ending = closing_rejection(fmt, decoded, name)
+    if ending is not None:
+        yield BlockBuilder().build(), [ending]
+
+
+def _pooled(fmt: str, stream: IO[bytes], name: str, context: NormalizeContext, jobs: int,
+            chunk_bytes: int) -> Iterator[Encoded]:  # fmt: skip
+    """``normalize_encoded`` of decoded content on ``jobs`` processes."""
     workers = jobs - 1
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     switch_interval = sys.getswitchinterval()

@@ -27,6 +27,9 @@ UtcDatetime = Annotated[AwareDatetime, AfterValidator(_to_utc)]
 PLATFORMS = ("telegram", "x", "discourse", "play", "intercom", "hackernews")
 Platform = Literal["telegram", "x", "discourse", "play", "intercom", "hackernews"]
 EdgeType = Literal["reply", "quote", "repost", "mention", "hashtag"]
+# What the normalizer had to do to the observation (docs/SCHEMA.md, "Provenance flags").
+ProvenanceFlag = Literal["invalid_utf8_replaced", "created_at_from_id", "local_time_converted", "value_out_of_range"]
+PROVENANCE_FLAGS: tuple[str, ...] = ProvenanceFlag.__args__  # type: ignore[attr-defined]
 
 
 class Media(BaseModel):
@@ -71,6 +74,13 @@ class Provenance(BaseModel):
     run_id: str | None = Field(None, description="The Dagster run (or CLI invocation) that produced it.")
     raw_pointer: str | None = Field(None, description="Path of the raw batch file.")
     raw_line: int | None = Field(None, description="1-based line (or item ordinal) in the raw batch.")
+    flags: list[ProvenanceFlag] = Field(
+        default_factory=list,
+        description="What normalization had to do to this observation: invalid_utf8_replaced (bytes that were "
+        "not UTF-8 became U+FFFD), created_at_from_id (no creation time in the input: derived from the X id), "
+        "local_time_converted (an export's local time converted with the source's timezone option), "
+        "value_out_of_range (an integer beyond 64 bits was set aside: see metadata.out_of_range).",
+    )
 
 
 class Record(BaseModel):

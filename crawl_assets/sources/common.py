@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import orjson
 
 from crawl_assets import settings
 from crawl_assets.checkpoints import CHECKPOINT_KEY
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
+from crawl_assets.normalize.context import normalize_options
 from crawl_assets.monitoring.health import load_health, mark_pending, record_failure, record_success
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.policies import TRANSIENT_RETRY
@@ -77,9 +79,14 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
             f"export file for source {entry.key!r} not found: {path} (registry {registry.path}, field 'identifier')",
             allow_retries=False,
         )
+    try:  # stored with the batch (as JSON: lists, not tuples), so the batch is normalized with these
+        options = orjson.loads(orjson.dumps(normalize_options(entry.options)))
+    except ValueError as exc:
+        raise dg.Failure(f"source {entry.key!r}: {exc} (registry {registry.path})", allow_retries=False) from None
     sha = _sha256(path)
     for previous in lake.raw_batches(entry.tenant, entry.platform, entry.key):
-        if sha in (previous.manifest.sha256, previous.manifest.extra.get("source_sha256")):  # erasure rewrites
+        same = sha in (previous.manifest.sha256, previous.manifest.extra.get("source_sha256"))  # erasure rewrites
+        if same and previous.manifest.extra.get("normalize", {}) == options:  # new options: stored again, re-read
             return ExportIngest(None, f"unchanged: already stored as batch {previous.manifest.batch_id}", {"file": str(path)})
     with path.open("rb") as fh:
         batch = lake.write_raw_batch(
@@ -91,7 +98,7 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
             method="export",
             run_id=run_id,
             stream=fh,
-            extra={"file_name": path.name, "file_size": path.stat().st_size},
+            extra={"file_name": path.name, "file_size": path.stat().st_size, **({"normalize": options} if options else {})},
         )
     if batch.manifest.sha256 != sha:
         raise dg.Failure(f"export file {path} changed while it was being read; it will be read again next sync")

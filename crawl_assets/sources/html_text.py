@@ -1,11 +1,15 @@
 """Plain text and links from the HTML bodies feedback APIs send (Discourse ``cooked``, Intercom part
-bodies, Hacker News comments): the text a reader sees, with paragraph and line breaks kept."""
+bodies, Hacker News comments): the text a reader sees, with paragraph and line breaks kept, and the
+media a post embeds (uploaded images, videos, audio and attachments; emoji, avatars and link-preview
+thumbnails are not the post's media). A post that is only an image has empty text and one photo."""
 
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from typing import Any
+from urllib.parse import urljoin
 
 _BLOCKS = frozenset({"p", "div", "li", "blockquote", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "aside"})
 
@@ -15,18 +19,77 @@ class HtmlText:
     text: str
     urls: list[str] = field(default_factory=list)
     mentions: list[str] = field(default_factory=list)  # Discourse ``<a class="mention">@name</a>``
+    media: list[dict[str, Any]] = field(default_factory=list)  # type, url, width, height (see module doc)
+
+
+_SKIP_IMAGES = ("emoji", "avatar", "site-icon", "onebox-avatar")
+_PREVIEW_BLOCKS = ("onebox", "quote")  # link previews and quoted posts: their images are not this post's
+
+
+def _number(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() else None
 
 
 class _Reader(HTMLParser):
-    def __init__(self) -> None:
+    def __init__(self, base_url: str | None) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.urls: list[str] = []
         self.mentions: list[str] = []
+        self.media: list[dict[str, Any]] = []
         self._mention = False
+        self._base = base_url
+        self._lightbox: str | None = None  # the original image a Discourse lightbox links to
+        self._attachment: dict[str, Any] | None = None
+        self._muted = 0  # depth inside a lightbox's "meta" caption (file name, size: UI chrome, not text)
+        self._preview = 0  # depth inside a link preview or quote
+
+    def _url(self, value: str | None) -> str | None:
+        if not value:
+            return None
+        return urljoin(self._base, value) if self._base else value
+
+    def _media(self, kind: str, url: str | None, attr: dict[str, str | None]) -> None:
+        if url and not any(m["url"] == url for m in self.media):
+            self.media.append({"type": kind, "url": url, "width": _number(attr.get("width")),
+                               "height": _number(attr.get("height"))})
+
+    def _embedded(self, tag: str, attr: dict[str, str | None], classes: list[str]) -> bool:
+        """Media tags; True when ``tag`` was one (it adds no text)."""
+        if tag == "img":
+            if not any(c in classes for c in _SKIP_IMAGES) and not self._preview:
+                self._media("photo", self._lightbox or self._url(attr.get("src")), attr)
+            return "emoji" not in classes
+        if tag == "div" and attr.get("data-video-src"):
+            self._media("video", self._url(attr.get("data-video-src")), attr)
+        elif tag in ("video", "audio") and attr.get("src"):
+            self._media(tag, self._url(attr.get("src")), attr)
+        elif tag == "source" and attr.get("src"):
+            self._media("audio" if (attr.get("type") or "").startswith("audio") else "video", self._url(attr["src"]), attr)
+        else:
+            return False
+        return True
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attr = dict(attrs)
+        classes = (attr.get("class") or "").split()
+        if self._muted:
+            self._muted += tag == "div"
+            return
+        if tag == "div" and "meta" in classes and self._lightbox:
+            self._muted = 1
+            return
+        if tag in ("aside", "blockquote") and any(c in classes for c in _PREVIEW_BLOCKS) or self._preview:
+            self._preview += tag in ("aside", "blockquote")
+        if self._embedded(tag, attr, classes):
+            return
+        if tag == "a" and "lightbox" in classes:
+            self._lightbox = self._url(attr.get("href"))
+            return
+        if tag == "a" and "attachment" in classes and attr.get("href"):
+            self._attachment = {"type": "document", "url": self._url(attr["href"]), "width": None, "height": None}
+            self.media.append(self._attachment)
+            return
         if tag == "br":
             self.parts.append("\n")
         elif tag in _BLOCKS and self.parts and not self.parts[-1].endswith("\n"):
@@ -41,26 +104,37 @@ class _Reader(HTMLParser):
             self.parts.append(attr["alt"] or "")
 
     def handle_endtag(self, tag: str) -> None:
+        if self._muted:
+            self._muted -= tag == "div"
+            return
+        if self._preview and tag in ("aside", "blockquote"):
+            self._preview -= 1
         if tag in _BLOCKS:
             self.parts.append("\n")
         elif tag == "a":
             self._mention = False
+            self._lightbox = self._attachment = None
 
     def handle_data(self, data: str) -> None:
+        if self._muted:
+            return
+        if self._attachment is not None and data.strip():
+            self._attachment.setdefault("name", data.strip())
         if self._mention and data.startswith("@"):
             self.mentions.append(data[1:])
         self.parts.append(data)
 
 
-def html_text(body: str) -> HtmlText:
-    """The visible text of an HTML fragment (blocks become lines), its links and @mentions."""
+def html_text(body: str, base_url: str | None = None) -> HtmlText:
+    """The visible text of an HTML fragment (blocks become lines), its links, @mentions and embedded media
+    (relative media URLs resolved against ``base_url``)."""
     if "<" not in body and "&" not in body:
         return HtmlText(body.strip())
     if "<" not in body:
         return HtmlText(html.unescape(body).strip())
-    reader = _Reader()
+    reader = _Reader(base_url)
     reader.feed(body)
     reader.close()
     lines = [" ".join(line.split()) for line in "".join(reader.parts).split("\n")]
     text = "\n".join(line for line in lines if line)
-    return HtmlText(text, reader.urls, reader.mentions)
+    return HtmlText(text, reader.urls, reader.mentions, reader.media)

@@ -3,12 +3,14 @@ rejection always carrying a reason and where it was."""
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 
 import orjson
 
 from crawl_assets.normalize import NormalizeContext, normalize_stream
+from crawl_assets.normalize.damage import repair_json
 from crawl_assets.schema import Record, Rejection
 from crawl_assets.schema.record import SNIPPET_CHARS
 
@@ -32,7 +34,10 @@ def _must_account(fmt: str, line: bytes) -> bool:
     try:
         page = orjson.loads(line)
     except orjson.JSONDecodeError:
-        return True
+        try:
+            page = repair_json(line)  # bytes that are not UTF-8 cost their characters, not the line
+        except ValueError:
+            return True
     if not isinstance(page, dict):
         return True
     return fmt == "x-v2" and bool(page.get("data"))
@@ -49,9 +54,10 @@ def check_normalizer(fmt: str, payload: bytes, *, line_based: bool) -> list[Reco
             assert len(item.snippet) <= SNIPPET_CHARS + 20, "snippets stay bounded whatever the input size"
         else:
             assert item.provenance.source == CONTEXT.source and item.provenance.format == fmt
-    if line_based:
+    whole_file = [i for i in items if isinstance(i, Rejection) and i.line is None]
+    if line_based and not whole_file:  # a file refused whole (another format) accounts for all its lines
         seen = {_line_of(i) for i in items}
-        for number, line in enumerate(payload.split(b"\n"), start=1):
+        for number, line in enumerate(payload.removeprefix(codecs.BOM_UTF8).split(b"\n"), start=1):
             if line.strip() and _must_account(fmt, line):
                 assert number in seen, f"{fmt}: line {number} vanished without a record or a rejection"
     elif fmt != "play-csv" and not _valid_json(payload):
@@ -60,9 +66,10 @@ def check_normalizer(fmt: str, payload: bytes, *, line_based: bool) -> list[Reco
 
 
 def _valid_json(document: bytes) -> bool:
+    document = document.removeprefix(codecs.BOM_UTF8)  # a UTF-8 BOM is accepted by every format
     body = document.partition(b"=")[2] if document.lstrip().startswith(b"window.") else document
     try:
-        json.loads(body)
+        json.loads(body.decode("utf-8", "replace"))  # bytes that are not UTF-8 cost their characters only
     except (ValueError, RecursionError):
         return False
     return True

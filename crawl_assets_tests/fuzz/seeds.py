@@ -7,6 +7,8 @@ messages made by the MTProto stand-in exactly as the collector stores them.
 from __future__ import annotations
 
 import csv
+import dataclasses
+import functools
 import io
 import json
 from collections.abc import Callable
@@ -37,6 +39,7 @@ class FormatSeeds:
     encode: Callable[[list[Any]], bytes]
     line_based: bool  # one item per line (else: one whole document)
     max_huge: int = 100_000  # longest value the fuzzer puts in a field
+    fmt: str = ""  # the format (the seeds' name when empty): several seed sets may share one format
 
 
 def json_bytes(value: Any) -> bytes:
@@ -114,13 +117,44 @@ def _telethon_lines() -> tuple[Any, ...]:
     return tuple(lines)
 
 
+def _issue_14_shapes() -> dict[str, list[Any]]:
+    """Items of the real-world shapes of issue 14 (crawl_assets_tests/normalize/fixtures.py), per seed set."""
+    from crawl_assets.normalize.sniff import mismatch
+    from crawl_assets_tests.normalize.fixtures import fixtures
+
+    found: dict[str, list[Any]] = {}
+    for fixture in fixtures().values():
+        data = fixture.data.removeprefix(b"\xef\xbb\xbf")
+        if data[:2] == b"\x1f\x8b" or not data.strip() or mismatch(fixture.fmt, data[:4096]):
+            continue  # compressed, damaged or other-format files: the byte-level fuzzer makes those
+        if data.startswith(b"window.YTD."):
+            kind = data[len(b"window.YTD."):].split(b".", 1)[0].decode()
+            items = _json_or_none(data.split(b"=", 1)[1])
+            name = "x-archive" if kind == "tweets" else f"x-archive:{kind}"
+        elif fixture.fmt == "telegram-export":
+            items, name = (_json_or_none(data) or {}).get("messages"), fixture.fmt
+        else:
+            items, name = [_json_or_none(line) for line in data.splitlines() if line.strip()], fixture.fmt
+        found.setdefault(name, []).extend(i for i in items or () if isinstance(i, dict))
+    return found
+
+
+def _json_or_none(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
 @cache
 def seeds() -> dict[str, FormatSeeds]:
-    """Format name → seeds; one entry per format of ``crawl_assets.normalize.FORMATS``."""
+    """Seed set name → seeds; every format of ``crawl_assets.normalize.FORMATS`` has at least one set (the
+    set named after it), and the real-world shapes of issue 14 are in them too."""
     pages = tuple(orjson.loads(line) for line in _sample("x_v2_recording.jsonl").splitlines() if line.strip())
     archive = orjson.loads(_sample("x_archive_tweets.js").split(b"=", 1)[1])
     export = orjson.loads(_sample("telegram_export/result.json"))["messages"]
-    return {
+    shapes = _issue_14_shapes()
+    found = {
         "telegram": FormatSeeds(_telethon_lines(), _lines, True),
         "telegram-export": FormatSeeds(tuple(export), _export, False),
         "x-v2": FormatSeeds(pages, _lines, True),
@@ -128,3 +162,14 @@ def seeds() -> dict[str, FormatSeeds]:
         "play-csv": _play_csv(),
         **{fmt: FormatSeeds(_golden_pages(fmt, platform), _lines, True) for fmt, platform in GOLDEN_PAGES.items()},
     }
+    out = {}
+    for name, spec in found.items():
+        out[name] = dataclasses.replace(spec, items=spec.items + tuple(shapes.get(name, ())), fmt=name)
+    for name in set(shapes) - set(found):  # archive files of other kinds (deleted-tweets.js, like.js)
+        kind = name.split(":", 1)[1]
+        out[name] = FormatSeeds(tuple(shapes[name]), functools.partial(_archive_kind, kind), False, fmt="x-archive")
+    return out
+
+
+def _archive_kind(kind: str, items: list[Any]) -> bytes:
+    return f"window.YTD.{kind}.part0 = ".encode() + json_bytes(items)

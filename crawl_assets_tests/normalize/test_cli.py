@@ -105,19 +105,19 @@ def test_usage_errors_are_one_line_exit_2(tmp_path):
     assert folder.exit_code == 2 and "cannot read" in folder.stderr
     corrupt = tmp_path / "bad.gz"
     corrupt.write_bytes(b"\x1f\x8b" + b"not gzip at all")
-    broken = _invoke("--format", "x-v2", str(corrupt))
-    assert broken.exit_code == 2 and "cannot read" in broken.stderr
+    broken = _invoke("--format", "x-v2", str(corrupt))  # read, and found unreadable: exit 1, not a usage error
+    assert broken.exit_code == 1 and "corrupt gzip data" in broken.stderr and "nothing could be read" in broken.stderr
 
 
 def test_garbage_input_never_tracebacks(tmp_path):
     junk = tmp_path / "junk.bin"
     junk.write_bytes(bytes(range(256)) * 20 + b"\n\xff\xfe{]}\n")
     result = _real_cli("normalize", "--format", "x-v2", str(junk))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # nothing could be read from the only file
     assert "Traceback" not in result.stderr and "junk.bin:1:" in result.stderr
     for fmt in SAMPLE_FILES:  # in process: an exception would propagate and fail the test
         result = _invoke("--format", fmt, str(junk))
-        assert result.exit_code == 0 and "junk.bin" in result.stderr
+        assert result.exit_code == 1 and "junk.bin" in result.stderr
 
 
 def test_schema_command_on_the_real_cli():

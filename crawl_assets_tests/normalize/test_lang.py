@@ -1,4 +1,4 @@
-"""Language identification: Persian vs Arabic (and the rest) offline, from the model inside py3langid."""
+"""Language identification: Persian vs Arabic (and the rest) offline (rules first, then fastText lite)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from crawl_assets.normalize.text import clean_text
 @pytest.mark.parametrize(
     "text",
     [
-        "خبر فوری",  # py3langid alone says "ur"
+        "خبر فوری",  # py3langid alone said "ur"
         "گزارش",  # one word with a Persian-only letter
         "چرا؟",
         "پیام",

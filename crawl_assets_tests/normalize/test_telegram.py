@@ -206,7 +206,7 @@ def test_export_service_messages_missing_unixtime_and_group_senders():
         "junk",
     ]  # fmt: skip
     records, rejections = run("telegram-export", _export(messages, type="private_supergroup"))
-    assert [(r.line, r.reason.split(" (")[0], r.error) for r in rejections] == [
+    assert [(r.line, r.reason.split(":")[0].split(" (")[0], r.error) for r in rejections] == [
         (1, "service message", False), (2, "field 'date_unixtime' missing", True),
         (4, "message is not a JSON object", True)]  # fmt: skip
     (record,) = records

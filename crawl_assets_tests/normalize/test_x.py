@@ -118,7 +118,9 @@ def test_malformed_pages_and_tweets_are_rejected_with_line():
     assert [(r.line, r.reason.split(":")[0]) for r in rejections] == [
         (2, "invalid JSON"), (3, "expected a JSON object (an API v2 response page)"),
         (4, "field 'data'"), (5, "field 'data[0].id'"), (5, "field 'data[1].text'"),
-        (5, "field 'data[2].created_at'"), (5, "data[3]")]  # fmt: skip
+        (5, "field 'data[2].created_at'"), (5, "data[3]"),
+        (7, "X answered with errors and no posts")]  # fmt: skip
+    assert [r.error for r in rejections][-1] is False, "an error page is counted, not malformed input"
 
 
 def test_retry_page_gives_two_observations_for_dedupe():

@@ -20,7 +20,9 @@ from collections import deque
 from collections.abc import Iterator
 from typing import IO, Any
 
-from crawl_assets.normalize.build import Batch, InputError, Item, as_dict, as_id, as_list, opt_int, opt_str, parse_instant
+from crawl_assets.normalize.build import (
+    Batch, InputError, Item, as_dict, as_id, as_list, media_doc, opt_int, opt_str, parse_instant,
+)  # fmt: skip
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.text import fold_tag, unique
 from crawl_assets.sources.envelope import crawl_field, normalize_envelopes
@@ -152,7 +154,7 @@ def _post(batch: Batch, forum: _Forum, host: str, post: Any, index: int, provena
     target = reply_target(post)
     reply_to = forum.numbers.get((topic_id, target)) if topic_id is not None and target else None
     kind = "post" if number == 1 else "reply" if reply_number else "comment"
-    body = html_text(opt_str(post.get("cooked")) or opt_str(post.get("raw")) or "")
+    body = html_text(opt_str(post.get("cooked")) or opt_str(post.get("raw")) or "", base_url=f"https://{host}/")
     created_at = parse_instant(post.get("created_at"), f"posts[{index}].created_at")
     edited = (opt_int(post.get("version")) or 1) > 1
     deleted_at = opt_str(post.get("deleted_at"))
@@ -191,6 +193,7 @@ def _post(batch: Batch, forum: _Forum, host: str, post: Any, index: int, provena
         "conversation_id": f"discourse:{host}:topic:{topic_id}" if topic_id is not None else None,
         "mentions": unique([fold_tag(m) for m in body.mentions]),
         "urls": unique(body.urls),
+        "media": [media_doc(**m) for m in body.media],  # uploads: a post may be an image and nothing else
         "metrics": {"likes": likes if likes is not None else opt_int(post.get("like_count")),
                     "replies": opt_int(post.get("reply_count")), "quotes": opt_int(post.get("quote_count")),
                     "views": opt_int(post.get("reads"))},

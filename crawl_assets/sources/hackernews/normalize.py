@@ -1,8 +1,10 @@
 """Hacker News normalizer (format ``hackernews``): Algolia ``search_by_date`` pages → one record per hit.
 
-Keys are ``hackernews:{item_id}`` (the HN item id, same as the Firebase API's). Stories are ``post``
-(text: title, then the story text), comments are ``comment`` replying to ``parent_id`` in the thread
-``story_id``. Points → ``metrics.likes``, ``num_comments`` → ``metrics.replies``.
+Keys are ``hackernews:{item_id}`` (the HN item id, same as the Firebase API's). Stories and polls are
+``post`` (text: title, then the story text), comments are ``comment`` replying to ``parent_id`` in the thread
+``story_id``. A poll option (tag ``pollopt``) is a ``poll_option``: not a story, it links to its poll
+(``metadata.poll``, the poll's key) and belongs to the poll's conversation. Points → ``metrics.likes``
+(a poll option's votes), ``num_comments`` → ``metrics.replies``.
 """
 
 from __future__ import annotations
@@ -37,29 +39,39 @@ def _hit(batch: Batch, hit: Any, index: int, provenance: dict[str, Any]) -> Item
         raise InputError(f"hits[{index}]: not a JSON object")
     item_id = as_id(hit.get("objectID"), f"hits[{index}].objectID")
     tags = [t for t in as_list(hit.get("_tags")) if isinstance(t, str)]
-    is_comment = "comment" in tags or hit.get("comment_text") is not None
+    is_option = "pollopt" in tags
+    is_comment = not is_option and ("comment" in tags or hit.get("comment_text") is not None)
     title = opt_str(hit.get("title"))
-    body = html_text(opt_str(hit.get("comment_text") if is_comment else hit.get("story_text")) or "")
-    text = body.text if is_comment else "\n\n".join(p for p in (title, body.text) if p)
     story = opt_int(hit.get("story_id"))
     parent = opt_int(hit.get("parent_id"))
+    if is_option:  # the option's text, wherever the search index put it
+        body = html_text(next((t for f in ("text", "comment_text", "story_text") if (t := opt_str(hit.get(f)))), ""))
+        text = body.text or title or ""
+        poll = parent or story
+    else:
+        body = html_text(opt_str(hit.get("comment_text") if is_comment else hit.get("story_text")) or "")
+        text = body.text if is_comment else "\n\n".join(p for p in (title, body.text) if p)
+        poll = None
     url = opt_str(hit.get("url"))
+    item_type = "pollopt" if is_option else "comment" if is_comment else "poll" if "poll" in tags else "story"
     metadata = {k: v for k, v in {
-        "title": title, "url": url, "story_title": opt_str(hit.get("story_title")),
-        "story_url": opt_str(hit.get("story_url")), "item_type": "comment" if is_comment else "story",
+        "title": title if not is_option else None, "url": url, "story_title": opt_str(hit.get("story_title")),
+        "story_url": opt_str(hit.get("story_url")), "item_type": item_type,
+        "poll": f"hackernews:{poll}" if poll else None,
         "hn_url": f"https://news.ycombinator.com/item?id={item_id}",
     }.items() if v}
+    thread = poll if is_option else story
     return batch.finish({
         "key": f"hackernews:{item_id}",
         "platform": "hackernews",
-        "kind": "comment" if is_comment else "post",
+        "kind": "poll_option" if is_option else "comment" if is_comment else "post",
         "native_id": item_id,
         "author_id": opt_str(hit.get("author")),
         "author_handle": opt_str(hit.get("author")),
         "created_at": parse_instant(hit.get("created_at"), f"hits[{index}].created_at"),
         "text": text,
         "reply_to": f"hackernews:{parent}" if is_comment and parent else None,
-        "conversation_id": f"hackernews:{story}" if story else f"hackernews:{item_id}",
+        "conversation_id": f"hackernews:{thread}" if thread else f"hackernews:{item_id}",
         "urls": unique(([url] if url else []) + body.urls),
         "metrics": {"likes": opt_int(hit.get("points")), "replies": opt_int(hit.get("num_comments"))},
         "metadata": metadata,

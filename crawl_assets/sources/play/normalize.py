@@ -21,6 +21,7 @@ from typing import IO, Any
 from crawl_assets.normalize.build import Batch, InputError, Item, as_dict, as_id, as_list, from_unix, opt_int, opt_str, parse_instant
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.lang import platform_lang
+from crawl_assets.normalize.reading import Prefixed
 from crawl_assets.sources.envelope import crawl_field, normalize_envelopes
 
 REVIEW_ID_IN_LINK = re.compile(r"review[iI]d=([^&#\s]+)")
@@ -129,23 +130,8 @@ def _text_stream(stream: IO[bytes]) -> io.TextIOWrapper:
     """The export is UTF-16 (with BOM) from the Console's bucket; re-saved files are often UTF-8."""
     head = stream.read(4)
     encoding = "utf-16" if head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else "utf-8-sig"
-    joined = io.BufferedReader(_Prefixed(head, stream))  # type: ignore[arg-type]
+    joined = io.BufferedReader(Prefixed(head, stream))  # type: ignore[arg-type]
     return io.TextIOWrapper(joined, encoding=encoding, errors="replace", newline="")
-
-
-class _Prefixed(io.RawIOBase):
-    def __init__(self, head: bytes, rest: IO[bytes]):
-        self._head, self._rest = head, rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        data = self._head or self._rest.read(len(buffer))
-        self._head = b""
-        n = len(data)
-        buffer[:n] = data
-        return n
 
 
 def _csv_instant(row: dict[str, str], millis_col: str, text_col: str) -> datetime | None:

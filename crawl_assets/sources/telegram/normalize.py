@@ -1,5 +1,11 @@
-"""Telegram normalizers: ``telegram`` (one Telethon ``Message.to_json()`` per line, as the raw layer stores
-them) and ``telegram-export`` (Telegram Desktop "Export chat history" ``result.json``).
+"""Telegram normalizer ``telegram``: one Telethon ``Message.to_json()`` per line, as the raw layer stores
+them (``telegram-export``, Telegram Desktop's ``result.json``, is in ``normalize_export``).
+
+Telethon JSON of the versions users still hold is read: before layer 119 (Telethon < 1.17) a message had
+``to_id`` instead of ``peer_id``, ``from_id`` as a bare user id, ``reply_to_msg_id`` on the message and a
+forward header with ``channel_id``/``from_id`` numbers; before layer 145 (Telethon < 1.26) a reaction
+count held the emoji itself (``"reaction": "🔥"``) instead of ``ReactionEmoji``. Dates without an offset
+(very old Telethon) are UTC, as Telethon always meant them.
 
 Both give the same ``key`` for the same message: ``telegram:{chat_id}:{message_id}`` with the bare positive
 chat id (``PeerChannel.channel_id``; the export's ``id``; a ``-100`` prefix is stripped). Service messages
@@ -10,25 +16,13 @@ message")`` so they are counted but never mistaken for bad input.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from typing import IO, Any
 
-import ijson
-
 from crawl_assets.normalize.build import (
-    SERVICE_MESSAGE,
-    Batch,
-    InputError,
-    Item,
-    as_dict,
-    as_id,
-    as_list,
-    from_unix,
-    iter_json_lines,
-    media_doc,
-    opt_int,
-    opt_str,
+    SERVICE_MESSAGE, Batch, InputError, Item, as_dict, as_id, as_list, iter_json_lines, media_doc, opt_int, opt_str,
     parse_instant,
-)
+)  # fmt: skip
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.entities import Utf16Text
 from crawl_assets.normalize.text import fold_tag, unique
@@ -54,10 +48,13 @@ def bare_chat_id(value: Any, field: str = "id") -> str:
     return str(value)
 
 
-def _peer(value: Any, field: str) -> tuple[str, str] | None:
-    """(peer type, bare id) of a Telethon ``Peer*`` object, or None when absent."""
+def _peer(value: Any, field: str, bare: str = "user") -> tuple[str, str] | None:
+    """(peer type, bare id) of a Telethon ``Peer*`` object, or None when absent; a bare number (Telethon before
+    layer 119) is a peer of type ``bare``."""
     if value is None:
         return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return bare, str(value)
     obj = as_dict(value)
     kind_field = _PEER_FIELDS.get(obj.get("_"))
     if kind_field is None:
@@ -128,7 +125,7 @@ def _telethon_message(batch: Batch, line: int, raw: bytes, m: dict[str, Any]) ->
     if kind != "Message":
         raise InputError(f"field '_': expected 'Message', got {kind!r}"[:200])
     message_id = as_id(m.get("id"), "id")
-    peer = _peer(m.get("peer_id"), "peer_id")
+    peer = _peer(m.get("peer_id"), "peer_id") or _peer(m.get("to_id"), "to_id")  # to_id: Telethon < 1.17
     if peer is None:
         raise InputError("field 'peer_id': missing")
     chat_type, chat_id = peer
@@ -146,10 +143,14 @@ def _telethon_message(batch: Batch, line: int, raw: bytes, m: dict[str, Any]) ->
         reply_to = message_key(reply_chat, reply["reply_to_msg_id"])
         top = opt_int(reply.get("reply_to_top_id"))
         conversation = message_key(reply_chat, top) if top is not None else reply_to
+    elif opt_int(m.get("reply_to_msg_id")) is not None:  # Telethon < 1.17: the replied id on the message
+        reply_to = conversation = message_key(chat_id, m["reply_to_msg_id"])
     fwd = as_dict(m.get("fwd_from"))
     repost_of = None
     if fwd:
         origin = _peer(fwd.get("from_id"), "fwd_from.from_id")
+        if opt_int(fwd.get("channel_id")) is not None:  # Telethon < 1.17: the origin channel as a number
+            origin = ("channel", str(fwd["channel_id"]))
         post = opt_int(fwd.get("channel_post"))
         if origin and origin[0] == "channel" and post is not None:
             repost_of = message_key(origin[1], post)
@@ -174,8 +175,8 @@ def _telethon_message(batch: Batch, line: int, raw: bytes, m: dict[str, Any]) ->
             "native_id": message_id,
             "author_id": sender[1] if sender else chat_id,
             "author_handle": None,
-            "created_at": parse_instant(m.get("date"), "date"),
-            "edited_at": parse_instant(m["edit_date"], "edit_date") if m.get("edit_date") is not None else None,
+            "created_at": _utc(m.get("date"), "date"),
+            "edited_at": _utc(m["edit_date"], "edit_date") if m.get("edit_date") is not None else None,
             "text": text,
             "reply_to": reply_to,
             "repost_of": repost_of,
@@ -194,6 +195,16 @@ def _telethon_message(batch: Batch, line: int, raw: bytes, m: dict[str, Any]) ->
             "provenance": batch.provenance(line),
         }
     )
+
+
+def _utc(value: Any, field: str) -> datetime:
+    """A Telethon date: ISO 8601 with an offset, or without one (UTC, as very old Telethon wrote it)."""
+    if isinstance(value, str) and len(value) >= 19 and value[10] in "T " and value[19:].strip("0123456789.") == "":
+        try:
+            return datetime.fromisoformat(value).replace(tzinfo=timezone.utc)
+        except ValueError:
+            pass
+    return parse_instant(value, field)
 
 
 def _kind(forwarded: Any, reply_to: str | None, post: bool) -> str:
@@ -241,6 +252,9 @@ def _largest_photo_size(sizes: list[Any]) -> dict[str, Any]:
         size = as_dict(size)
         if opt_int(size.get("w")) and (opt_int(size.get("w")) or 0) >= (opt_int(best.get("w")) or 0):
             best = size
+    progressive = [opt_int(n) for n in as_list(best.get("sizes"))]  # PhotoSizeProgressive: bytes per step
+    if best.get("size") is None and any(progressive):
+        best = {**best, "size": max(n for n in progressive if n is not None)}
     return best
 
 
@@ -311,7 +325,9 @@ def _telethon_reactions(value: Any) -> dict[str, int] | None:
         kind = reaction.get("_")
         if count is None:
             continue
-        if kind == "ReactionEmoji" and isinstance(reaction.get("emoticon"), str):
+        if isinstance(result.get("reaction"), str):  # Telethon < 1.26: the emoji itself
+            label = result["reaction"]
+        elif kind == "ReactionEmoji" and isinstance(reaction.get("emoticon"), str):
             label = reaction["emoticon"]
         elif kind == "ReactionCustomEmoji":
             label = f"custom:{reaction.get('document_id')}"
@@ -338,245 +354,3 @@ def _forward_summary(fwd: dict[str, Any]) -> dict[str, Any]:
         "date": opt_str(fwd.get("date")),
     }
     return {k: v for k, v in summary.items() if v is not None}
-
-
-# --- Telegram Desktop export (result.json) ----------------------------------------------------------
-
-_MESSAGE_PREFIXES = {"messages.item", "chats.list.item.messages.item", "left_chats.list.item.messages.item"}
-_CHAT_PREFIXES = ("", "chats.list.item.", "left_chats.list.item.")
-_CHAT_STARTS = {p.rstrip(".") for p in _CHAT_PREFIXES}
-_CHAT_FIELDS = {p + f: f for p in _CHAT_PREFIXES for f in ("id", "type", "name")}
-_STRUCTURE = {"map_key", "start_map", "end_map", "start_array", "end_array"}
-
-
-def normalize_export(
-    stream: IO[bytes], *, name: str, context: NormalizeContext, validate: bool = True
-) -> Iterator[Item]:
-    """Records from a Telegram Desktop export (one chat, or a full export's ``chats.list``), streamed:
-    only one message is held in memory. ``line`` in rejections is the message's ordinal in the file."""
-    batch = Batch("telegram-export", name, context, validate=validate)
-    ordinal = 0
-    chats: list[dict[str, Any]] = []
-    try:
-        for chat, ordinal, message in _iter_export(stream, chats):
-            yield batch.guard(ordinal, message, _export_message, batch, ordinal, chat, message)
-    except (ijson.JSONError, UnicodeDecodeError) as exc:  # invalid UTF-8 is invalid JSON too
-        yield batch.reject(ordinal + 1, "invalid JSON, rest of file skipped: " + " ".join(str(exc).split())[:200])
-        return
-    if ordinal == 0 and not any("id" in chat for chat in chats):
-        yield batch.reject(None, "no chat with 'messages' found: not a Telegram Desktop export (result.json)")
-
-
-def _iter_export(stream: IO[bytes], chats: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], int, Any]]:
-    """(chat fields, ordinal, message) for every message, building one message object at a time; every
-    chat header seen is appended to ``chats`` (so an export of empty chats is told from a foreign file)."""
-    chat: dict[str, Any] = {}
-    chats.append(chat)
-    builder: ijson.ObjectBuilder | None = None
-    depth = 0
-    ordinal = 0
-    for prefix, event, value in ijson.parse(stream, use_float=True):
-        if builder is not None:
-            builder.event(event, value)
-            if event in ("start_map", "start_array"):
-                depth += 1
-            elif event in ("end_map", "end_array"):
-                depth -= 1
-            if depth == 0:
-                yield chat, ordinal, builder.value
-                builder = None
-            continue
-        if prefix in _MESSAGE_PREFIXES and event not in ("end_array",):
-            ordinal += 1
-            if event in ("start_map", "start_array"):
-                builder, depth = ijson.ObjectBuilder(), 1
-                builder.event(event, value)
-            else:
-                yield chat, ordinal, value
-        elif prefix in _CHAT_STARTS and event == "start_map":
-            chat = {}
-            chats.append(chat)
-        elif prefix in _CHAT_FIELDS and event not in _STRUCTURE:
-            chat[_CHAT_FIELDS[prefix]] = value
-
-
-def _from_peer_string(value: Any) -> tuple[str, str] | None:
-    """``"user123"``/``"channel123"``/``"chat123"`` of an export as (type, bare id)."""
-    if not isinstance(value, str):
-        return None
-    for kind in ("channel", "user", "chat", "group"):
-        if value.startswith(kind) and value[len(kind) :].isdigit():
-            return kind, value[len(kind) :]
-    return None
-
-
-def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any) -> Item:
-    if not isinstance(m, dict):
-        raise InputError("message is not a JSON object")
-    if m.get("type") == "service":
-        return batch.reject(ordinal, SERVICE_MESSAGE, m, error=False)
-    if m.get("type") != "message":
-        raise InputError(f"field 'type': expected 'message' or 'service', got {m.get('type')!r}"[:200])
-    if "id" not in chat:
-        raise InputError("chat field 'id' missing (must come before 'messages')")
-    chat_id = bare_chat_id(chat.get("id"))
-    message_id = as_id(opt_int(m.get("id")), "id")
-    key = message_key(chat_id, message_id)
-    if m.get("date_unixtime") is None:
-        raise InputError("field 'date_unixtime' missing (the export's 'date' is local time and cannot be used)")
-    created = from_unix(m.get("date_unixtime"), "date_unixtime")
-    edited = from_unix(m["edited_unixtime"], "edited_unixtime") if m.get("edited_unixtime") is not None else None
-
-    text, parts = _export_text(m)
-    hashtags, mentions, urls, mention_ids = _export_entities(parts)
-    sender = _from_peer_string(m.get("from_id"))
-    chat_type = opt_str(chat.get("type"))
-    reply_id = opt_int(m.get("reply_to_message_id"))
-    reply_to = None
-    if reply_id is not None:
-        reply_peer = _from_peer_string(m.get("reply_to_peer_id"))
-        reply_to = message_key(reply_peer[1] if reply_peer else chat_id, reply_id)
-    forwarded = opt_str(m.get("forwarded_from")) or m.get("forwarded_from_id")
-    origin = _from_peer_string(m.get("forwarded_from_id"))
-    origin_post = opt_int(m.get("forwarded_message_id"))
-    repost_of = message_key(origin[1], origin_post) if origin and origin[0] == "channel" and origin_post else None
-
-    metadata: dict[str, Any] = {"chat_type": chat_type, "chat_name": opt_str(chat.get("name"))}
-    for field, out in (
-        ("from", "from_name"),
-        ("author", "post_author"),
-        ("forwarded_from", "forwarded_from"),
-        ("forwarded_from_id", "forwarded_from_id"),
-        ("saved_from", "saved_from"),
-        ("via_bot", "via_bot"),
-        ("media_group_id", "grouped_id"),
-    ):
-        if m.get(field) is not None:
-            metadata[out] = m[field]
-    for field in ("poll", "location_information", "contact_information", "sticker_emoji"):
-        if m.get(field) is not None:
-            metadata[field] = m[field]
-    if mention_ids:
-        metadata["mention_user_ids"] = mention_ids
-    metadata = {k: v for k, v in metadata.items() if v is not None}
-
-    return batch.finish(
-        {
-            "key": key,
-            "platform": "telegram",
-            "kind": _kind(forwarded, reply_to, chat_type in ("public_channel", "private_channel")),
-            "native_id": message_id,
-            "author_id": sender[1] if sender else (chat_id if chat_type in _CHANNEL_TYPES else None),
-            "author_handle": None,
-            "created_at": created,
-            "edited_at": edited,
-            "text": text,
-            "reply_to": reply_to,
-            "repost_of": repost_of,
-            "conversation_id": reply_to or key,
-            "hashtags": hashtags,
-            "mentions": mentions,
-            "urls": urls,
-            "media": _export_media(m),
-            "metrics": {"views": opt_int(m.get("views")), "forwards": opt_int(m.get("forwards")),
-                        "reactions": _export_reactions(m.get("reactions"))},
-            "metadata": metadata,
-            "provenance": batch.provenance(ordinal),
-        }
-    )
-
-
-def _export_text(m: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    """The full text and its typed parts: ``text`` is a string or a list of strings and entity objects."""
-    entities = m.get("text_entities")
-    raw = m.get("text")
-    if isinstance(entities, list):
-        parts = [e for e in entities if isinstance(e, dict) and isinstance(e.get("text"), str)]
-    elif isinstance(raw, list):
-        parts = [
-            {"type": "plain", "text": e} if isinstance(e, str) else e
-            for e in raw
-            if isinstance(e, str) or (isinstance(e, dict) and isinstance(e.get("text"), str))
-        ]
-    else:
-        parts = []
-    if isinstance(raw, str):
-        return raw, parts
-    return "".join(p["text"] for p in parts), parts
-
-
-def _export_entities(parts: list[dict[str, Any]]) -> tuple[list[str], list[str], list[str], list[str]]:
-    hashtags: list[str] = []
-    mentions: list[str] = []
-    urls: list[str] = []
-    mention_ids: list[str] = []
-    for part in parts:
-        kind = part.get("type")
-        if kind == "hashtag":
-            hashtags.append(fold_tag(part["text"]))
-        elif kind == "mention":
-            mentions.append(fold_tag(part["text"]))
-        elif kind == "mention_name" and opt_int(part.get("user_id")) is not None:
-            mention_ids.append(str(part["user_id"]))
-        elif kind == "link":
-            urls.append(part["text"])
-        elif kind == "text_link" and isinstance(part.get("href"), str):
-            urls.append(part["href"])
-    return unique(hashtags), unique(mentions), unique(urls), unique(mention_ids)
-
-
-_NOT_INCLUDED = "(File not included"
-_EXPORT_MEDIA_TYPES = {"video_file": "video", "voice_message": "voice", "audio_file": "audio", "video_message": "video_note"}
-
-
-def _export_media(m: dict[str, Any]) -> list[dict[str, Any]]:
-    media: list[dict[str, Any]] = []
-    if m.get("photo") is not None:
-        path = opt_str(m.get("photo"))
-        media.append(
-            media_doc(
-                type="photo",
-                mime="image/jpeg",
-                size=opt_int(m.get("photo_file_size")),
-                width=opt_int(m.get("width")),
-                height=opt_int(m.get("height")),
-                url=None if path is None or path.startswith(_NOT_INCLUDED) else path,
-            )
-        )
-    if m.get("file") is not None or m.get("media_type") is not None:
-        path = opt_str(m.get("file"))
-        kind = opt_str(m.get("media_type")) or "document"
-        duration = m.get("duration_seconds")
-        media.append(
-            media_doc(
-                type=_EXPORT_MEDIA_TYPES.get(kind, kind),
-                mime=opt_str(m.get("mime_type")),
-                size=opt_int(m.get("file_size")),
-                width=opt_int(m.get("width")),
-                height=opt_int(m.get("height")),
-                duration=_seconds(duration),
-                url=None if path is None or path.startswith(_NOT_INCLUDED) else path,
-            )
-        )
-    if m.get("poll") is not None:
-        media.append(media_doc(type="poll"))
-    return media
-
-
-def _export_reactions(value: Any) -> dict[str, int] | None:
-    counts: dict[str, int] = {}
-    for reaction in as_list(value):
-        reaction = as_dict(reaction)
-        count = opt_int(reaction.get("count"))
-        if count is None:
-            continue
-        if isinstance(reaction.get("emoji"), str):
-            label = reaction["emoji"]
-        elif reaction.get("document_id") is not None:
-            label = f"custom:{reaction['document_id']}"
-        elif reaction.get("type") == "paid":
-            label = "paid"
-        else:
-            continue
-        counts[label] = counts.get(label, 0) + count
-    return counts or None

@@ -8,7 +8,7 @@ PLUGIN = SourcePlugin(
     kinds=("channel", "group"),
     formats={
         "telegram": "crawl_assets.sources.telegram.normalize:normalize_telethon",
-        "telegram-export": "crawl_assets.sources.telegram.normalize:normalize_export",
+        "telegram-export": "crawl_assets.sources.telegram.normalize_export:normalize_export",
     },
     export_formats=("telegram-export", "telegram"),
     raw_asset="crawl_assets.sources.telegram.assets:telegram_messages_raw",

@@ -8,7 +8,7 @@ PLUGIN = SourcePlugin(
     kinds=("account_timeline", "search_query"),
     formats={
         "x-v2": "crawl_assets.sources.x.normalize:normalize_v2",
-        "x-archive": "crawl_assets.sources.x.normalize:normalize_archive",
+        "x-archive": "crawl_assets.sources.x.normalize_archive:normalize_archive",
     },
     export_formats=("x-v2", "x-archive"),
     raw_asset="crawl_assets.sources.x.assets:x_posts_raw",

@@ -1,0 +1,42 @@
+"""Edited X posts across raw batches: the version records an earlier part holds are marked superseded
+when a later batch brings a newer version (``crawl_assets.normalize.edits`` resolves within a batch)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crawl_assets.lake import Lake, RawBatch
+from crawl_assets.lake.tables import arrow_to_records
+from crawl_assets.normalize.edits import EditHistories, history_of
+
+
+def observe(edits: EditHistories, row: dict[str, Any]) -> None:
+    """Remember a record's edit history (a record as a dict; only X records with several versions count)."""
+    history = history_of(row)
+    if history is not None:
+        edits.add(history)
+
+
+def resolved(edits: EditHistories, row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` as its post's live or superseded version (unchanged when it is not an edited post's)."""
+    return (edits.resolve(row) or row) if edits else row
+
+
+def earlier_versions(lake: Lake, batch: RawBatch, table: str, edits: EditHistories, present: set[str]) -> list[dict[str, Any]]:
+    """The last stored observation of every version this batch's histories name but do not hold, from
+    earlier parts, resolved (an older version becomes superseded by the newest one): they go into this
+    batch's part so the index learns of the edit."""
+    wanted = edits.keys() - present if edits else set()
+    if not wanted:
+        return []
+    m = batch.manifest
+    earlier = {p for p in lake.part_ids(table, m.tenant, m.platform, m.source) if p < m.batch_id}
+    holding = {part_id for part_id, keys in lake.read_parts(table, m.tenant, m.platform, m.source, columns=["key"],
+                                                            include=earlier.__contains__)
+               if not wanted.isdisjoint(keys.column("key").to_pylist())}  # fmt: skip
+    latest: dict[str, dict[str, Any]] = {}
+    for _, part in lake.read_parts(table, m.tenant, m.platform, m.source, include=holding.__contains__):
+        hits = [i for i, k in enumerate(part.column("key").to_pylist()) if k in wanted]
+        for row in arrow_to_records(part.take(hits)) if hits else ():
+            latest[row["key"]] = row
+    return [resolved(edits, row) for row in latest.values()]

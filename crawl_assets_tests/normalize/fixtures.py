@@ -1,0 +1,113 @@
+"""Every real-world input shape of issue 14 as one file each (our own data in the platforms' shapes).
+
+Used by the CLI-vs-pipeline agreement test and as fuzz seeds (``crawl_assets_tests/fuzz/seeds.py``).
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from crawl_assets_tests.normalize.helpers import SAMPLES
+from crawl_assets_tests.normalize.shapes import (
+    archive_file, archive_tweet, export_file, export_message, lines, telethon_message, x_default_page,
+    x_not_authorized, x_not_found, x_page, x_tweet,
+)  # fmt: skip
+
+BAD = b"\xff\xfe"
+V1, V2, V3 = "1790000000000000001", "1790000000000001000", "1790000000000002000"
+
+
+@dataclass(frozen=True)
+class Fixture:
+    fmt: str
+    data: bytes
+    options: dict[str, Any] = field(default_factory=dict)  # source options: timezone, languages
+
+
+def _broken(payload: bytes, marker: str) -> bytes:
+    encoded = marker.encode()
+    return payload.replace(encoded, encoded[:3] + BAD + encoded[3:], 1)
+
+
+def _edits() -> bytes:
+    def version(tweet_id: str, history: list[str], text: str, retrieved: str) -> dict[str, Any]:
+        page = json.loads(x_page(x_tweet(tweet_id, text, edit_history_tweet_ids=history)))
+        page["__twarc"] = {"retrieved_at": retrieved}
+        return page
+
+    return lines(version(V3, [V1, V2, V3], "final", "2024-05-02T12:00:00+00:00"),
+                 version(V1, [V1], "first", "2024-05-02T11:00:10+00:00"),
+                 version(V2, [V1, V2], "second", "2024-05-02T11:30:00+00:00"))
+
+
+def _discourse() -> bytes:
+    post = {"id": 9, "username": "bob", "user_id": 107, "created_at": "2026-11-01T00:07:00.000Z",
+            "updated_at": "2026-11-01T00:07:00.000Z", "post_number": 2, "post_type": 1, "topic_id": 1001,
+            "reply_to_post_number": None, "version": 1, "deleted_at": None, "actions_summary": [],
+            "cooked": '<p><img src="/uploads/default/original/1X/def456.png" alt="image" width="500" height="300"></p>'}
+    return lines({"crawl": {"endpoint": "posts", "host": "forum.example.org",
+                            "retrieved_at": "2026-11-30T04:00:00+00:00"}, "response": {"latest_posts": [post]}})
+
+
+def _hackernews() -> bytes:
+    hits = [{"objectID": "41000000", "created_at": "2026-11-01T00:01:00Z", "author": "p", "title": "Poll: Tabs?",
+             "points": 4, "num_comments": 1, "story_id": 41000000, "_tags": ["poll", "author_p", "story_41000000"]},
+            {"objectID": "41000001", "created_at": "2026-11-01T00:01:00Z", "author": "p", "story_text": "Tabs",
+             "points": 3, "story_id": 41000000, "parent_id": 41000000, "_tags": ["pollopt", "author_p"]}]
+    return lines({"crawl": {"endpoint": "search_by_date", "query": "poll", "tags": "(poll,pollopt)",
+                            "retrieved_at": "2026-11-30T04:00:00+00:00"}, "response": {"hits": hits}})
+
+
+def _old_telethon() -> bytes:
+    old = {"_": "Message", "id": 40, "to_id": {"_": "PeerChannel", "channel_id": 1987654321},
+           "date": "2019-03-01T10:00:00", "message": "old shape", "post": False, "from_id": 777,
+           "reply_to_msg_id": 39, "fwd_from": {"_": "MessageFwdHeader", "channel_id": 1111111111, "channel_post": 12},
+           "reactions": {"_": "MessageReactions", "results": [{"_": "ReactionCount", "reaction": "🔥", "count": 5}]}}
+    return lines(old, telethon_message(41, "current shape"))
+
+
+@cache
+def fixtures() -> dict[str, Fixture]:
+    x_lines = (SAMPLES / "x_v2_recording.jsonl").read_bytes()
+    export = (SAMPLES / "telegram_export" / "result.json").read_bytes()
+    three = archive_file("tweets", [archive_tweet(V1, "first post here"), archive_tweet(V2, "second post here"),
+                                    archive_tweet(V3, "third post here")])
+    old_export = export_file(
+        export_message(10, "Guten Morgen", unixtime=None, date="2019-05-01T12:34:56", from_id=123456),
+        export_message(11, "Korrigiert", unixtime=None, date="2019-12-01T09:00:00", edited="2019-12-01T09:05:00"))
+    huge = json.dumps(telethon_message(7, "big views", views=2**70)).encode() + b"\n"
+    poll = {"question": "Which?", "total_voters": 2**70, "answers": []}
+    return {
+        "x-v2 recording": Fixture("x-v2", x_lines),
+        "1 truncated gzip": Fixture("x-v2", gzip.compress(x_lines)[: len(gzip.compress(x_lines)) // 2]),
+        "2 invalid utf-8 in tweets.js": Fixture("x-archive", _broken(three, "second post")),
+        "2 invalid utf-8 in result.json": Fixture("telegram-export", _broken(export_file(
+            export_message(2, "سلام دوستان"), export_message(3, "خبر فوری امروز")), "خبر فوری")),
+        "2 invalid utf-8 in an x-v2 page": Fixture("x-v2", lines(_broken(x_page(
+            x_tweet(V1, "one"), x_tweet(V2, "two words")), "two words"))),
+        "3 counter beyond 64 bits": Fixture("telegram", huge),
+        "3 metadata integer beyond 64 bits": Fixture("telegram-export", export_file(export_message(2, "vote", poll=poll))),
+        "4 gzip export": Fixture("telegram-export", gzip.compress(export)),
+        "5 BOM": Fixture("x-archive", codecs.BOM_UTF8 + three),
+        "6 default fields": Fixture("x-v2", lines(x_default_page((V1, "Hello"), (V2, "Second one")))),
+        "7 errors without data": Fixture("x-v2", lines({"errors": [x_not_found(V1), x_not_authorized(V2)]})),
+        "8 deleted-tweets.js": Fixture("x-archive", archive_file("deleted_tweets", [
+            archive_tweet(V1, "taken back", deleted_at="Fri May 03 09:30:00 +0000 2024")])),
+        "8 like.js refused": Fixture("x-archive", archive_file("like", [{"like": {"tweetId": V1, "fullText": "x"}}])),
+        "9 edits": Fixture("x-v2", _edits()),
+        "10 export without date_unixtime": Fixture("telegram-export", old_export),
+        "10 same, with timezone": Fixture("telegram-export", old_export, {"timezone": "Europe/Berlin"}),
+        "11 older telethon": Fixture("telegram", _old_telethon()),
+        "12 html entities": Fixture("x-v2", lines(x_page(x_tweet(V1, "R&amp;D &gt; all")))),
+        "13 discourse image only": Fixture("discourse", _discourse()),
+        "14 hacker news poll option": Fixture("hackernews", _hackernews()),
+        "14 archive conversation": Fixture("x-archive", archive_file("tweets", [
+            archive_tweet(V1, "root"), archive_tweet(V2, "reply", in_reply_to_status_id_str=V1)])),
+        "15 wrong format": Fixture("x-v2", export),
+        "16 languages option": Fixture("telegram", lines(telethon_message(1, "Crash on Startup")), {"languages": "en,fa"}),
+    }

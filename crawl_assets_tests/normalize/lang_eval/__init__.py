@@ -1,0 +1,43 @@
+"""A labelled language-identification set of our own writing (no corpus copied): short social and feedback
+texts (at most 120 characters) in English, Persian, Arabic, Russian, Turkish, Urdu, French, German and
+Spanish, plus mixed-script, emoji-heavy, very short and textless ones.
+
+Files: ``{lang}.txt`` hold one text of that language per line; ``mixed.txt``, ``emoji.txt``, ``brief.txt``
+and ``short.txt`` hold ``expected<TAB>text`` lines (``-`` expects no language: too little text).
+Read by ``bench/lang_eval.py`` and ``crawl_assets_tests/normalize/test_lang_eval.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LANGUAGES = ("en", "fa", "ar", "ru", "tr", "ur", "fr", "de", "es")
+LABELLED = ("mixed", "emoji", "brief", "short")
+
+
+@dataclass(frozen=True)
+class Sample:
+    expected: str | None  # ISO 639-1, or None for "too little text"
+    text: str
+    group: str  # the file it comes from: a language code, or one of LABELLED
+
+    @property
+    def letters(self) -> int:
+        return sum(1 for ch in self.text if ch.isalpha())
+
+
+def load() -> list[Sample]:
+    """Every sample, in file order."""
+    samples: list[Sample] = []
+    for lang in LANGUAGES:
+        for line in (HERE / f"{lang}.txt").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                samples.append(Sample(lang, line, lang))
+    for group in LABELLED:
+        for line in (HERE / f"{group}.txt").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                expected, text = line.split("\t", 1)
+                samples.append(Sample(None if expected == "-" else expected, text, group))
+    return samples

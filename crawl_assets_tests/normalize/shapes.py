@@ -1,0 +1,107 @@
+"""Inputs in the exact shapes the platforms write, built by hand for the real-world-input tests (issue 14).
+
+Every value is invented; the field names and nesting follow each platform's public documentation:
+X API v2 pages (``data``/``includes``/``errors``/``meta``), X account archive data files
+(``window.YTD.<kind>.part0 = [...]``), Telegram Desktop exports (``result.json``, with and without
+``date_unixtime``), Telethon ``Message.to_json()`` lines of current and older versions.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+PROBLEMS = "https://api.twitter.com/2/problems"
+
+
+def x_tweet(tweet_id: str, text: str, **fields: Any) -> dict[str, Any]:
+    """A tweet as requested with the usual tweet.fields (created_at, author_id, lang, public_metrics...)."""
+    return {
+        "id": tweet_id, "text": text, "edit_history_tweet_ids": fields.pop("edit_history_tweet_ids", [tweet_id]),
+        "author_id": "2244994945", "conversation_id": tweet_id, "created_at": "2024-05-02T11:00:00.000Z",
+        "lang": "en", "public_metrics": {"retweet_count": 1, "reply_count": 0, "like_count": 3, "quote_count": 0,
+                                         "bookmark_count": 0, "impression_count": 40},
+        **fields,
+    }  # fmt: skip
+
+
+def x_page(*tweets: dict[str, Any], **extra: Any) -> bytes:
+    page: dict[str, Any] = {"data": list(tweets), "includes": {"users": [{"id": "2244994945", "username": "acme"}]},
+                            "meta": {"result_count": len(tweets)}}
+    page.update(extra)
+    return json.dumps(page, ensure_ascii=False).encode()
+
+
+def x_default_page(*ids_texts: tuple[str, str]) -> bytes:
+    """A page as common clients get it without tweet.fields: only id, text and edit_history_tweet_ids."""
+    data = [{"edit_history_tweet_ids": [i], "id": i, "text": t} for i, t in ids_texts]
+    return orjson.dumps({"data": data, "meta": {"newest_id": data[0]["id"], "oldest_id": data[-1]["id"],
+                                               "result_count": len(data)}})
+
+
+def x_not_found(tweet_id: str) -> dict[str, Any]:
+    return {"value": tweet_id, "detail": f"Could not find tweet with ids: [{tweet_id}].", "title": "Not Found Error",
+            "resource_type": "tweet", "parameter": "ids", "resource_id": tweet_id,
+            "type": f"{PROBLEMS}/resource-not-found"}
+
+
+def x_not_authorized(tweet_id: str) -> dict[str, Any]:
+    return {"value": tweet_id, "detail": f"Sorry, you are not authorized to see the Tweet with ids: [{tweet_id}].",
+            "title": "Authorization Error", "resource_type": "tweet", "parameter": "ids", "resource_id": tweet_id,
+            "type": f"{PROBLEMS}/not-authorized-for-resource", "section": "data"}
+
+
+def archive_tweet(tweet_id: str, text: str, created: str = "Thu May 02 11:00:00 +0000 2024",
+                  **fields: Any) -> dict[str, Any]:
+    """One item of an account archive's tweets.js (counts are strings, as the archive writes them)."""
+    tweet = {
+        "edit_info": {"initial": {"editTweetIds": [tweet_id], "editableUntil": "2024-05-02T12:00:00.000Z",
+                                  "editsRemaining": "5", "isEditEligible": True}},
+        "retweeted": False, "source": "<a href=\"https://example.com\" rel=\"nofollow\">Sample client</a>",
+        "entities": {"hashtags": [], "symbols": [], "user_mentions": [], "urls": []},
+        "display_text_range": ["0", str(len(text))], "favorite_count": "2", "id_str": tweet_id, "truncated": False,
+        "retweet_count": "0", "id": tweet_id, "created_at": created, "favorited": False, "full_text": text,
+        "lang": "en",
+    }  # fmt: skip
+    tweet.update(fields)
+    return {"tweet": tweet}
+
+
+def archive_file(kind: str, items: list[dict[str, Any]]) -> bytes:
+    return f"window.YTD.{kind}.part0 = ".encode() + json.dumps(items, indent=2, ensure_ascii=False).encode()
+
+
+def export_message(message_id: int, text: str, *, unixtime: int | None = 1714548780,
+                   date: str = "2024-05-01T11:03:00", **fields: Any) -> dict[str, Any]:
+    """A Telegram Desktop export message; ``unixtime=None`` for exports made before date_unixtime existed."""
+    message: dict[str, Any] = {"id": message_id, "type": "message", "date": date}
+    if unixtime is not None:
+        message["date_unixtime"] = str(unixtime)
+    message.update({"from": "Sample Channel", "from_id": "channel1987654321", "text": text})
+    if unixtime is not None:
+        message["text_entities"] = [{"type": "plain", "text": text}]
+    message.update(fields)
+    return message
+
+
+def export_file(*messages: dict[str, Any]) -> bytes:
+    return json.dumps({"name": "Sample Channel", "type": "public_channel", "id": 1987654321,
+                       "messages": list(messages)}, indent=1, ensure_ascii=False).encode()
+
+
+def telethon_message(message_id: int, text: str, **fields: Any) -> dict[str, Any]:
+    """``Message.to_json()`` of a channel post as Telethon 1.3x writes it (peer_id, MessageReplyHeader...)."""
+    return {"_": "Message", "id": message_id, "peer_id": {"_": "PeerChannel", "channel_id": 1987654321},
+            "date": "2024-05-01T11:03:00+00:00", "message": text, "out": False, "mentioned": False,
+            "media_unread": False, "silent": False, "post": True, "from_scheduled": False, "legacy": False,
+            "edit_hide": False, "pinned": False, "noforwards": False, "from_id": None, "fwd_from": None,
+            "via_bot_id": None, "reply_to": None, "media": None, "reply_markup": None, "entities": [],
+            "views": 120, "forwards": 3, "replies": None, "edit_date": None, "post_author": None,
+            "grouped_id": None, "reactions": None, "restriction_reason": [], "ttl_period": None, **fields}
+
+
+def lines(*objects: dict[str, Any] | bytes) -> bytes:
+    """JSON lines (stdlib json: integers beyond 64 bits are written as they are, as careless producers do)."""
+    return b"\n".join(o if isinstance(o, bytes) else json.dumps(o, ensure_ascii=False).encode() for o in objects) + b"\n"
