@@ -11,7 +11,7 @@ import sys
 import click
 
 from crawl_assets.cli.common import fail
-from crawl_assets.registry.models import CREDENTIAL_REF
+from crawl_assets import names
 
 
 @click.group()
@@ -20,8 +20,8 @@ def telegram() -> None:
 
 
 def _credential(value: str) -> str:
-    if not CREDENTIAL_REF.match(value):
-        fail(f"--credential {value!r}: lowercase letters, digits and '_', starting with a letter")
+    if not names.is_credential(value):
+        fail(f"--credential {value!r}: {names.CREDENTIAL_RULE}")
     return value
 
 
@@ -71,13 +71,13 @@ def check_command(credentials: tuple[str, ...]) -> None:
     except Exception as exc:  # an unset variable: Dagster's message names it
         missing = sorted(set(re.findall(r'environment variable "([A-Z0-9_]+)"', str(exc))))
         fail(f"Telegram credentials are not configured: set {', '.join(missing) or 'CRAWL_TELEGRAM_*'}")
-    names = [_credential(c) for c in credentials] or sorted(resource.credentials)
-    if not names:
+    wanted = [_credential(c) for c in credentials] or sorted(resource.credentials)
+    if not wanted:
         fail("Telegram credentials are not configured: set CRAWL_TELEGRAM_API_ID, CRAWL_TELEGRAM_API_HASH and "
              "CRAWL_TELEGRAM_SESSION (or CRAWL_TELEGRAM_<NAME>_SESSION); see docs/sources/telegram.md")
 
     async def run() -> list[dict]:
-        return [await resource.health(n) for n in names]
+        return [await resource.health(n) for n in wanted]
 
     results = asyncio.run(run())
     for result in results:
