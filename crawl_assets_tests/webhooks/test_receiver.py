@@ -29,7 +29,7 @@ def test_signature_scheme_matches_the_platforms_documented_hmacs():
 
 
 def test_signed_intercom_event_is_landed_as_received(receiver):
-    url, lake_root, _, _ = receiver
+    url, lake_root, _ = receiver
     body = orjson.dumps(NOTIFICATION)
     sig = sign(SCHEMES["intercom"], body, SECRETS["CRAWL_INTERCOM_WEBHOOK_SECRET__ACME__MAIN"])
     resp = _post(url, "/hooks/intercom/acme.intercom.support", body, {"X-Hub-Signature": sig})
@@ -43,7 +43,7 @@ def test_signed_intercom_event_is_landed_as_received(receiver):
 
 
 def test_signed_discourse_event_is_landed_with_its_event_headers(receiver):
-    url, lake_root, _, _ = receiver
+    url, lake_root, _ = receiver
     body = orjson.dumps({"post": {"id": 181, "topic_id": 1003, "cooked": "<p>hi</p>"}})
     headers = {"X-Discourse-Event-Signature": sign(SCHEMES["discourse"], body, SECRETS["CRAWL_DISCOURSE_WEBHOOK_SECRET__ACME"]),
                "X-Discourse-Event": "post_created", "X-Discourse-Event-Id": "42", "X-Discourse-Instance": "https://forum.acme.test"}
@@ -54,7 +54,7 @@ def test_signed_discourse_event_is_landed_with_its_event_headers(receiver):
 
 
 def test_unsigned_badly_signed_and_foreign_requests_are_refused_and_counted(receiver):
-    url, lake_root, _, _ = receiver
+    url, lake_root, _ = receiver
     body = orjson.dumps(NOTIFICATION)
     acme_secret = SECRETS["CRAWL_INTERCOM_WEBHOOK_SECRET__ACME__MAIN"]
     cases = [
@@ -77,7 +77,7 @@ def test_unsigned_badly_signed_and_foreign_requests_are_refused_and_counted(rece
 
 
 def test_a_signed_body_that_is_not_json_is_refused(receiver):
-    url, _, _, _ = receiver
+    url, _, _ = receiver
     body = b"not json"
     sig = sign(SCHEMES["intercom"], body, SECRETS["CRAWL_INTERCOM_WEBHOOK_SECRET__ACME__MAIN"])
     assert _post(url, "/hooks/intercom/acme.intercom.support", body, {"X-Hub-Signature": sig}).status_code == 400

@@ -12,6 +12,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.registry import load_registry
 from crawl_assets.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sources.x.assets import x_posts_raw
+from crawl_assets.sources.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.resource import XResource
 
 REGISTRY = """sources:
@@ -59,7 +60,7 @@ def setup(tmp_path, server):
     resources = {
         "lake": LakeResource(root=str(tmp_path / "lake")),
         "registry": RegistryResource(path=str(registry)),
-        "x": XResource(base_url=server.url, bearer_token="test-token", backoff_seconds=0.01, max_retries=1,
+        "x": XResource(base_url=server.url, secrets=[TenantSecret(tenant="acme", value="test-token")], backoff_seconds=0.01, max_retries=1,
                        reset_margin_seconds=0.05, max_inline_wait_seconds=0.5),
     }
     with dg.instance_for_test() as instance:
