@@ -20,6 +20,7 @@ from crawl_assets import settings
 from crawl_assets.cli.common import fail, open_registry, registry_option
 from crawl_assets.index.bootstrap import setup_indices
 from crawl_assets.index.deadletter import pending_files
+from crawl_assets.index.migrate import MigrationError, migrate_legacy_indices
 from crawl_assets.index.naming import FAMILIES
 from crawl_assets.index.replay import replay_deadletters
 from crawl_assets.index.stats import index_stats
@@ -69,16 +70,22 @@ def es() -> None:
 @registry_option
 def setup(tenants: tuple[str, ...], retention: tuple[str, ...], dry_run: bool, url: str | None,
           registry_path: Path | None) -> None:
-    """Put index templates, give every tenant's indices their read alias, delete months past retention."""
+    """Put index templates, rename indices of the earlier naming scheme, give every tenant's indices their
+    read alias, delete months past retention."""
     keep = _retention(retention)
     chosen = set(tenants) or {e.tenant for e in open_registry(registry_path, strict=False).entries} or {"default"}
     chosen |= set(keep)
     with _client(url) as client:
         try:
+            renamed = migrate_legacy_indices(client, sorted(chosen), dry_run=dry_run)
             report = setup_indices(client, sorted(chosen), keep, dry_run=dry_run)
-        except ValueError as exc:
+        except (ValueError, MigrationError) as exc:
             fail(str(exc))
     verb = "would " if dry_run else ""
+    for line in renamed.renamed:
+        click.echo(f"{verb}rename (earlier naming scheme): {line}")
+    for name in renamed.skipped:
+        click.echo(f"error: {name}: its tenant name is no longer valid; not renamed", err=True)
     click.echo(f"templates: {', '.join(report.templates)}" + (" (not written: dry run)" if dry_run else ""))
     for line in report.aliases_added:
         click.echo(f"{verb}add alias: {line}")

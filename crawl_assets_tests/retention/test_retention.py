@@ -56,7 +56,7 @@ def _state(lake: Lake, tenant: str) -> tuple[list[str], list[str]]:
 
 
 def _months(es: ESTestServer, tenant: str) -> list[str]:
-    return sorted(n.rsplit("-", 1)[1] for n in es.state.indices if n.startswith(f"crawl-records-{tenant}-"))
+    return sorted(n.split(".", 1)[1] for n in es.state.indices if n.startswith(f"crawl-records-{tenant}."))
 
 
 def _run(lake: Lake, es: ESTestServer, policy, now: datetime) -> dg.MaterializeResult:
