@@ -11,6 +11,7 @@ from crawl_assets.checkpoints import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.registry import load_registry
 from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.sources.exports import tenant_import_root
 from crawl_assets.sources.x.assets import x_posts_raw
 from crawl_assets.sources.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.resource import XResource
@@ -56,7 +57,8 @@ TWEETS_JS = """window.YTD.tweets.part0 = [
 def setup(tmp_path, server):
     registry = tmp_path / "sources.yaml"
     registry.write_text(REGISTRY)
-    (tmp_path / "tweets.js").write_text(TWEETS_JS, encoding="utf-8")
+    (acme := tenant_import_root("acme")).mkdir(parents=True)
+    (acme / "tweets.js").write_text(TWEETS_JS, encoding="utf-8")
     resources = {
         "lake": LakeResource(root=str(tmp_path / "lake")),
         "registry": RegistryResource(path=str(registry)),
