@@ -30,8 +30,13 @@ from crawl_assets.normalize.build import (
     parse_instant,
 )
 from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.entities import Utf16Text
 from crawl_assets.normalize.text import fold_tag, unique
+
+PERSONS = PersonIds(  # from_id: a Telethon Peer or an export's "user123"; user_id: mentions, peers; actor_id: service
+    owner_keys=("from_id", "actor_id", "user_id"), containers=("users",), prefixes=("user", "channel", "chat", "group"),
+)
 
 _PEER_FIELDS = {"PeerChannel": ("channel", "channel_id"), "PeerChat": ("chat", "chat_id"), "PeerUser": ("user", "user_id")}
 _CHANNEL_TYPES = {"public_channel", "private_channel", "public_supergroup", "private_supergroup"}
@@ -402,12 +407,7 @@ def _iter_export(stream: IO[bytes], chats: list[dict[str, Any]]) -> Iterator[tup
 
 def _from_peer_string(value: Any) -> tuple[str, str] | None:
     """``"user123"``/``"channel123"``/``"chat123"`` of an export as (type, bare id)."""
-    if not isinstance(value, str):
-        return None
-    for kind in ("channel", "user", "chat", "group"):
-        if value.startswith(kind) and value[len(kind) :].isdigit():
-            return kind, value[len(kind) :]
-    return None
+    return PERSONS.split(value) if isinstance(value, str) else None
 
 
 def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any) -> Item:

@@ -33,9 +33,16 @@ from crawl_assets.normalize.build import (
     parse_instant,
 )
 from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.lang import detect_lang, platform_lang
 from crawl_assets.normalize.text import clean_text, fold_tag, unique
 from crawl_assets.sources.x.ids import id_time
+
+PERSONS = PersonIds(  # a post's author is its author_id (the normalizer's author_id); users are in includes
+    owner_keys=("author_id",), containers=("users", "mentions", "user_mentions"),
+    reference_keys=("in_reply_to_user_id", "in_reply_to_user_id_str"),
+)
+
 
 def tweet_key(tweet_id: str) -> str:
     """The record key of a post on X."""
