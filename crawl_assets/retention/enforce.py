@@ -41,11 +41,19 @@ def _letter_time(name: str) -> datetime | None:
         return None
 
 
+def _modified(lake: Lake, path: str) -> datetime | None:
+    try:
+        stamp = lake.fs.modified(path)
+    except (OSError, NotImplementedError):
+        return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+
+
 def _expire_files(lake: Lake, pattern: str, when: Callable[[str], datetime | None], cutoff: datetime) -> int:
-    """Delete the files matching ``pattern`` whose name-encoded time is before ``cutoff``; how many."""
+    """Delete the files matching ``pattern`` whose time (``when`` of the path) is before ``cutoff``; how many."""
     gone = 0
     for path in lake.fs.glob(lake.path(pattern)):
-        stamp = when(path.rsplit("/", 1)[-1])
+        stamp = when(path)
         if stamp is not None and stamp < cutoff:
             lake.fs.rm(path)
             gone += 1
@@ -64,11 +72,14 @@ def enforce(lake: Lake, client: Elasticsearch | None, policy: RetentionPolicy, n
     tenants = {p.split("/")[-1] for area in ("raw", "landing") for p in lake.fs.glob(lake.path(f"{area}/*"))}
     for tenant in sorted(tenants | set(policy.tenants)):
         rule = policy.for_tenant(tenant)
-        if rule.raw_expiry_days:  # pushed webhook events are raw observations
-            report.landed_events_deleted += _expire_files(lake, f"landing/{tenant}/*/*/*/*.json", _batch_time,
-                                                          now - timedelta(days=rule.raw_expiry_days))
+        if rule.raw_expiry_days:  # pushed webhook events are raw observations (their delivery markers go too)
+            cutoff = now - timedelta(days=rule.raw_expiry_days)
+            report.landed_events_deleted += _expire_files(lake, f"landing/{tenant}/*/*/*/*.json",
+                                                          lambda p: _batch_time(p.rsplit("/", 1)[-1]), cutoff)
+            _expire_files(lake, f"landing/{tenant}/*/*/_deliveries/*", lambda p: _modified(lake, p), cutoff)
         if rule.normalized_days:  # dead letters are copies of records and edges
-            report.deadletter_files_deleted += _expire_files(lake, f"deadletter/*/*/{tenant}/*.jsonl", _letter_time,
+            report.deadletter_files_deleted += _expire_files(lake, f"deadletter/*/*/{tenant}/*.jsonl",
+                                                             lambda p: _letter_time(p.rsplit("/", 1)[-1]),
                                                              now - timedelta(days=rule.normalized_days))
         for platform, source in tenant_sources(lake, tenant):
             src = f"{tenant}/{platform}/{source}"
