@@ -82,10 +82,16 @@ def register_samples(registry_path: Path) -> list[str]:
 @click.option("--es-url", default=None, help="Elasticsearch URL to index into (default: $CRAWL_ES_URL; unset skips indexing).")
 def demo(home: Path | None, es_url: str | None) -> None:
     """Run the whole graph on the bundled sample data and print what it produced."""
+    from crawl_assets.resources.elasticsearch import CredentialsInUrl, check_hosts
+
     home = (home or settings.dagster_home()).resolve()
     os.environ["DAGSTER_HOME"] = str(home)
     if es_url:
         os.environ["CRAWL_ES_URL"] = es_url
+    try:
+        check_hosts(os.environ.get("CRAWL_ES_URL", "").split(","))
+    except CredentialsInUrl as exc:
+        raise click.UsageError(str(exc)) from None
     install_instance_yaml(home)
 
     import dagster as dg

@@ -38,9 +38,12 @@ def erase(tenant: str, author: str | None, author_name: str | None, yes: bool, s
     url = es_url or os.environ.get("CRAWL_ES_URL")
     client = None
     if url:
-        from crawl_assets.resources.elasticsearch import ElasticsearchResource
+        from crawl_assets.resources.elasticsearch import CredentialsInUrl, ElasticsearchResource
 
-        client = ElasticsearchResource.from_env(url).get_client()
+        try:
+            client = ElasticsearchResource.from_env(url).get_client()
+        except CredentialsInUrl as exc:
+            raise click.UsageError(str(exc)) from None
     try:
         for selector in selectors:
             _run(lake, client, selector)

@@ -24,7 +24,7 @@ from crawl_assets.index.migrate import MigrationError, migrate_legacy_indices
 from crawl_assets.index.naming import FAMILIES
 from crawl_assets.index.replay import replay_deadletters
 from crawl_assets.index.stats import index_stats
-from crawl_assets.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.resources.elasticsearch import CredentialsInUrl, ElasticsearchResource
 
 url_option = click.option("--url", default=None, help="Cluster URL(s), comma-separated (default: $CRAWL_ES_URL).")
 lake_option = click.option("--lake", default=None, help="Lake root (default: $CRAWL_LAKE or $DAGSTER_HOME/lake).")
@@ -36,7 +36,10 @@ def _redact(url: str) -> str:
 
 @contextlib.contextmanager
 def _client(url: str | None) -> Iterator[Elasticsearch]:
-    resource = ElasticsearchResource.from_env(url)
+    try:
+        resource = ElasticsearchResource.from_env(url)
+    except CredentialsInUrl as exc:
+        fail(str(exc))
     where = ", ".join(_redact(h) for h in resource.hosts)
     try:
         with resource.get_client() as client:
