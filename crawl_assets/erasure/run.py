@@ -19,6 +19,7 @@ from crawl_assets.erasure.scrub import Subject, persons_of
 from crawl_assets.index.erasure import erase_documents, erase_matching, selector_query
 from crawl_assets.index.sink import edge_id
 from crawl_assets.lake import Lake
+from crawl_assets.lake.tempfiles import sweep, tenant_folders
 from crawl_assets.scheduling.locks import source_lock
 
 
@@ -61,6 +62,7 @@ class ErasureReport:
     batches_deleted: int = 0
     lines_dropped: int = 0
     landed_events_scrubbed: int = 0
+    temp_files_removed: int = 0
     deadletters_removed: int = 0
     status: str = "complete"
     sources: list[str] = field(default_factory=list)
@@ -86,6 +88,8 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
            now: datetime | None) -> ErasureReport:
     report = ErasureReport(uuid.uuid4().hex[:8])
     tenant = selector.tenant
+    # a killed writer's temporary file may hold part of what is erased: gone first (no sync of the tenant runs)
+    report.temp_files_removed = sweep(lake, tenant_folders(tenant))
     parts: list[LakeErasure] = []
     for platform, source in sources:
         if selector.source is not None:

@@ -12,6 +12,7 @@ from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
 from crawl_assets.erasure.lake import rebuild_relations, tenant_sources
 from crawl_assets.index.bootstrap import delete_expired_months
 from crawl_assets.lake import Lake
+from crawl_assets.lake.tempfiles import sweep, tenant_folders
 from crawl_assets.retention.policy import RetentionPolicy
 
 
@@ -21,6 +22,7 @@ class RetentionReport:
     parts_deleted: int = 0
     landed_events_deleted: int = 0
     deadletter_files_deleted: int = 0
+    temp_files_deleted: int = 0
     indices_deleted: list[str] = field(default_factory=list)
     sources_touched: list[str] = field(default_factory=list)
 
@@ -71,6 +73,7 @@ def enforce(lake: Lake, client: Elasticsearch | None, policy: RetentionPolicy, n
     report = RetentionReport()
     tenants = {p.split("/")[-1] for area in ("raw", "landing") for p in lake.fs.glob(lake.path(f"{area}/*"))}
     for tenant in sorted(tenants | set(policy.tenants)):
+        report.temp_files_deleted += sweep(lake, tenant_folders(tenant))  # abandoned by killed writers: not data
         rule = policy.for_tenant(tenant)
         if rule.raw_expiry_days:  # pushed webhook events are raw observations (their delivery markers go too)
             cutoff = now - timedelta(days=rule.raw_expiry_days)

@@ -17,6 +17,7 @@ from crawl_assets import settings
 from crawl_assets.checkpoints import CHECKPOINT_KEY
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
+from crawl_assets.lake.tempfiles import source_folders, sweep
 from crawl_assets.monitoring.health import load_health, mark_pending, record_failure, record_success
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.policies import TRANSIENT_RETRY
@@ -150,6 +151,8 @@ def build_raw_asset(
             entry = source_for_partition(reg, context.partition_key, platform)  # raises with the reason
         try:
             with source_lock(entry.key, wait_seconds=LOCK_WAIT_SECONDS):
+                # temporary files a killed writer of this source left behind: not data, swept under the lock
+                sweep(context.resources.lake.lake(), source_folders(entry.tenant, entry.platform, entry.key))
                 return _tracked_sync(context, entry, reg)
         except SourceBusy as exc:
             context.log.warning(f"{exc}; retrying in {BUSY_RETRY_SECONDS}s")
