@@ -31,6 +31,9 @@ def _conversation(cid: int, user_id: str, text: str) -> dict:
         if part["author"]["type"] == "user":
             part["author"]["email"] = f"{user_id}@example.com"
     conv["source"]["author"]["email"] = f"{user_id}@example.com"
+    conv["conversation_parts"]["conversation_parts"].append({  # a part without a body: rejected, quarantined
+        "type": "conversation_part", "id": f"{cid}77", "part_type": "close", "body": None, "created_at": 1_780_000_000,
+        "attachments": [], "author": {"type": "user", "id": user_id, "name": "Joe", "email": f"{user_id}@example.com"}})
     return conv
 
 
@@ -40,7 +43,8 @@ def _sync(lake: Lake, conversations: list[dict]) -> None:
     batch = lake.write_raw_batch(tenant="acme", platform="intercom", source=SOURCE,
                                  batch_id="20261101T000000000000Z-run1-0000", fmt="intercom", method="api",
                                  run_id="run1", lines=lines, collected_at=datetime(2026, 11, 1, tzinfo=timezone.utc))
-    normalize_batch(lake, batch, lake.table_part(TABLE, "acme", "intercom", SOURCE, batch.manifest.batch_id))
+    result = normalize_batch(lake, batch, lake.table_part(TABLE, "acme", "intercom", SOURCE, batch.manifest.batch_id))
+    assert result.rejected and lake.write_quarantine("acme", "intercom", SOURCE, batch.manifest.batch_id, result.rejected)
 
 
 def _raw_bytes(lake: Lake) -> bytes:
@@ -88,8 +92,10 @@ def test_a_display_name_selects_nobody_and_an_id_selects_exactly_one_person(lake
 
 
 def test_rewritten_raw_keeps_no_id_or_address_of_the_person_in_nested_structures(lake):
+    quarantined = b"".join(lake.fs.cat_file(p) for p in lake.fs.glob(lake.path("quarantine/acme/*/*/*.jsonl")))
+    assert b"u1@example.com" in quarantined, "the person's rejected part is in quarantine before"
     assert _erase("--author", "user:u1").exit_code == 0
-    raw = _raw_bytes(Lake(settings.lake_root()))
+    raw = _raw_bytes(Lake(settings.lake_root()))  # every file of the lake: raw, quarantine, tables, log
     assert b"u1@example.com" not in raw and b"joe one writes" not in raw
     assert b'"u1"' not in raw, "the person's id remains (e.g. contacts[].id)"
     assert b"u2@example.com" in raw and b"joe two writes" in raw, "the other Joe is untouched"
