@@ -125,7 +125,7 @@ def main() -> None:
     home.mkdir()
     shutil.copyfile(REPO / "dagster.yaml", home / "dagster.yaml")
     os.environ.update({"DAGSTER_HOME": str(home), "CRAWL_LAKE": str(tmp / "lake"),
-                       "CRAWL_REGISTRY": str(tmp / "sources.yaml"), "CRAWL_X_BEARER_TOKEN": "test-token",
+                       "CRAWL_REGISTRY": str(tmp / "sources.yaml"), "CRAWL_X_BEARER_TOKEN__BENCH": "test-token",
                        "CRAWL_SCHEDULER_MAX_RUNS": str(args.workers), "CRAWL_SCHEDULER_MAX_BATCH": str(args.batch)})
     os.environ.pop("CRAWL_ES_URL", None)
     db_admin = db_name = None

@@ -88,7 +88,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         res = TelegramResource(
-            credentials={"default": TelegramCredential(api_id="1", api_hash="0" * 32, session=_session())},
+            credentials={"default:": TelegramCredential(api_id="1", api_hash="0" * 32, session=_session())},
             request_interval_seconds=0, lock_dir=f"{tmp}/locks", sender_factory=spec,
             max_pages_per_run=10**9, max_messages_per_run=10**9, pages_per_checkpoint=args.pages_per_batch,
         )
@@ -103,7 +103,7 @@ def main() -> None:
             chunk = res if not args.max_seconds else res.model_copy(update={"max_messages_per_run": 50_000})
 
             async def one() -> dict:
-                async with chunk.connected() as client:
+                async with chunk.connected("default") as client:
                     result = await run_sync(client, entry, state, sink, chunk.budget())
                     return {"state": result.state, "new": result.stats.new}
 

@@ -11,7 +11,7 @@ from crawl_assets.assets.retention import retention, retention_job, retention_sc
 from crawl_assets.sensors.webhook_sensor import WEBHOOK_PLATFORMS, build_webhook_sensor
 from crawl_assets.jobs import build_batch_job, build_sync_job
 from crawl_assets.monitoring.checks import build_health_checks, health_check_job_and_schedule
-from crawl_assets.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.resources.elasticsearch import ElasticsearchResource, check_hosts
 from crawl_assets.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sensors.registry_sensor import registry_partitions_sensor
 from crawl_assets.sensors.scheduling import build_scheduling_sensor
@@ -26,8 +26,9 @@ def _secret(name: str) -> dg.EnvVar | str:
 
 def elasticsearch_resource() -> ElasticsearchResource:
     """From ``CRAWL_ES_URL`` (comma-separated hosts); no hosts means ``search_index`` reports the
-    missing setting instead of guessing a cluster."""
-    hosts = [h.strip() for h in os.environ.get("CRAWL_ES_URL", "").split(",") if h.strip()]
+    missing setting instead of guessing a cluster. A URL with credentials is refused (``CredentialsInUrl``):
+    the hosts are stored with the instance's snapshots, the password would be too."""
+    hosts = check_hosts(h.strip() for h in os.environ.get("CRAWL_ES_URL", "").split(",") if h.strip())
     return ElasticsearchResource(
         hosts=hosts,
         api_key=_secret("CRAWL_ES_API_KEY"),

@@ -26,3 +26,10 @@ def registry_path() -> Path:
     """Source registry file: ``CRAWL_REGISTRY``, else ``$DAGSTER_HOME/sources.yaml``."""
     value = os.environ.get("CRAWL_REGISTRY")
     return Path(value).resolve() if value else dagster_home() / "sources.yaml"
+
+
+def import_root() -> Path:
+    """Where export files must be: ``CRAWL_IMPORT_ROOT``, else ``$DAGSTER_HOME/imports``; one folder per
+    tenant below it (``crawl_assets.sources.exports``)."""
+    value = os.environ.get("CRAWL_IMPORT_ROOT")
+    return Path(value).resolve() if value else dagster_home() / "imports"

@@ -21,6 +21,7 @@ def isolated_env(tmp_path, monkeypatch):
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     monkeypatch.setenv("CRAWL_LAKE", str(tmp_path / "lake"))
     monkeypatch.setenv("CRAWL_REGISTRY", str(tmp_path / "sources.yaml"))
+    monkeypatch.setenv("CRAWL_IMPORT_ROOT", str(tmp_path / "imports"))  # instance_for_test moves DAGSTER_HOME
     for var in ("DAGSTER_PG_URL", "DAGSTER_PG_HOST", "CRAWL_ES_URL", "CRAWL_ES_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     return home

@@ -1020,6 +1020,11 @@ class _Handler(BaseHTTPRequestHandler):
             present.sort(key=lambda h: _compare_key(_field_values(h[2], fld, h[1], h[0])[0]),
                          reverse=order == "desc")
             hits = present + missing
+        after = body.get("search_after")
+        if after is not None:  # pages after a sort position (the sort fields' values of the last hit)
+            fields = [spec if isinstance(spec, str) else next(iter(spec)) for spec in body.get("sort") or []]
+            hits = [h for h in hits if [_compare_key(_field_values(h[2], f, h[1], h[0])[0]) for f in fields]
+                    > [_compare_key(v) for v in after]]
         size = int(body.get("size", params.get("size", 10)))
         start = int(body.get("from", params.get("from", 0)))
         with_version = body.get("version") or params.get("version") == "true"
@@ -1030,6 +1035,9 @@ class _Handler(BaseHTTPRequestHandler):
                 hit["_version"] = entry[0]
             if body.get("seq_no_primary_term"):
                 hit["_seq_no"], hit["_primary_term"] = entry[1], 1
+            if body.get("sort"):
+                hit["sort"] = [next(iter(_field_values(src, spec if isinstance(spec, str) else next(iter(spec)), doc_id, n)),
+                                    None) for spec in body["sort"]]
             page.append(hit)
         out: dict[str, Any] = {
             "took": int((time.perf_counter() - started) * 1000), "timed_out": False,

@@ -10,3 +10,7 @@ FAKE_X_BEARER = "A" * 21 + "MLheAAAAAAA0%2BuSeid%2BULvsea4JtiGRiSDSJSI%3DEUifi" 
 FAKE_X_BEARER_LONG = FAKE_X_BEARER + "RBkKG5E2XzMDjRfl76ZC9Ub0wnz4XsNiRVBChTYbJcE3F"
 FAKE_INTERCOM_TOKEN = base64.b64encode(b"tok:" + b"abcdef_123456789_abcdefghijk").decode()
 FAKE_HTTP_BEARER = "Bearer " + "abcdefghijklmnopqrstuvwxyz012345"
+FAKE_HEX64_KEY = "9f86d081884c7d65" * 4  # a 64-hex API key (many SaaS keys, webhook secrets)
+FAKE_GITLAB_TOKEN = "gl" + "pat-" + "xY7_abcdefGHIJ12345klm"
+FAKE_AWS_KEY_ID = "AK" + "IA" + "IOSFODNN7EXAMPLQ"
+FAKE_URL_API_KEY = "https://forum.example.org/latest.json?" + "api_" + "key=3f9c2a71b8e4d605"

@@ -33,6 +33,9 @@ def retention(context: dg.AssetExecutionContext, config: RetentionConfig, lake: 
     return dg.MaterializeResult(metadata={
         "enforced_at": now.isoformat(), "tenants_with_policy": len(policy.tenants),
         "raw_batches_deleted": report.raw_batches_deleted, "parts_deleted": report.parts_deleted,
+        "landed_events_deleted": report.landed_events_deleted,
+        "deadletter_files_deleted": report.deadletter_files_deleted,
+        "temp_files_deleted": report.temp_files_deleted,
         "indices_deleted": ", ".join(report.indices_deleted), "sources_touched": len(report.sources_touched),
         "index_enforced": client is not None,
     })

@@ -39,19 +39,37 @@ def install_instance_yaml(home: Path) -> None:
         shutil.copyfile(str(resources.files("crawl_assets") / "instance" / "dagster.yaml"), target)
 
 
+def place_sample(relative: str) -> str:
+    """Copy a bundled sample export under the demo tenant's import root (export files are read only from
+    there); returns its path relative to that folder. A file already there with the same bytes is kept."""
+    from crawl_assets.sources.exports import tenant_import_root
+
+    source = sample_file(relative)
+    target = tenant_import_root(DEMO_TENANT) / "samples" / relative
+    if not (target.is_file() and not target.is_symlink() and target.read_bytes() == source.read_bytes()):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.copying")
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, target)
+    return f"samples/{relative}"
+
+
 def register_samples(registry_path: Path) -> list[str]:
-    """Add the sample sources unless present; returns their keys."""
+    """Place the sample exports under the import root and add their sources unless present; their keys."""
     from crawl_assets.registry import SourceEntry, load_registry
 
     reg = load_registry(registry_path)
     keys = []
     for platform, name, fmt, rel in SAMPLES:
-        path = sample_file(rel)
-        if not path.exists():
+        if not sample_file(rel).exists():
             continue
         entry = SourceEntry(name=name, tenant=DEMO_TENANT, platform=platform, kind="export_file",
-                            identifier=str(path), options={"format": fmt})
-        if entry.key not in reg.by_key():
+                            identifier=place_sample(rel), options={"format": fmt})
+        existing = reg.by_key().get(entry.key)
+        if existing is not None and existing.identifier != entry.identifier:  # an earlier demo's path
+            reg.remove(entry.key)
+            existing = None
+        if existing is None:
             reg.add(entry)
         keys.append(entry.key)
     reg.save()
@@ -64,10 +82,16 @@ def register_samples(registry_path: Path) -> list[str]:
 @click.option("--es-url", default=None, help="Elasticsearch URL to index into (default: $CRAWL_ES_URL; unset skips indexing).")
 def demo(home: Path | None, es_url: str | None) -> None:
     """Run the whole graph on the bundled sample data and print what it produced."""
+    from crawl_assets.resources.elasticsearch import CredentialsInUrl, check_hosts
+
     home = (home or settings.dagster_home()).resolve()
     os.environ["DAGSTER_HOME"] = str(home)
     if es_url:
         os.environ["CRAWL_ES_URL"] = es_url
+    try:
+        check_hosts(os.environ.get("CRAWL_ES_URL", "").split(","))
+    except CredentialsInUrl as exc:
+        raise click.UsageError(str(exc)) from None
     install_instance_yaml(home)
 
     import dagster as dg

@@ -10,36 +10,81 @@ import click
 
 @click.command("erase")
 @click.option("--tenant", required=True, help="The tenant whose data is erased.")
-@click.option("--author", default=None, help="Platform author id or handle whose records are erased.")
+@click.option("--author", default=None, help="The stable author id (a record's author_id) whose data is erased.")
+@click.option("--author-name", default=None,
+              help="A display name or handle: lists the authors and records that carry it and, once confirmed, "
+                   "erases each of them (two people may share a name: read the list).")
+@click.option("--yes", is_flag=True, help="With --author-name: erase the listed matches without asking.")
 @click.option("--source", default=None, help="Source key ({tenant}.{platform}.{name}) whose data is erased.")
 @click.option("--es-url", default=None, help="Elasticsearch URL (default: $CRAWL_ES_URL; unset: lake only, "
               "then run it again with a cluster before re-indexing).")
-def erase(tenant: str, author: str | None, source: str | None, es_url: str | None) -> None:
+def erase(tenant: str, author: str | None, author_name: str | None, yes: bool, source: str | None,
+          es_url: str | None) -> None:
     """Hard-delete data for a deletion request; records what was erased (without the data)."""
     from crawl_assets import settings
     from crawl_assets.erasure import Selector
-    from crawl_assets.erasure import erase as run_erasure
     from crawl_assets.lake import Lake
 
+    lake = Lake(settings.lake_root())
     try:
-        selector = Selector(tenant=tenant, author=author, source=source)
+        if author_name is not None:
+            if author is not None or source is not None:
+                raise ValueError("give exactly one of --author, --author-name or --source")
+            selectors = _by_name(lake, tenant, author_name, yes)
+        else:
+            selectors = [Selector(tenant=tenant, author=author, source=source)]
     except ValueError as exc:
-        raise click.UsageError(f"{exc} (use --author ID or --source KEY)") from None
+        raise click.UsageError(f"{exc} (use --author ID, --author-name NAME or --source KEY)") from None
     url = es_url or os.environ.get("CRAWL_ES_URL")
     client = None
     if url:
-        from crawl_assets.resources.elasticsearch import ElasticsearchResource
+        from crawl_assets.resources.elasticsearch import CredentialsInUrl, ElasticsearchResource
 
-        client = ElasticsearchResource.from_env(url).get_client()
-    from crawl_assets.scheduling.locks import SourceBusy
-
+        try:
+            client = ElasticsearchResource.from_env(url).get_client()
+        except CredentialsInUrl as exc:
+            raise click.UsageError(str(exc)) from None
     try:
-        report = run_erasure(Lake(settings.lake_root()), client, selector)
-    except SourceBusy as exc:
-        raise click.ClickException(f"{exc}: nothing was erased; run it again when the sync is done") from None
+        for selector in selectors:
+            _run(lake, client, selector)
     finally:
         if client is not None:
             client.close()
-    click.echo(json.dumps(report.as_dict(), indent=2))
     if client is None:
         click.echo("index not touched: no Elasticsearch configured (set CRAWL_ES_URL or --es-url)", err=True)
+
+
+def _run(lake, client, selector) -> None:
+    from crawl_assets.erasure import ErasureIncomplete
+    from crawl_assets.erasure import erase as run_erasure
+    from crawl_assets.scheduling.locks import SourceBusy
+
+    try:
+        report = run_erasure(lake, client, selector)
+    except SourceBusy as exc:
+        raise click.ClickException(f"{exc}: nothing was erased; run it again when the sync is done") from None
+    except ErasureIncomplete as exc:
+        click.echo(json.dumps(exc.report.as_dict(), indent=2))
+        raise click.ClickException(f"the lake is erased (logged) but the index step failed: "
+                                   f"{type(exc.__cause__).__name__}; run the same command again") from None
+    click.echo(json.dumps(report.as_dict(), indent=2))
+
+
+def _by_name(lake, tenant: str, name: str, yes: bool) -> list:
+    """The authors (and id-less records) carrying ``name``, listed; confirmed before anything is erased."""
+    from crawl_assets.erasure import Selector
+    from crawl_assets.erasure.names import records_named
+
+    Selector(tenant=tenant, author=name)  # validates the tenant before anything is read
+    authors, keyless = records_named(lake, tenant, name)
+    if not authors and not keyless:
+        raise click.ClickException(f"no record of tenant {tenant!r} carries the name {name!r}; nothing erased")
+    click.echo(f"records of tenant {tenant!r} named {name!r}:", err=True)
+    for (platform, author_id), (handle, count) in sorted(authors.items()):
+        click.echo(f"  {platform:<10} author_id {author_id:<32} {handle!r:<24} {count} records", err=True)
+    if keyless:
+        click.echo(f"  records without an author id: {len(keyless)} ({', '.join(sorted(keyless)[:5])}...)", err=True)
+    if not yes and not click.confirm("Erase all of the above?", default=False, err=True):
+        raise click.ClickException("nothing erased")
+    selectors = [Selector(tenant=tenant, author=author_id) for _, author_id in sorted(authors)]
+    return selectors + ([Selector(tenant=tenant, records=tuple(sorted(keyless)))] if keyless else [])

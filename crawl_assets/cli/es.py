@@ -20,10 +20,11 @@ from crawl_assets import settings
 from crawl_assets.cli.common import fail, open_registry, registry_option
 from crawl_assets.index.bootstrap import setup_indices
 from crawl_assets.index.deadletter import pending_files
+from crawl_assets.index.migrate import MigrationError, migrate_legacy_indices
 from crawl_assets.index.naming import FAMILIES
 from crawl_assets.index.replay import replay_deadletters
 from crawl_assets.index.stats import index_stats
-from crawl_assets.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.resources.elasticsearch import CredentialsInUrl, ElasticsearchResource
 
 url_option = click.option("--url", default=None, help="Cluster URL(s), comma-separated (default: $CRAWL_ES_URL).")
 lake_option = click.option("--lake", default=None, help="Lake root (default: $CRAWL_LAKE or $DAGSTER_HOME/lake).")
@@ -35,7 +36,10 @@ def _redact(url: str) -> str:
 
 @contextlib.contextmanager
 def _client(url: str | None) -> Iterator[Elasticsearch]:
-    resource = ElasticsearchResource.from_env(url)
+    try:
+        resource = ElasticsearchResource.from_env(url)
+    except CredentialsInUrl as exc:
+        fail(str(exc))
     where = ", ".join(_redact(h) for h in resource.hosts)
     try:
         with resource.get_client() as client:
@@ -69,16 +73,22 @@ def es() -> None:
 @registry_option
 def setup(tenants: tuple[str, ...], retention: tuple[str, ...], dry_run: bool, url: str | None,
           registry_path: Path | None) -> None:
-    """Put index templates, give every tenant's indices their read alias, delete months past retention."""
+    """Put index templates, rename indices of the earlier naming scheme, give every tenant's indices their
+    read alias, delete months past retention."""
     keep = _retention(retention)
     chosen = set(tenants) or {e.tenant for e in open_registry(registry_path, strict=False).entries} or {"default"}
     chosen |= set(keep)
     with _client(url) as client:
         try:
+            renamed = migrate_legacy_indices(client, sorted(chosen), dry_run=dry_run)
             report = setup_indices(client, sorted(chosen), keep, dry_run=dry_run)
-        except ValueError as exc:
+        except (ValueError, MigrationError) as exc:
             fail(str(exc))
     verb = "would " if dry_run else ""
+    for line in renamed.renamed:
+        click.echo(f"{verb}rename (earlier naming scheme): {line}")
+    for name in renamed.skipped:
+        click.echo(f"error: {name}: its tenant name is no longer valid; not renamed", err=True)
     click.echo(f"templates: {', '.join(report.templates)}" + (" (not written: dry run)" if dry_run else ""))
     for line in report.aliases_added:
         click.echo(f"{verb}add alias: {line}")

@@ -58,12 +58,24 @@ def add(platform, kind, identifier, name, tenant, credential, interval_minutes, 
         err = exc.errors()[0]
         field = ".".join(str(x) for x in err["loc"]) or "(entry)"
         fail(f"source {name!r}: field '{field}': {err['msg'].removeprefix('Value error, ')}")
+    if entry.kind is SourceKind.export_file:
+        _check_confined(entry)
     try:
         reg.add(entry)
     except ValueError as exc:
         fail(str(exc))
     reg.save()
     click.echo(f"added {entry.key} to {reg.path}")
+
+
+def _check_confined(entry: SourceEntry) -> None:
+    """An export file must be under its tenant's import root, reached through no symbolic link."""
+    from crawl_assets.sources.exports import ExportPathRefused, check_export_location
+
+    try:
+        check_export_location(entry)
+    except ExportPathRefused as exc:
+        fail(str(exc))
 
 
 @sources.command("list")

@@ -11,7 +11,7 @@ import sys
 import click
 
 from crawl_assets.cli.common import fail
-from crawl_assets.registry.models import CREDENTIAL_REF
+from crawl_assets import names
 
 
 @click.group()
@@ -19,29 +19,39 @@ def telegram() -> None:
     """Telegram accounts used by the collector (see docs/sources/telegram.md)."""
 
 
-def _credential(value: str) -> str:
-    if not CREDENTIAL_REF.match(value):
-        fail(f"--credential {value!r}: lowercase letters, digits and '_', starting with a letter")
+def _credential(value: str | None) -> str | None:
+    if value is not None and not names.is_credential(value):
+        fail(f"--credential {value!r}: {names.CREDENTIAL_RULE}")
     return value
 
 
+def _tenant(value: str) -> str:
+    if not names.is_tenant(value):
+        fail(f"--tenant {value!r}: {names.TENANT_RULE}")
+    return value
+
+
+tenant_option = click.option("--tenant", default="default", show_default=True, help="The tenant the account belongs to.")
+
+
 @telegram.command("login")
-@click.option("--credential", default="default", show_default=True,
-              help="Credential name the session is for (picks CRAWL_TELEGRAM_<NAME>_API_ID/_API_HASH if set).")
+@tenant_option
+@click.option("--credential", default=None, help="Credential name the session is for (default: the tenant's default).")
 @click.option("--phone", default=None, help="Phone number in international format; asked for when omitted.")
-def login_command(credential: str, phone: str | None) -> None:
+def login_command(tenant: str, credential: str | None, phone: str | None) -> None:
     """Log a Telegram account in and print its session string once.
 
-    Needs the app's api_id/api_hash (CRAWL_TELEGRAM_API_ID, CRAWL_TELEGRAM_API_HASH). Nothing is written
-    to disk: copy the printed string into your secret store as CRAWL_TELEGRAM_SESSION (default
-    credential) or CRAWL_TELEGRAM_<NAME>_SESSION. Anyone holding it can use the account.
+    Needs the app's api_id/api_hash (CRAWL_TELEGRAM_API_ID/_API_HASH, or the tenant's or credential's own,
+    e.g. CRAWL_TELEGRAM_API_ID__ACME). Nothing is written to disk: copy the printed string into your secret
+    store under the variable it names (CRAWL_TELEGRAM_SESSION[__TENANT[__NAME]]). Anyone holding it can use
+    the account.
     """
     from crawl_assets.sources.telegram.login import LoginConfigError, LoginRefused, app_credentials, login
     from crawl_assets.sources.telegram.resource import env_names
 
-    name = _credential(credential)
+    tenant, name = _tenant(tenant), _credential(credential)
     try:
-        app = app_credentials(name)
+        app = app_credentials(tenant, name)
     except LoginConfigError as exc:
         fail(str(exc))
     # stdout carries only the session string; prompts and Telethon's greeting go to stderr
@@ -55,14 +65,16 @@ def login_command(credential: str, phone: str | None) -> None:
             ))
         except LoginRefused as exc:  # wrong password/code or a refusal by Telegram: one line, exit 1
             fail(str(exc), code=1)
-    var = env_names(name)["session"]
+    var = env_names(tenant, name)["session"]
     click.echo(f"\nStore this as the secret {var} (it is shown only now, and never written to disk):", err=True)
     click.echo(session)
 
 
 @telegram.command("check")
-@click.option("--credential", "credentials", multiple=True, help="Credential(s) to check; default: all configured.")
-def check_command(credentials: tuple[str, ...]) -> None:
+@tenant_option
+@click.option("--credential", "credentials", multiple=True,
+              help="Credential(s) of --tenant to check; default: every configured account of every tenant.")
+def check_command(tenant: str, credentials: tuple[str, ...]) -> None:
     """Session-health check: connect with each configured account and report whether it is authorized."""
     from crawl_assets.sources.telegram.resource import TelegramResource
 
@@ -71,13 +83,14 @@ def check_command(credentials: tuple[str, ...]) -> None:
     except Exception as exc:  # an unset variable: Dagster's message names it
         missing = sorted(set(re.findall(r'environment variable "([A-Z0-9_]+)"', str(exc))))
         fail(f"Telegram credentials are not configured: set {', '.join(missing) or 'CRAWL_TELEGRAM_*'}")
-    names = [_credential(c) for c in credentials] or sorted(resource.credentials)
-    if not names:
+    wanted = [(_tenant(tenant), _credential(c)) for c in credentials] or [
+        (key.split(":")[0], key.split(":")[1] or None) for key in sorted(resource.credentials)]
+    if not wanted:
         fail("Telegram credentials are not configured: set CRAWL_TELEGRAM_API_ID, CRAWL_TELEGRAM_API_HASH and "
-             "CRAWL_TELEGRAM_SESSION (or CRAWL_TELEGRAM_<NAME>_SESSION); see docs/sources/telegram.md")
+             "CRAWL_TELEGRAM_SESSION[__TENANT[__NAME]]; see docs/sources/telegram.md")
 
     async def run() -> list[dict]:
-        return [await resource.health(n) for n in names]
+        return [await resource.health(t, n) for t, n in wanted]
 
     results = asyncio.run(run())
     for result in results:

@@ -4,6 +4,6 @@ Entry point: ``erase(lake, client, Selector(...))`` (``crawl-assets erase``). Wh
 recorded in ``erasure/{tenant}/log.jsonl`` without the data itself.
 """
 
-from crawl_assets.erasure.run import ErasureReport, Selector, erase
+from crawl_assets.erasure.run import ErasureIncomplete, ErasureReport, Selector, erase
 
-__all__ = ["ErasureReport", "Selector", "erase"]
+__all__ = ["ErasureIncomplete", "ErasureReport", "Selector", "erase"]

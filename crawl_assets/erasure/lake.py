@@ -16,11 +16,11 @@ from crawl_assets.assets.normalized_records import normalize_batch
 from crawl_assets.assets.relation_edges import write_relations
 from crawl_assets.assets.search_index import marker_body
 from crawl_assets.assets.relation_edges import TABLE as EDGES_TABLE
-from crawl_assets.erasure.scrub import DROP, scrub
+from crawl_assets.erasure.scrub import DROP, Subject, mentions, persons_of, scrub
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import arrow_to_records
 
-AREAS = ("raw", "quarantine", "index_state", "state", "media")
+AREAS = ("raw", "landing", "quarantine", "index_state", "state", "media")
 
 
 @dataclass
@@ -28,6 +28,7 @@ class LakeErasure:
     """What the lake side removed: record keys and edge rows (for the index), batches touched."""
 
     keys: set[str] = field(default_factory=set)
+    item_ids: set[str] = field(default_factory=set)  # PersonIds.item_id of each erased record
     edges: list[dict[str, Any]] = field(default_factory=list)
     batches_rewritten: int = 0
     batches_deleted: int = 0
@@ -35,12 +36,12 @@ class LakeErasure:
 
 
 def tenant_sources(lake: Lake, tenant: str) -> list[tuple[str, str]]:
-    """(platform, source) of every source of ``tenant`` with raw data."""
-    out = []
-    for path in sorted(lake.fs.glob(lake.path(f"raw/{tenant}/*/*"))):
-        platform, source = path.rstrip("/").split("/")[-2:]
-        out.append((platform, source))
-    return out
+    """(platform, source) of every source of ``tenant`` with raw data (collected, or landed by webhooks)."""
+    found = set()
+    for area in ("raw", "landing"):
+        for path in lake.fs.glob(lake.path(f"{area}/{tenant}/*/*")):
+            found.add(tuple(path.rstrip("/").split("/")[-2:]))
+    return sorted(found)  # type: ignore[arg-type]
 
 
 def _table_dirs(lake: Lake, tenant: str, platform: str, source: str) -> list[str]:
@@ -66,10 +67,9 @@ def erase_source(lake: Lake, tenant: str, platform: str, source: str) -> LakeEra
 
 
 def authored_by(record: Mapping[str, Any], author: str) -> bool:
-    """Whether a record (or an indexed document) belongs to ``author``: its id, or its handle with or
-    without ``@``, in any case."""
-    wanted = author.lstrip("@").casefold()
-    return str(record.get("author_id") or "") == author or (record.get("author_handle") or "").casefold() == wanted
+    """Whether a record (or an indexed document) belongs to ``author``: its stable ``author_id``, exactly.
+    Never a display name or handle (two people may share one; see ``crawl-assets erase --author-name``)."""
+    return str(record.get("author_id") or "") == author
 
 
 def _read(lake: Lake, batch: RawBatch) -> bytes:
@@ -77,39 +77,49 @@ def _read(lake: Lake, batch: RawBatch) -> bytes:
         return fh.read()
 
 
-def _scrub_document(data: bytes, ids: frozenset[str]) -> list[bytes] | None:
+def _scrub_document(data: bytes, subject: Subject) -> list[bytes] | None:
     """A whole-document batch (an export file) scrubbed, as its one line; None if it is not one document."""
     head, sep, body = data.partition(b"=") if data.lstrip().startswith(b"window.") else (b"", b"", data)
     try:
         doc = orjson.loads(body)
     except orjson.JSONDecodeError:
         return None
-    kept = scrub(doc, ids)
+    kept = scrub(doc, subject)
     return [head + sep + b" " + orjson.dumps([] if kept is DROP else kept) if sep else orjson.dumps(kept)]
 
 
-def _scrub_lines(data: bytes, ids: frozenset[str]) -> list[bytes]:
+def scrub_lines(data: bytes, subject: Subject) -> list[bytes]:
+    """JSON lines without ``subject`` (a line that is wholly theirs goes; a line that is not JSON stays)."""
     out = []
     for line in data.splitlines():
         if not line.strip():
             continue
         try:
-            kept = scrub(orjson.loads(line), ids)
+            value = orjson.loads(line)
         except orjson.JSONDecodeError:
             out.append(line)  # not JSON: kept as is, checked by re-normalizing below
             continue
+        kept = scrub(value, subject)
         if kept is not DROP:
-            out.append(orjson.dumps(kept))
+            out.append(line if kept == value else orjson.dumps(kept))
     return out
 
 
-def _rewrite(lake: Lake, batch: RawBatch, ids: frozenset[str], erased: set[str], erasure_id: str,
-             seq: int, out: LakeErasure) -> None:
-    """Write ``batch`` again without the erased items under a new id, re-derive it, drop the old one."""
-    m = batch.manifest
+def _scrubbed(lake: Lake, batch: RawBatch, subject: Subject) -> list[bytes] | None:
+    """The batch's lines without ``subject``; None when nothing in it is theirs."""
     data = _read(lake, batch)
-    lines = _scrub_document(data, ids) if m.method == "export" else None
-    lines = lines if lines is not None else _scrub_lines(data, ids)
+    if not subject.may_occur_in(data):
+        return None
+    lines = _scrub_document(data, subject) if batch.manifest.method == "export" else None
+    lines = lines if lines is not None else scrub_lines(data, subject)
+    original = [line for line in data.splitlines() if line.strip()] if batch.manifest.method != "export" else [data]
+    return None if lines == original else lines
+
+
+def _rewrite(lake: Lake, batch: RawBatch, lines: list[bytes], ids: frozenset[str], erased: set[str],
+             erasure_id: str, out: LakeErasure) -> None:
+    """Write ``batch`` again as ``lines`` (scrubbed) under a new id, re-derive it, drop the old one."""
+    m = batch.manifest
     # the new id sorts right after the original's (before any later batch): collection order, by which the
     # latest observation of a key wins, must not change because a batch was rewritten
     new_id = f"{m.batch_id}-e{erasure_id}"
@@ -136,7 +146,7 @@ def _rewrite(lake: Lake, batch: RawBatch, ids: frozenset[str], erased: set[str],
     indexed = lake.exists(f"index_state/{src}/{m.batch_id}.done")
     _delete_batch(lake, batch)
     lake.write_quarantine(m.tenant, m.platform, m.source, new.manifest.batch_id,
-                          [r for r in rejects if not any(i in str(r.get("snippet", "")) for i in ids)])
+                          [r for r in rejects if not mentions(str(r.get("snippet", "")), ids)])
     if indexed:
         lake.write_bytes(f"index_state/{src}/{new.manifest.batch_id}.done", marker_body(f"erase{erasure_id}"))
     out.batches_rewritten += 1
@@ -162,22 +172,25 @@ def _delete_batch(lake: Lake, batch: RawBatch) -> None:
             lake.fs.rm(lake.path(rel))
 
 
-def erase_author(lake: Lake, tenant: str, platform: str, source: str, author: str, erasure_id: str) -> LakeErasure:
-    """Remove an author's records from one source: raw rewritten, parts re-derived, edges rebuilt."""
+def erase_author(lake: Lake, tenant: str, platform: str, source: str, author: str | None, erasure_id: str, *,
+                 keys: frozenset[str] = frozenset()) -> LakeErasure:
+    """Remove an author (or the records ``keys``) from one source: every raw batch that holds anything of
+    theirs (their items, rejected ones too, and their id wherever the platform puts it) rewritten, parts
+    re-derived, edges rebuilt."""
     out = LakeErasure()
-    ids: set[str] = set()
-    affected: set[str] = set()
-    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source):
-        for row in arrow_to_records(table):
-            if authored_by(row, author):
+    for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key", "native_id", "author_id"]):
+        for row in table.to_pylist():
+            if row["key"] in keys or (author is not None and authored_by(row, author)):
                 out.keys.add(row["key"])
-                ids |= {str(row["native_id"]), str(row.get("author_id") or author)}
-                affected.add(batch_id)
-    if not out.keys:
-        return out
+                out.item_ids.add(persons_of(platform).item_id(row["key"], str(row["native_id"])))
+    subject = Subject.of(persons_of(platform), author, frozenset(out.item_ids))
     before = _edge_rows(lake, tenant, platform, source)
-    for seq, batch in enumerate(b for b in lake.raw_batches(tenant, platform, source) if b.manifest.batch_id in affected):
-        _rewrite(lake, batch, frozenset(ids), out.keys, erasure_id, seq, out)
+    for batch in lake.raw_batches(tenant, platform, source):
+        lines = _scrubbed(lake, batch, subject)
+        if lines is not None:
+            _rewrite(lake, batch, lines, subject.items | subject.persons, out.keys, erasure_id, out)
+    if not out.batches_rewritten:
+        return out
     rebuild_relations(lake, tenant, platform, source)
     after = {(e["type"], e["src"], e["dst"]) for e in _edge_rows(lake, tenant, platform, source)}
     out.edges = [e for e in before if (e["type"], e["src"], e["dst"]) not in after]

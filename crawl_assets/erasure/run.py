@@ -10,28 +10,45 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
+from crawl_assets import names
 from crawl_assets.erasure.deadletters import ErasedSet, erase_deadletters
 from crawl_assets.erasure.lake import LakeErasure, erase_author, erase_source, tenant_sources
+from crawl_assets.erasure.landing import erase_landed
 from crawl_assets.erasure.log import append_entry, subject_digest
+from crawl_assets.erasure.scrub import Subject, persons_of
 from crawl_assets.index.erasure import erase_documents, erase_matching, selector_query
 from crawl_assets.index.sink import edge_id
 from crawl_assets.lake import Lake
+from crawl_assets.lake.tempfiles import sweep, tenant_folders
 from crawl_assets.scheduling.locks import source_lock
 
 
 @dataclass(frozen=True)
 class Selector:
-    """Whose data: one ``author`` (platform id or handle) or one ``source`` key, within ``tenant``."""
+    """Whose data: one ``author`` (the stable ``author_id`` of their records) or one ``source`` key, within
+    ``tenant``. Names are validated like everywhere else: no path, wildcard or other tenant gets through."""
 
     tenant: str
     author: str | None = None
     source: str | None = None
+    records: tuple[str, ...] = ()  # record keys (people without a stable id, picked by --author-name)
 
     def __post_init__(self) -> None:
-        if (self.author is None) == (self.source is None):
-            raise ValueError("give exactly one of author or source")
-        if self.source is not None and not self.source.startswith(f"{self.tenant}."):
-            raise ValueError(f"source {self.source!r} does not belong to tenant {self.tenant!r}")
+        names.check_tenant(self.tenant)
+        if [self.author is not None, self.source is not None, bool(self.records)].count(True) != 1:
+            raise ValueError("give exactly one of author, source or records")
+        if self.source is not None:
+            names.check_source_key(self.source, self.tenant)
+        if self.author is not None and (not self.author.strip() or len(self.author) > 300):
+            raise ValueError(f"invalid author id {self.author!r}")
+
+
+class ErasureIncomplete(RuntimeError):
+    """The lake step ran (and was logged) but the index step failed; the same erasure run again finishes it."""
+
+    def __init__(self, report: "ErasureReport"):
+        super().__init__(report.status)
+        self.report = report
 
 
 @dataclass
@@ -44,7 +61,10 @@ class ErasureReport:
     batches_rewritten: int = 0
     batches_deleted: int = 0
     lines_dropped: int = 0
+    landed_events_scrubbed: int = 0
+    temp_files_removed: int = 0
     deadletters_removed: int = 0
+    status: str = "complete"
     sources: list[str] = field(default_factory=list)
     log: str = ""
 
@@ -68,6 +88,8 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
            now: datetime | None) -> ErasureReport:
     report = ErasureReport(uuid.uuid4().hex[:8])
     tenant = selector.tenant
+    # a killed writer's temporary file may hold part of what is erased: gone first (no sync of the tenant runs)
+    report.temp_files_removed = sweep(lake, tenant_folders(tenant))
     parts: list[LakeErasure] = []
     for platform, source in sources:
         if selector.source is not None:
@@ -75,9 +97,11 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
                 continue
             part = erase_source(lake, tenant, platform, source)
         else:
-            assert selector.author is not None
-            part = erase_author(lake, tenant, platform, source, selector.author, report.erasure_id)
-        if part.keys or part.batches_deleted:
+            part = erase_author(lake, tenant, platform, source, selector.author, report.erasure_id,
+                                keys=frozenset(selector.records))
+            subject = Subject.of(persons_of(platform), selector.author, frozenset(part.item_ids))
+            report.landed_events_scrubbed += erase_landed(lake, tenant, platform, source, subject)
+        if part.keys or part.batches_deleted or part.batches_rewritten:
             report.sources.append(source)
         parts.append(part)
     keys = set().union(*(p.keys for p in parts)) if parts else set()
@@ -86,25 +110,45 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
     report.batches_rewritten = sum(p.batches_rewritten for p in parts)
     report.batches_deleted = sum(p.batches_deleted for p in parts)
     report.lines_dropped = sum(p.lines_dropped for p in parts)
-    if client is not None:
-        report.index_records_deleted = erase_documents(client, tenant, keys, family="records")
-        report.index_edges_deleted = erase_documents(client, tenant, {edge_id(e) for e in edges}, family="edges")
-        # what the index still holds of the subject (e.g. the lake step ran in an earlier, interrupted erasure)
-        found, more_edges = erase_matching(client, tenant, selector_query(author=selector.author, source=selector.source))
-        report.index_records_deleted += len(found)
-        report.index_edges_deleted += more_edges
-        keys = keys | found
+    keys |= set(selector.records)
     report.deadletters_removed = erase_deadletters(lake, tenant, ErasedSet(
         frozenset(keys), frozenset(edge_id(e) for e in edges), selector.author, selector.source))
-    subject = selector.author if selector.author is not None else selector.source
-    report.log = append_entry(lake, tenant, {
+    if client is not None:
+        try:
+            found = _erase_index(client, tenant, selector, keys, edges, report)
+        except Exception as exc:
+            # the lake is erased: say so in the log, without data, then fail; running it again finishes it
+            report.status = f"index step failed ({type(exc).__name__}): run the same erasure again"
+            _log(lake, selector, report, client, now)
+            raise ErasureIncomplete(report) from exc
+        report.deadletters_removed += erase_deadletters(lake, tenant, ErasedSet(frozenset(found), frozenset()))
+    _log(lake, selector, report, client, now)
+    return report
+
+
+def _erase_index(client: Elasticsearch, tenant: str, selector: Selector, keys: set[str], edges: list[dict[str, Any]],
+                 report: ErasureReport) -> set[str]:
+    report.index_records_deleted = erase_documents(client, tenant, keys, family="records")
+    report.index_edges_deleted = erase_documents(client, tenant, {edge_id(e) for e in edges}, family="edges")
+    if selector.records:  # by key: erase_documents above already covers them, whenever the lake step ran
+        return set()
+    # what the index still holds of the subject (e.g. the lake step ran in an earlier, interrupted erasure)
+    found, more_edges = erase_matching(client, tenant, selector_query(author=selector.author, source=selector.source))
+    report.index_records_deleted += len(found)
+    report.index_edges_deleted += more_edges
+    return found - keys
+
+
+def _log(lake: Lake, selector: Selector, report: ErasureReport, client: Elasticsearch | None,
+         now: datetime | None) -> None:
+    subject = selector.author if selector.author is not None else selector.source or ",".join(sorted(selector.records))
+    report.log = append_entry(lake, selector.tenant, {
         "erasure_id": report.erasure_id,
         "at": (now or datetime.now(timezone.utc)).isoformat(),
-        "tenant": tenant,
-        "by": "author" if selector.author is not None else "source",
+        "tenant": selector.tenant,
+        "by": "author" if selector.author is not None else "source" if selector.source is not None else "records",
         "subject": subject_digest(str(subject)),
-        "index_erased": client is not None,
+        "index_erased": client is not None and report.status == "complete",
         **{k: v for k, v in report.as_dict().items() if k not in ("erasure_id", "log", "sources")},
         "sources": len(report.sources),
     })
-    return report

@@ -38,13 +38,11 @@ def _delete_where(client: Elasticsearch, alias: str, query: dict) -> int:
 
 
 def selector_query(*, author: str | None = None, source: str | None = None) -> dict:
-    """The records of one author (platform id or handle) or of one source key."""
+    """The records of one author (their stable ``author_id``, never a display name) or of one source key."""
     if source is not None:
         return {"term": {"source": source}}
     assert author is not None
-    handles = sorted({author, author.lstrip("@"), author.lstrip("@").casefold()})
-    return {"bool": {"should": [{"term": {"author_id": author}}, {"terms": {"author_handle": handles}}],
-                     "minimum_should_match": 1}}
+    return {"term": {"author_id": author}}
 
 
 def erase_matching(client: Elasticsearch, tenant: str, query: dict) -> tuple[set[str], int]:

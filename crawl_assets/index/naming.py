@@ -1,7 +1,15 @@
 """Index and alias names: one index per tenant, family and month of ``created_at``; a read alias per tenant.
 
+    crawl-{family}-{tenant}.{YYYY.MM}    a month of a tenant's records or edges
+    crawl-{family}-{tenant}.undated      monthly families: documents without a created_at
+    crawl-authors-{tenant}.all           unpartitioned family
+    crawl-{family}-{tenant}              the tenant's read alias (never an index name: no '.')
+
 Names are derived, never stored, so every writer (sink, replay, backfill) routes a document to the same
-index. Months use ``YYYY.MM``: a tenant slug cannot contain ``.``, so the month suffix is unambiguous.
+index. A tenant name cannot contain ``.``, so the first ``.`` ends the tenant: names are injective in the
+tenant (tenant ``t-undated``'s alias is not tenant ``t``'s undated index, ``crawl-records-t.*`` matches no
+index of tenant ``t-x``). Indices named by the earlier scheme (``crawl-{family}-{tenant}-{suffix}``,
+ambiguous) are recognised by ``parse_legacy_index`` and renamed by ``crawl_assets.index.migrate``.
 """
 
 from __future__ import annotations
@@ -9,6 +17,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from typing import Literal
+
+from crawl_assets import names
 
 Family = Literal["records", "edges", "authors"]
 FAMILIES: tuple[Family, ...] = ("records", "edges", "authors")
@@ -19,8 +29,8 @@ UNPARTITIONED_SUFFIX = "all"
 # Monthly families put documents without a created_at (edges may have none) in one undated index per tenant.
 UNDATED_SUFFIX = "undated"
 
-_TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-_MONTH = re.compile(r"^(\d{4})\.(0[1-9]|1[0-2])$")
+_MONTH = re.compile(r"(\d{4})\.(0[1-9]|1[0-2])")
+SEPARATOR = "."
 
 
 class RoutingError(ValueError):
@@ -34,9 +44,7 @@ def check_family(family: str) -> Family:
 
 
 def check_tenant(tenant: str) -> str:
-    if not _TENANT.match(tenant):
-        raise ValueError(f"invalid tenant {tenant!r}: 1-63 lowercase letters, digits, '-' or '_'")
-    return tenant
+    return names.check_tenant(tenant)
 
 
 def parse_instant(value: object) -> datetime:
@@ -67,7 +75,7 @@ def month_of(created_at: object) -> str:
 
 
 def index_prefix(family: str, tenant: str) -> str:
-    return f"{PREFIX}-{check_family(family)}-{check_tenant(tenant)}-"
+    return f"{PREFIX}-{check_family(family)}-{check_tenant(tenant)}{SEPARATOR}"
 
 
 def index_name(family: str, tenant: str, month: str | None) -> str:
@@ -75,7 +83,7 @@ def index_name(family: str, tenant: str, month: str | None) -> str:
     if family in MONTHLY:
         if month is None:
             return index_prefix(family, tenant) + UNDATED_SUFFIX
-        if not _MONTH.match(month):
+        if not _MONTH.fullmatch(month):
             raise RoutingError(f"a {family} index needs a YYYY.MM month, got {month!r}")
         return index_prefix(family, tenant) + month
     return index_prefix(family, tenant) + UNPARTITIONED_SUFFIX
@@ -114,15 +122,31 @@ def parse_index(name: str) -> tuple[str, str, str | None] | None:
         head = f"{PREFIX}-{family}-"
         if not name.startswith(head):
             continue
-        rest = name[len(head):]
-        tenant, sep, suffix = rest.rpartition("-")
-        if not sep or not _TENANT.match(tenant):
-            return None
-        if family in MONTHLY and _MONTH.match(suffix):
-            return family, tenant, suffix
-        if family in MONTHLY and suffix == UNDATED_SUFFIX:
-            return family, tenant, None
-        if family not in MONTHLY and suffix == UNPARTITIONED_SUFFIX:
-            return family, tenant, None
+        tenant, sep, suffix = name[len(head):].partition(SEPARATOR)
+        if sep and names.is_tenant(tenant):
+            return _with_suffix(family, tenant, suffix)
         return None
+    return None
+
+
+def parse_legacy_index(name: str) -> tuple[str, str, str | None] | None:
+    """``(family, tenant, month)`` of an index named by the earlier scheme ``crawl-{family}-{tenant}-{suffix}``
+    (the suffix is the part after the last ``-``), else None."""
+    for family in FAMILIES:
+        head = f"{PREFIX}-{family}-"
+        if not name.startswith(head) or SEPARATOR in name[len(head):].rpartition("-")[0]:
+            continue
+        tenant, sep, suffix = name[len(head):].rpartition("-")
+        if sep and names.is_slug(tenant):
+            return _with_suffix(family, tenant, suffix)
+    return None
+
+
+def _with_suffix(family: str, tenant: str, suffix: str) -> tuple[str, str, str | None] | None:
+    if family in MONTHLY and _MONTH.fullmatch(suffix):
+        return family, tenant, suffix
+    if family in MONTHLY and suffix == UNDATED_SUFFIX:
+        return family, tenant, None
+    if family not in MONTHLY and suffix == UNPARTITIONED_SUFFIX:
+        return family, tenant, None
     return None

@@ -6,10 +6,16 @@ Each file is one envelope line (``crawl_assets.sources.envelope.wrap_line``): th
 as received, plus when it arrived and the event's topic and delivery id. Event ids sort by arrival
 time, so a reader (the webhook sensor) keeps one cursor — the last id it handled — and lists only the
 days from the cursor's day on. Writes are atomic and never overwrite (a new id per request).
+
+    landing/{tenant}/{platform}/{source}/_deliveries/{key}    one empty marker per delivery landed
+
+A marker is claimed (created exclusively) before a delivery lands, so a replayed or retried delivery is
+recognised and landed once (``claim_delivery``).
 """
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -78,3 +84,31 @@ def read_event(lake: Lake, event: LandedEvent) -> dict[str, object]:
     """The stored envelope of one event (``crawl`` + ``response``)."""
     with lake.fs.open(lake.path(event.path), "rb") as fh:
         return orjson.loads(fh.read())
+
+
+def _marker(tenant: str, platform: str, source: str, key: str) -> str:
+    return f"{source_dir(AREA, tenant, platform, source)}/_deliveries/{key}"
+
+
+def claim_delivery(lake: Lake, *, tenant: str, platform: str, source: str, key: str) -> bool:
+    """Mark delivery ``key`` (hex) of a source as landed; False when it already was (a replay or a retry)."""
+    rel = _marker(tenant, platform, source, key)
+    if getattr(lake.fs, "protocol", None) in ("file", ("file", "local")) or "Local" in type(lake.fs).__name__:
+        path = lake.path(rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            return False
+        return True
+    if lake.exists(rel):
+        return False
+    lake.write_bytes(rel, b"", overwrite=False)
+    return True
+
+
+def release_delivery(lake: Lake, *, tenant: str, platform: str, source: str, key: str) -> None:
+    """Undo a claim whose landing failed, so the platform's retry lands it."""
+    rel = _marker(tenant, platform, source, key)
+    if lake.exists(rel):
+        lake.fs.rm(lake.path(rel))

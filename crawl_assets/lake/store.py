@@ -1,7 +1,8 @@
 """Lake I/O on any fsspec filesystem: raw batches written once, derived Parquet parts, quarantine.
 
 Every write goes to a temporary name first and is moved into place, so a crash leaves either the
-whole file or nothing under its final name. A raw batch counts only once its manifest exists.
+whole file or nothing under its final name (temporary files a crash leaves are swept: ``tempfiles``).
+A raw batch counts only once its manifest exists.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawl_assets.lake import layout
+from crawl_assets.lake.tempfiles import temp_name
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class Lake:
             raise FileExistsError(f"refusing to overwrite {self.url(relative)}")
         parent = final.rsplit("/", 1)[0]
         self.fs.makedirs(parent, exist_ok=True)
-        tmp = f"{parent}/.tmp-{uuid.uuid4().hex}"
+        tmp = f"{parent}/{temp_name()}"
         with self.fs.open(tmp, "wb") as fh:
             fh.write(data)
         self.fs.mv(tmp, final)
@@ -111,7 +112,7 @@ class Lake:
         if self.fs.exists(final):
             raise FileExistsError(f"refusing to overwrite {self.url(f'{base}/{batch_id}.jsonl.gz')}")
         self.fs.makedirs(self.path(base), exist_ok=True)
-        tmp = self.path(f"{base}/.tmp-{uuid.uuid4().hex}")
+        tmp = self.path(f"{base}/{temp_name()}")
         digest, size, items = hashlib.sha256(), 0, 0
         try:
             with self.fs.open(tmp, "wb") as raw_fh, gzip.GzipFile(fileobj=raw_fh, mode="wb", compresslevel=6, mtime=0) as gz:
@@ -198,7 +199,7 @@ class Lake:
         final = self.path(relative)
         parent = final.rsplit("/", 1)[0]
         self.fs.makedirs(parent, exist_ok=True)
-        tmp = f"{parent}/.tmp-{uuid.uuid4().hex}"
+        tmp = f"{parent}/{temp_name()}"
         rows = 0
         try:
             with self.fs.open(tmp, "wb") as fh, pq.ParquetWriter(fh, schema, compression="zstd") as writer:

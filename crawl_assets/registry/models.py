@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from crawl_assets.registry.secrets import looks_like_secret
+from crawl_assets import names
+from crawl_assets.registry.secrets import looks_like_secret, redact_secrets
 from crawl_assets.sources import catalog
-
-SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-CREDENTIAL_REF = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 # Platforms, their kinds and export formats are declared by the source plugins (crawl_assets/sources/).
 PLATFORMS: tuple[str, ...] = catalog.platforms()
@@ -76,11 +73,10 @@ class SourceEntry(BaseModel):
 
     @field_validator("name", "tenant")
     @classmethod
-    def _slug(cls, value: str) -> str:
-        if not SLUG.match(value):
-            raise ValueError(
-                "must be 1-63 characters of lowercase letters, digits, '-' or '_', starting with a letter or digit"
-            )
+    def _slug(cls, value: str, info: ValidationInfo) -> str:
+        valid, rule = (names.is_tenant, names.TENANT_RULE) if info.field_name == "tenant" else (names.is_slug, names.SLUG_RULE)
+        if not valid(value):
+            raise ValueError(f"must be {rule}")
         return value
 
     @field_validator("platform")
@@ -95,15 +91,14 @@ class SourceEntry(BaseModel):
     def _credential(cls, value: str | None) -> str | None:
         if value is None:
             return value
-        if looks_like_secret(value) or not CREDENTIAL_REF.match(value):
-            raise ValueError(
-                "must be the *name* of a credential (lowercase letters, digits, '_'), never a secret itself"
-            )
+        if looks_like_secret(value) or not names.is_credential(value):
+            raise ValueError(f"must be the *name* of a credential ({names.CREDENTIAL_RULE}), never a secret itself")
         return value
 
     @model_validator(mode="before")
     @classmethod
     def _no_secrets(cls, data: Any) -> Any:
+        data = without_secret_reason(data)
         found = find_secret(data)
         if found:
             raise ValueError(f"field {found[0]!r}: {found[1]}")
@@ -137,6 +132,15 @@ class SourceEntry(BaseModel):
     @property
     def paused(self) -> bool:
         return self.status is SourceStatus.paused
+
+
+def without_secret_reason(data: Any) -> Any:
+    """An entry's ``status_reason`` is free text written by people and by automatic pauses (which may quote
+    a server's error): it is redacted rather than refused, so no reason text can make the registry unreadable."""
+    reason = data.get("status_reason") if isinstance(data, dict) else None
+    if reason is None:
+        return data
+    return {**data, "status_reason": redact_secrets(str(reason))}
 
 
 def find_secret(data: Any) -> tuple[str, str] | None:

@@ -21,14 +21,40 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
     ("Elasticsearch API key", re.compile(r"(?i)\bApiKey\s+[A-Za-z0-9+/=]{20,}")),
     ("password in URL", re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@")),
-    ("GitHub/Slack style token", re.compile(r"\b(?:ghp|gho|xox[abpr])_?[A-Za-z0-9-]{20,}")),
+    ("GitHub/Slack style token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|xox[abpr])_?[A-Za-z0-9-]{20,}")),
+    ("GitHub fine-grained token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}")),
+    ("GitLab token", re.compile(r"\bgl(?:pat|dt|rt|ptt|oas)-[A-Za-z0-9_-]{20,}")),
+    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("64-hex API key", re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{64}(?![0-9A-Fa-f])")),
+    ("API key in a URL", re.compile(
+        r"(?i)[?&#;](?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password|"
+        r"passwd|pwd|sig|signature|key)=[^&#\s]{6,}")),
+    ("Slack app / Stripe live key", re.compile(r"\b(?:xapp-|sk_live_|rk_live_)[A-Za-z0-9_-]{20,}")),
 ]
+REDACTED = "[redacted]"
 
 
 def _entropy(value: str) -> float:
     counts = Counter(value)
     total = len(value)
     return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+def _high_entropy(token: str) -> bool:
+    if len(token) < 40 or _entropy(token) <= 4.3:
+        return False
+    classes = sum(bool(re.search(p, token)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^A-Za-z0-9]"))
+    return classes >= 3 and not token.startswith(("http://", "https://", "file:", "/"))
+
+
+def redact_secrets(text: str, limit: int = 500) -> str:
+    """``text`` with every part that looks like a secret replaced by ``[redacted]``, control characters
+    as spaces, at most ``limit`` characters: safe to store and show (pause reasons, server error text)."""
+    text = "".join(" " if ord(c) < 32 or ord(c) == 127 else c for c in str(text))
+    for _, pattern in _PATTERNS:
+        text = pattern.sub(REDACTED, text)
+    text = " ".join(REDACTED if _high_entropy(token) else token for token in text.split(" "))
+    return text[:limit]
 
 
 def looks_like_secret(value: str) -> str | None:
@@ -40,11 +66,6 @@ def looks_like_secret(value: str) -> str | None:
     for name, pattern in _PATTERNS:
         if pattern.search(value):
             return name
-    for token in value.split():
-        if len(token) >= 40 and _entropy(token) > 4.3:
-            classes = sum(
-                bool(re.search(p, token)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^A-Za-z0-9]")
-            )
-            if classes >= 3 and not token.startswith(("http://", "https://", "file:", "/")):
-                return "long high-entropy token"
+    if any(_high_entropy(token) for token in value.split()):
+        return "long high-entropy token"
     return None

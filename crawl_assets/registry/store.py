@@ -19,26 +19,11 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from crawl_assets.registry.models import SourceEntry, SourceStatus, find_secret
+from crawl_assets.registry.models import SourceEntry, SourceStatus
+from crawl_assets.registry.secrets import redact_secrets
+from crawl_assets.registry.validate import EntryError, RegistryFileError, read_registry_bytes, tenant_clashes, validate_entries
 
-
-class RegistryFileError(Exception):
-    """The registry file as a whole cannot be used (unreadable, not YAML, wrong shape)."""
-
-
-@dataclass(frozen=True)
-class EntryError:
-    path: Path
-    index: int
-    line: int | None
-    name: str | None
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else str(self.path)
-        who = f"entry {self.index + 1}" + (f" ({self.name!r})" if self.name else "")
-        return f"{where}: {who}: field '{self.field}': {self.message}"
+__all__ = ["EntryError", "Registry", "RegistryFileError", "load_registry", "update_registry"]
 
 
 @dataclass
@@ -88,6 +73,9 @@ class Registry:
     def add(self, entry: SourceEntry) -> None:
         if entry.key in self.by_key():
             raise ValueError(f"source {entry.key!r} already exists in {self.path}")
+        clash = tenant_clashes({entry.tenant, *(e.tenant for e in self.entries)}).get(entry.tenant)
+        if clash:
+            raise ValueError(clash)
         data = entry.model_dump(mode="json", exclude_defaults=True)
         data.setdefault("platform", entry.platform)
         data.setdefault("kind", entry.kind.value)
@@ -106,7 +94,10 @@ class Registry:
         return entry
 
     def set_status(self, key: str, status: SourceStatus, reason: str | None = None) -> SourceEntry:
+        """Pause or resume; the reason (people's text, or a server's error quoted by an automatic pause)
+        is stored without anything that looks like a secret, on one line, at most 500 characters."""
         entry = self.get(key)
+        reason = redact_secrets(reason) if reason else None
         raw = self._raw_list()[self._index_of(entry.key)]
         raw["status"] = status.value
         if reason:
@@ -189,10 +180,10 @@ def load_registry(path: str | os.PathLike[str]) -> Registry:
     reg = Registry(path=p)
     if not p.exists():
         return reg
+    data = read_registry_bytes(p)
     try:
-        with p.open(encoding="utf-8") as fh:
-            doc = _yaml().load(fh)
-    except (OSError, UnicodeDecodeError) as exc:
+        doc = _yaml().load(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
         raise RegistryFileError(f"{p}: cannot read: {exc}") from exc
     except YAMLError as exc:
         raise RegistryFileError(f"{p}: not valid YAML: {exc}".replace("\n", " ")) from exc
@@ -201,30 +192,11 @@ def load_registry(path: str | os.PathLike[str]) -> Registry:
     if not isinstance(doc, dict) or not isinstance(doc.get("sources", []), (list, type(None))):
         raise RegistryFileError(f"{p}: expected a mapping with a 'sources' list at the top level")
     reg._doc = doc
-    seen: set[str] = set()
-    for i, raw in enumerate(doc.get("sources") or []):
-        name = raw.get("name") if isinstance(raw, dict) else None
-        line = raw.lc.line + 1 if hasattr(raw, "lc") else None
-        if not isinstance(raw, dict):
-            reg.errors.append(EntryError(p, i, line, None, "(entry)", "expected a mapping"))
-            continue
-        secret = find_secret(_plain(raw))
-        if secret:
-            loc = tuple(int(x) if x.isdigit() else x for x in secret[0].replace("[", ".").replace("]", "").split("."))
-            reg.errors.append(EntryError(p, i, _field_line(raw, loc) or line, name, secret[0], secret[1]))
-            continue
-        try:
-            entry = SourceEntry.model_validate(_plain(raw))
-        except ValidationError as exc:
-            for err in exc.errors():
-                loc = tuple(err["loc"])
-                fld = ".".join(str(x) for x in loc) or "(entry)"
-                msg = err["msg"].removeprefix("Value error, ")
-                reg.errors.append(EntryError(p, i, _field_line(raw, loc) or line, name, fld, msg))
-            continue
-        if entry.key in seen:
-            reg.errors.append(EntryError(p, i, line, name, "name", f"duplicate source {entry.key!r}"))
-            continue
-        seen.add(entry.key)
-        reg.entries.append(entry)
+    raws = list(doc.get("sources") or [])
+
+    def locate(index: int, loc: tuple[Any, ...]) -> int | None:
+        raw = raws[index]
+        return _field_line(raw, loc) or (raw.lc.line + 1 if hasattr(raw, "lc") else None)
+
+    reg.entries, reg.errors = validate_entries(p, [_plain(r) for r in raws], locate)
     return reg

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 import dagster as dg
 from elasticsearch import Elasticsearch
@@ -10,6 +12,27 @@ from elasticsearch.serializer import OrjsonSerializer
 from pydantic import Field
 
 DEFAULT_URL = "http://localhost:9200"
+
+
+class CredentialsInUrl(ValueError):
+    """A node URL carries user info (``user:password@``). Refused: the hosts are resource config, which
+    Dagster stores in the instance (run config and repository snapshots); the message holds no part of it."""
+
+
+def check_hosts(hosts: Iterable[str], variable: str = "CRAWL_ES_URL") -> list[str]:
+    """``hosts`` when none carries credentials, else ``CredentialsInUrl`` naming the variables to use."""
+    out = list(hosts)
+    for host in out:
+        try:
+            split = urlsplit(host if "://" in host else f"http://{host}")
+            has_userinfo = split.username is not None or split.password is not None
+        except ValueError:
+            has_userinfo = "@" in host
+        if has_userinfo:
+            raise CredentialsInUrl(
+                f"{variable} must not hold credentials (user:password@ in the URL would be stored with the Dagster "
+                "instance): give the URL without them and set CRAWL_ES_USERNAME and CRAWL_ES_PASSWORD, or CRAWL_ES_API_KEY")
+    return out
 
 
 class ElasticsearchResource(dg.ConfigurableResource):
@@ -34,7 +57,7 @@ class ElasticsearchResource(dg.ConfigurableResource):
         """Built from ``CRAWL_ES_URL`` (comma-separated), ``CRAWL_ES_API_KEY``, ``CRAWL_ES_USERNAME``,
         ``CRAWL_ES_PASSWORD``, ``CRAWL_ES_CA_CERTS``, ``CRAWL_ES_VERIFY_CERTS``: for the CLI, outside Dagster."""
         env = os.environ
-        hosts = [h.strip() for h in (url or env.get("CRAWL_ES_URL") or DEFAULT_URL).split(",") if h.strip()]
+        hosts = check_hosts(h.strip() for h in (url or env.get("CRAWL_ES_URL") or DEFAULT_URL).split(",") if h.strip())
         return cls(
             hosts=hosts,
             api_key=env.get("CRAWL_ES_API_KEY", ""),
@@ -46,6 +69,7 @@ class ElasticsearchResource(dg.ConfigurableResource):
 
     def get_client(self) -> Elasticsearch:
         """A new client; the caller closes it (``with resource.get_client() as es:``)."""
+        check_hosts(self.hosts, "hosts")
         kwargs: dict = {
             "request_timeout": self.request_timeout,
             "max_retries": self.max_retries,

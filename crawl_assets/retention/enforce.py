@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -11,6 +12,7 @@ from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
 from crawl_assets.erasure.lake import rebuild_relations, tenant_sources
 from crawl_assets.index.bootstrap import delete_expired_months
 from crawl_assets.lake import Lake
+from crawl_assets.lake.tempfiles import sweep, tenant_folders
 from crawl_assets.retention.policy import RetentionPolicy
 
 
@@ -18,16 +20,46 @@ from crawl_assets.retention.policy import RetentionPolicy
 class RetentionReport:
     raw_batches_deleted: int = 0
     parts_deleted: int = 0
+    landed_events_deleted: int = 0
+    deadletter_files_deleted: int = 0
+    temp_files_deleted: int = 0
     indices_deleted: list[str] = field(default_factory=list)
     sources_touched: list[str] = field(default_factory=list)
 
 
 def _batch_time(batch_id: str) -> datetime | None:
-    """Collection time encoded at the start of a batch id (``YYYYmmddTHHMMSSffffffZ-...``)."""
+    """Collection time encoded at the start of a batch id or landed event id (``YYYYmmddTHHMMSSffffffZ-...``)."""
     try:
         return datetime.strptime(batch_id[:22], "%Y%m%dT%H%M%S%fZ").replace(tzinfo=timezone.utc)
     except ValueError:
         return None
+
+
+def _letter_time(name: str) -> datetime | None:
+    """When a dead-letter file was started (``YYYYmmddTHHMMSSZ-...jsonl``)."""
+    try:
+        return datetime.strptime(name[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
+
+def _modified(lake: Lake, path: str) -> datetime | None:
+    try:
+        stamp = lake.fs.modified(path)
+    except (OSError, NotImplementedError):
+        return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+
+
+def _expire_files(lake: Lake, pattern: str, when: Callable[[str], datetime | None], cutoff: datetime) -> int:
+    """Delete the files matching ``pattern`` whose time (``when`` of the path) is before ``cutoff``; how many."""
+    gone = 0
+    for path in lake.fs.glob(lake.path(pattern)):
+        stamp = when(path)
+        if stamp is not None and stamp < cutoff:
+            lake.fs.rm(path)
+            gone += 1
+    return gone
 
 
 def _remove(lake: Lake, *relative: str) -> None:
@@ -39,9 +71,19 @@ def _remove(lake: Lake, *relative: str) -> None:
 def enforce(lake: Lake, client: Elasticsearch | None, policy: RetentionPolicy, now: datetime) -> RetentionReport:
     """Delete what each tenant's policy no longer allows; edges are rebuilt for the sources touched."""
     report = RetentionReport()
-    tenants = {p.split("/")[-1] for p in lake.fs.glob(lake.path("raw/*"))} | set(policy.tenants)
-    for tenant in sorted(tenants):
+    tenants = {p.split("/")[-1] for area in ("raw", "landing") for p in lake.fs.glob(lake.path(f"{area}/*"))}
+    for tenant in sorted(tenants | set(policy.tenants)):
+        report.temp_files_deleted += sweep(lake, tenant_folders(tenant))  # abandoned by killed writers: not data
         rule = policy.for_tenant(tenant)
+        if rule.raw_expiry_days:  # pushed webhook events are raw observations (their delivery markers go too)
+            cutoff = now - timedelta(days=rule.raw_expiry_days)
+            report.landed_events_deleted += _expire_files(lake, f"landing/{tenant}/*/*/*/*.json",
+                                                          lambda p: _batch_time(p.rsplit("/", 1)[-1]), cutoff)
+            _expire_files(lake, f"landing/{tenant}/*/*/_deliveries/*", lambda p: _modified(lake, p), cutoff)
+        if rule.normalized_days:  # dead letters are copies of records and edges
+            report.deadletter_files_deleted += _expire_files(lake, f"deadletter/*/*/{tenant}/*.jsonl",
+                                                             lambda p: _letter_time(p.rsplit("/", 1)[-1]),
+                                                             now - timedelta(days=rule.normalized_days))
         for platform, source in tenant_sources(lake, tenant):
             src = f"{tenant}/{platform}/{source}"
             touched = False

@@ -14,9 +14,10 @@ import os
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from crawl_assets import settings
+from crawl_assets import names, settings
+from crawl_assets.registry.validate import RegistryFileError, read_registry_bytes
 
 
 class TenantRetention(BaseModel):
@@ -37,6 +38,13 @@ class RetentionPolicy(BaseModel):
 
     tenants: dict[str, TenantRetention] = Field(default_factory=dict)
 
+    @field_validator("tenants")
+    @classmethod
+    def _tenant_names(cls, value: dict[str, TenantRetention]) -> dict[str, TenantRetention]:
+        for tenant in value:
+            names.check_tenant(tenant)
+        return value
+
     def for_tenant(self, tenant: str) -> TenantRetention:
         return self.tenants.get(tenant, TenantRetention())
 
@@ -51,8 +59,10 @@ def load_policy(path: str | os.PathLike[str] | None = None) -> RetentionPolicy:
     file = Path(path) if path else policy_path()
     if not file.exists():
         return RetentionPolicy()
-    data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
     try:
+        data = yaml.safe_load(read_registry_bytes(file)) or {}  # bounded, no aliases: like the registry
         return RetentionPolicy.model_validate(data)
+    except RegistryFileError as exc:
+        raise ValueError(f"invalid retention policy: {exc}") from None
     except ValueError as exc:
         raise ValueError(f"{file}: invalid retention policy: {exc}") from None

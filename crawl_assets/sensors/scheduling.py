@@ -26,7 +26,7 @@ from crawl_assets.resources.lake import RegistryResource
 from crawl_assets.scheduling.policy import Plan, Settings, plan_tick, window_slice
 from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.sensors.inflight import in_flight
-from crawl_assets.sources.common import export_fingerprint
+from crawl_assets.sources.exports import export_fingerprint
 
 RUNS_PER_CREDENTIAL = {"telegram": 1}  # an account serves one run at a time (its lock would serialize them anyway)
 
@@ -89,7 +89,7 @@ def decide(context: dg.SensorEvaluationContext, platform: str, registry_path: st
     plan = plan_tick(
         window, health, flight.sources, now=now or time.time(),
         free_slots=settings.max_runs_in_flight - flight.own_runs, settings=settings,
-        probe=lambda e: export_fingerprint(e, reg.path) or None,
+        probe=lambda e: export_fingerprint(e) or None,
         credential_runs=flight.credential_runs,
         max_runs_per_credential=int(_env_number("CRAWL_SCHEDULER_RUNS_PER_CREDENTIAL", RUNS_PER_CREDENTIAL.get(platform, 0))),
     )

@@ -18,6 +18,7 @@ from crawl_assets import settings
 from crawl_assets.checkpoints import CHECKPOINT_KEY
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
+from crawl_assets.lake.tempfiles import source_folders, sweep
 from crawl_assets.normalize.context import normalize_options
 from crawl_assets.monitoring.health import load_health, mark_pending, record_failure, record_success
 from crawl_assets.partitions import SOURCE_PARTITIONS
@@ -25,6 +26,7 @@ from crawl_assets.policies import TRANSIENT_RETRY
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.sources.exports import ExportPathRefused, export_fingerprint, open_export, tenant_import_root
 
 RESYNC_TAG = "crawl/resync"  # value "full": forget the checkpoint and read the source again from the start
 LOCK_WAIT_SECONDS = 60.0  # how long a run waits for another run syncing the same source
@@ -46,12 +48,6 @@ def source_for_partition(registry: Registry, partition_key: str, platform: str) 
     return entry
 
 
-def export_path(entry: SourceEntry, registry: Registry) -> Path:
-    """An export's file: absolute, or relative to the registry file's folder."""
-    path = Path(os.path.expanduser(entry.identifier))
-    return path if path.is_absolute() else (registry.path.parent / path).resolve()
-
-
 @dataclass(frozen=True)
 class ExportIngest:
     batch: RawBatch | None
@@ -59,36 +55,44 @@ class ExportIngest:
     metadata: dict[str, Any]
 
 
-def _sha256(path: Path) -> str:
+def _sha256(fh: Any) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
+    while chunk := fh.read(1 << 20):
+        digest.update(chunk)
     return digest.hexdigest()
 
 
 def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_id: str | None) -> ExportIngest:
     """Copy an export file into the raw layer unless the same content is already there.
 
-    The content hash, not the file's name or time, decides: re-exporting the same chat twice stores
-    it once, and an export that grew is stored as a new observation.
+    The file must be under the tenant's import root (``crawl_assets.sources.exports``; checked again here,
+    while opening). The content hash, not the file's name or time, decides: re-exporting the same chat
+    twice stores it once, and an export that grew is stored as a new observation.
     """
-    path = export_path(entry, registry)
-    if not path.is_file():
+    try:
+        fd = open_export(entry)
+    except ExportPathRefused as exc:
+        raise dg.Failure(f"{exc} (registry {registry.path}, field 'identifier')", allow_retries=False) from None
+    except OSError as exc:
         raise dg.Failure(
-            f"export file for source {entry.key!r} not found: {path} (registry {registry.path}, field 'identifier')",
+            f"export file for source {entry.key!r} cannot be opened: {entry.identifier} under "
+            f"{tenant_import_root(entry.tenant)}: {exc.strerror or exc} (registry {registry.path}, field 'identifier')",
             allow_retries=False,
-        )
+        ) from None
     try:  # stored with the batch (as JSON: lists, not tuples), so the batch is normalized with these
         options = orjson.loads(orjson.dumps(normalize_options(entry.options)))
     except ValueError as exc:
+        os.close(fd)
         raise dg.Failure(f"source {entry.key!r}: {exc} (registry {registry.path})", allow_retries=False) from None
-    sha = _sha256(path)
-    for previous in lake.raw_batches(entry.tenant, entry.platform, entry.key):
-        same = sha in (previous.manifest.sha256, previous.manifest.extra.get("source_sha256"))  # erasure rewrites
-        if same and previous.manifest.extra.get("normalize", {}) == options:  # new options: stored again, re-read
-            return ExportIngest(None, f"unchanged: already stored as batch {previous.manifest.batch_id}", {"file": str(path)})
-    with path.open("rb") as fh:
+    with os.fdopen(fd, "rb") as fh:
+        sha = _sha256(fh)
+        name = entry.identifier.rsplit("/", 1)[-1]
+        for previous in lake.raw_batches(entry.tenant, entry.platform, entry.key):
+            same = sha in (previous.manifest.sha256, previous.manifest.extra.get("source_sha256"))  # erasure rewrites
+            if same and previous.manifest.extra.get("normalize", {}) == options:  # new options: stored again, re-read
+                return ExportIngest(None, f"unchanged: already stored as batch {previous.manifest.batch_id}",
+                                    {"file": entry.identifier})
+        fh.seek(0)
         batch = lake.write_raw_batch(
             tenant=entry.tenant,
             platform=entry.platform,
@@ -98,22 +102,12 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
             method="export",
             run_id=run_id,
             stream=fh,
-            extra={"file_name": path.name, "file_size": path.stat().st_size, **({"normalize": options} if options else {})},
+            extra={"file_name": name, "file_size": os.fstat(fh.fileno()).st_size,
+                   **({"normalize": options} if options else {})},
         )
     if batch.manifest.sha256 != sha:
-        raise dg.Failure(f"export file {path} changed while it was being read; it will be read again next sync")
-    return ExportIngest(batch, "stored", {"file": str(path), "bytes": batch.manifest.bytes})
-
-
-def export_fingerprint(entry: SourceEntry, registry_file: Path) -> str:
-    """Cheap "anything new?" probe of an export file: its size and mtime ('' when missing)."""
-    path = Path(os.path.expanduser(entry.identifier))
-    path = path if path.is_absolute() else (registry_file.parent / path).resolve()
-    try:
-        st = path.stat()
-    except OSError:
-        return ""
-    return f"{st.st_size}:{st.st_mtime_ns}"
+        raise dg.Failure(f"export file {entry.identifier} changed while it was being read; it will be read again next sync")
+    return ExportIngest(batch, "stored", {"file": entry.identifier, "bytes": batch.manifest.bytes})
 
 
 def raw_materialization(entry: SourceEntry, batches: list[RawBatch], extra: dict[str, Any]) -> dg.MaterializeResult:
@@ -166,6 +160,8 @@ def build_raw_asset(
             entry = source_for_partition(reg, context.partition_key, platform)  # raises with the reason
         try:
             with source_lock(entry.key, wait_seconds=LOCK_WAIT_SECONDS):
+                # temporary files a killed writer of this source left behind: not data, swept under the lock
+                sweep(context.resources.lake.lake(), source_folders(entry.tenant, entry.platform, entry.key))
                 return _tracked_sync(context, entry, reg)
         except SourceBusy as exc:
             context.log.warning(f"{exc}; retrying in {BUSY_RETRY_SECONDS}s")
@@ -181,7 +177,7 @@ def build_raw_asset(
         before = load_health(instance, [entry.key])[entry.key]
         was_pending = before.pending
         before = mark_pending(instance, entry.key, before, True)
-        probe = export_fingerprint(entry, reg.path) if entry.kind is SourceKind.export_file else ""
+        probe = export_fingerprint(entry) if entry.kind is SourceKind.export_file else ""
         started = time.time()
         _maybe_reset_checkpoint(context, entry)
         try:

@@ -32,6 +32,8 @@ class SourcePlugin:
     - ``export_formats``: formats an ``export_file`` source may hold; the first is the default.
     - ``raw_asset``: ``"module:attr"`` of its raw ``AssetsDefinition`` (built with ``build_raw_asset``).
     - ``resources``: resource key → ``"module:factory"`` building the resource from the environment.
+    - ``persons``: ``"module:attr"`` of its ``PersonIds`` (``crawl_assets.normalize.persons``): where its raw
+      payloads name a person, declared beside the normalizer that uses it; erasure cuts people out by it.
     """
 
     platform: str
@@ -41,6 +43,7 @@ class SourcePlugin:
     export_formats: tuple[str, ...] = ()
     raw_asset: str = ""
     resources: Mapping[str, str] = field(default_factory=dict)
+    persons: str = ""
 
     def allowed_kinds(self) -> tuple[str, ...]:
         return self.kinds + (("export_file",) if self.export_formats else ())

@@ -24,6 +24,8 @@ from typing import Any
 import httpx
 import orjson
 
+from crawl_assets.sources.bounded import MAX_RESPONSE_BYTES, BodyTooLarge, get_capped
+
 TRANSIENT_STATUS = frozenset({408, 500, 502, 503, 504})
 PERMANENT_STATUS = frozenset({400, 401, 403, 404, 405, 410, 422})
 
@@ -131,9 +133,10 @@ class RestClient:
     def __init__(self, http: httpx.Client, *, api: str, settings: RetrySettings | None = None,
                  rate: RateHeaders | None = None, auth: Callable[[bool], Mapping[str, str]] | None = None,
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time,
-                 jitter: Callable[[], float] = random.random):
+                 jitter: Callable[[], float] = random.random, max_response_bytes: int = MAX_RESPONSE_BYTES):
         self.http = http
         self.api = api
+        self.max_response_bytes = max_response_bytes
         self.settings = settings or RetrySettings()
         self.rate = rate or RateHeaders()
         self.auth = auth
@@ -158,15 +161,18 @@ class RestClient:
             self.stats.requests[endpoint] += 1
             headers = dict(self.auth(refreshed)) if self.auth else {}
             try:
-                resp = self.http.request(method, path, params=params, json=json, data=form, headers=headers)
+                resp, body = get_capped(self.http, method, path, self.max_response_bytes, params=params, json=json,
+                                        data=form, headers=headers)
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 problem = type(exc).__name__
+            except BodyTooLarge as exc:
+                problem = str(exc)
             else:
                 self._observe(resp.headers)
                 status = resp.status_code
                 if 200 <= status < 300:
                     try:
-                        return Page(endpoint, resp.content, orjson.loads(resp.content) if resp.content else None)
+                        return Page(endpoint, body, orjson.loads(body) if body else None)
                     except orjson.JSONDecodeError:
                         problem = "malformed JSON body"
                 elif status == 429:
@@ -184,7 +190,7 @@ class RestClient:
                 elif status in TRANSIENT_STATUS:
                     problem = f"HTTP {status}"
                 else:
-                    raise PermanentError(f"{self.api} {endpoint}: HTTP {status} {refusal_text(resp)}",
+                    raise PermanentError(f"{self.api} {endpoint}: HTTP {status} {refusal_text(resp, body)}",
                                          endpoint=endpoint, status=status)
             failures += 1
             if failures > s.max_retries:
@@ -225,12 +231,12 @@ class RestClient:
         self.sleep(seconds)
 
 
-def refusal_text(resp: httpx.Response) -> str:
+def refusal_text(resp: httpx.Response, raw: bytes) -> str:
     """A short reason from an error body (``errors``/``message``/``error``), bounded in length."""
     try:
-        body = orjson.loads(resp.content)
+        body = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return resp.text[:200]
+        return raw[:200].decode("utf-8", "replace")
     parts: list[str] = []
     if isinstance(body, dict):
         for key in ("errors", "error", "message", "error_description", "detail"):

@@ -1,4 +1,4 @@
-"""Per-tenant credentials for the REST sources: one environment variable per (tenant, credential name).
+"""Per-tenant credentials for every platform: one environment variable per (tenant, credential name).
 
 A registry entry names a credential (``credential: main``); the secret is looked up for *the entry's
 tenant*, so two tenants that both say ``main`` never get each other's secret::
@@ -7,8 +7,11 @@ tenant*, so two tenants that both say ``main`` never get each other's secret::
     CRAWL_INTERCOM_ACCESS_TOKEN__ACME           tenant "acme", no credential name
     CRAWL_INTERCOM_ACCESS_TOKEN__ACME__SUPPORT  tenant "acme", credential "support"
 
-Tenant and credential slugs are upper-cased with ``-`` written as ``_`` (so tenants ``a-b`` and ``a_b``
-would share a variable: don't register both). Values stay ``EnvVar`` so they never enter run config.
+Tenant and credential names are upper-cased with ``-`` written as ``_``. That is injective over every
+registry the project accepts: a tenant name has no two separators in a row and none at the end, a
+credential name no ``__``, so ``__`` always separates the parts; and two tenants that would share a part
+(``a-b`` and ``a_b``) are refused together by the registry (``crawl_assets.registry.validate``). Values
+stay ``EnvVar`` so they never enter run config. X and Telegram use the same scheme as the REST sources.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import Any
 
 import dagster as dg
 from pydantic import Field
+
+from crawl_assets.names import env_part
 
 
 class MissingCredential(LookupError):
@@ -33,8 +38,12 @@ class TenantSecret(dg.Config):
     value: str = Field(description="The secret; use EnvVar.")
 
 
-def _part(slug: str) -> str:
-    return slug.upper().replace("-", "_")
+_part = env_part
+
+
+def credential_key(tenant: str, name: str | None) -> str:
+    """One string naming a tenant's credential (``acme:alice``; ``acme:`` is the tenant's default)."""
+    return f"{tenant}:{name or ''}"
 
 
 def secret_var(base: str, tenant: str, name: str | None) -> str:

@@ -1,81 +1,118 @@
 """The webhook receiver: a small ASGI (Starlette) app that verifies, lands and counts pushed events.
 
 ``POST /hooks/{platform}/{source_key}`` (``intercom`` or ``discourse``; the key is the registry's
-``{tenant}.{platform}.{name}``): the source must be registered for that platform; the body must carry
-a valid signature made with *that source's tenant's* secret
-(``CRAWL_<PLATFORM>_WEBHOOK_SECRET[__TENANT[__NAME]]``, ``NAME`` = the entry's ``credential``); then it is
-written to the lake's landing area and answered ``202``. Anything else is refused (401 unsigned or
-badly signed, 404 unknown source, 413 too large, 400 not JSON) and counted by outcome; ``GET /metrics``
-shows the counters (Prometheus text), ``GET /healthz`` says it is up. Nothing about a secret or a
-signature value is ever logged.
+``{tenant}.{platform}.{name}``): the body must carry a valid signature made with *that source's tenant's*
+secret (``CRAWL_<PLATFORM>_WEBHOOK_SECRET[__TENANT[__NAME]]``, ``NAME`` = the entry's ``credential``); then
+it is written to the lake's landing area and answered ``202``. Senders are not trusted:
+
+- the body is streamed with a hard cap (``max_body_bytes``), Content-Length or not: at most the cap is
+  ever held, and a request without a signature header is refused before its body is read;
+- an unknown source, a source of another platform, a missing secret and a bad signature get one and the
+  same answer (401 ``unauthorized``), so unsigned requests learn nothing about which sources exist;
+- a delivery is landed once: a replay or retry of one already landed (its signed id, or the hash of its
+  body when the platform signs no id) is answered 200 ``duplicate``; a delivery whose signed creation time
+  is outside ``max_age_seconds`` (Intercom's ``created_at``) is refused as ``stale``;
+- the registry is re-read only when its file changed, in a worker thread (never on the event loop), one
+  reload at a time.
+
+Refusals are counted by outcome (``GET /metrics``, Prometheus text) and logged with their precise reason;
+nothing about a secret or a signature value is ever logged. ``GET /healthz`` says it is up.
 """
 
 from __future__ import annotations
 
+import hmac
 import logging
 import os
 import threading
+import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from crawl_assets.lake import Lake
-from crawl_assets.lake.landing import land_event
-from crawl_assets.registry import Registry, RegistryFileError, SourceEntry, load_registry
-from crawl_assets.sources.tenant_secrets import MissingCredential, pick_secret, secrets_from_env
-from crawl_assets.webhooks.signatures import SCHEMES, verify
+from crawl_assets.lake.landing import claim_delivery, land_event, release_delivery
+from crawl_assets.registry import RegistryFileError, SourceEntry
+from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.sources.tenant_secrets import MissingCredential, TenantSecret, pick_secret, secrets_from_env
+from crawl_assets.webhooks.signatures import SCHEMES, Scheme, delivery_key, sign, signed_time, verify
 
 log = logging.getLogger("crawl_assets.webhooks")
 MAX_BODY_BYTES = 1 << 20
+MAX_AGE_SECONDS = 24 * 3600.0
+CLOCK_SKEW_SECONDS = 300.0
+_UNAUTHORIZED = {"error": "unauthorized", "message": "missing or invalid signature"}
 
 
 @dataclass
 class ReceiverState:
-    """Counters by (platform, outcome) and a registry reloaded when its file changes."""
+    """Counters by (platform, outcome), the secrets (read once) and the registry (cached by the file)."""
 
     registry_path: Path
     lake: Lake
     environ: Mapping[str, str]
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_age_seconds: float = MAX_AGE_SECONDS
+    clock: Callable[[], float] = time.time
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)
-    _registry: Registry | None = None
-    _mtime: float = -1.0
+    _secrets: dict[str, list[TenantSecret]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _reload: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self._secrets = {s.secret_base: secrets_from_env(s.secret_base, self.environ, resolve=True)
+                         for s in SCHEMES.values()}
 
     def count(self, platform: str, outcome: str) -> None:
         with self._lock:
             self.counts[(platform, outcome)] += 1
 
-    def entry(self, key: str) -> SourceEntry | None:
+    def lookup(self, scheme: Scheme, key: str) -> tuple[SourceEntry | None, str | None]:
+        """The source and its tenant's secret (blocking: call it in a worker thread)."""
         try:
-            mtime = self.registry_path.stat().st_mtime
-        except FileNotFoundError:
-            return None
-        if mtime != self._mtime or self._registry is None:
-            try:
-                self._registry, self._mtime = load_registry(self.registry_path), mtime
-            except RegistryFileError:
-                return None
-        return self._registry.by_key().get(key)
-
-    def secret(self, platform: str, entry: SourceEntry) -> str | None:
-        base = SCHEMES[platform].secret_base
+            with self._reload:  # one reload at a time; the others then find it cached
+                _, by_key = registry_view(self.registry_path)
+        except (RegistryFileError, OSError):
+            return None, None
+        entry = by_key.get(key)
+        if entry is None or entry.platform != scheme.platform:
+            return None, None
         try:
-            return pick_secret(secrets_from_env(base, self.environ, resolve=True), base, entry.tenant, entry.credential)
+            secret = pick_secret(self._secrets[scheme.secret_base], scheme.secret_base, entry.tenant, entry.credential)
         except MissingCredential:
-            return None
+            return entry, None
+        return entry, secret
 
 
-def _refuse(state: ReceiverState, platform: str, outcome: str, status: int, message: str) -> Response:
+def _refuse(state: ReceiverState, platform: str, outcome: str, status: int, body: dict[str, str],
+            reason: str = "") -> Response:
     state.count(platform, outcome)
-    log.warning("webhook refused: platform=%s outcome=%s status=%s", platform, outcome, status)
-    return JSONResponse({"error": outcome, "message": message}, status_code=status)
+    log.warning("webhook refused: platform=%s outcome=%s reason=%s status=%s", platform, outcome, reason or outcome, status)
+    return JSONResponse(body, status_code=status)
+
+
+def _unauthorized(state: ReceiverState, platform: str, reason: str) -> Response:
+    return _refuse(state, platform, "unauthorized", 401, _UNAUTHORIZED, reason)
+
+
+async def _read_capped(request: Request, cap: int) -> bytes | None:
+    """The body, or None as soon as it grows past ``cap`` bytes (the rest is never read)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def receive(request: Request) -> Response:
@@ -84,37 +121,58 @@ async def receive(request: Request) -> Response:
     key = request.path_params["source"]
     scheme = SCHEMES.get(platform)
     if scheme is None:
-        return _refuse(state, "unknown", "unknown_platform", 404, f"no webhooks for platform {platform!r}")
+        return _refuse(state, "unknown", "unknown_platform", 404,
+                       {"error": "unknown_platform", "message": f"no webhooks for platform {platform!r}"})
+    too_large = {"error": "too_large", "message": f"body over {state.max_body_bytes} bytes"}
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:  # refuse before reading it
-        return _refuse(state, platform, "too_large", 413, f"body over {MAX_BODY_BYTES} bytes")
-    body = await request.body()
-    if len(body) > MAX_BODY_BYTES:
-        return _refuse(state, platform, "too_large", 413, f"body over {MAX_BODY_BYTES} bytes")
-    entry = state.entry(key)
-    if entry is None or entry.platform != platform:
-        return _refuse(state, platform, "unknown_source", 404, f"no {platform} source {key!r} is registered")
+    if declared.isdigit() and int(declared) > state.max_body_bytes:  # refuse before reading it
+        return _refuse(state, platform, "too_large", 413, too_large)
     signature = request.headers.get(scheme.header)
     if not signature:
-        return _refuse(state, platform, "unsigned", 401, f"missing {scheme.header}")
-    secret = state.secret(platform, entry)
-    if secret is None:
-        return _refuse(state, platform, "no_secret", 401, "no webhook secret is configured for this source's tenant")
+        return _unauthorized(state, platform, "unsigned")
+    entry, secret = await run_in_threadpool(state.lookup, scheme, key)
+    try:
+        body = await _read_capped(request, state.max_body_bytes)
+    except ClientDisconnect:
+        return _refuse(state, platform, "disconnected", 400, {"error": "disconnected", "message": "body not received"})
+    if body is None:
+        return _refuse(state, platform, "too_large", 413, too_large)
+    if entry is None or secret is None:
+        hmac.compare_digest(sign(scheme, body, "no secret: same work as a real check"), signature)
+        return _unauthorized(state, platform, "unknown_source" if entry is None else "no_secret")
     if not verify(scheme, body, signature, secret):
-        return _refuse(state, platform, "bad_signature", 401, "signature does not match the body")
+        return _unauthorized(state, platform, "bad_signature")
     try:
         parsed = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return _refuse(state, platform, "invalid_json", 400, "body is not JSON")
-    topic = request.headers.get(scheme.topic_header, "") if scheme.topic_header else ""
+        return _refuse(state, platform, "invalid_json", 400, {"error": "invalid_json", "message": "body is not JSON"})
+    sent = signed_time(scheme, parsed)
+    now = state.clock()
+    if sent is not None and not now - state.max_age_seconds <= sent <= now + CLOCK_SKEW_SECONDS:
+        return _refuse(state, platform, "stale", 400,
+                       {"error": "stale", "message": f"delivery created outside the last {state.max_age_seconds:.0f} s"})
+    return await run_in_threadpool(_land, state, scheme, entry, request.headers, body, parsed)
+
+
+def _land(state: ReceiverState, scheme: Scheme, entry: SourceEntry, headers: Mapping[str, str], body: bytes,
+          parsed: object) -> Response:
+    where = {"tenant": entry.tenant, "platform": scheme.platform, "source": entry.key}
+    delivery = delivery_key(scheme, body, parsed)
+    if not claim_delivery(state.lake, key=delivery, **where):
+        state.count(scheme.platform, "duplicate")
+        return JSONResponse({"duplicate": True}, status_code=200)
+    topic = headers.get(scheme.topic_header, "") if scheme.topic_header else ""
     if not topic and isinstance(parsed, dict):
         topic = str(parsed.get("topic") or "")
-    delivery = request.headers.get(scheme.delivery_header, "") if scheme.delivery_header else ""
-    if not delivery and isinstance(parsed, dict):
-        delivery = str(parsed.get("id") or "")
-    event = land_event(state.lake, tenant=entry.tenant, platform=platform, source=entry.key, body=body,
-                       topic=topic, delivery=delivery)
-    state.count(platform, "accepted")
+    delivery_id = headers.get(scheme.delivery_header, "") if scheme.delivery_header else ""
+    if not delivery_id and isinstance(parsed, dict):
+        delivery_id = str(parsed.get("id") or "")
+    try:
+        event = land_event(state.lake, body=body, topic=topic[:200], delivery=delivery_id[:200], **where)
+    except BaseException:
+        release_delivery(state.lake, key=delivery, **where)
+        raise
+    state.count(scheme.platform, "accepted")
     return JSONResponse({"accepted": event.event_id}, status_code=202)
 
 
@@ -135,8 +193,9 @@ async def healthz(request: Request) -> Response:
     return JSONResponse({"ok": True})
 
 
-def create_app(*, registry_path: str | os.PathLike[str], lake_root: str,
-               environ: Mapping[str, str] | None = None) -> Starlette:
+def create_app(*, registry_path: str | os.PathLike[str], lake_root: str, environ: Mapping[str, str] | None = None,
+               max_body_bytes: int = MAX_BODY_BYTES, max_age_seconds: float = MAX_AGE_SECONDS,
+               clock: Callable[[], float] = time.time) -> Starlette:
     """The receiver app; ``environ`` holds the webhook secrets (default: the process environment)."""
     app = Starlette(routes=[
         Route("/hooks/{platform}/{source}", receive, methods=["POST"]),
@@ -144,5 +203,6 @@ def create_app(*, registry_path: str | os.PathLike[str], lake_root: str,
         Route("/metrics", metrics, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
     ])
-    app.state.receiver = ReceiverState(Path(registry_path), Lake(lake_root), os.environ if environ is None else environ)
+    app.state.receiver = ReceiverState(Path(registry_path), Lake(lake_root), os.environ if environ is None else environ,
+                                       max_body_bytes=max_body_bytes, max_age_seconds=max_age_seconds, clock=clock)
     return app

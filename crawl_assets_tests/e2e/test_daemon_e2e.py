@@ -30,6 +30,7 @@ from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.monitoring.health import load_health, save_health
 from crawl_assets.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.sources.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.assets import x_posts_raw
 from crawl_assets.sources.x.resource import XResource
 from crawl_assets.sensors.inflight import ACTIVE_STATUSES
@@ -89,7 +90,7 @@ def _reference(tmp: Path, corpus_server: XAPIServer, registry: Path) -> tuple[di
         instance.add_dynamic_partitions("x_sources", KEYS)
         resources = {
             "lake": LakeResource(root=str(lake_dir)), "registry": RegistryResource(path=str(registry)),
-            "x": XResource(base_url=corpus_server.url, bearer_token="test-token"),
+            "x": XResource(base_url=corpus_server.url, secrets=[TenantSecret(tenant="acme", value="test-token")]),
             "elasticsearch": ElasticsearchResource(hosts=[es.url]),
         }
         chain = [x_posts_raw, *derived_assets("x", x_posts_raw)]
@@ -116,7 +117,7 @@ def stack(tmp_path, pg_url, monkeypatch):
             **os.environ,
             "DAGSTER_HOME": str(home), "DAGSTER_PG_URL": pg_url,
             "CRAWL_LAKE": str(tmp_path / "lake"), "CRAWL_REGISTRY": str(registry),
-            "CRAWL_X_BASE_URL": x_api.url, "CRAWL_X_BEARER_TOKEN": "test-token", "CRAWL_ES_URL": es.url,
+            "CRAWL_X_BASE_URL": x_api.url, "CRAWL_X_BEARER_TOKEN__ACME": "test-token", "CRAWL_ES_URL": es.url,
             "CRAWL_SCHEDULER_INTERVAL_SECONDS": "2", "CRAWL_REGISTRY_SENSOR_INTERVAL_SECONDS": "2",
             "DAGSTER_CLI_API_GRPC_TIMEOUT": "180", "DAGSTER_EVENT_LOG_CONSUMER_DAEMON_INTERVAL_SECONDS": "1",
         }

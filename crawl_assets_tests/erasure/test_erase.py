@@ -14,7 +14,7 @@ from crawl_assets import settings
 from crawl_assets.cli.demo import register_samples
 from crawl_assets.cli.main import cli
 from crawl_assets.erasure.log import read_log
-from crawl_assets.erasure.scrub import scrub
+from crawl_assets.erasure.scrub import Subject, persons_of, scrub
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets_tests.es_server import ESTestServer, source_of
@@ -75,7 +75,7 @@ def test_erase_author_leaves_nothing_and_a_resync_does_not_restore_it(synced):
         assert not {r["key"] for r in after} & erased
         assert {r["key"] for r in after} == others, "other people's records are untouched"
         assert not [r for r in after if r["author_id"] == author]
-        ids = frozenset({author, *(k.split(":")[-1] for k in erased)})
+        subject = Subject.of(persons_of("x"), author, frozenset(k.split(":")[-1] for k in erased))
         for path in lake.fs.glob(lake.path("raw/demo/*/*/*.jsonl.gz")):
             import gzip
 
@@ -86,7 +86,7 @@ def test_erase_author_leaves_nothing_and_a_resync_does_not_restore_it(synced):
             for line in data.splitlines() if not data.lstrip().startswith((b"{\n", b"[")) else [data]:
                 if line.strip():
                     item = orjson.loads(line)
-                    assert scrub(item, ids) == item, f"{path}: raw data of the erased author remains"
+                    assert scrub(item, subject) == item, f"{path}: raw data of the erased author remains"
         docs = _index_docs(es, "records")
         assert not set(docs) & erased and not [d for d in docs.values() if d.get("author_id") == author]
         edges = _index_docs(es, "edges")

@@ -32,6 +32,7 @@ def resources(cfg: dict[str, Any]) -> dict[str, Any]:
     from crawl_assets.resources.elasticsearch import ElasticsearchResource
     from crawl_assets.resources.lake import LakeResource, RegistryResource
     from crawl_assets.sources.telegram.resource import TelegramCredential, TelegramResource
+    from crawl_assets.sources.tenant_secrets import TenantSecret
     from crawl_assets.sources.x.resource import XResource
     from crawl_assets_tests.fakes import FAKE_API_HASH
     from crawl_assets_tests.sources.telegram.conftest import SESSION
@@ -49,11 +50,11 @@ def resources(cfg: dict[str, Any]) -> dict[str, Any]:
         "lake": LakeResource(root=cfg["lake"]),
         "registry": RegistryResource(path=cfg["registry"]),
         "elasticsearch": ElasticsearchResource(hosts=[cfg["es_url"]], request_timeout=5, max_retries=1),
-        "x": XResource(base_url=cfg["x_url"], bearer_token=dg.EnvVar("CRAWL_X_BEARER_TOKEN"),
+        "x": XResource(base_url=cfg["x_url"], secrets=[TenantSecret(tenant="acme", value=dg.EnvVar("CRAWL_X_BEARER_TOKEN"))],
                        max_pages_per_run=cfg["x_pages_per_run"], backoff_seconds=0.05, max_retries=3,
                        reset_margin_seconds=0.05, max_inline_wait_seconds=2.0),
         "telegram": TelegramResource(
-            credentials={"default": tg_cred}, request_interval_seconds=0.0, network_backoff_seconds=0.01,
+            credentials={"acme:": tg_cred}, request_interval_seconds=0.0, network_backoff_seconds=0.01,
             account_wait_seconds=5.0, lock_dir=str(Path(cfg["home"]) / "locks"),
             sender_factory="crawl_assets_tests.standins.telegram_mtproto:sender_for",
             max_pages_per_run=cfg["telegram_pages_per_run"], pages_per_checkpoint=1),

@@ -4,6 +4,8 @@ as an uninterrupted sync: same documents, same versions, no duplicates, no gaps.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from crawl_assets_tests.faults.conftest import scale
@@ -55,3 +57,5 @@ def test_killed_syncs_converge_to_the_clean_run(scratch, x_server, fork_server, 
 
     got = take_snapshot(faulted.lake, faulted_es)
     assert differences(got, want) == []
+    # the killed writers' temporary files were swept by the later syncs (issue 15): none is left
+    assert not list(Path(faulted.lake.root).rglob(".tmp-*"))

@@ -37,12 +37,13 @@ def test_unroutable_created_at_is_a_clear_error(bad: object) -> None:
 
 
 def test_names_and_aliases() -> None:
-    assert index_for("records", "acme", "2026-03-04T00:00:00Z") == "crawl-records-acme-2026.03"
-    assert index_for("edges", "acme", None) == "crawl-edges-acme-undated"
-    assert index_for("authors", "acme", "2026-03-04T00:00:00Z") == "crawl-authors-acme-all"
+    assert index_for("records", "acme", "2026-03-04T00:00:00Z") == "crawl-records-acme.2026.03"
+    assert index_for("edges", "acme", None) == "crawl-edges-acme.undated"
+    assert index_for("authors", "acme", "2026-03-04T00:00:00Z") == "crawl-authors-acme.all"
     assert read_alias("records", "acme") == "crawl-records-acme"
-    assert parse_index("crawl-records-acme-eu-2026.03") == ("records", "acme-eu", "2026.03")
-    assert parse_index("crawl-edges-acme-undated") == ("edges", "acme", None)
+    assert parse_index("crawl-records-acme-eu.2026.03") == ("records", "acme-eu", "2026.03")
+    assert parse_index("crawl-edges-acme.undated") == ("edges", "acme", None)
+    assert parse_index("crawl-records-acme-eu-2026.03") is None  # the earlier scheme: see parse_legacy_index
     assert parse_index("crawl-records-acme") is None       # the alias, not an index
     assert parse_index("logs-2026.03") is None
     with pytest.raises(ValueError, match="tenant"):
@@ -51,7 +52,7 @@ def test_names_and_aliases() -> None:
         index_name("tweets", "acme", "2026.01")
 
 
-@given(st.sampled_from(["records", "edges"]), st.from_regex(r"[a-z0-9][a-z0-9_-]{0,20}", fullmatch=True),
+@given(st.sampled_from(["records", "edges"]), st.from_regex(r"[a-z0-9](?:[a-z0-9]|[_-](?=[a-z0-9])){0,20}", fullmatch=True),
        st.integers(1970, 2200), st.integers(1, 12))
 @settings(max_examples=200, deadline=None)
 def test_index_names_parse_back(family: str, tenant: str, year: int, month: int) -> None:

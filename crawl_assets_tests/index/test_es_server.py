@@ -44,7 +44,7 @@ def test_unsupported_compatibility_version_is_refused(es: EsTarget) -> None:
 
 def test_external_and_external_gte_version_semantics(es: EsTarget) -> None:
     ensure_template(es.client, "records")  # mapped fields, as in production
-    index = f"crawl-records-{es.tenant}-2026.01"
+    index = f"crawl-records-{es.tenant}.2026.01"
     es.client.index(index=index, id="a", document={"x": 1}, version=5, version_type="external")
     with pytest.raises(ConflictError) as info:
         es.client.index(index=index, id="a", document={"x": 2}, version=5, version_type="external")
@@ -58,7 +58,7 @@ def test_external_and_external_gte_version_semantics(es: EsTarget) -> None:
 
 def test_bulk_items_report_per_item_outcomes(es: EsTarget) -> None:
     ensure_template(es.client, "records")  # mapped fields, as in production
-    index = f"crawl-records-{es.tenant}-2026.01"
+    index = f"crawl-records-{es.tenant}.2026.01"
     ops = [{"index": {"_index": index, "_id": "1", "version": 2, "version_type": "external_gte"}}, {"a": 1},
            {"index": {"_index": index, "_id": "1", "version": 1, "version_type": "external_gte"}}, {"a": 2},
            {"create": {"_index": index, "_id": "2"}}, {"a": 3},
@@ -72,7 +72,7 @@ def test_bulk_items_report_per_item_outcomes(es: EsTarget) -> None:
 
 def test_queries_and_aggregations_the_tests_use(es: EsTarget) -> None:
     ensure_template(es.client, "records")  # mapped fields, as in production
-    index = f"crawl-records-{es.tenant}-2026.01"
+    index = f"crawl-records-{es.tenant}.2026.01"
     for i in range(6):
         es.client.index(index=index, id=str(i), document={
             "tenant": es.tenant, "lang": "fa" if i % 2 else "en", "hashtags": ["a", f"h{i % 3}"],
@@ -88,11 +88,11 @@ def test_queries_and_aggregations_the_tests_use(es: EsTarget) -> None:
 
 def test_errors_have_real_bodies(es: EsTarget) -> None:
     with pytest.raises(NotFoundError) as missing:
-        es.client.count(index=f"crawl-records-{es.tenant}-1999.01")
+        es.client.count(index=f"crawl-records-{es.tenant}.1999.01")
     assert missing.value.error == "index_not_found_exception"
-    es.client.indices.create(index=f"crawl-records-{es.tenant}-1999.02")
+    es.client.indices.create(index=f"crawl-records-{es.tenant}.1999.02")
     with pytest.raises(BadRequestError) as exists:
-        es.client.indices.create(index=f"crawl-records-{es.tenant}-1999.02")
+        es.client.indices.create(index=f"crawl-records-{es.tenant}.1999.02")
     assert exists.value.error == "resource_already_exists_exception"
 
 

@@ -99,7 +99,7 @@ def test_month_routing_and_read_aliases_per_tenant(es: EsTarget, tmp_path: Path)
         snap = snapshot(es)
         assert {v[0] for v in snap.values()} == {index_name("records", es.tenant, m)
                                                 for m in ("2025.01", "2025.02", "2025.12")}
-        assert snap["x:1003"][0] == f"crawl-records-{es.tenant}-2025.12"
+        assert snap["x:1003"][0] == index_name("records", es.tenant, "2025.12")
         mine_aliases = tenant_indices(es.client, "records", es.tenant)
         theirs_aliases = tenant_indices(es.client, "records", other)
         assert set(mine_aliases) == {v[0] for v in snap.values()}
@@ -251,7 +251,7 @@ def test_edges_get_deterministic_ids_and_undated_edges_are_kept(es: EsTarget, tm
 
     assert first.created == 6 and second.created == 0 and second.failed == 0
     assert set(snap) == {edge_id(e) for e in edges}
-    assert snap[edge_id(edges[-1])][0] == f"crawl-edges-{es.tenant}-undated"
+    assert snap[edge_id(edges[-1])][0] == index_name("edges", es.tenant, None)
     assert edge_id(edges[0]) == edge_id(dict(edges[0]))
     assert edge_id(edges[0]) != edge_id({**edges[0], "type": "quote"})
 

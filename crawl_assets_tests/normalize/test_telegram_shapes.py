@@ -15,6 +15,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
 from crawl_assets.registry.store import Registry
 from crawl_assets.sources.common import ingest_export_file
+from crawl_assets.sources.exports import tenant_import_root
 from crawl_assets_tests.normalize.helpers import CONTEXT, run
 from crawl_assets_tests.normalize.shapes import export_file, export_message, lines, telethon_message
 from crawl_assets_tests.pipeline.lake_normalize import materialize_normalized
@@ -63,11 +64,11 @@ def test_cli_timezone_flag(tmp_path):
 
 
 def test_pipeline_export_source_timezone_option(tmp_path):
-    export = tmp_path / "result.json"
-    export.write_bytes(_old_export())
+    (acme := tenant_import_root("acme")).mkdir(parents=True)
+    (acme / "result.json").write_bytes(_old_export())
     registry = Registry(path=tmp_path / "sources.yaml")
     lake = Lake(str(tmp_path / "lake"))
-    entry = SourceEntry(name="old", tenant="acme", platform="telegram", kind="export_file", identifier=str(export))
+    entry = SourceEntry(name="old", tenant="acme", platform="telegram", kind="export_file", identifier="result.json")
     first = ingest_export_file(entry, registry, lake, "run1")
     assert first.batch is not None and "normalize" not in first.batch.manifest.extra
     zoned = entry.model_copy(update={"options": {"timezone": "Europe/Berlin"}})

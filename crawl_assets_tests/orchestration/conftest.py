@@ -8,6 +8,7 @@ import dagster as dg
 import pytest
 
 from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.sources.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.resource import XResource
 from crawl_assets_tests.standins.x_api import XAPIServer
 from crawl_assets_tests.standins.x_corpus import build_corpus
@@ -36,7 +37,7 @@ def resources(tmp_path, x_server):
     return {
         "lake": LakeResource(root=str(tmp_path / "lake")),
         "registry": RegistryResource(path=str(tmp_path / "sources.yaml")),
-        "x": XResource(base_url=x_server.url, bearer_token="test-token", backoff_seconds=0.01, max_retries=1,
+        "x": XResource(base_url=x_server.url, secrets=[TenantSecret(tenant="acme", value="test-token")], backoff_seconds=0.01, max_retries=1,
                        reset_margin_seconds=0.05, max_inline_wait_seconds=0.5),
     }
 

@@ -37,7 +37,7 @@ def _missing(record: dict, lake_root: str, run_ids: set[str]) -> list[str]:
 def test_every_record_and_document_carries_its_provenance(dagster_home, monkeypatch):
     from crawl_assets.definitions import build_definitions
 
-    monkeypatch.setenv("CRAWL_X_BEARER_TOKEN", "test-token")
+    monkeypatch.setenv("CRAWL_X_BEARER_TOKEN__DEMO", "test-token")
     with XAPIServer(build_corpus(300, days=5)) as x, ESTestServer() as es:
         monkeypatch.setenv("CRAWL_X_BASE_URL", x.url)
         monkeypatch.setenv("CRAWL_ES_URL", es.url)

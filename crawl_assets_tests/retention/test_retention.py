@@ -56,7 +56,7 @@ def _state(lake: Lake, tenant: str) -> tuple[list[str], list[str]]:
 
 
 def _months(es: ESTestServer, tenant: str) -> list[str]:
-    return sorted(n.rsplit("-", 1)[1] for n in es.state.indices if n.startswith(f"crawl-records-{tenant}-"))
+    return sorted(n.split(".", 1)[1] for n in es.state.indices if n.startswith(f"crawl-records-{tenant}."))
 
 
 def _run(lake: Lake, es: ESTestServer, policy, now: datetime) -> dg.MaterializeResult:
@@ -91,6 +91,23 @@ def test_clock_advances_through_the_policy(world):
     assert _months(es, "acme") == ["2026.03", "2026.04"]
     assert _state(lake, "beta") == (ids["beta"], ids["beta"]), "a tenant without a policy keeps everything"
     assert _months(es, "beta") == ["2026.01", "2026.02", "2026.03", "2026.04"]
+
+
+def test_retention_also_expires_landed_webhook_events_and_dead_letters(world):
+    """Every area holding raw observations or copies of records expires with the policy (issue 15)."""
+    from crawl_assets.index.deadletter import PENDING
+    from crawl_assets.lake.landing import land_event, landed_events
+
+    lake, _, es, _, policy = world
+    for tenant in ("acme", "beta"):
+        land_event(lake, tenant=tenant, platform="intercom", source=f"{tenant}.intercom.s", body=b"{}", received_at=T0)
+        lake.write_bytes(f"{PENDING}/records/{tenant}/20260110T000000Z-run-ab12.jsonl", b'{"doc": {}}\n')
+    _run(lake, es, policy, T0 + timedelta(days=45))  # acme: raw (landing) expired, dead letters not yet
+    assert {e.tenant for e in landed_events(lake)} == {"beta"}
+    assert lake.exists(f"{PENDING}/records/acme/20260110T000000Z-run-ab12.jsonl")
+    _run(lake, es, policy, T0 + timedelta(days=95))
+    assert not lake.exists(f"{PENDING}/records/acme/20260110T000000Z-run-ab12.jsonl")
+    assert lake.exists(f"{PENDING}/records/beta/20260110T000000Z-run-ab12.jsonl"), "no policy: kept"
 
 
 def test_policy_file_errors_name_the_file(tmp_path):

@@ -1,5 +1,6 @@
 """A canary secret in every credential variable; after the demo samples, a live sync, a failure and a
-retry, it appears nowhere: logs, the Postgres event log, run config, tags, the lake, the index."""
+retry, it appears nowhere: logs, the instance's storage (SQLite and Postgres, every column, compressed
+snapshots and event bodies included), run config, tags, the lake, the index."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ from crawl_assets import settings
 from crawl_assets.cli.demo import register_samples
 from crawl_assets.registry import SourceEntry, update_registry
 from crawl_assets_tests.es_server import ESTestServer, source_of
+from crawl_assets_tests.secrets.storage import postgres_hits, sqlite_hits
 from crawl_assets_tests.standins.x_api import XAPIServer
 from crawl_assets_tests.standins.x_corpus import build_corpus
 
 CANARY = "CANARYc4n4ry7e57s3cr3t"
-SECRET_VARS = ["CRAWL_X_BEARER_TOKEN", "CRAWL_X_ALT_BEARER_TOKEN", "CRAWL_TELEGRAM_API_HASH",
-               "CRAWL_TELEGRAM_SESSION", "CRAWL_TELEGRAM_ALT_API_HASH", "CRAWL_TELEGRAM_ALT_SESSION",
+SECRET_VARS = ["CRAWL_X_BEARER_TOKEN", "CRAWL_X_BEARER_TOKEN__DEMO", "CRAWL_X_BEARER_TOKEN__DEMO__ALT",
+               "CRAWL_TELEGRAM_API_HASH", "CRAWL_TELEGRAM_SESSION", "CRAWL_TELEGRAM_API_HASH__DEMO__ALT",
+               "CRAWL_TELEGRAM_SESSION__DEMO__ALT", "CRAWL_INTERCOM_ACCESS_TOKEN__DEMO", "CRAWL_INTERCOM_WEBHOOK_SECRET__DEMO",
                "CRAWL_ES_API_KEY", "CRAWL_ES_PASSWORD", "DAGSTER_PG_PASSWORD"]
 
 
@@ -43,13 +46,19 @@ def _lake_bytes(root: Path) -> list[tuple[Path, bytes]]:
     return out
 
 
-@pytest.mark.postgres
-def test_canary_secret_never_leaks(dagster_home, pg_url, monkeypatch, capfd, caplog):
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def storage(request, dagster_home) -> str | None:
+    """The instance storage of the run: SQLite under DAGSTER_HOME, or a fresh Postgres database."""
+    return request.getfixturevalue("pg_url") if request.param == "postgres" else None
+
+
+def test_canary_secret_never_leaks(dagster_home, storage, monkeypatch, capfd, caplog):
     caplog.set_level(logging.DEBUG)
     for var in SECRET_VARS:
         monkeypatch.setenv(var, CANARY)
     monkeypatch.setenv("CRAWL_TELEGRAM_API_ID", "12345")
-    monkeypatch.setenv("DAGSTER_PG_URL", pg_url)
+    if storage:
+        monkeypatch.setenv("DAGSTER_PG_URL", storage)
     with XAPIServer(build_corpus(300, days=5), tokens={CANARY}) as x, ESTestServer() as es:
         monkeypatch.setenv("CRAWL_X_BASE_URL", x.url)
         monkeypatch.setenv("CRAWL_ES_URL", es.url)
@@ -79,15 +88,6 @@ def test_canary_secret_never_leaks(dagster_home, pg_url, monkeypatch, capfd, cap
     out, err = capfd.readouterr()
     assert CANARY not in out + err and CANARY not in caplog.text
 
-    import sqlalchemy as sa
-
-    engine = sa.create_engine(pg_url)
-    with engine.connect() as conn:
-        tables = [r[0] for r in conn.execute(sa.text(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"))]
-        assert "event_logs" in tables and "runs" in tables
-        for table in tables:
-            hits = conn.execute(sa.text(f'SELECT count(*) FROM "{table}" t WHERE t::text LIKE :c'),
-                                {"c": f"%{CANARY}%"}).scalar()
-            assert hits == 0, f"the canary is in Postgres table {table}"
-    engine.dispose()
+    stored, tables = postgres_hits(storage, CANARY) if storage else sqlite_hits(dagster_home, CANARY)
+    assert {"runs", "event_logs", "snapshots"} <= tables, tables  # compressed snapshots were searched
+    assert not stored, f"the canary is in the instance's storage: {stored}"

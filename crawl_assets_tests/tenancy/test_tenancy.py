@@ -83,7 +83,7 @@ def test_two_tenants_never_mix(world):
     for tenant in KEYS:
         hits = client.search(index=read_alias("records", tenant), query={"match_all": {}}, size=1000)["hits"]["hits"]
         assert hits and {h["_source"]["tenant"] for h in hits} == {tenant}
-        assert all(h["_index"].startswith(f"crawl-records-{tenant}-") for h in hits)
+        assert all(h["_index"].startswith(f"crawl-records-{tenant}.") for h in hits)
         counts[tenant] = len(hits)
     assert counts["acme"] != counts["globex"]
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 import uvicorn
@@ -32,12 +35,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def receiver(tmp_path):
-    registry = tmp_path / "sources.yaml"
-    registry.write_text(REGISTRY)
-    lake_root = str(tmp_path / "lake")
-    app = create_app(registry_path=registry, lake_root=lake_root, environ=dict(SECRETS))
+@contextmanager
+def serve(registry: Path, lake_root: Path | str, environ: Mapping[str, str]) -> Iterator[str]:
+    """The receiver over a real socket on 127.0.0.1 (uvicorn in a thread); yields its base URL."""
+    app = create_app(registry_path=registry, lake_root=str(lake_root), environ=dict(environ))
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -45,6 +46,17 @@ def receiver(tmp_path):
     deadline = time.time() + 10
     while not server.started and time.time() < deadline:
         time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}", lake_root, registry, app
-    server.should_exit = True
-    thread.join(5)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(5)
+
+
+@pytest.fixture
+def receiver(tmp_path):
+    registry = tmp_path / "sources.yaml"
+    registry.write_text(REGISTRY)
+    lake_root = str(tmp_path / "lake")
+    with serve(registry, lake_root, SECRETS) as url:
+        yield url, lake_root, registry

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import orjson
 
@@ -13,7 +15,7 @@ from crawl_assets_tests.webhooks.conftest import SECRETS
 
 NOTIFICATION = {"type": "notification_event", "app_id": "wsa", "id": "notif_1", "topic": "conversation.user.replied",
                 "data": {"type": "notification_event_data", "item": make_conversation(7, 1_780_000_000, 1_780_000_500)},
-                "created_at": 1_780_000_500}
+                "created_at": int(time.time())}  # signed: deliveries older than the receiver's window are refused
 
 
 def _post(url: str, path: str, body: bytes, headers: dict[str, str]) -> httpx.Response:
@@ -29,7 +31,7 @@ def test_signature_scheme_matches_the_platforms_documented_hmacs():
 
 
 def test_signed_intercom_event_is_landed_as_received(receiver):
-    url, lake_root, _, _ = receiver
+    url, lake_root, _ = receiver
     body = orjson.dumps(NOTIFICATION)
     sig = sign(SCHEMES["intercom"], body, SECRETS["CRAWL_INTERCOM_WEBHOOK_SECRET__ACME__MAIN"])
     resp = _post(url, "/hooks/intercom/acme.intercom.support", body, {"X-Hub-Signature": sig})
@@ -43,7 +45,7 @@ def test_signed_intercom_event_is_landed_as_received(receiver):
 
 
 def test_signed_discourse_event_is_landed_with_its_event_headers(receiver):
-    url, lake_root, _, _ = receiver
+    url, lake_root, _ = receiver
     body = orjson.dumps({"post": {"id": 181, "topic_id": 1003, "cooked": "<p>hi</p>"}})
     headers = {"X-Discourse-Event-Signature": sign(SCHEMES["discourse"], body, SECRETS["CRAWL_DISCOURSE_WEBHOOK_SECRET__ACME"]),
                "X-Discourse-Event": "post_created", "X-Discourse-Event-Id": "42", "X-Discourse-Instance": "https://forum.acme.test"}
@@ -54,36 +56,38 @@ def test_signed_discourse_event_is_landed_with_its_event_headers(receiver):
 
 
 def test_unsigned_badly_signed_and_foreign_requests_are_refused_and_counted(receiver):
-    url, lake_root, _, _ = receiver
+    url, lake_root, _ = receiver
     body = orjson.dumps(NOTIFICATION)
     acme_secret = SECRETS["CRAWL_INTERCOM_WEBHOOK_SECRET__ACME__MAIN"]
-    cases = [
-        ("/hooks/intercom/acme.intercom.support", {}, 401, "unsigned"),
-        ("/hooks/intercom/acme.intercom.support", {"X-Hub-Signature": "sha1=" + "0" * 40}, 401, "bad_signature"),
-        ("/hooks/intercom/acme.intercom.support", {"X-Hub-Signature": sign(SCHEMES["intercom"], body + b" ", acme_secret)}, 401, "bad_signature"),
+    cases = [  # unsigned, badly signed, another tenant's secret, unknown source: one and the same answer
+        ("/hooks/intercom/acme.intercom.support", {}),
+        ("/hooks/intercom/acme.intercom.support", {"X-Hub-Signature": "sha1=" + "0" * 40}),
+        ("/hooks/intercom/acme.intercom.support", {"X-Hub-Signature": sign(SCHEMES["intercom"], body + b" ", acme_secret)}),
         # acme's secret does not open globex's endpoint, though both name the credential "main"
-        ("/hooks/intercom/globex.intercom.support", {"X-Hub-Signature": sign(SCHEMES["intercom"], body, acme_secret)}, 401, "bad_signature"),
-        ("/hooks/intercom/acme.intercom.nope", {"X-Hub-Signature": sign(SCHEMES["intercom"], body, acme_secret)}, 404, "unknown_source"),
-        ("/hooks/discourse/acme.intercom.support", {"X-Discourse-Event-Signature": "sha256=00"}, 404, "unknown_source"),
+        ("/hooks/intercom/globex.intercom.support", {"X-Hub-Signature": sign(SCHEMES["intercom"], body, acme_secret)}),
+        ("/hooks/intercom/acme.intercom.nope", {"X-Hub-Signature": sign(SCHEMES["intercom"], body, acme_secret)}),
+        ("/hooks/discourse/acme.intercom.support", {"X-Discourse-Event-Signature": "sha256=00"}),
     ]
-    for path, headers, status, outcome in cases:
+    answers = set()
+    for path, headers in cases:
         resp = _post(url, path, body, headers)
-        assert (resp.status_code, resp.json()["error"]) == (status, outcome), path
+        answers.add((resp.status_code, resp.content))
+    assert len(answers) == 1 and next(iter(answers))[0] == 401
     assert landed_events(Lake(lake_root)) == []
     metrics = httpx.get(url + "/metrics").text
-    assert 'crawl_webhook_requests_total{platform="intercom",outcome="bad_signature"} 3' in metrics
-    assert 'crawl_webhook_requests_total{platform="intercom",outcome="unsigned"} 1' in metrics
+    assert 'crawl_webhook_requests_total{platform="intercom",outcome="unauthorized"} 5' in metrics
+    assert 'crawl_webhook_requests_total{platform="discourse",outcome="unauthorized"} 1' in metrics
     assert acme_secret not in metrics
 
 
 def test_a_signed_body_that_is_not_json_is_refused(receiver):
-    url, _, _, _ = receiver
+    url, _, _ = receiver
     body = b"not json"
     sig = sign(SCHEMES["intercom"], body, SECRETS["CRAWL_INTERCOM_WEBHOOK_SECRET__ACME__MAIN"])
     assert _post(url, "/hooks/intercom/acme.intercom.support", body, {"X-Hub-Signature": sig}).status_code == 400
     assert httpx.head(url + "/hooks/intercom/acme.intercom.support").status_code == 200
     big = b"[" + b"1," * 600_000 + b"1]"
-    assert _post(url, "/hooks/intercom/acme.intercom.support", big, {}).status_code == 413
+    assert _post(url, "/hooks/intercom/acme.intercom.support", big, {"X-Hub-Signature": sig}).status_code == 413
     assert httpx.get(url + "/healthz").json() == {"ok": True}
 
 

@@ -36,7 +36,7 @@ def main() -> None:
     with (home / "dagster.yaml").open("a") as fh:
         fh.write("\nnux:\n  enabled: false\n")  # no welcome dialog over the screenshots
     env = {"DAGSTER_HOME": str(home), "CRAWL_LAKE": str(tmp / "lake"), "CRAWL_REGISTRY": str(tmp / "sources.yaml"),
-           "CRAWL_X_BEARER_TOKEN": "test-token"}
+           "CRAWL_X_BEARER_TOKEN__ACME": "test-token"}
     os.environ.update(env)
     os.environ.pop("DAGSTER_PG_URL", None)
     os.environ.pop("CRAWL_ES_URL", None)

@@ -24,9 +24,14 @@ from crawl_assets.normalize.build import (
     Batch, InputError, Item, as_dict, as_id, as_list, media_doc, opt_int, opt_str, parse_instant,
 )  # fmt: skip
 from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.text import fold_tag, unique
 from crawl_assets.sources.envelope import crawl_field, normalize_envelopes
 from crawl_assets.sources.html_text import html_text
+
+PERSONS = PersonIds(  # a post's author is its user_id; topics list participants and posters
+    owner_keys=("user_id",), containers=("participants", "users"),
+)
 
 FORMAT = "discourse"
 LIKE_ACTION = 2

@@ -8,6 +8,7 @@ PLUGIN = SourcePlugin(
     "categories and tags as metadata.",
     kinds=("forum",),
     formats={"discourse": "crawl_assets.sources.discourse.normalize:normalize_discourse"},
+    persons="crawl_assets.sources.discourse.normalize:PERSONS",
     export_formats=("discourse",),
     raw_asset="crawl_assets.sources.discourse.assets:discourse_posts_raw",
     resources={"discourse": "crawl_assets.sources.discourse.resource:DiscourseResource.from_env"},

@@ -7,6 +7,7 @@ PLUGIN = SourcePlugin(
     description="Hacker News stories and comments (Algolia search API), incremental by creation time.",
     kinds=("search_query",),
     formats={"hackernews": "crawl_assets.sources.hackernews.normalize:normalize_hackernews"},
+    persons="crawl_assets.sources.hackernews.normalize:PERSONS",
     export_formats=("hackernews",),
     raw_asset="crawl_assets.sources.hackernews.assets:hackernews_items_raw",
     resources={"hackernews": "crawl_assets.sources.hackernews.resource:HackerNewsResource.from_env"},

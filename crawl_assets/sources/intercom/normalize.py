@@ -14,9 +14,15 @@ from typing import IO, Any
 
 from crawl_assets.normalize.build import Batch, InputError, Item, as_dict, as_id, as_list, from_unix, media_doc, opt_int, opt_str
 from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.sources.envelope import crawl_field, normalize_envelopes
 from crawl_assets.sources.html_text import html_text
 from crawl_assets.normalize.text import unique
+
+PERSONS = PersonIds(  # author_id = "{author.type}:{author.id}"; contacts and teammates are people
+    owner_keys=("author",), containers=("contacts", "teammates", "admins"), reference_keys=("admin_assignee_id",),
+    typed=True,
+)
 
 FORMAT = "intercom"
 
@@ -96,7 +102,7 @@ def _message(batch: Batch, key: str, conv_id: str, root: str, part: dict[str, An
         "platform": "intercom",
         "kind": kind,
         "native_id": key.rsplit(":", 1)[1],
-        "author_id": f"{author_type or 'unknown'}:{author_id}" if author_id else None,
+        "author_id": PERSONS.author_id(author_id, author_type),
         "author_handle": opt_str(author.get("name")),
         "created_at": created_at,
         "edited_at": edited_at,

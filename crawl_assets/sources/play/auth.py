@@ -19,10 +19,12 @@ import jwt
 import orjson
 
 from crawl_assets.sources.rest import PermanentError, TransientError
+from crawl_assets.sources.bounded import BodyTooLarge, read_capped
 
 SCOPE = "https://www.googleapis.com/auth/androidpublisher"
 GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 DEFAULT_TOKEN_URI = "https://oauth2.googleapis.com/token"
+TOKEN_RESPONSE_BYTES = 64 << 10  # a token answer is a few hundred bytes
 REFRESH_MARGIN_SECONDS = 120
 
 
@@ -84,14 +86,17 @@ class TokenSource:
     def _exchange(self) -> None:
         self.exchanges += 1
         try:
-            resp = httpx.post(self.token_uri, data={"grant_type": GRANT, "assertion": self.assertion()},
-                              timeout=self.timeout_seconds)
+            with httpx.stream("POST", self.token_uri, data={"grant_type": GRANT, "assertion": self.assertion()},
+                              timeout=self.timeout_seconds) as resp:
+                raw = read_capped(resp, TOKEN_RESPONSE_BYTES)
         except httpx.HTTPError as exc:
             raise TransientError(f"token endpoint: {type(exc).__name__}", endpoint="token") from None
+        except BodyTooLarge as exc:
+            raise TransientError(f"token endpoint: {exc}", endpoint="token") from None
         if resp.status_code >= 500 or resp.status_code == 429:
             raise TransientError(f"token endpoint: HTTP {resp.status_code}", endpoint="token", status=resp.status_code)
         try:
-            body = orjson.loads(resp.content)
+            body = orjson.loads(raw)
         except orjson.JSONDecodeError:
             body = {}
         if resp.status_code != 200 or not isinstance(body, dict) or not body.get("access_token"):

@@ -20,9 +20,14 @@ from typing import IO, Any
 
 from crawl_assets.normalize.build import Batch, InputError, Item, as_dict, as_id, as_list, from_unix, opt_int, opt_str, parse_instant
 from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.lang import platform_lang
 from crawl_assets.normalize.reading import Prefixed
 from crawl_assets.sources.envelope import crawl_field, normalize_envelopes
+
+# Reviews carry no stable author id (only authorName): erase a reviewer with --author-name. Developer replies
+# (author_id "developer:<package>") are the app owner's, not a person's: erase them with --source.
+PERSONS = PersonIds()
 
 REVIEW_ID_IN_LINK = re.compile(r"review[iI]d=([^&#\s]+)")
 

@@ -10,6 +10,7 @@ PLUGIN = SourcePlugin(
         "play": "crawl_assets.sources.play.normalize:normalize_reviews",
         "play-csv": "crawl_assets.sources.play.normalize:normalize_csv",
     },
+    persons="crawl_assets.sources.play.normalize:PERSONS",
     export_formats=("play-csv", "play"),
     raw_asset="crawl_assets.sources.play.assets:play_reviews_raw",
     resources={"play": "crawl_assets.sources.play.resource:PlayResource.from_env"},

@@ -27,7 +27,7 @@ from crawl_assets.sources.telegram.sync import SyncResult, run_sync
 
 async def _sync(resource: TelegramResource, entry: SourceEntry, state: dict[str, Any], sink: LakeSink,
                 used: list[CrawlClient]) -> SyncResult:
-    async with resource.connected(entry.credential) as client:
+    async with resource.connected(entry.tenant, entry.credential) as client:
         used.append(client)
         return await run_sync(client, entry, state, sink, resource.budget())
 

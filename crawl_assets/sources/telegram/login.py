@@ -1,7 +1,7 @@
 """One-time login of a Telegram account: returns the ``StringSession`` string to store as a secret.
 
 The session lives only in memory (Telethon's ``StringSession`` writes no file) and is handed back once;
-the caller prints it for the user to put into ``CRAWL_TELEGRAM_SESSION`` (or ``CRAWL_TELEGRAM_<NAME>_SESSION``).
+the caller prints it for the user to put into ``CRAWL_TELEGRAM_SESSION[__TENANT[__NAME]]``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from telethon import TelegramClient, errors
 from telethon.sessions import StringSession
 
 from crawl_assets.sources.telegram.client import APP_VERSION, DEVICE_MODEL, SYSTEM_VERSION
-from crawl_assets.sources.telegram.resource import DEFAULT, env_names
+from crawl_assets.sources.telegram.resource import DEFAULT_TENANT, app_vars
 
 
 class LoginConfigError(ValueError):
@@ -47,16 +47,19 @@ class AppCredentials:
     api_hash: str
 
 
-def app_credentials(credential: str = DEFAULT, api_id: str | None = None, api_hash: str | None = None) -> AppCredentials:
-    """The app's ``api_id``/``api_hash``: given explicitly, or from the credential's (or the default) variables."""
-    names, default = env_names(credential), env_names(DEFAULT)
-    raw_id = api_id or os.environ.get(names["api_id"]) or os.environ.get(default["api_id"])
-    raw_hash = api_hash or os.environ.get(names["api_hash"]) or os.environ.get(default["api_hash"])
+def app_credentials(tenant: str = DEFAULT_TENANT, credential: str | None = None, api_id: str | None = None,
+                    api_hash: str | None = None) -> AppCredentials:
+    """The app's ``api_id``/``api_hash``: given explicitly, or from the variables ``app_vars`` picks for the
+    tenant's credential (its own, its tenant's default app, the operator's app)."""
+    env = os.environ
+    id_var, hash_var = app_vars(tenant, credential, "api_id", env), app_vars(tenant, credential, "api_hash", env)
+    raw_id = api_id or env.get(id_var)
+    raw_hash = api_hash or env.get(hash_var)
     if not raw_id:
-        raise LoginConfigError(f"no api_id: set {names['api_id']} (or {default['api_id']}) to the api_id of your app "
+        raise LoginConfigError(f"no api_id: set {id_var} to the api_id of your app "
                                "from https://my.telegram.org → API development tools")
     if not raw_hash:
-        raise LoginConfigError(f"no api_hash: set {names['api_hash']} (or {default['api_hash']})")
+        raise LoginConfigError(f"no api_hash: set {hash_var}")
     try:
         return AppCredentials(int(raw_id), raw_hash)
     except ValueError:

@@ -24,6 +24,7 @@ from crawl_assets.normalize.build import (
     parse_instant,
 )  # fmt: skip
 from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.entities import Utf16Text
 from crawl_assets.normalize.text import fold_tag, unique
 
@@ -61,6 +62,30 @@ def _peer(value: Any, field: str, bare: str = "user") -> tuple[str, str] | None:
         raise InputError(f"field '{field}': not a Telegram peer")
     kind, id_field = kind_field
     return kind, as_id(obj.get(id_field), f"{field}.{id_field}")
+
+
+def item_scope(node: dict[str, Any]) -> str | None:
+    """The chat whose message ids a raw object's ids are (a message's peer, or a Desktop export's chat): message
+    ids are unique per chat only, so erasure matches ``{chat}:{id}`` as the keys do."""
+    for field in ("peer_id", "to_id"):
+        try:
+            peer = _peer(node.get(field), field)
+        except InputError:
+            continue
+        if peer is not None:
+            return peer[1]
+    if isinstance(node.get("messages"), list):
+        try:
+            return bare_chat_id(node.get("id"))
+        except InputError:
+            return None
+    return None
+
+
+PERSONS = PersonIds(  # from_id: a Telethon Peer or an export's "user123"; user_id: mentions, peers; actor_id: service
+    owner_keys=("from_id", "actor_id", "user_id"), containers=("users",), prefixes=("user", "channel", "chat", "group"),
+    scope=item_scope,
+)
 
 
 # --- Telethon Message.to_json() -------------------------------------------------------------------

@@ -24,7 +24,7 @@ from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.damage import parse_error_text, with_flag
 from crawl_assets.normalize.documents import DocumentReader
 from crawl_assets.normalize.text import fold_tag, unique
-from crawl_assets.sources.telegram.normalize import _CHANNEL_TYPES, _kind, _seconds, bare_chat_id, message_key
+from crawl_assets.sources.telegram.normalize import PERSONS, _CHANNEL_TYPES, _kind, _seconds, bare_chat_id, message_key
 
 _MESSAGE_PREFIXES = {"messages.item", "chats.list.item.messages.item", "left_chats.list.item.messages.item"}
 _CHAT_PREFIXES = ("", "chats.list.item.", "left_chats.list.item.")
@@ -91,12 +91,7 @@ def _from_peer_string(value: Any) -> tuple[str, str] | None:
     the sender as a bare number (a user id)."""
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return "user", str(value)
-    if not isinstance(value, str):
-        return None
-    for kind in ("channel", "user", "chat", "group"):
-        if value.startswith(kind) and value[len(kind) :].isdigit():
-            return kind, value[len(kind) :]
-    return None
+    return PERSONS.split(value) if isinstance(value, str) else None
 
 
 def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any) -> Item:

@@ -1,7 +1,7 @@
 """Gentle use of an account: one run at a time per account, and a minimum gap between its requests.
 
 Telegram bans accounts that hammer it, and the same session used from two connections at once can be
-invalidated (``AUTH_KEY_DUPLICATED``). So a run takes an exclusive lock per credential (a file lock,
+invalidated (``AUTH_KEY_DUPLICATED``). So a run takes an exclusive lock per account (a tenant's credential; a file lock,
 shared by every process on the machine) and spaces its requests; the time of the last request is kept in
 the lock file, so the next holder keeps the spacing too.
 """
@@ -36,11 +36,13 @@ class Pacer:
 
 
 class AccountLock:
-    """An exclusive, cross-process lock on one credential, waited for at most ``wait_seconds``."""
+    """An exclusive, cross-process lock on one tenant's credential (None: the tenant's default), waited for
+    at most ``wait_seconds``. Tenant names hold no ``--`` and credential names no ``-``, so file names are unique."""
 
-    def __init__(self, directory: str | os.PathLike[str], credential: str, wait_seconds: float = 60.0):
-        self.path = Path(directory) / f"telegram-{credential}.lock"
-        self.credential = credential
+    def __init__(self, directory: str | os.PathLike[str], tenant: str, credential: str | None,
+                 wait_seconds: float = 60.0):
+        self.path = Path(directory) / f"telegram-{tenant}--{credential or '_'}.lock"
+        self.credential = f"{tenant}:{credential or ''}"
         self.wait_seconds = wait_seconds
         self._fd: int | None = None
         self.last_request = 0.0

@@ -10,6 +10,7 @@ PLUGIN = SourcePlugin(
         "telegram": "crawl_assets.sources.telegram.normalize:normalize_telethon",
         "telegram-export": "crawl_assets.sources.telegram.normalize_export:normalize_export",
     },
+    persons="crawl_assets.sources.telegram.normalize:PERSONS",
     export_formats=("telegram-export", "telegram"),
     raw_asset="crawl_assets.sources.telegram.assets:telegram_messages_raw",
     resources={"telegram": "crawl_assets.sources.telegram.resource:TelegramResource.from_env"},

@@ -1,16 +1,19 @@
-"""``TelegramResource``: a pool of authorized Telegram accounts, each picked by a credential *name*.
+"""``TelegramResource``: a pool of authorized Telegram accounts, each belonging to one tenant.
 
-The registry names a credential (``credential: alice``); the secrets (``api_id``, ``api_hash``, the
-``StringSession`` string) come only from environment variables through ``dg.EnvVar``, so run config,
-tags, metadata and logs only ever show the variable names. See docs/sources/telegram.md.
+The registry names a credential (``credential: alice``); the account is looked up for *the entry's
+tenant* (``CRAWL_TELEGRAM_SESSION__ACME__ALICE``, the scheme of ``crawl_assets.sources.tenant_secrets``), so
+no tenant can name another tenant's account. The secrets (``api_id``, ``api_hash``, the ``StringSession``
+string) come only from environment variables through ``dg.EnvVar``, so run config, tags, metadata and logs
+only ever show the variable names. ``api_id``/``api_hash`` identify the *app* (the operator's, registered
+at my.telegram.org): a credential without its own falls back to its tenant's default app, then to
+``CRAWL_TELEGRAM_API_ID``/``_API_HASH``. Sessions never fall back. See docs/sources/telegram.md.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -22,10 +25,11 @@ from crawl_assets.sources.telegram.client import ClientSettings, CrawlClient, Se
 from crawl_assets.sources.telegram.errors import SourceGone
 from crawl_assets.sources.telegram.pacing import AccountLock
 from crawl_assets.sources.telegram.sync import Budget
+from crawl_assets.sources.tenant_secrets import credential_key, secret_var, secrets_from_env
 
 ENV_PREFIX = "CRAWL_TELEGRAM_"
-DEFAULT = "default"
-_NAMED_SESSION = re.compile(r"^CRAWL_TELEGRAM_([A-Z0-9_]+)_SESSION$")
+FIELDS = ("api_id", "api_hash", "session")
+DEFAULT_TENANT = "default"
 
 
 class TelegramCredential(dg.Config):
@@ -36,10 +40,17 @@ class TelegramCredential(dg.Config):
     session: str = Field(description="Telethon StringSession from `crawl-assets telegram login` (EnvVar).", repr=False)
 
 
-def env_names(credential: str) -> dict[str, str]:
-    """The environment variables of a credential: ``CRAWL_TELEGRAM_*`` (default) or ``CRAWL_TELEGRAM_<NAME>_*``."""
-    infix = "" if credential == DEFAULT else f"{credential.upper()}_"
-    return {f: f"{ENV_PREFIX}{infix}{f.upper()}" for f in ("api_id", "api_hash", "session")}
+def env_names(tenant: str = DEFAULT_TENANT, credential: str | None = None) -> dict[str, str]:
+    """The environment variables of one tenant's credential (``credential`` None: the tenant's default):
+    ``CRAWL_TELEGRAM_{API_ID,API_HASH,SESSION}[__TENANT[__NAME]]``."""
+    return {f: secret_var(f"{ENV_PREFIX}{f.upper()}", tenant, credential) for f in FIELDS}
+
+
+def app_vars(tenant: str, credential: str | None, field: str, env: Mapping[str, str]) -> str:
+    """The variable an ``api_id``/``api_hash`` is read from: the credential's own, its tenant's default app's,
+    or the operator's app (``CRAWL_TELEGRAM_API_ID``); the first that is set (the last when none is)."""
+    chain = [env_names(tenant, credential)[field], env_names(tenant, None)[field], env_names()[field]]
+    return next((var for var in chain if env.get(var)), chain[-1])
 
 
 def _float(name: str, default: float) -> float:
@@ -53,8 +64,8 @@ def _float(name: str, default: float) -> float:
 class TelegramResource(dg.ConfigurableResource):
     """Authorized accounts by credential name, and how gently they are used."""
 
-    credentials: dict[str, TelegramCredential] = Field(default_factory=dict)
-    default_credential: str = Field(DEFAULT, description="Used by sources that name no credential.")
+    credentials: dict[str, TelegramCredential] = Field(
+        default_factory=dict, description="Accounts by 'tenant:name' ('tenant:' is the tenant's default).")
     request_interval_seconds: float = Field(1.0, ge=0, description="Minimum gap between two requests of one account.")
     flood_sleep_threshold_seconds: int = Field(60, ge=0, description="FLOOD_WAITs up to this are slept in place; "
                                                "longer ones end the step with a retry after the wait.")
@@ -70,17 +81,18 @@ class TelegramResource(dg.ConfigurableResource):
                                 "MTProto sender for a credential name. Empty in production.")
 
     @classmethod
-    def from_env(cls) -> "TelegramResource":
-        """The pool from the environment: the default credential (``CRAWL_TELEGRAM_API_ID``, ``_API_HASH``,
-        ``_SESSION``) and one per ``CRAWL_TELEGRAM_<NAME>_SESSION`` (its ``_API_ID``/``_API_HASH`` fall back to
-        the default app's). Values stay ``EnvVar`` references; tunables are read as plain numbers."""
-        env = os.environ
-        named = sorted({m.group(1).lower() for k in env if (m := _NAMED_SESSION.match(k))} - {"api"})
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "TelegramResource":
+        """The pool from the environment: one account per set ``CRAWL_TELEGRAM_SESSION[__TENANT[__NAME]]``,
+        with its app's ``api_id``/``api_hash`` (see ``app_vars``). Values stay ``EnvVar`` references;
+        tunables are read as plain numbers."""
+        env = os.environ if environ is None else environ
         creds: dict[str, TelegramCredential] = {}
-        if env.get(env_names(DEFAULT)["session"]):
-            creds[DEFAULT] = cls._credential(DEFAULT)
-        for name in named:
-            creds[name] = cls._credential(name)
+        for found in secrets_from_env(f"{ENV_PREFIX}SESSION", env):
+            tenant, name = found.tenant, found.name or None
+            creds[credential_key(tenant, name)] = TelegramCredential(
+                api_id=dg.EnvVar(app_vars(tenant, name, "api_id", env)),
+                api_hash=dg.EnvVar(app_vars(tenant, name, "api_hash", env)),
+                session=found.value)
         return cls(
             credentials=creds,
             request_interval_seconds=_float("CRAWL_TELEGRAM_REQUEST_INTERVAL", 1.0),
@@ -88,12 +100,6 @@ class TelegramResource(dg.ConfigurableResource):
             max_pages_per_run=int(_float("CRAWL_TELEGRAM_MAX_PAGES", 200)),
             max_messages_per_run=int(_float("CRAWL_TELEGRAM_MAX_MESSAGES", 20_000)),
         )
-
-    @staticmethod
-    def _credential(name: str) -> TelegramCredential:
-        names, default = env_names(name), env_names(DEFAULT)
-        pick = {f: names[f] if (f == "session" or os.environ.get(names[f])) else default[f] for f in names}
-        return TelegramCredential(**{f: dg.EnvVar(var) for f, var in pick.items()})
 
     # -- what the collector uses --------------------------------------------------------------
     def client_settings(self) -> ClientSettings:
@@ -114,30 +120,30 @@ class TelegramResource(dg.ConfigurableResource):
         module, _, attr = self.sender_factory.partition(":")
         return getattr(importlib.import_module(module), attr)
 
-    def build_client(self, credential: str | None = None, last_request: float = 0.0) -> CrawlClient:
-        """A new, unconnected client for one credential of the pool (``SourceGone`` if it is not configured)."""
-        name = credential or self.default_credential
-        cred = self.credentials.get(name)
+    def build_client(self, tenant: str, credential: str | None = None, last_request: float = 0.0) -> CrawlClient:
+        """A new, unconnected client for one of ``tenant``'s accounts (``SourceGone`` if it is not configured)."""
+        key = credential_key(tenant, credential)
+        cred = self.credentials.get(key)
         if cred is None:
-            env = env_names(name)
-            raise SourceGone(f"Telegram credential {name!r} is not configured: set {env['session']} "
+            env = env_names(tenant, credential)
+            what = f"credential {credential!r}" if credential else "the default credential"
+            raise SourceGone(f"Telegram {what} of tenant {tenant!r} is not configured: set {env['session']} "
                              f"(and {env['api_id']}/{env['api_hash']} unless the default app's are used)")
         try:
             api_id = int(cred.api_id)
         except ValueError:
-            raise SourceGone(f"the api_id of Telegram credential {name!r} is not a number") from None
+            raise SourceGone(f"the api_id of Telegram credential {key!r} is not a number") from None
         factory = self._factory()
-        return CrawlClient(credential=name, api_id=api_id, api_hash=cred.api_hash, session=cred.session,
-                           settings=self.client_settings(), sender=factory(name) if factory else None,
+        return CrawlClient(credential=key, api_id=api_id, api_hash=cred.api_hash, session=cred.session,
+                           settings=self.client_settings(), sender=factory(credential or "default") if factory else None,
                            last_request=last_request)
 
     @asynccontextmanager
-    async def connected(self, credential: str | None = None) -> AsyncIterator[CrawlClient]:
+    async def connected(self, tenant: str, credential: str | None = None) -> AsyncIterator[CrawlClient]:
         """A healthy, connected client holding its account's lock; disconnected and released afterwards."""
-        name = credential or self.default_credential
         lock_dir = self.lock_dir or str(settings.dagster_home() / "locks")
-        with AccountLock(lock_dir, name, self.account_wait_seconds) as lock:
-            client = self.build_client(name, lock.last_request)
+        with AccountLock(lock_dir, tenant, credential, self.account_wait_seconds) as lock:
+            client = self.build_client(tenant, credential, lock.last_request)
             try:
                 await client.check_health()
                 yield client
@@ -145,11 +151,11 @@ class TelegramResource(dg.ConfigurableResource):
                 await client.disconnect()
                 lock.last_request = client.pacer.last
 
-    async def health(self, credential: str | None = None) -> dict[str, Any]:
-        """Session-health check of one credential: ``{"credential", "ok", "user_id" | "reason"}``."""
-        name = credential or self.default_credential
+    async def health(self, tenant: str = DEFAULT_TENANT, credential: str | None = None) -> dict[str, Any]:
+        """Session-health check of one account: ``{"credential", "ok", "user_id" | "reason"}``."""
+        key = credential_key(tenant, credential)
         try:
-            async with self.connected(name) as client:
-                return {"credential": name, "ok": True, "user_id": client._self_id}
+            async with self.connected(tenant, credential) as client:
+                return {"credential": key, "ok": True, "user_id": client._self_id}
         except SourceGone as exc:
-            return {"credential": name, "ok": False, "reason": exc.reason}
+            return {"credential": key, "ok": False, "reason": exc.reason}

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import orjson
 
+from crawl_assets.sources.bounded import MAX_RESPONSE_BYTES, BodyTooLarge, get_capped
 from crawl_assets.sources.x.errors import (
     XError,
     XPermanentError,
@@ -80,8 +81,9 @@ class XClient:
 
     def __init__(self, http: httpx.Client, settings: RetrySettings | None = None, *,
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time,
-                 jitter: Callable[[], float] = random.random):
+                 jitter: Callable[[], float] = random.random, max_response_bytes: int = MAX_RESPONSE_BYTES):
         self.http = http
+        self.max_response_bytes = max_response_bytes
         self.settings = settings or RetrySettings()
         self.sleep = sleep
         self.jitter = jitter
@@ -125,18 +127,20 @@ class XClient:
             self.stats.requests[endpoint] += 1
             self.pacer.sent(endpoint)
             try:
-                resp = self.http.get(path, params=params)
+                resp, body = get_capped(self.http, "GET", path, self.max_response_bytes, params=params)
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 problem = f"{type(exc).__name__}"
+            except BodyTooLarge as exc:
+                problem = str(exc)
             else:
                 self.pacer.observe(endpoint, resp.headers)
                 if resp.status_code == 200:
                     try:
-                        parsed = orjson.loads(resp.content)
+                        parsed = orjson.loads(body)
                     except orjson.JSONDecodeError:
                         parsed = None
                     if isinstance(parsed, dict):
-                        return Page(endpoint, resp.content, parsed)
+                        return Page(endpoint, body, parsed)
                     problem = "malformed JSON body"
                 elif resp.status_code == 429:
                     self.stats.throttled += 1
@@ -149,7 +153,7 @@ class XClient:
                 elif resp.status_code in TRANSIENT_STATUS:
                     problem = f"HTTP {resp.status_code}"
                 else:
-                    raise self._refusal(endpoint, resp)
+                    raise self._refusal(endpoint, resp, body)
             failures += 1
             if failures > s.max_retries:
                 raise XTransientError(f"{endpoint}: {problem} after {failures} attempts", endpoint=endpoint)
@@ -167,11 +171,11 @@ class XClient:
             self.sleep(wait)
 
     @staticmethod
-    def _refusal(endpoint: str, resp: httpx.Response) -> XError:
+    def _refusal(endpoint: str, resp: httpx.Response, raw: bytes) -> XError:
         try:
-            body = orjson.loads(resp.content)
+            body = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            body = {"detail": resp.text[:200]}
+            body = {"detail": raw[:200].decode("utf-8", "replace")}
         if resp.status_code == 400:
             return bad_request(body, endpoint)
         reason = problem_text(body) or resp.reason_phrase

@@ -38,7 +38,7 @@ def collect(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake) -
 
     try:
         options = SourceOptions.of(entry)
-        client = resource.client(entry.credential)
+        client = resource.client(entry.tenant, entry.credential)
     except (ValueError, MissingCredential) as err:
         raise dg.Failure(str(err), allow_retries=False) from None
     memory = LakeThreadMemory(lake, entry.tenant, entry.platform, entry.key) if options.complete_threads else None

@@ -16,6 +16,7 @@ from crawl_assets.normalize.build import (
     GUARDED, Batch, InputError, Item, as_dict, as_id, iter_json_lines, media_doc, opt_str, parse_instant, parse_json,
 )  # fmt: skip
 from crawl_assets.normalize.context import NormalizeContext
+from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.damage import INVALID_UTF8, has_replacement, with_flag
 from crawl_assets.normalize.lang import detect_lang, platform_lang
 from crawl_assets.normalize.text import clean_text, fold_tag, unique
@@ -25,6 +26,12 @@ from crawl_assets.sources.x.normalize_unavailable import (
 from crawl_assets.sources.x.normalize_structs import (
     _NO_ENTITIES, _NO_MEDIA, _NO_METRICS, _coerce_tweet, _fast_page, _Includes, _Page, _Tweet, _Variant,
 )  # fmt: skip
+
+
+PERSONS = PersonIds(  # a post's author is its author_id (the normalizer's author_id); users are in includes
+    owner_keys=("author_id",), containers=("users", "mentions", "user_mentions"),
+    reference_keys=("in_reply_to_user_id", "in_reply_to_user_id_str"),
+)
 
 
 def tweet_key(tweet_id: str) -> str:

@@ -10,6 +10,7 @@ PLUGIN = SourcePlugin(
         "x-v2": "crawl_assets.sources.x.normalize:normalize_v2",
         "x-archive": "crawl_assets.sources.x.normalize_archive:normalize_archive",
     },
+    persons="crawl_assets.sources.x.normalize:PERSONS",
     export_formats=("x-v2", "x-archive"),
     raw_asset="crawl_assets.sources.x.assets:x_posts_raw",
     resources={"x": "crawl_assets.sources.x.resource:XResource.from_env"},

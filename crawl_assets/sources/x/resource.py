@@ -1,9 +1,11 @@
-"""``XResource``: X API credentials (from ``EnvVar``) and client settings, one pooled client per credential.
+"""``XResource``: X API credentials per tenant (from ``EnvVar``) and client settings, one pooled client per
+credential.
 
-Environment (see docs/sources/x.md): ``CRAWL_X_BEARER_TOKEN`` is the default credential;
-``CRAWL_X_<NAME>_BEARER_TOKEN`` is the credential a registry entry names with ``credential: <name>``
-(lowercase in the registry, uppercase in the variable); ``CRAWL_X_BASE_URL`` points the client at
-another host (a proxy, or the local stand-in in tests).
+Environment (see docs/sources/x.md): ``CRAWL_X_BEARER_TOKEN[__TENANT[__NAME]]``, the scheme every platform
+uses (``crawl_assets.sources.tenant_secrets``): a source of tenant ``acme`` naming ``credential: research``
+reads ``CRAWL_X_BEARER_TOKEN__ACME__RESEARCH`` and never another tenant's token; ``CRAWL_X_BEARER_TOKEN``
+alone is the default credential of tenant ``default``. ``CRAWL_X_BASE_URL`` points the client at another
+host (a proxy, or the local stand-in in tests).
 """
 
 from __future__ import annotations
@@ -11,44 +13,36 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
 
 import dagster as dg
 from pydantic import Field, PrivateAttr
 
+from crawl_assets.sources.tenant_secrets import (
+    MissingCredential,
+    TenantSecret,
+    credential_key,
+    pick_secret,
+    secret_var,
+    secrets_from_env,
+)
 from crawl_assets.sources.x.client import DEFAULT_BASE_URL, RetrySettings, XClient, new_http_client
 
-DEFAULT_TOKEN_VAR = "CRAWL_X_BEARER_TOKEN"
-NAMED_TOKEN_VAR = re.compile(r"^CRAWL_X_([A-Z0-9_]+)_BEARER_TOKEN$")
+TOKEN_BASE = "CRAWL_X_BEARER_TOKEN"
+_LEGACY_NAMED = re.compile(r"CRAWL_X_([A-Z0-9_]+)_BEARER_TOKEN")  # before tokens were per tenant
+
+__all__ = ["MissingCredential", "TOKEN_BASE", "XResource", "token_var"]
 
 
-class XCredential(dg.Config):
-    """A named bearer token (app-only OAuth 2). Fill ``bearer_token`` with ``dg.EnvVar``."""
-
-    name: str = Field(description="The name registry entries use in 'credential'.")
-    bearer_token: str = Field(description="App-only bearer token; use EnvVar.")
-
-
-class MissingCredential(LookupError):
-    """A source names a credential the resource does not hold."""
-
-
-def token_var(name: str | None) -> str:
-    """The environment variable holding credential ``name`` (None: the default credential)."""
-    return DEFAULT_TOKEN_VAR if not name else f"CRAWL_X_{name.upper()}_BEARER_TOKEN"
-
-
-def _plain(value: Any) -> str:
-    """A secret's value whether it came resolved (inside a run) or as an ``EnvVar`` (outside one)."""
-    return value.get_value() or "" if isinstance(value, dg.EnvVar) else str(value or "")
+def token_var(tenant: str, name: str | None) -> str:
+    """The environment variable holding ``tenant``'s credential ``name`` (None: the tenant's default)."""
+    return secret_var(TOKEN_BASE, tenant, name)
 
 
 class XResource(dg.ConfigurableResource):
-    """X API v2 access for ``x_posts_raw``: a pool of bearer tokens by name, and how hard to try."""
+    """X API v2 access for ``x_posts_raw``: bearer tokens by (tenant, name), and how hard to try."""
 
     base_url: str = Field(DEFAULT_BASE_URL, description="API root; the tests point it at a local stand-in.")
-    bearer_token: str = Field("", description="Default credential (sources without 'credential'); use EnvVar.")
-    credentials: list[XCredential] = Field(default_factory=list, description="Named credentials.")
+    secrets: list[TenantSecret] = Field(default_factory=list, description="App-only bearer tokens per tenant; use EnvVar.")
     timeout_seconds: float = Field(30.0, gt=0, description="Per-request timeout.")
     max_retries: int = Field(4, ge=0, description="In-place retries of a request on 5xx, timeouts, broken bodies.")
     backoff_seconds: float = Field(2.0, ge=0, description="First retry delay; doubles per retry, ±50% jitter.")
@@ -64,31 +58,19 @@ class XResource(dg.ConfigurableResource):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "XResource":
-        """Built from ``CRAWL_X_BEARER_TOKEN``, every ``CRAWL_X_<NAME>_BEARER_TOKEN`` and ``CRAWL_X_BASE_URL``;
-        tokens stay ``EnvVar``s so their values never enter run config."""
+        """Built from every ``CRAWL_X_BEARER_TOKEN[__TENANT[__NAME]]`` and ``CRAWL_X_BASE_URL``; tokens stay
+        ``EnvVar``s so their values never enter run config."""
         env = os.environ if environ is None else environ
-        named = sorted(
-            (m.group(1).lower(), key) for key in env if (m := NAMED_TOKEN_VAR.match(key)) and env.get(key)
-        )
-        return cls(
-            base_url=env.get("CRAWL_X_BASE_URL") or DEFAULT_BASE_URL,
-            bearer_token=dg.EnvVar(DEFAULT_TOKEN_VAR) if env.get(DEFAULT_TOKEN_VAR) else "",
-            credentials=[XCredential(name=name, bearer_token=dg.EnvVar(key)) for name, key in named],
-        )
+        return cls(base_url=env.get("CRAWL_X_BASE_URL") or DEFAULT_BASE_URL, secrets=secrets_from_env(TOKEN_BASE, env))
 
-    def credential_names(self) -> list[str]:
-        """Names this resource can serve ('' is the default credential)."""
-        return ([""] if self.bearer_token else []) + [c.name for c in self.credentials]
-
-    def _token(self, name: str | None) -> str:
-        if not name:
-            token = _plain(self.bearer_token)
-        else:
-            token = next((_plain(c.bearer_token) for c in self.credentials if c.name == name), "")
-        if not token:
-            what = f"credential {name!r}" if name else "the default X credential"
-            raise MissingCredential(f"{what} is not configured: set the environment variable {token_var(name)}")
-        return token
+    def _token(self, tenant: str, name: str | None) -> str:
+        try:
+            return pick_secret(self.secrets, TOKEN_BASE, tenant, name)
+        except MissingCredential as exc:
+            legacy = f"CRAWL_X_{name.upper()}_BEARER_TOKEN" if name else ""
+            if legacy and _LEGACY_NAMED.fullmatch(legacy) and os.environ.get(legacy):
+                raise MissingCredential(f"{exc} ({legacy} is no longer read: X tokens belong to one tenant)") from None
+            raise
 
     def retry_settings(self) -> RetrySettings:
         return RetrySettings(
@@ -99,11 +81,11 @@ class XResource(dg.ConfigurableResource):
             full_archive_interval_seconds=self.full_archive_interval_seconds,
         )
 
-    def client(self, credential: str | None = None) -> XClient:
-        """The client of ``credential`` (None: default), created once and reused for the whole run."""
-        key = credential or ""
+    def client(self, tenant: str, credential: str | None = None) -> XClient:
+        """The client of ``tenant``'s ``credential`` (None: its default), created once and reused for the run."""
+        key = credential_key(tenant, credential)
         if key not in self._clients:
-            http = new_http_client(self.base_url, self._token(credential), timeout_seconds=self.timeout_seconds)
+            http = new_http_client(self.base_url, self._token(tenant, credential), timeout_seconds=self.timeout_seconds)
             self._clients[key] = XClient(http, self.retry_settings())
         return self._clients[key]
 

@@ -17,6 +17,7 @@ from crawl_assets.sources.play.resource import PlayResource
 from crawl_assets.sources.tenant_secrets import TenantSecret
 from crawl_assets_tests.sources.feedback_helpers import materialization_metadata, run_raw_asset
 from crawl_assets_tests.sources.play.test_sync import NOW, PACKAGE, server  # noqa: F401 - fixture
+from crawl_assets.sources.exports import tenant_import_root
 
 REGISTRY = f"""sources:
   - {{name: app, tenant: acme, platform: play, kind: app, identifier: {PACKAGE}, credential: main,
@@ -55,7 +56,8 @@ def test_a_too_slow_cadence_fails_without_retry_or_pause(tmp_path, server):  # n
 
 
 def test_console_export_is_an_export_file_source(tmp_path, server):  # noqa: F811
-    (tmp_path / "reviews.csv").write_bytes((__import__("pathlib").Path(__file__).parent / "golden" / "export.csv").read_bytes())
+    (acme := tenant_import_root("acme")).mkdir(parents=True)
+    (acme / "reviews.csv").write_bytes((__import__("pathlib").Path(__file__).parent / "golden" / "export.csv").read_bytes())
     with dg.instance_for_test() as instance:
         run_raw_asset(play_reviews_raw, tmp_path=tmp_path, registry_yaml=REGISTRY, partition="acme.play.history",
                       resources={"play": _resource(server)}, instance=instance)

@@ -15,6 +15,7 @@ from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.telegram.resource import TelegramCredential, TelegramResource
 from crawl_assets.sources.telegram.sink import LakeSink
 from crawl_assets.sources.telegram.sync import SyncResult, run_sync
+from crawl_assets.sources.tenant_secrets import credential_key
 from crawl_assets_tests.standins import telegram_mtproto as tm
 from crawl_assets_tests.fakes import FAKE_API_HASH
 
@@ -43,8 +44,8 @@ def world() -> tm.World:
 def make_resource(tmp_path: Path, *, names: tuple[str, ...] = ("default",), **kwargs: Any) -> TelegramResource:
     settings = {"request_interval_seconds": 0.0, "network_backoff_seconds": 0.01, "account_wait_seconds": 1.0,
                 "lock_dir": str(tmp_path / "locks"), "sender_factory": f"{tm.__name__}:sender_for", **kwargs}
-    creds = {n: TelegramCredential(api_id="12345", api_hash=FAKE_API_HASH, session=SESSION)
-             for n in names}
+    creds = {credential_key("default", None if n == "default" else n):
+             TelegramCredential(api_id="12345", api_hash=FAKE_API_HASH, session=SESSION) for n in names}
     return TelegramResource(credentials=creds, **settings)
 
 
@@ -72,7 +73,7 @@ class Harness:
         res = self.resource if not budget else self.resource.model_copy(update=budget)
 
         async def go() -> SyncResult:
-            async with res.connected(self.source.credential) as client:
+            async with res.connected(self.source.tenant, self.source.credential) as client:
                 self.last_client = client
                 return await run_sync(client, self.source, self.state, sink, res.budget())
 

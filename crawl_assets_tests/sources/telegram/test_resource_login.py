@@ -30,30 +30,31 @@ def no_telegram_env(monkeypatch):
 
 
 def test_env_names():
-    assert env_names("default") == {"api_id": "CRAWL_TELEGRAM_API_ID", "api_hash": "CRAWL_TELEGRAM_API_HASH",
-                                    "session": "CRAWL_TELEGRAM_SESSION"}
-    assert env_names("alice")["session"] == "CRAWL_TELEGRAM_ALICE_SESSION"
+    assert env_names() == {"api_id": "CRAWL_TELEGRAM_API_ID", "api_hash": "CRAWL_TELEGRAM_API_HASH",
+                           "session": "CRAWL_TELEGRAM_SESSION"}
+    assert env_names("default", "alice")["session"] == "CRAWL_TELEGRAM_SESSION__DEFAULT__ALICE"
+    assert env_names("acme-corp", None)["api_id"] == "CRAWL_TELEGRAM_API_ID__ACME_CORP"
 
 
 def test_from_env_builds_a_pool_of_envvar_references(no_telegram_env, monkeypatch):
     monkeypatch.setenv("CRAWL_TELEGRAM_API_ID", "12345")
     monkeypatch.setenv("CRAWL_TELEGRAM_API_HASH", HASH)
     monkeypatch.setenv("CRAWL_TELEGRAM_SESSION", SESSION)
-    monkeypatch.setenv("CRAWL_TELEGRAM_ALICE_SESSION", SESSION + "x")
-    monkeypatch.setenv("CRAWL_TELEGRAM_BOB_API_ID", "999")
-    monkeypatch.setenv("CRAWL_TELEGRAM_BOB_SESSION", SESSION + "y")
+    monkeypatch.setenv("CRAWL_TELEGRAM_SESSION__DEFAULT__ALICE", SESSION + "x")
+    monkeypatch.setenv("CRAWL_TELEGRAM_API_ID__ACME__BOB", "999")
+    monkeypatch.setenv("CRAWL_TELEGRAM_SESSION__ACME__BOB", SESSION + "y")
     monkeypatch.setenv("CRAWL_TELEGRAM_MAX_PAGES", "50")
     resource = TelegramResource.from_env()
-    assert sorted(resource.credentials) == ["alice", "bob", "default"]
+    assert sorted(resource.credentials) == ["acme:bob", "default:", "default:alice"]
     # unresolved: only variable names, so nothing secret can reach run config
-    assert resource.credentials["alice"].session == "CRAWL_TELEGRAM_ALICE_SESSION"
-    assert resource.credentials["alice"].api_id == "CRAWL_TELEGRAM_API_ID"  # falls back to the default app
-    assert resource.credentials["bob"].api_id == "CRAWL_TELEGRAM_BOB_API_ID"
-    assert isinstance(resource.credentials["bob"].api_id, dg.EnvVar)
+    assert resource.credentials["default:alice"].session == "CRAWL_TELEGRAM_SESSION__DEFAULT__ALICE"
+    assert resource.credentials["default:alice"].api_id == "CRAWL_TELEGRAM_API_ID"  # falls back to the default app
+    assert resource.credentials["acme:bob"].api_id == "CRAWL_TELEGRAM_API_ID__ACME__BOB"
+    assert isinstance(resource.credentials["acme:bob"].api_id, dg.EnvVar)
     assert resource.max_pages_per_run == 50
     resolved = resource.process_config_and_initialize()
-    assert resolved.credentials["bob"].api_id == "999"
-    assert resolved.credentials["alice"].session == SESSION + "x"
+    assert resolved.credentials["acme:bob"].api_id == "999"
+    assert resolved.credentials["default:alice"].session == SESSION + "x"
     for text in (repr(resolved), str(resolved), repr(resolved.credentials)):
         assert SESSION not in text and HASH not in text
 

@@ -265,7 +265,7 @@ def test_accounts_of_the_pool_are_used_by_credential_name(world, harness_factory
     h.sync()
     assert world.by_account["alice"]["GetHistoryRequest"] == 2
     assert "GetHistoryRequest" not in world.by_account.get("default", {})
-    assert h.state["peer"]["credential"] == "alice"
+    assert h.state["peer"]["credential"] == "default:alice"  # the account: a tenant's credential
 
 
 def test_unknown_credential_is_permanent(world, harness_factory):
@@ -274,7 +274,7 @@ def test_unknown_credential_is_permanent(world, harness_factory):
     h.source = entry("nocred", "@nocred", credential="bob")
     with pytest.raises(SourceGone) as caught:
         h.sync()
-    assert "CRAWL_TELEGRAM_BOB_SESSION" in caught.value.reason
+    assert "CRAWL_TELEGRAM_SESSION__DEFAULT__BOB" in caught.value.reason
 
 
 def test_an_account_is_used_by_one_run_at_a_time(world, harness_factory, tmp_path):
@@ -283,7 +283,7 @@ def test_an_account_is_used_by_one_run_at_a_time(world, harness_factory, tmp_pat
 
     world.channel("locked", messages=10)
     h = harness_factory(entry("locked", "@locked"), account_wait_seconds=0.3)
-    with AccountLock(tmp_path / "locks", "default", 0):
+    with AccountLock(tmp_path / "locks", "default", None, 0):
         with pytest.raises(AccountBusy):
             h.sync()
     assert world.connects == 0

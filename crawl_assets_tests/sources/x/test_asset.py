@@ -11,7 +11,9 @@ from crawl_assets.checkpoints import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.registry import load_registry
 from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.sources.exports import tenant_import_root
 from crawl_assets.sources.x.assets import x_posts_raw
+from crawl_assets.sources.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.resource import XResource
 
 REGISTRY = """sources:
@@ -55,11 +57,12 @@ TWEETS_JS = """window.YTD.tweets.part0 = [
 def setup(tmp_path, server):
     registry = tmp_path / "sources.yaml"
     registry.write_text(REGISTRY)
-    (tmp_path / "tweets.js").write_text(TWEETS_JS, encoding="utf-8")
+    (acme := tenant_import_root("acme")).mkdir(parents=True)
+    (acme / "tweets.js").write_text(TWEETS_JS, encoding="utf-8")
     resources = {
         "lake": LakeResource(root=str(tmp_path / "lake")),
         "registry": RegistryResource(path=str(registry)),
-        "x": XResource(base_url=server.url, bearer_token="test-token", backoff_seconds=0.01, max_retries=1,
+        "x": XResource(base_url=server.url, secrets=[TenantSecret(tenant="acme", value="test-token")], backoff_seconds=0.01, max_retries=1,
                        reset_margin_seconds=0.05, max_inline_wait_seconds=0.5),
     }
     with dg.instance_for_test() as instance:

@@ -1,0 +1,64 @@
+"""Each platform's ``PersonIds`` (declared beside its normalizer) cuts every author out of that format's
+real-shaped seeds: re-normalizing the scrubbed input yields none of their records and every other record,
+and no object naming their raw id is left under the platform's person keys."""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from crawl_assets.erasure.scrub import DROP, Subject, persons_of, scrub
+from crawl_assets.normalize import NormalizeContext, normalize_stream
+from crawl_assets.normalize.persons import ID_KEYS
+from crawl_assets.schema import Rejection
+from crawl_assets.sources.catalog import format_specs, plugins
+from crawl_assets_tests.fuzz.seeds import seeds
+
+PLATFORM_OF = {fmt: p for p, plugin in plugins().items() for fmt in plugin.formats}
+
+
+def _records(fmt: str, data: bytes) -> list[Any]:
+    return [r for r in normalize_stream(fmt, io.BytesIO(data), name="seed", context=NormalizeContext())
+            if not isinstance(r, Rejection)]
+
+
+def _named(value: Any, subject: Subject, key: str | None = None) -> list[str]:
+    """Places (key paths) still naming the person under the platform's owner/container/reference keys."""
+    spec = subject.spec
+    out = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in spec.owner_keys + spec.reference_keys and spec.names(v, subject.persons):
+                out.append(k)
+            if key in spec.containers and k in ID_KEYS and str(v) in subject.persons:
+                out.append(f"{key}[].{k}")
+            out += _named(v, subject, k)
+    elif isinstance(value, list):
+        for v in value:
+            out += _named(v, subject, key)
+    return out
+
+
+@pytest.mark.parametrize("fmt", sorted(format_specs()))
+def test_each_author_is_cut_out_of_the_formats_seeds(fmt: str) -> None:
+    seed = seeds()[fmt]
+    items = list(seed.items)
+    records = _records(fmt, seed.encode(items))
+    by_author: dict[str, list[Any]] = defaultdict(list)
+    for record in records:
+        if record.author_id and not record.author_id.startswith("developer:"):  # Play: the app's owner, not a person
+            by_author[record.author_id].append(record)
+    if fmt not in ("play", "play-csv", "x-archive"):  # no person ids there (an archive is one account's own)
+        assert by_author, f"{fmt}: seeds without authors prove nothing"
+    spec = persons_of(PLATFORM_OF[fmt])
+    for author, theirs in sorted(by_author.items())[:12]:
+        subject = Subject.of(spec, author, frozenset(spec.item_id(r.key, r.native_id) for r in theirs))
+        kept = [k for k in (scrub(i, subject) for i in items) if k is not DROP]
+        left = _records(fmt, seed.encode(kept))
+        assert not [r.key for r in left if r.author_id == author], f"{fmt}: {author} is still an author"
+        others = {r.key for r in records if r.author_id != author and r.key not in {t.key for t in theirs}}
+        assert others <= {r.key for r in left}, f"{fmt}: erasing {author} removed other people's records"
+        assert not _named(kept, subject), f"{fmt}: {author}'s id is still in the raw data"
