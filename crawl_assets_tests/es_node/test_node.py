@@ -1,0 +1,43 @@
+"""The test node's life cycle: a failed start says why and leaves no process; the session node is a real
+Elasticsearch with our test analysis plugin, not running as root."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from crawl_assets_tests.es_node.distribution import Unavailable
+from crawl_assets_tests.es_node.fixtures import external_url
+from crawl_assets_tests.es_node.node import NodeStartError, RealNode
+
+
+def _java_processes_under(path: str) -> list[str]:
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if "java" in line and path in line]
+
+
+def test_a_node_that_cannot_start_says_why_and_leaves_no_process() -> None:
+    before = set(_java_processes_under("crawl-es-node-"))  # e.g. the session's node
+    node = RealNode(heap="1k", start_timeout=120)  # the JVM refuses a 1 KiB heap
+    try:
+        with pytest.raises(NodeStartError, match="did not start") as info:
+            node.start()
+    except Unavailable as exc:
+        pytest.skip(f"no real Elasticsearch node: {exc}")
+    assert "heap" in str(info.value).lower(), str(info.value)[-2000:]
+    assert node.proc is None and node.workdir is None
+    assert set(_java_processes_under("crawl-es-node-")) <= before, "no JVM of the failed node is left"
+
+
+@pytest.mark.skipif(bool(external_url()), reason="checks the local test node (CRAWL_TEST_ES_URL is set)")
+def test_the_session_node_is_real_and_unprivileged(es_cluster) -> None:
+    info = es_cluster.client.nodes.info(node_id="_local", metric="plugins,process,jvm")
+    [node] = info["nodes"].values()
+    assert node["version"].startswith("8.") and node["build_flavor"] == "default"
+    assert [p["name"] for p in node["plugins"]] == ["crawl-test-analysis"]
+    pid = node["process"]["id"]
+    with open(f"/proc/{pid}/status") as fh:
+        uid = next(int(line.split()[1]) for line in fh if line.startswith("Uid:"))
+    assert uid != 0, "Elasticsearch must not run as root"
+    assert node["jvm"]["mem"]["heap_max_in_bytes"] <= 512 * 1024 * 1024
