@@ -225,6 +225,9 @@ class BulkSink:
         self.client = client
         # The sink owns retries (with accounting and backoff); the client must not retry underneath.
         self._bulk_client = client.options(max_retries=0, request_timeout=request_timeout_s)
+        # Refusals name the field, not the whole document (servers from 8.18 on; older ones refuse the
+        # parameter itself, and the sink then sends without it).
+        self._bulk_params: dict[str, Any] = {"include_source_on_error": False}
         self.deadletters = DeadLetterWriter(deadletter_root, family, tenant, run_id)
         self.stats = SinkStats()
         self._lock = threading.Lock()
@@ -478,8 +481,7 @@ class BulkSink:
         while True:
             started = time.perf_counter()
             try:
-                resp = self._bulk_client.bulk(operations=body, filter_path=BULK_FILTER_PATH,
-                                              include_source_on_error=False)
+                resp = self._bulk_client.bulk(operations=body, filter_path=BULK_FILTER_PATH, **self._bulk_params)
                 elapsed = (time.perf_counter() - started) * 1000
                 with self._lock:
                     self.stats.bulk_requests += 1
@@ -488,6 +490,9 @@ class BulkSink:
                 return resp.body, attempt + 1
             except ApiError as exc:
                 status, etype, reason = exc.status_code, str(exc.error), _api_reason(exc)
+                if status == 400 and self._bulk_params and "include_source_on_error" in reason:
+                    self._bulk_params = {}  # a server before 8.18 does not know it: send without it
+                    continue
                 retryable = status in RETRY_REQUEST_STATUSES
             except (TransportConnectionError, ConnectionTimeout) as exc:
                 status, etype, reason, retryable = None, type(exc).__name__, str(exc), True

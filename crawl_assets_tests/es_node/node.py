@@ -14,6 +14,7 @@ import ctypes
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -121,8 +122,13 @@ class RealNode:
     def _write_config(self, home: Path, workdir: Path, port: int) -> Path:
         conf = workdir / "config"
         conf.mkdir()
-        for name in ("jvm.options", "log4j2.properties"):
-            shutil.copyfile(home / "config" / name, conf / name)
+        shutil.copyfile(home / "config" / "log4j2.properties", conf / "log4j2.properties")
+        # Older distributions write the GC log and crash files to logs/ under the working folder of the
+        # launcher (the shared, read-only home): point them at this node's own logs folder.
+        options = (home / "config" / "jvm.options").read_text()
+        options = re.sub(r"(file=|ErrorFile=)(logs/)?(gc\.log|hs_err_pid%p\.log)", rf"\g<1>{workdir}/logs/\g<3>", options)
+        options = options.replace("HeapDumpPath=data", f"HeapDumpPath={workdir}/data")
+        (conf / "jvm.options").write_text(options)
         (conf / "jvm.options.d").mkdir()
         settings = {
             "cluster.name": f"crawl-test-{os.getpid()}", "node.name": "crawl-test",
