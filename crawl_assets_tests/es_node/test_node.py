@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from crawl_assets_tests.es_node.distribution import Unavailable
-from crawl_assets_tests.es_node.fixtures import external_url
+from crawl_assets_tests.es_node.fixtures import external_url, required
 from crawl_assets_tests.es_node.node import NodeStartError, RealNode
 
 
@@ -24,6 +24,8 @@ def test_a_node_that_cannot_start_says_why_and_leaves_no_process() -> None:
         with pytest.raises(NodeStartError, match="did not start") as info:
             node.start()
     except Unavailable as exc:
+        if required():
+            pytest.fail(f"CRAWL_TEST_REQUIRE_REAL_ES is set but no real Elasticsearch node: {exc}")
         pytest.skip(f"no real Elasticsearch node: {exc}")
     assert "heap" in str(info.value).lower(), str(info.value)[-2000:]
     assert node.proc is None and node.workdir is None
