@@ -1,0 +1,153 @@
+"""Bring existing indices to the shipped template: what can change in place does; the rest is named.
+
+A template only shapes indices created after it. ``es setup`` therefore compares every existing index
+with its family's template: fields the index lacks or maps differently are sent with put-mapping, one
+field at a time, and the cluster itself decides what is compatible (new fields and sub-fields,
+``ignore_above``, flattened ``depth_limit``... are; a new type or analyzer is not). Dynamic settings
+(``refresh_interval``, the field limit) are updated. What the cluster refuses, and analysis settings
+that differ (they change only on a closed index), are reported with the reason: ``crawl-assets es
+reindex`` moves such an index to a new generation without downtime (``reindex.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from elasticsearch import BadRequestError, Elasticsearch
+
+DYNAMIC_SETTINGS = ("refresh_interval", "mapping.total_fields.limit")
+
+
+@dataclass(frozen=True)
+class Incompatible:
+    index: str
+    family: str
+    tenant: str
+    what: str  # a field path, or "analysis" / "settings"
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.index}: {self.what}: {self.reason}"
+
+
+@dataclass
+class MigrationReport:
+    updated: list[str] = field(default_factory=list)  # "index: field, field"
+    needs_reindex: list[Incompatible] = field(default_factory=list)
+    in_progress: list[str] = field(default_factory=list)  # logical names with an unfinished reindex
+
+
+def _same(want: Any, have: Any) -> bool:
+    """Whether the index's definition has every parameter the template sets (extra defaults are fine)."""
+    if isinstance(want, dict):
+        return isinstance(have, dict) and all(_same(v, have.get(k)) for k, v in want.items())
+    if isinstance(want, list):
+        return isinstance(have, list) and len(want) == len(have) and all(_same(a, b) for a, b in zip(want, have))
+    return str(want).lower() == str(have).lower()
+
+
+def with_defaults(have: dict[str, Any], defaults: dict[str, dict[str, Any]], prefix: str = "") -> dict[str, Any]:
+    """The index's mapping with every parameter it leaves out at its default filled in (``defaults``:
+    full field name -> parameters, from the field mapping API with ``include_defaults``)."""
+    out: dict[str, Any] = {}
+    for name, current in have.items():
+        path = prefix + name
+        if "properties" in current:
+            out[name] = {"type": "object", **current,
+                         "properties": with_defaults(current["properties"], defaults, path + ".")}
+            continue
+        merged = {**defaults.get(path, {}), **current}
+        if "fields" in current:
+            merged["fields"] = {sub: {**defaults.get(f"{path}.{sub}", {}), **d} for sub, d in current["fields"].items()}
+        out[name] = merged
+    return out
+
+
+def _field_defaults(client: Elasticsearch, index: str) -> dict[str, dict[str, Any]]:
+    found = client.indices.get_field_mapping(index=index, fields="*", include_defaults=True)[index]["mappings"]
+    return {name: next(iter(entry["mapping"].values()), {}) for name, entry in found.items()}
+
+
+def changed_fields(have: dict[str, Any], want: dict[str, Any],
+                   prefix: str = "") -> list[tuple[str, str, dict[str, Any]]]:
+    """(name, field path, definition to put) for each field or sub-field the template maps and the index
+    lacks or maps otherwise; objects are compared field by field, multi-fields sub-field by sub-field
+    (so one refused sub-field does not hold back the others)."""
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    for name, definition in want.items():
+        path, current = prefix + name, have.get(name)
+        if current is not None and "properties" in definition and "properties" in current:
+            own = {k: v for k, v in definition.items() if k != "properties"}
+            if not _same(own, current):
+                out.append((path, path, {**own, "properties": {}}))
+            out += changed_fields(current["properties"], definition["properties"], path + ".")
+            continue
+        base = {k: v for k, v in definition.items() if k != "fields"}
+        if current is None or not _same(base, current):
+            out.append((path, path, definition))
+            continue
+        for sub, sub_def in (definition.get("fields") or {}).items():
+            if not _same(sub_def, (current.get("fields") or {}).get(sub)):
+                out.append((f"{path}.{sub}", path, {**base, "fields": {sub: sub_def}}))
+    return out
+
+
+def _nest(path: str, definition: dict[str, Any]) -> dict[str, Any]:
+    *parents, leaf = path.split(".")
+    body: dict[str, Any] = {leaf: definition}
+    for parent in reversed(parents):
+        body = {parent: {"properties": body}}
+    return body
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: [str(v) for v in value] if isinstance(value, list) else str(value).lower()}
+
+
+def _reason(exc: BadRequestError) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    return str((body.get("error") or {}).get("reason") or exc.message)
+
+
+def migrate_index(client: Elasticsearch, index: str, family: str, tenant: str, report: MigrationReport,
+                  *, dry_run: bool = False) -> None:
+    """Compare one physical index with its family's template; apply what is compatible (unless
+    ``dry_run``), record the rest in ``report``."""
+    from crawl_assets.index.bootstrap import load_template
+
+    template = load_template(family)["template"]
+    wanted = template["mappings"]["properties"]
+    current = with_defaults(client.indices.get_mapping(index=index)[index]["mappings"].get("properties", {}),
+                            _field_defaults(client, index))
+    applied = []
+    for name, path, definition in changed_fields(current, wanted):
+        if dry_run:
+            applied.append(name)
+            continue
+        try:
+            client.indices.put_mapping(index=index, properties=_nest(path, definition))
+            applied.append(name)
+        except BadRequestError as exc:
+            report.needs_reindex.append(Incompatible(index, family, tenant, name, _reason(exc)))
+    settings = client.indices.get_settings(index=index)[index]["settings"]["index"]
+    want_analysis, have_analysis = _flat(template["settings"].get("analysis", {})), _flat(settings.get("analysis", {}))
+    differ = sorted({k.rsplit(".", 1)[0] for k, v in want_analysis.items() if have_analysis.get(k) != v})
+    if differ:
+        report.needs_reindex.append(Incompatible(index, family, tenant, "analysis",
+                                                 "analysis settings differ: " + ", ".join(differ)))
+    want_index, have_index = _flat(template["settings"].get("index", {})), _flat(settings)
+    dynamic = {k: want_index[k] for k in DYNAMIC_SETTINGS if k in want_index and have_index.get(k) != want_index[k]}
+    if dynamic:
+        if not dry_run:
+            client.indices.put_settings(index=index, settings={"index": dynamic})
+        applied += [f"settings.{k}" for k in dynamic]
+    if str(want_index.get("number_of_shards", "1")) != str(have_index.get("number_of_shards", "1")):
+        report.needs_reindex.append(Incompatible(index, family, tenant, "settings", "number_of_shards differs"))
+    if applied:
+        report.updated.append(f"{index}: {', '.join(applied)}")
