@@ -82,8 +82,8 @@ def test_demo_indexes_into_elasticsearch_when_configured(tmp_path, es_cluster):
     indexed = client.count(index="crawl-records-demo")["count"]  # the tenant's read alias
     assert indexed == sum(records for records, _ in got.values())
     assert client.count(index="crawl-edges-demo")["count"] > 0
-    # Re-running converges: no new documents, nothing failed.
-    again = run_demo(tmp_path / "es_home", "--es-url", es_cluster.url, env_extra=env)
+    # Re-running (configured by CRAWL_ES_URL this time) converges: no new documents, nothing failed.
+    again = run_demo(tmp_path / "es_home", env_extra=es_cluster.env())
     assert again.returncode == 0, again.stderr[-3000:]
     client.indices.refresh(index="crawl-records-demo")
     assert client.count(index="crawl-records-demo")["count"] == indexed
