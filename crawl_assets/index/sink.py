@@ -482,7 +482,8 @@ class BulkSink:
         while True:
             started = time.perf_counter()
             try:
-                resp = self._bulk_client.bulk(operations=body, filter_path=BULK_FILTER_PATH, **self._bulk_params)
+                params = self._bulk_params  # (several workers may meet an old server's refusal at once)
+                resp = self._bulk_client.bulk(operations=body, filter_path=BULK_FILTER_PATH, **params)
                 elapsed = (time.perf_counter() - started) * 1000
                 with self._lock:
                     self.stats.bulk_requests += 1
@@ -491,7 +492,7 @@ class BulkSink:
                 return resp.body, attempt + 1
             except ApiError as exc:
                 status, etype, reason = exc.status_code, str(exc.error), _api_reason(exc)
-                if status == 400 and self._bulk_params and "include_source_on_error" in reason:
+                if status == 400 and params and "include_source_on_error" in reason:
                     self._bulk_params = {}  # a server before 8.18 does not know it: send without it
                     continue
                 retryable = status in RETRY_REQUEST_STATUSES or write_blocked(etype, reason)

@@ -70,6 +70,13 @@ class Faults:
     delays: list[tuple[str, float]] = field(default_factory=list)
     delay_forever: tuple[str, float] | None = None
     items: dict[str, ItemRule] = field(default_factory=dict)
+    unknown_params: set[str] = field(default_factory=set)
+
+    def refuse_parameter(self, name: str) -> None:
+        """Answer requests carrying query parameter ``name`` as a server that does not know it does
+        (400, the body a real 8.14 node gives for ``include_source_on_error``), until cleared."""
+        with self.lock:
+            self.unknown_params.add(name)
 
     def fail_requests(self, n: int, status: int = 429, path: str = "_bulk") -> None:
         with self.lock:
@@ -105,6 +112,7 @@ class Faults:
             self.delays.clear()
             self.delay_forever = None
             self.items.clear()
+            self.unknown_params.clear()
 
     def pending(self) -> list[str]:
         """Armed one-shot faults not met yet (``[]`` once every request fault and item rejection fired)."""
@@ -220,6 +228,14 @@ def _handler_for(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             proxy.count("requests")
+            path, _, query = self.path.partition("?")
+            unknown = [p.split("=")[0] for p in query.split("&") if p.split("=")[0] in proxy.faults.unknown_params]
+            if unknown:
+                proxy.count("unknown parameter")
+                reason = f"request [{path}] contains unrecognized parameter: [{unknown[0]}]"
+                self._answer(400, [("Content-Type", "application/json"), ("X-Elastic-Product", "Elasticsearch")],
+                             error_body(400, "illegal_argument_exception", reason))
+                return
             status, drop, delay = proxy.faults.for_request(self.path)
             if delay:
                 proxy.count("delayed")

@@ -187,6 +187,18 @@ def test_429_storm_completes_with_backoff(es: EsTarget, tmp_path: Path) -> None:
     assert count_documents(es.client, es.tenant) == 400
 
 
+def test_a_server_before_8_18_refusing_include_source_on_error_loses_nothing(es: EsTarget, tmp_path: Path) -> None:
+    """Servers before 8.18 refuse the parameter (checked on a real 8.14.3 node, whose answer the proxy
+    gives): the sink drops it and re-sends, every worker alike (several meet the refusal at once)."""
+    proxy, client = es.proxied()
+    proxy.faults.refuse_parameter("include_source_on_error")
+    docs = [record(i, es.tenant, month=1 + i % 3) for i in range(300)]
+    stats = index_documents(client, docs, family="records", tenant=es.tenant, deadletter_root=str(tmp_path / "lake"),
+                            batch_docs=20, concurrency=4, **FAST)
+    assert (stats.created, stats.failed, stats.request_retries) == (300, 0, 0)
+    assert proxy.stats["unknown parameter"] >= 1
+
+
 def test_items_still_rejected_after_the_retry_budget_are_dead_lettered(es: EsTarget, tmp_path: Path) -> None:
     proxy, client = es.proxied()
     proxy.faults.reject_items(["x:1001"], times=100)
