@@ -69,7 +69,8 @@ def build(dist: Path, java_home: Path) -> Path:
             if done.returncode != 0:
                 raise Unavailable(f"javac failed on the test analysis plugin: {(done.stderr or done.stdout)[-2000:]}")
             out = work / "out"
-            out.mkdir(mode=0o755)
+            out.mkdir()
+            os.chmod(out, 0o755)  # readable by the user the node runs as, whatever the umask
             with zipfile.ZipFile(out / "crawl-test-analysis.jar", "w", zipfile.ZIP_DEFLATED) as jar:
                 jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n\r\n")
                 for path in sorted(classes.rglob("*.class")):

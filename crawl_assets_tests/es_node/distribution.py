@@ -41,6 +41,8 @@ def cache_root() -> Path:
     root = Path(configured) if configured else Path("/var/tmp/crawl-assets-es")
     try:
         root.mkdir(mode=0o755, parents=True, exist_ok=True)
+        if root.stat().st_uid == os.getuid():
+            os.chmod(root, 0o755)  # the node's user must reach it, whatever the umask
         if os.access(root, os.W_OK | os.X_OK):
             return root
     except OSError:
@@ -49,6 +51,7 @@ def cache_root() -> Path:
         raise Unavailable(f"CRAWL_TEST_ES_CACHE={configured} is not a writable folder")
     mine = Path(f"/var/tmp/crawl-assets-es-{os.getuid()}")
     mine.mkdir(mode=0o755, parents=True, exist_ok=True)
+    os.chmod(mine, 0o755)
     return mine
 
 
@@ -133,6 +136,8 @@ def _extract(zip_path: Path, target: Path) -> None:
             else:
                 mode = (info.external_attr >> 16) & 0o777
                 os.chmod(out, 0o755 if mode & 0o111 else 0o644)
+    for folder, _, _ in os.walk(target):  # folders the zip has no entry for were made under the umask
+        os.chmod(folder, 0o755)
 
 
 def _publish(build: Path, final: Path) -> None:
