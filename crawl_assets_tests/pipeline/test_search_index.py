@@ -34,9 +34,11 @@ def sample_source(dagster_home, monkeypatch, es_cluster, fault_proxy):
         monkeypatch.setenv(name, value)
     from crawl_assets.definitions import build_definitions
 
-    instance = dg.DagsterInstance.get()
-    instance.add_dynamic_partitions("x_sources", [SOURCE])
-    yield fault_proxy, Lake(settings.lake_root()), instance, build_definitions().resolve_job_def("x_sync")
+    # Entered, so the process-wide defs-state storage is this live instance's for the whole test (an
+    # instance dropped without dispose by an earlier test left a dead one there: a flaky setup error).
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("x_sources", [SOURCE])
+        yield fault_proxy, Lake(settings.lake_root()), instance, build_definitions().resolve_job_def("x_sync")
 
 
 def test_item_failures_dead_lettered_then_replayed(sample_source, es_cluster):
