@@ -1,10 +1,16 @@
-"""Bench: the bulk sink vs a raw NDJSON bulk loop (the floor), against the protocol test server.
+"""Bench: our bulk sink vs ``helpers.streaming_bulk`` and ``helpers.parallel_bulk`` on a real Elasticsearch node.
 
-Each measurement runs in a fresh child process (so peak RSS is that of one indexing run) against a fresh
-test server in another process started with ``--no-validate`` (so the figure measures the client side,
-not the Python stand-in). Runs are interleaved and the median is printed, with the ratio to the floor.
+Every contender indexes the same records with the same actions: into the record's month index, with
+``_id`` = the record key and the external version of the observation (``version_type=external_gte``),
+so the node does the same work for each. The helpers run with their default settings and the default
+client (what a user would write); the sink with its defaults through our resource's client.
 
-    python bench/es_sink.py [--docs 100000] [--runs 3]
+Each measurement runs in a fresh child process (its CPU time and peak RSS are the client's own) into a
+fresh tenant whose month indices exist beforehand (so no contender pays index creation); runs are
+interleaved, medians printed, and the indexed count checked against the input after every run.
+
+    python bench/es_sink.py --target real [--docs 100000] [--runs 3] [--heap 1g]   # starts a local node
+    python bench/es_sink.py --url http://host:9200 ...                              # an existing cluster
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+PHASES = ("streaming_bulk", "parallel_bulk", "sink")
+MONTHS = [f"2025.{m:02d}" for m in range(1, 13)]
 
 
 def _record(i: int, tenant: str) -> dict[str, Any]:
@@ -50,7 +58,7 @@ def synthetic_records(n: int, tenant: str = "bench", pool: int = 4096) -> Iterat
     """Records shaped like ``Record.model_dump(mode="json")`` (~1 KB, Persian text, 12 months), streamed.
 
     Each is a shallow copy of one of ``pool`` prepared records with its own key, so producing the input
-    costs ~1 µs per record and neither side of the comparison is measuring the bench's own generator."""
+    costs ~1 µs per record and no contender is measuring the bench's own generator."""
     prepared = [_record(i, tenant) for i in range(min(pool, n))]
     for i in range(n):
         doc = dict(prepared[i % pool])
@@ -58,8 +66,14 @@ def synthetic_records(n: int, tenant: str = "bench", pool: int = 4096) -> Iterat
         yield doc
 
 
-def _peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def helper_actions(n: int, tenant: str) -> Iterator[dict[str, Any]]:
+    """The sink's writes as helper actions: month index, ``_id``, external version."""
+    from crawl_assets.index.naming import index_for
+    from crawl_assets.index.versioning import observation_version
+
+    for doc in synthetic_records(n, tenant):
+        yield {"_index": index_for("records", tenant, doc["created_at"]), "_id": doc["key"],
+               "version": observation_version(doc), "version_type": "external_gte", "_source": doc}
 
 
 def _cpu_s() -> float:
@@ -67,122 +81,134 @@ def _cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _figures(n: int, started: float, cpu0: float) -> dict[str, Any]:
-    """Wall docs/s, docs per second of this (client) process's CPU time, and peak RSS."""
-    elapsed = time.perf_counter() - started
-    return {"docs_per_s": n / elapsed, "docs_per_cpu_s": n / max(_cpu_s() - cpu0, 1e-9), "seconds": elapsed,
-            "peak_rss_mib": _peak_rss_mib()}
-
-
-def run_sink(url: str, n: int, lake: str) -> dict[str, Any]:
-    from crawl_assets.index.sink import index_documents
-    from crawl_assets.resources.elasticsearch import ElasticsearchResource
-
-    client = ElasticsearchResource(hosts=[url]).get_client()
-    client.info()
+def _measure(fn, n: int) -> dict[str, Any]:
     started, cpu0 = time.perf_counter(), _cpu_s()
-    stats = index_documents(client, synthetic_records(n), family="records", tenant="bench", deadletter_root=lake,
-                            run_id="bench")
-    out = _figures(n, started, cpu0)
-    assert stats.created == n and stats.unaccounted == 0, stats
-    return {**out, "p50_ms": stats.latency_p50_ms, "p95_ms": stats.latency_p95_ms}
+    indexed = fn()
+    elapsed, cpu = time.perf_counter() - started, _cpu_s() - cpu0
+    if indexed != n:
+        raise SystemExit(f"only {indexed} of {n} documents were indexed")
+    return {"docs_per_s": n / elapsed, "cpu_us_per_doc": 1e6 * cpu / n, "seconds": elapsed,
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def run_floor(url: str, n: int, lake: str) -> dict[str, Any]:
-    """The floor: orjson NDJSON bodies of 500 and ``client.bulk`` in one loop; no routing, versions, accounting.
+def run_phase(phase: str, url: str, n: int, tenant: str) -> dict[str, Any]:
+    from elasticsearch import Elasticsearch, helpers
 
-    It asks for the same trimmed response as the sink (``filter_path``), so it is a strict floor."""
-    import orjson
+    if phase == "sink":
+        import tempfile
 
-    from crawl_assets.index.sink import BULK_FILTER_PATH
+        from crawl_assets.index.sink import index_documents
+        from crawl_assets.resources.elasticsearch import ElasticsearchResource
 
-    from crawl_assets.resources.elasticsearch import ElasticsearchResource
+        client = ElasticsearchResource(hosts=[url], request_timeout=120).get_client()
+        client.cluster.health()
 
-    client = ElasticsearchResource(hosts=[url]).get_client()
-    client.info()
-    client.indices.create(index="floor")
-    started, cpu0 = time.perf_counter(), _cpu_s()
-    parts: list[bytes] = []
-    for doc in synthetic_records(n):
-        parts.append(orjson.dumps({"index": {"_index": "floor", "_id": doc["key"]}}))
-        parts.append(orjson.dumps(doc))
-        if len(parts) == 1000:
-            client.bulk(operations=b"\n".join(parts) + b"\n", filter_path=BULK_FILTER_PATH)
-            parts = []
-    if parts:
-        client.bulk(operations=b"\n".join(parts) + b"\n", filter_path=BULK_FILTER_PATH)
-    return _figures(n, started, cpu0)
+        def go() -> int:
+            with tempfile.TemporaryDirectory() as lake:
+                stats = index_documents(client, synthetic_records(n, tenant), family="records", tenant=tenant,
+                                        deadletter_root=lake, run_id="bench")
+            assert stats.unaccounted == 0 and stats.failed == 0, stats
+            return stats.created
+    else:
+        client = Elasticsearch(url, request_timeout=120)  # the default client, as a user writes it
+        client.cluster.health()
+        bulk = helpers.streaming_bulk if phase == "streaming_bulk" else helpers.parallel_bulk
 
-
-def run_baseline(url: str, n: int, lake: str) -> dict[str, Any]:
-    """What both pay before indexing anything: the imports and the input pool."""
-    from crawl_assets.index.sink import index_documents  # noqa: F401
-    from crawl_assets.resources.elasticsearch import ElasticsearchResource
-
-    ElasticsearchResource(hosts=[url]).get_client().info()
-    next(synthetic_records(n))
-    return {"docs_per_s": 0.0, "docs_per_cpu_s": 0.0, "seconds": 0.0, "peak_rss_mib": _peak_rss_mib()}
+        def go() -> int:
+            return sum(1 for ok, _ in bulk(client, helper_actions(n, tenant)) if ok)
+    return _measure(go, n)
 
 
-def child(phase: str, n: int) -> dict[str, Any]:
-    """One measurement in a fresh process, against a fresh server process."""
-    from crawl_assets_tests.es_server import spawn
+def prepare_tenant(client, tenant: str) -> None:
+    from crawl_assets.index.bootstrap import ensure_index, ensure_template
+    from crawl_assets.index.naming import index_name
 
-    with spawn("--no-validate") as url:
-        out = subprocess.run([sys.executable, __file__, "--phase", phase, "--url", url, "--docs", str(n)],
-                             capture_output=True, text=True, check=False)
+    ensure_template(client, "records")
+    for month in MONTHS:
+        ensure_index(client, index_name("records", tenant, month), "records", tenant)
+
+
+def drop_tenant(client, tenant: str, n: int) -> None:
+    from crawl_assets.index.bootstrap import tenant_indices
+    from crawl_assets.index.naming import read_alias
+
+    client.indices.refresh(index=read_alias("records", tenant))
+    count = client.count(index=read_alias("records", tenant))["count"]
+    if count != n:
+        raise SystemExit(f"{tenant}: {count} documents in the index, {n} given")
+    client.indices.delete(index=",".join(tenant_indices(client, "records", tenant)))
+
+
+def child(phase: str, url: str, n: int, tenant: str) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, "--phase", phase, "--url", url, "--docs", str(n),
+                          "--tenant", tenant], capture_output=True, text=True, check=False)
     if out.returncode != 0:
-        raise SystemExit(f"{phase} run failed:\n{out.stderr}")
+        raise SystemExit(f"{phase} run failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def report(results: dict[str, list[dict[str, Any]]], docs: int, runs: int, where: str) -> None:
+    def med(phase: str, key: str) -> float:
+        return statistics.median(r[key] for r in results[phase])
+
+    print(f"{docs:,} records, median of {runs} interleaved runs per contender, on {where}")
+    print(f"{'':<38} {'docs/s':>9} {'client CPU/doc':>15} {'peak RSS':>9}")
+    labels = {"sink": "BulkSink (index_documents), defaults", "parallel_bulk": "helpers.parallel_bulk, defaults",
+              "streaming_bulk": "helpers.streaming_bulk, defaults"}
+    for phase in ("sink", "parallel_bulk", "streaming_bulk"):
+        print(f"{labels[phase]:<38} {med(phase, 'docs_per_s'):>9,.0f} {med(phase, 'cpu_us_per_doc'):>12.1f} µs "
+              f"{med(phase, 'peak_rss_mib'):>5.0f} MiB")
+    for peer, goal in (("streaming_bulk", 1.5), ("parallel_bulk", 1.0)):
+        wall = med("sink", "docs_per_s") / med(peer, "docs_per_s")
+        cpu = med(peer, "cpu_us_per_doc") / med("sink", "cpu_us_per_doc")
+        print(f"sink vs {peer}: {wall:.2f}x docs/s (goal >= {goal}x), {cpu:.2f}x less client CPU per document")
+    for phase in PHASES:
+        print(f"  {phase:<15} runs (docs/s, µs CPU/doc): "
+              + ", ".join(f"{r['docs_per_s'] / 1000:.1f}k/{r['cpu_us_per_doc']:.0f}" for r in results[phase]))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", choices=["real"], default="real", help="real: start a local real node")
+    parser.add_argument("--url", help="an existing cluster instead of a local node (crawl-bench-* tenants)")
     parser.add_argument("--docs", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--phase", choices=["sink", "floor", "baseline"], help=argparse.SUPPRESS)
-    parser.add_argument("--url", help=argparse.SUPPRESS)
+    parser.add_argument("--heap", default="1g", help="heap of the local node")
+    parser.add_argument("--phase", choices=PHASES, help=argparse.SUPPRESS)
+    parser.add_argument("--tenant", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase:
-        import tempfile
-
-        with tempfile.TemporaryDirectory() as lake:
-            fn = {"sink": run_sink, "floor": run_floor, "baseline": run_baseline}[args.phase]
-            print(json.dumps(fn(args.url, args.docs, lake)))
+        print(json.dumps(run_phase(args.phase, args.url, args.docs, args.tenant)))
         return
 
-    load_before = os.getloadavg()
-    results: dict[str, list[dict[str, Any]]] = {"sink": [], "floor": [], "baseline": [child("baseline", args.docs)]}
-    for _ in range(args.runs):
-        for phase in ("floor", "sink"):
-            results[phase].append(child(phase, args.docs))
+    from elasticsearch import Elasticsearch
 
-    def med(phase: str, key: str) -> float:
-        return statistics.median(r[key] for r in results[phase])
+    from crawl_assets_tests.es_node.node import RealNode
 
-    print(f"{args.docs:,} records, median of {args.runs} interleaved runs (test server in its own process)")
-    print(f"{'':<34} {'docs/s':>10} {'docs/CPU-s':>11} {'peak RSS':>10}")
-    for label, phase in (("BulkSink (index_documents)", "sink"), ("raw NDJSON + client.bulk (floor)", "floor")):
-        print(f"{label:<34} {med(phase, 'docs_per_s'):>10,.0f} {med(phase, 'docs_per_cpu_s'):>11,.0f} "
-              f"{med(phase, 'peak_rss_mib'):>6.0f} MiB")
-    print(f"{'(imports + input pool, no indexing)':<34} {'':>10} {'':>11} {med('baseline', 'peak_rss_mib'):>6.0f} MiB")
-    print(f"sink bulk latency p50 {med('sink', 'p50_ms'):.0f} ms, p95 {med('sink', 'p95_ms'):.0f} ms")
-    wall = med("floor", "docs_per_s") / med("sink", "docs_per_s")
-    cpu = med("floor", "docs_per_cpu_s") / med("sink", "docs_per_cpu_s")
-    print(f"floor / sink: {wall:.2f}x wall, {cpu:.2f}x client CPU (target <= 2x); sink target >= 60,000 docs/s")
-    print("docs/CPU-s = documents per second of the client process's own CPU time (user + sys): the client-side")
-    print("cost, independent of the stand-in server's speed and of other load on the machine.")
-    # Added figures: CPU per document, the best of the interleaved runs, every run, and the machine's load.
-    print(f"client CPU per document (median): sink {1e6 / med('sink', 'docs_per_cpu_s'):.2f} µs, "
-          f"floor {1e6 / med('floor', 'docs_per_cpu_s'):.2f} µs")
-    for phase in ("sink", "floor"):
-        runs = results[phase]
-        print(f"{phase:<5} best of {len(runs)}: {max(r['docs_per_s'] for r in runs):>9,.0f} docs/s "
-              f"{max(r['docs_per_cpu_s'] for r in runs):>9,.0f} docs/CPU-s; runs (docs/s, docs/CPU-s): "
-              + ", ".join(f"{r['docs_per_s'] / 1000:.1f}k/{r['docs_per_cpu_s'] / 1000:.1f}k" for r in runs))
-    load_after = os.getloadavg()
-    print(f"load average (1/5/15 min) on {os.cpu_count()} CPUs: before {'/'.join(f'{x:.2f}' for x in load_before)}, "
-          f"after {'/'.join(f'{x:.2f}' for x in load_after)}")
+    node = None if args.url else RealNode(heap=args.heap).start()
+    url = args.url or node.url  # type: ignore[union-attr]
+    try:
+        client = Elasticsearch(url, request_timeout=120)
+        # Warm the node up (JIT, caches) so the first contender measured is not the one paying for it.
+        prepare_tenant(client, "bench-warmup")
+        child("sink", url, min(args.docs, 20_000), "bench-warmup")
+        drop_tenant(client, "bench-warmup", min(args.docs, 20_000))
+        load_before = os.getloadavg()
+        results: dict[str, list[dict[str, Any]]] = {p: [] for p in PHASES}
+        for run in range(args.runs):
+            for phase in PHASES[run % 3:] + PHASES[:run % 3]:  # each contender goes first in turn
+                tenant = f"bench-{phase.replace('_', '-')}-{run}"
+                prepare_tenant(client, tenant)
+                results[phase].append(child(phase, url, args.docs, tenant))
+                drop_tenant(client, tenant, args.docs)
+        where = f"a real Elasticsearch node ({url}{', local, heap ' + args.heap if node else ''})"
+        report(results, args.docs, args.runs, where)
+        load_after = os.getloadavg()
+        print(f"load average (1/5/15 min) on {os.cpu_count()} CPUs: before {'/'.join(f'{x:.2f}' for x in load_before)}, "
+              f"after {'/'.join(f'{x:.2f}' for x in load_after)}")
+    finally:
+        if node is not None:
+            node.stop()
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+# The real Elasticsearch node of the session (es_url, es_cluster, fault_proxy).
+pytest_plugins = ["crawl_assets_tests.es_node.fixtures"]
+
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path, monkeypatch):

@@ -1,4 +1,5 @@
-"""``crawl-assets es``: set up the cluster, replay dead letters, show index figures.
+"""``crawl-assets es``: set up the cluster (and migrate existing indices), reindex, replay dead letters,
+show index figures.
 
 The cluster comes from ``--url`` or ``CRAWL_ES_URL``; credentials only from the environment
 (``CRAWL_ES_API_KEY`` or ``CRAWL_ES_USERNAME``/``CRAWL_ES_PASSWORD``), never from flags.
@@ -20,8 +21,9 @@ from crawl_assets import settings
 from crawl_assets.cli.common import fail, open_registry, registry_option
 from crawl_assets.index.bootstrap import setup_indices
 from crawl_assets.index.deadletter import pending_files
-from crawl_assets.index.migrate import MigrationError, migrate_legacy_indices
-from crawl_assets.index.naming import FAMILIES
+from crawl_assets.index.generations import logical_name
+from crawl_assets.index.legacy_names import MigrationError, migrate_legacy_indices
+from crawl_assets.index.naming import FAMILIES, parse_index
 from crawl_assets.index.replay import replay_deadletters
 from crawl_assets.index.stats import index_stats
 from crawl_assets.resources.elasticsearch import CredentialsInUrl, ElasticsearchResource
@@ -74,7 +76,8 @@ def es() -> None:
 def setup(tenants: tuple[str, ...], retention: tuple[str, ...], dry_run: bool, url: str | None,
           registry_path: Path | None) -> None:
     """Put index templates, rename indices of the earlier naming scheme, give every tenant's indices their
-    read alias, delete months past retention."""
+    read alias and the template's compatible mapping changes, name the changes that need a reindex, delete
+    months past retention."""
     keep = _retention(retention)
     chosen = set(tenants) or {e.tenant for e in open_registry(registry_path, strict=False).entries} or {"default"}
     chosen |= set(keep)
@@ -94,7 +97,44 @@ def setup(tenants: tuple[str, ...], retention: tuple[str, ...], dry_run: bool, u
         click.echo(f"{verb}add alias: {line}")
     for name in report.deleted:
         click.echo(f"{verb}delete (retention): {name}")
+    for line in report.migration.updated:
+        click.echo(f"{verb}update mapping in place: {line}")
+    for logical in report.migration.in_progress:
+        click.echo(f"reindex not finished: {logical} (run crawl-assets es reindex again to finish it)")
+    for item in report.migration.needs_reindex:
+        click.echo(f"needs reindex: {item}")
+    for family, tenant in sorted({(i.family, i.tenant) for i in report.migration.needs_reindex}):
+        click.echo(f"  -> crawl-assets es reindex --tenant {tenant} --family {family}")
     click.echo(f"tenants: {', '.join(sorted(chosen))}")
+
+
+@es.command("reindex")
+@click.option("--tenant", required=True)
+@click.option("--family", type=click.Choice(FAMILIES), default="records", show_default=True)
+@click.option("--index", "names", multiple=True, help="Logical index to reindex (repeatable; default: every index of "
+              "the tenant and family that es setup names, and any unfinished reindex).")
+@url_option
+def reindex_cmd(tenant: str, family: str, names: tuple[str, ...], url: str | None) -> None:
+    """Move indices to a new generation built from the current template, without downtime or lost writes."""
+    from crawl_assets.index.reindex import reindex
+
+    with _client(url) as client:
+        try:
+            if not names:
+                plan = setup_indices(client, [tenant], dry_run=True).migration
+                names = tuple(dict.fromkeys([*(logical_name(i.index) for i in plan.needs_reindex
+                                               if i.family == family), *plan.in_progress]))
+            for name in names:
+                parsed = parse_index(name)
+                if not parsed or parsed[:2] != (family, tenant):
+                    fail(f"{name} is not a {family} index of tenant {tenant}")
+                done = reindex(client, name, family, tenant)
+                click.echo(f"{name}: now {done.new_index}; {done.copied} copied, {done.newer_kept} newer kept, "
+                           f"removed {', '.join(done.removed) or 'nothing'}")
+        except ValueError as exc:
+            fail(str(exc))
+    if not names:
+        click.echo("nothing needs a reindex")
 
 
 @es.command("replay")

@@ -6,5 +6,7 @@ Entry points (import from the modules; this package re-exports nothing, so impor
 - ``bootstrap.setup_indices(client, tenants, retention_months=None)`` (idempotent)
 - ``stats.count_documents(client, tenant, source=None, family="records", include_tombstones=False)``
 - ``replay.replay_deadletters(client, lake_root, ...)``; ``erasure.erase_documents(client, tenant, ids)``
+- ``migrate.migrate_index`` (run by ``setup_indices``); ``reindex.reindex(client, logical, family, tenant)``
+- ``queries.search_text / hashtag_counts / thread / author_posts``
 - Kibana saved objects: ``kibana/crawl_overview.ndjson`` (Stack Management > Saved objects > Import)
 """

@@ -16,15 +16,10 @@ from typing import Any
 
 from elasticsearch import BadRequestError, Elasticsearch, NotFoundError
 
-from crawl_assets.index.naming import (
-    FAMILIES,
-    MONTHLY,
-    check_tenant,
-    index_pattern,
-    parse_index,
-    read_alias,
-    template_name,
-)
+from crawl_assets.index.migrate import MigrationReport, migrate_index
+
+from crawl_assets.index.generations import by_logical, parse_physical
+from crawl_assets.index.naming import FAMILIES, MONTHLY, check_tenant, index_pattern, read_alias, template_name
 
 log = logging.getLogger(__name__)
 
@@ -50,23 +45,32 @@ def ensure_template(client: Elasticsearch, family: str) -> None:
 
 
 def ensure_index(client: Elasticsearch, index: str, family: str, tenant: str) -> None:
-    """Create ``index`` (mappings from the template) with the tenant's read alias; add the alias if it exists."""
+    """Create ``index`` (mappings from the template) with the tenant's read alias; add the alias if it exists.
+
+    A name that is an alias already is a reindexed index (``generations``): its aliases are the reindex's."""
     alias = read_alias(family, tenant)
     try:
         client.indices.create(index=index, aliases={alias: {}})
     except BadRequestError as exc:
+        if exc.error == "invalid_index_name_exception" and "exists as alias" in str(_reason(exc)):
+            return
         if exc.error != "resource_already_exists_exception":
             raise
         client.indices.put_alias(index=index, name=alias)
 
 
+def _reason(exc: BadRequestError) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    return str((body.get("error") or {}).get("reason", exc.message))
+
+
 def tenant_indices(client: Elasticsearch, family: str, tenant: str) -> dict[str, dict[str, Any]]:
-    """Our concrete indices of a tenant and family, with their aliases."""
+    """Our concrete indices of a tenant and family (reindexed generations too), with their aliases."""
     found = client.indices.get_alias(index=index_pattern(family, tenant), allow_no_indices=True,
                                      ignore_unavailable=True).body
     out = {}
     for name, info in found.items():
-        parsed = parse_index(name)
+        parsed = parse_physical(name)
         if parsed and parsed[0] == family and parsed[1] == tenant:
             out[name] = info.get("aliases", {})
     return out
@@ -77,6 +81,7 @@ class SetupReport:
     templates: list[str] = field(default_factory=list)
     aliases_added: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    migration: MigrationReport = field(default_factory=MigrationReport)
 
 
 def setup_indices(client: Elasticsearch, tenants: Iterable[str],
@@ -96,11 +101,17 @@ def setup_indices(client: Elasticsearch, tenants: Iterable[str],
         check_tenant(tenant)
         for family in FAMILIES:
             alias = read_alias(family, tenant)
-            for name, aliases in tenant_indices(client, family, tenant).items():
-                if alias not in aliases:
+            found = tenant_indices(client, family, tenant)
+            for logical, names in by_logical(found).items():
+                if len(names) > 1:  # a reindex not finished: its aliases are its own
+                    report.migration.in_progress.append(logical)
+                    continue
+                [name] = names
+                if alias not in found[name]:
                     if not dry_run:
                         client.indices.put_alias(index=name, name=alias)
                     report.aliases_added.append(f"{name} -> {alias}")
+                migrate_index(client, name, family, tenant, report.migration, dry_run=dry_run)
         keep = (retention_months or {}).get(tenant)
         if keep:
             report.deleted += delete_expired_months(client, tenant, keep, now=now, dry_run=dry_run)
@@ -126,9 +137,12 @@ def delete_expired_months(client: Elasticsearch, tenant: str, keep: int, *, now:
     now = now or datetime.now(timezone.utc)
     doomed: list[str] = []
     for family in sorted(MONTHLY):
-        by_month = {parse_index(n)[2]: n for n in tenant_indices(client, family, tenant)}  # type: ignore[index]
-        by_month.pop(None, None)  # the undated index is never expired by month
-        doomed += [by_month[m] for m in expired_months(by_month, keep, now)]
+        by_month: dict[str, list[str]] = {}
+        for name in tenant_indices(client, family, tenant):
+            month = parse_physical(name)[2]  # type: ignore[index]
+            if month is not None:  # the undated index is never expired by month
+                by_month.setdefault(month, []).append(name)
+        doomed += [name for m in expired_months(by_month, keep, now) for name in sorted(by_month[m])]
     for name in doomed:
         if dry_run:
             continue

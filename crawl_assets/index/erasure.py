@@ -2,6 +2,9 @@
 
 Erasure removes documents by ``_id`` from every month of a tenant (the caller need not know where they
 were routed). It does not touch the lake: erase the records there too, or the next re-index restores them.
+
+Deletion is done client-side (``scan.delete_matching``: point in time, then bulk deletes), never with
+``_delete_by_query``: that API lives in the ``reindex`` module, which some clusters lack or restrict.
 """
 
 from __future__ import annotations
@@ -9,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from elasticsearch import Elasticsearch, NotFoundError
+from elasticsearch import Elasticsearch
 
 from crawl_assets.index.naming import check_family, read_alias
+from crawl_assets.index.scan import bulk_write, delete_line, delete_matching, scan
 
 _CHUNK = 1000
 
@@ -29,12 +33,7 @@ def erase_documents(client: Elasticsearch, tenant: str, ids: Iterable[str],
 
 def _delete_where(client: Elasticsearch, alias: str, query: dict) -> int:
     """Hard-delete what ``query`` matches under ``alias`` (none when the alias has no index yet)."""
-    try:
-        resp = client.delete_by_query(index=alias, query=query, refresh=True, conflicts="proceed",
-                                      ignore_unavailable=True)
-    except NotFoundError:
-        return 0
-    return int(resp.get("deleted", 0))
+    return delete_matching(client, alias, query)
 
 
 def selector_query(*, author: str | None = None, source: str | None = None) -> dict:
@@ -51,15 +50,12 @@ def erase_matching(client: Elasticsearch, tenant: str, query: dict) -> tuple[set
     without a cluster) still empties the index. Returns (record ids deleted, edges deleted)."""
     deleted: set[str] = set()
     edges = 0
-    while True:
-        try:
-            resp = client.search(index=read_alias("records", tenant), query=query, size=_CHUNK, source=False,
-                                 ignore_unavailable=True)
-        except NotFoundError:
-            return deleted, edges
-        ids = [hit["_id"] for hit in resp["hits"]["hits"] if hit["_id"] not in deleted]
-        if not ids:
-            return deleted, edges
-        edges += _delete_where(client, read_alias("edges", tenant), {"terms": {"src": ids}})  # ids: one page
-        erase_documents(client, tenant, ids, family="records")
+    for page in scan(client, read_alias("records", tenant), query):
+        ids = [hit.id for hit in page]
+        edges += _delete_where(client, read_alias("edges", tenant), {"terms": {"src": ids}})  # edges first: a
+        # crash in between leaves records whose edges are gone, which the next erasure finds again
+        bulk_write(client, [delete_line(hit.index, hit.id) for hit in page])
         deleted.update(ids)
+    if deleted:
+        client.indices.refresh(index=read_alias("records", tenant), ignore_unavailable=True)
+    return deleted, edges

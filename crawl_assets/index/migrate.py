@@ -1,115 +1,153 @@
-"""Rename indices of the earlier naming scheme (``crawl-{family}-{tenant}-{suffix}``) to the current one
-(``crawl-{family}-{tenant}.{suffix}``, see ``naming``), client-side: no ``_reindex`` (not every cluster has
-the module), just searches and bulk writes any node serves.
+"""Bring existing indices to the shipped template: what can change in place does; the rest is named.
 
-For each legacy index of a tenant: create the new index (with the tenant's read alias), copy every
-document in pages (``search_after`` on fields unique per document), each with its own ``_version`` as an
-``external_gte`` version, so a copy is idempotent (a crash mid-way is finished by running it again) and
-never overwrites a newer document a sync already wrote to the new index; then delete the legacy index.
-While a migration runs the read alias covers both indices (a search may see a document twice).
-``crawl-assets es setup`` runs it for the tenants it sets up.
+A template only shapes indices created after it. ``es setup`` therefore compares every existing index
+with its family's template: fields the index lacks or maps differently are sent with put-mapping, one
+field at a time, and the cluster itself decides what is compatible (new fields and sub-fields,
+``ignore_above``, flattened ``depth_limit``... are; a new type or analyzer is not). Dynamic settings
+(``refresh_interval``, the field limit) are updated. What the cluster refuses, and analysis settings
+that differ (they change only on a closed index), are reported with the reason: ``crawl-assets es
+reindex`` moves such an index to a new generation without downtime (``reindex.py``).
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from elasticsearch import Elasticsearch
+from elasticsearch import BadRequestError, Elasticsearch
 
-from crawl_assets import names
-from crawl_assets.index.bootstrap import ensure_index
-from crawl_assets.index.naming import FAMILIES, PREFIX, index_name, parse_legacy_index, read_alias
-
-log = logging.getLogger(__name__)
-PAGE = 1000
-# fields unique per document of each family (its _id is derived from them), so search_after pages are exact
-SORT_FIELDS = {"records": ("key",), "authors": ("key",), "edges": ("src", "type", "dst")}
+DYNAMIC_SETTINGS = ("refresh_interval", "mapping.total_fields.limit")
 
 
-class MigrationError(RuntimeError):
-    """A document could not be copied; the legacy index is kept (run the migration again)."""
+@dataclass(frozen=True)
+class Incompatible:
+    index: str
+    family: str
+    tenant: str
+    what: str  # a field path, or "analysis" / "settings"
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.index}: {self.what}: {self.reason}"
 
 
 @dataclass
 class MigrationReport:
-    renamed: list[str] = field(default_factory=list)  # "old -> new"
-    documents: int = 0
-    skipped: list[str] = field(default_factory=list)  # legacy indices whose tenant name is no longer valid
+    updated: list[str] = field(default_factory=list)  # "index: field, field"
+    needs_reindex: list[Incompatible] = field(default_factory=list)
+    in_progress: list[str] = field(default_factory=list)  # logical names with an unfinished reindex
 
 
-def legacy_indices(client: Elasticsearch, tenants: Iterable[str] | None = None) -> dict[str, tuple[str, str, str | None]]:
-    """Legacy-named concrete indices (of ``tenants``, or of everyone) with their (family, tenant, month)."""
-    wanted = None if tenants is None else set(tenants)
-    found: dict[str, tuple[str, str, str | None]] = {}
-    for family in FAMILIES:
-        listing = client.indices.get_alias(index=f"{PREFIX}-{family}-*", allow_no_indices=True,
-                                           ignore_unavailable=True, expand_wildcards="open,closed").body
-        for name in listing:
-            parsed = parse_legacy_index(name)
-            if parsed and parsed[0] == family and (wanted is None or parsed[1] in wanted):
-                found[name] = parsed
-    return dict(sorted(found.items()))
+def _same(want: Any, have: Any) -> bool:
+    """Whether the index's definition has every parameter the template sets (extra defaults are fine)."""
+    if isinstance(want, dict):
+        return isinstance(have, dict) and all(_same(v, have.get(k)) for k, v in want.items())
+    if isinstance(want, list):
+        return isinstance(have, list) and len(want) == len(have) and all(_same(a, b) for a, b in zip(want, have))
+    return str(want).lower() == str(have).lower()
 
 
-def _pages(client: Elasticsearch, index: str, family: str) -> Iterator[list[dict[str, Any]]]:
-    sort = [{f: "asc"} for f in SORT_FIELDS[family]]
-    after: list[Any] | None = None
-    while True:
-        resp = client.search(index=index, query={"match_all": {}}, size=PAGE, sort=sort, version=True,
-                             track_total_hits=False, **({"search_after": after} if after else {}))
-        hits = resp["hits"]["hits"]
-        if not hits:
-            return
-        yield hits
-        after = hits[-1].get("sort") or [hits[-1]["_source"].get(f) for f in SORT_FIELDS[family]]
-
-
-def copy_index(client: Elasticsearch, source: str, target: str, family: str) -> int:
-    """Copy every document of ``source`` into ``target`` keeping ids, sources and versions; the count."""
-    copied = 0
-    for hits in _pages(client, source, family):
-        operations: list[dict[str, Any]] = []
-        for hit in hits:
-            operations += [{"index": {"_index": target, "_id": hit["_id"], "version": hit["_version"],
-                                      "version_type": "external_gte"}}, hit["_source"]]
-        resp = client.bulk(operations=operations, refresh=False)
-        for item in resp["items"]:
-            result = item["index"]
-            if result.get("status", 500) >= 300 and result.get("status") != 409:  # 409: a newer copy is there
-                raise MigrationError(f"copying {source} -> {target}: {result.get('_id')}: {result.get('error')}")
-        copied += len(hits)
-    return copied
-
-
-def migrate_legacy_indices(client: Elasticsearch, tenants: Iterable[str] | None = None, *,
-                           dry_run: bool = False) -> MigrationReport:
-    """Rename every legacy index of ``tenants`` (None: of every tenant) to its current name.
-
-    A legacy index named like one of these tenants' read aliases (tenant ``t``'s ``crawl-records-t-undated``
-    is tenant ``t-undated``'s alias) is renamed too, and first: until it is, that alias cannot exist."""
-    report = MigrationReport()
-    found = legacy_indices(client, tenants)
-    blockers: set[str] = set()
-    if tenants is not None:
-        aliases = {read_alias(f, t) for f in FAMILIES for t in tenants if names.is_tenant(t)}
-        blockers = {n for n in legacy_indices(client) if n in aliases}
-        found.update({n: p for n, p in legacy_indices(client).items() if n in blockers})
-    for old in sorted(found, key=lambda n: (n not in blockers, n)):
-        family, tenant, month = found[old]
-        if not names.is_tenant(tenant):
-            report.skipped.append(old)
-            log.warning("index %s: tenant %r is no longer a valid name; rename the tenant, then migrate", old, tenant)
+def with_defaults(have: dict[str, Any], defaults: dict[str, dict[str, Any]], prefix: str = "") -> dict[str, Any]:
+    """The index's mapping with every parameter it leaves out at its default filled in (``defaults``:
+    full field name -> parameters, from the field mapping API with ``include_defaults``)."""
+    out: dict[str, Any] = {}
+    for name, current in have.items():
+        path = prefix + name
+        if "properties" in current:
+            out[name] = {"type": "object", **current,
+                         "properties": with_defaults(current["properties"], defaults, path + ".")}
             continue
-        new = index_name(family, tenant, month)
-        report.renamed.append(f"{old} -> {new}")
+        merged = {**defaults.get(path, {}), **current}
+        if "fields" in current:
+            merged["fields"] = {sub: {**defaults.get(f"{path}.{sub}", {}), **d} for sub, d in current["fields"].items()}
+        out[name] = merged
+    return out
+
+
+def _field_defaults(client: Elasticsearch, index: str) -> dict[str, dict[str, Any]]:
+    found = client.indices.get_field_mapping(index=index, fields="*", include_defaults=True)[index]["mappings"]
+    return {name: next(iter(entry["mapping"].values()), {}) for name, entry in found.items()}
+
+
+def changed_fields(have: dict[str, Any], want: dict[str, Any],
+                   prefix: str = "") -> list[tuple[str, str, dict[str, Any]]]:
+    """(name, field path, definition to put) for each field or sub-field the template maps and the index
+    lacks or maps otherwise; objects are compared field by field, multi-fields sub-field by sub-field
+    (so one refused sub-field does not hold back the others)."""
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    for name, definition in want.items():
+        path, current = prefix + name, have.get(name)
+        if current is not None and "properties" in definition and "properties" in current:
+            own = {k: v for k, v in definition.items() if k != "properties"}
+            if not _same(own, current):
+                out.append((path, path, {**own, "properties": {}}))
+            out += changed_fields(current["properties"], definition["properties"], path + ".")
+            continue
+        base = {k: v for k, v in definition.items() if k != "fields"}
+        if current is None or not _same(base, current):
+            out.append((path, path, definition))
+            continue
+        for sub, sub_def in (definition.get("fields") or {}).items():
+            if not _same(sub_def, (current.get("fields") or {}).get(sub)):
+                out.append((f"{path}.{sub}", path, {**base, "fields": {sub: sub_def}}))
+    return out
+
+
+def _nest(path: str, definition: dict[str, Any]) -> dict[str, Any]:
+    *parents, leaf = path.split(".")
+    body: dict[str, Any] = {leaf: definition}
+    for parent in reversed(parents):
+        body = {parent: {"properties": body}}
+    return body
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: [str(v) for v in value] if isinstance(value, list) else str(value).lower()}
+
+
+def _reason(exc: BadRequestError) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    return str((body.get("error") or {}).get("reason") or exc.message)
+
+
+def migrate_index(client: Elasticsearch, index: str, family: str, tenant: str, report: MigrationReport,
+                  *, dry_run: bool = False) -> None:
+    """Compare one physical index with its family's template; apply what is compatible (unless
+    ``dry_run``), record the rest in ``report``."""
+    from crawl_assets.index.bootstrap import load_template
+
+    template = load_template(family)["template"]
+    wanted = template["mappings"]["properties"]
+    current = with_defaults(client.indices.get_mapping(index=index)[index]["mappings"].get("properties", {}),
+                            _field_defaults(client, index))
+    applied = []
+    for name, path, definition in changed_fields(current, wanted):
         if dry_run:
+            applied.append(name)
             continue
-        ensure_index(client, new, family, tenant)
-        report.documents += copy_index(client, old, new, family)
-        client.indices.refresh(index=new)
-        client.indices.delete(index=old)
-        log.info("index %s renamed to %s", old, new)
-    return report
+        try:
+            client.indices.put_mapping(index=index, properties=_nest(path, definition))
+            applied.append(name)
+        except BadRequestError as exc:
+            report.needs_reindex.append(Incompatible(index, family, tenant, name, _reason(exc)))
+    settings = client.indices.get_settings(index=index)[index]["settings"]["index"]
+    want_analysis, have_analysis = _flat(template["settings"].get("analysis", {})), _flat(settings.get("analysis", {}))
+    differ = sorted({k.rsplit(".", 1)[0] for k, v in want_analysis.items() if have_analysis.get(k) != v})
+    if differ:
+        report.needs_reindex.append(Incompatible(index, family, tenant, "analysis",
+                                                 "analysis settings differ: " + ", ".join(differ)))
+    want_index, have_index = _flat(template["settings"].get("index", {})), _flat(settings)
+    dynamic = {k: want_index[k] for k in DYNAMIC_SETTINGS if k in want_index and have_index.get(k) != want_index[k]}
+    if dynamic:
+        if not dry_run:
+            client.indices.put_settings(index=index, settings={"index": dynamic})
+        applied += [f"settings.{k}" for k in dynamic]
+    if str(want_index.get("number_of_shards", "1")) != str(have_index.get("number_of_shards", "1")):
+        report.needs_reindex.append(Incompatible(index, family, tenant, "settings", "number_of_shards differs"))
+    if applied:
+        report.updated.append(f"{index}: {', '.join(applied)}")

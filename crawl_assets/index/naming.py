@@ -9,7 +9,7 @@ Names are derived, never stored, so every writer (sink, replay, backfill) routes
 index. A tenant name cannot contain ``.``, so the first ``.`` ends the tenant: names are injective in the
 tenant (tenant ``t-undated``'s alias is not tenant ``t``'s undated index, ``crawl-records-t.*`` matches no
 index of tenant ``t-x``). Indices named by the earlier scheme (``crawl-{family}-{tenant}-{suffix}``,
-ambiguous) are recognised by ``parse_legacy_index`` and renamed by ``crawl_assets.index.migrate``.
+ambiguous) are recognised by ``parse_legacy_index`` and renamed by ``crawl_assets.index.legacy_names``.
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ Shape (after elastic/connectors' sink, plus what it lacks):
 * ``concurrency`` worker threads send batches with ``client.bulk`` (the official client is the transport);
 * each item is accounted: created, updated, noop (409 version conflict: an older observation lost),
   failed (dead-lettered with the reason). Per-item 429 / ``es_rejected_execution_exception`` are re-sent
-  with exponential backoff and full jitter; whole-request failures (connection drops, timeouts, 429, 5xx)
-  are retried likewise. Re-sending is always safe: writes are idempotent under ``external_gte``.
+  with exponential backoff and full jitter, and so are writes refused by an index write block (a reindex
+  switching generations); whole-request failures (connection drops, timeouts, 429, 5xx) are retried
+  likewise. Re-sending is always safe: writes are idempotent under ``external_gte``.
 
 Why not ``helpers.streaming_bulk``: it serializes every action through the client's serializer one by one
 (measured ~85k docs/s with orjson vs ~134k for hand-built NDJSON + ``client.bulk``, shared/notes/benchmarks)
@@ -225,6 +226,9 @@ class BulkSink:
         self.client = client
         # The sink owns retries (with accounting and backoff); the client must not retry underneath.
         self._bulk_client = client.options(max_retries=0, request_timeout=request_timeout_s)
+        # Refusals name the field, not the whole document (servers from 8.18 on; older ones refuse the
+        # parameter itself, and the sink then sends without it).
+        self._bulk_params: dict[str, Any] = {"include_source_on_error": False}
         self.deadletters = DeadLetterWriter(deadletter_root, family, tenant, run_id)
         self.stats = SinkStats()
         self._lock = threading.Lock()
@@ -459,7 +463,7 @@ class BulkSink:
             if status == 409 and etype == "version_conflict_engine_exception":
                 noop += 1  # an older observation than the indexed one: nothing to do
                 outcome[i] = 1
-            elif status == 429 or etype == "es_rejected_execution_exception":
+            elif status == 429 or etype == "es_rejected_execution_exception" or write_blocked(etype, reason):
                 retry.append(i)
             else:
                 self._dead_letter_item(items[i], status, etype, reason, sends)
@@ -478,8 +482,8 @@ class BulkSink:
         while True:
             started = time.perf_counter()
             try:
-                resp = self._bulk_client.bulk(operations=body, filter_path=BULK_FILTER_PATH,
-                                              include_source_on_error=False)
+                params = self._bulk_params  # (several workers may meet an old server's refusal at once)
+                resp = self._bulk_client.bulk(operations=body, filter_path=BULK_FILTER_PATH, **params)
                 elapsed = (time.perf_counter() - started) * 1000
                 with self._lock:
                     self.stats.bulk_requests += 1
@@ -488,7 +492,10 @@ class BulkSink:
                 return resp.body, attempt + 1
             except ApiError as exc:
                 status, etype, reason = exc.status_code, str(exc.error), _api_reason(exc)
-                retryable = status in RETRY_REQUEST_STATUSES
+                if status == 400 and params and "include_source_on_error" in reason:
+                    self._bulk_params = {}  # a server before 8.18 does not know it: send without it
+                    continue
+                retryable = status in RETRY_REQUEST_STATUSES or write_blocked(etype, reason)
             except (TransportConnectionError, ConnectionTimeout) as exc:
                 status, etype, reason, retryable = None, type(exc).__name__, str(exc), True
             except TransportError as exc:
@@ -536,6 +543,13 @@ class BulkSink:
                            reason={"status": None, "type": etype, "reason": reason}, attempts=0)
         with self._lock:
             self.stats.failed += 1
+
+
+def write_blocked(etype: str, reason: str) -> bool:
+    """An index write block (``FORBIDDEN/8/index write``): set for seconds while ``es reindex`` clones
+    the index and moves its name to a new generation; the write is retried like a 429 and then lands
+    there. (Other blocks, e.g. a read-only index, are not retried: they need an operator.)"""
+    return etype == "cluster_block_exception" and "index write" in reason
 
 
 def _api_reason(exc: ApiError) -> str:

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from crawl_assets.index.naming import check_family, index_pattern, parse_index, read_alias
+from crawl_assets.index.generations import parse_physical
+from crawl_assets.index.naming import check_family, index_pattern, read_alias
 
 
 def count_query(tenant: str, source: str | None = None, include_tombstones: bool = False,
@@ -58,7 +59,7 @@ def index_stats(client: Elasticsearch, family: str | None = None, tenant: str | 
         cat = client.cat.indices(index=index_pattern(fam, tenant), format="json", bytes="b",
                                  expand_wildcards="open").body
         for row in cat:
-            parsed = parse_index(row["index"])
+            parsed = parse_physical(row["index"])  # a reindexed generation counts as its logical index
             if not parsed or (tenant is not None and parsed[1] != tenant):
                 continue  # a pattern over tenant "a" also matches tenant "a-b"
             tombstones = 0

@@ -126,32 +126,27 @@ def test_erase_refuses_a_tenant_that_is_not_a_tenant_name(lake, tenant, tmp_path
     assert not outside.exists()
 
 
-def test_an_erasure_whose_index_step_fails_is_logged_and_finished_by_running_it_again(lake, monkeypatch):
+def test_an_erasure_whose_index_step_fails_is_logged_and_finished_by_running_it_again(lake, monkeypatch, es_cluster):
     from crawl_assets.index.sink import index_documents
-    from crawl_assets_tests.es_server import ESTestServer
 
     rows = [r for _, t in lake.read_parts(TABLE, "acme", "intercom", SOURCE) for r in t.to_pylist()]
-    with ESTestServer() as es:
-        from elasticsearch import Elasticsearch
+    es, client = es_cluster, es_cluster.client
+    from crawl_assets.lake.tables import arrow_to_records
 
-        client = Elasticsearch(es.url)
-        from crawl_assets.lake.tables import arrow_to_records
-
-        docs = [d for _, t in lake.read_parts(TABLE, "acme", "intercom", SOURCE) for d in arrow_to_records(t)]
-        index_documents(client, docs, family="records", tenant="acme", deadletter_root=settings.lake_root())
-        down = _erase("--author", "user:u1", "--es-url", "http://127.0.0.1:9")  # nothing listens there
-        assert down.exit_code == 1, down.output
-        [entry] = read_log(lake, "acme")
-        assert entry["status"] != "complete" and not entry["index_erased"]
-        assert "user:u1" not in _authors(lake), "the lake step ran"
-        client.indices.refresh(index="crawl-records-acme")
-        theirs = client.count(index="crawl-records-acme", query={"term": {"author_id": "user:u1"}})["count"]
-        assert theirs == len([r for r in rows if r["author_id"] == "user:u1"]) > 0
-        again = _erase("--author", "user:u1", "--es-url", es.url)
-        assert again.exit_code == 0, again.output
-        client.indices.refresh(index="crawl-records-acme")
-        assert client.count(index="crawl-records-acme", query={"term": {"author_id": "user:u1"}})["count"] == 0
-        assert client.count(index="crawl-records-acme", query={"term": {"author_id": "user:u2"}})["count"] > 0
-        log = read_log(lake, "acme")
-        assert len(log) == 2 and log[-1]["status"] == "complete" and log[-1]["index_erased"]
-        client.close()
+    docs = [d for _, t in lake.read_parts(TABLE, "acme", "intercom", SOURCE) for d in arrow_to_records(t)]
+    index_documents(client, docs, family="records", tenant="acme", deadletter_root=settings.lake_root())
+    down = _erase("--author", "user:u1", "--es-url", "http://127.0.0.1:9")  # nothing listens there
+    assert down.exit_code == 1, down.output
+    [entry] = read_log(lake, "acme")
+    assert entry["status"] != "complete" and not entry["index_erased"]
+    assert "user:u1" not in _authors(lake), "the lake step ran"
+    client.indices.refresh(index="crawl-records-acme")
+    theirs = client.count(index="crawl-records-acme", query={"term": {"author_id": "user:u1"}})["count"]
+    assert theirs == len([r for r in rows if r["author_id"] == "user:u1"]) > 0
+    again = _erase("--author", "user:u1", "--es-url", es.url)
+    assert again.exit_code == 0, again.output
+    client.indices.refresh(index="crawl-records-acme")
+    assert client.count(index="crawl-records-acme", query={"term": {"author_id": "user:u1"}})["count"] == 0
+    assert client.count(index="crawl-records-acme", query={"term": {"author_id": "user:u2"}})["count"] > 0
+    log = read_log(lake, "acme")
+    assert len(log) == 2 and log[-1]["status"] == "complete" and log[-1]["index_erased"]

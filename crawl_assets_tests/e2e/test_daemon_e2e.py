@@ -1,5 +1,5 @@
 """End to end with the real services: dagster-daemon + dagster-webserver on a Postgres instance, X sources
-served by the v2 stand-in, Elasticsearch by the test server.
+served by the v2 stand-in, the index on the real Elasticsearch node.
 
 1. the sensors turn the registry into partitions and sync every source (batch runs);
 2. new posts arrive and the sources fall due: the scheduler runs an incremental sync;
@@ -21,14 +21,12 @@ from typing import Any
 
 import dagster as dg
 import pytest
-from elasticsearch import Elasticsearch
 
 from crawl_assets.assets import derived_assets
 from crawl_assets.checkpoints import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.monitoring.health import load_health, save_health
-from crawl_assets.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sources.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.assets import x_posts_raw
@@ -36,7 +34,8 @@ from crawl_assets.sources.x.resource import XResource
 from crawl_assets.sensors.inflight import ACTIVE_STATUSES
 from crawl_assets_tests.conftest import REPO
 from crawl_assets_tests.e2e.services import Services, wait_for
-from crawl_assets_tests.es_server import ESTestServer
+from crawl_assets_tests.es_node.fixtures import EsCluster
+from crawl_assets_tests.es_node.inspect import sources
 from crawl_assets_tests.orchestration.conftest import x_registry
 from crawl_assets_tests.standins.x_api import XAPIServer
 from crawl_assets_tests.standins.x_corpus import build_corpus
@@ -72,36 +71,34 @@ def _latest_records(lake: Lake) -> dict[str, tuple[Any, ...]]:
     return out
 
 
-def _indexed(url: str) -> dict[str, tuple[Any, ...]]:
-    client = Elasticsearch(url)
-    client.indices.refresh(index="crawl-records-acme")
-    hits = client.search(index="crawl-records-acme", size=10_000, query={"match_all": {}})["hits"]["hits"]
-    return {h["_id"]: (h["_source"]["source"], h["_source"]["text"], h["_source"].get("deleted")) for h in hits}
+def _indexed(es: EsCluster) -> dict[str, tuple[Any, ...]]:
+    return {i: (d["source"], d["text"], d.get("deleted")) for i, d in sources(es.client, "crawl-records-acme").items()}
 
 
 def _runs(instance: dg.DagsterInstance, **filters: Any) -> list[dg.DagsterRun]:
     return list(instance.get_runs(dg.RunsFilter(**filters)))
 
 
-def _reference(tmp: Path, corpus_server: XAPIServer, registry: Path) -> tuple[dict, dict]:
-    """One uninterrupted in-process sync of every source, into its own lake and index."""
+def _reference(tmp: Path, corpus_server: XAPIServer, registry: Path, es: EsCluster) -> tuple[dict, dict]:
+    """One uninterrupted in-process sync of every source, into its own lake and the emptied index."""
     lake_dir = tmp / "reference_lake"
-    with ESTestServer() as es, dg.instance_for_test() as instance:
+    es.wipe()
+    with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("x_sources", KEYS)
         resources = {
             "lake": LakeResource(root=str(lake_dir)), "registry": RegistryResource(path=str(registry)),
             "x": XResource(base_url=corpus_server.url, secrets=[TenantSecret(tenant="acme", value="test-token")]),
-            "elasticsearch": ElasticsearchResource(hosts=[es.url]),
+            "elasticsearch": es.resource(),
         }
         chain = [x_posts_raw, *derived_assets("x", x_posts_raw)]
         for key in KEYS:
             result = dg.materialize(chain, partition_key=key, resources=resources, instance=instance)
             assert result.success
-        return _latest_records(Lake(str(lake_dir))), _indexed(es.url)
+        return _latest_records(Lake(str(lake_dir))), _indexed(es)
 
 
 @pytest.fixture
-def stack(tmp_path, pg_url, monkeypatch):
+def stack(tmp_path, pg_url, monkeypatch, es_cluster):
     """Stand-ins, registry, environment and the two Dagster services on a fresh Postgres database."""
     corpus = build_corpus(300, days=5)
     home = tmp_path / "home"
@@ -112,12 +109,13 @@ def stack(tmp_path, pg_url, monkeypatch):
     registry = x_registry(tmp_path / "sources.yaml", SOURCES)
     text = registry.read_text().replace("options: {max_results: 50}", "options: {max_results: 5, pages_per_batch: 2}")
     registry.write_text(text)
-    with XAPIServer(corpus, timeout_sleep=0.5) as x_api, ESTestServer() as es:
+    es = es_cluster
+    with XAPIServer(corpus, timeout_sleep=0.5) as x_api:
         env = {
             **os.environ,
             "DAGSTER_HOME": str(home), "DAGSTER_PG_URL": pg_url,
             "CRAWL_LAKE": str(tmp_path / "lake"), "CRAWL_REGISTRY": str(registry),
-            "CRAWL_X_BASE_URL": x_api.url, "CRAWL_X_BEARER_TOKEN__ACME": "test-token", "CRAWL_ES_URL": es.url,
+            "CRAWL_X_BASE_URL": x_api.url, "CRAWL_X_BEARER_TOKEN__ACME": "test-token", **es.env(),
             "CRAWL_SCHEDULER_INTERVAL_SECONDS": "2", "CRAWL_REGISTRY_SENSOR_INTERVAL_SECONDS": "2",
             "DAGSTER_CLI_API_GRPC_TIMEOUT": "180", "DAGSTER_EVENT_LOG_CONSUMER_DAEMON_INTERVAL_SECONDS": "1",
         }
@@ -234,8 +232,10 @@ def test_sensors_backfill_and_killed_worker_converge(stack):
 
     # 4. Same lake and index as one uninterrupted sync.
     lake = Lake(str(stack["tmp"] / "lake"))
-    want_records, want_index = _reference(stack["tmp"], x_api, stack["registry"])
+    services.stop()  # nothing writes to the index any more: it is read, emptied, and synced again for reference
+    got_index = _indexed(stack["es"])
+    want_records, want_index = _reference(stack["tmp"], x_api, stack["registry"], stack["es"])
     assert _latest_records(lake) == want_records
-    assert _indexed(stack["es"].url) == want_index
+    assert got_index == want_index
     assert len(want_records) > 60
     phase("reference compared")

@@ -17,7 +17,8 @@ from crawl_assets.erasure.log import read_log
 from crawl_assets.erasure.scrub import Subject, persons_of, scrub
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets_tests.es_server import ESTestServer, source_of
+from crawl_assets_tests.es_node.fixtures import EsCluster
+from crawl_assets_tests.es_node.inspect import sources
 
 
 def _sync_all(keys: list[str]) -> None:
@@ -42,19 +43,17 @@ def _records(lake: Lake, tenant: str) -> list[dict]:
     return out
 
 
-def _index_docs(es: ESTestServer, family: str) -> dict[str, dict]:
-    with es.state.lock:
-        return {i: source_of(e) for n, idx in es.state.indices.items() if n.startswith(f"crawl-{family}-demo")
-                for i, e in idx.docs.items()}
+def _index_docs(es: EsCluster, family: str) -> dict[str, dict]:
+    return sources(es.client, f"crawl-{family}-demo")
 
 
 @pytest.fixture
-def synced(dagster_home, monkeypatch):
-    with ESTestServer() as es:
-        monkeypatch.setenv("CRAWL_ES_URL", es.url)
-        keys = register_samples(settings.registry_path())
-        _sync_all(keys)
-        yield es, keys, Lake(settings.lake_root())
+def synced(dagster_home, monkeypatch, es_cluster: EsCluster):
+    for name, value in es_cluster.env().items():
+        monkeypatch.setenv(name, value)
+    keys = register_samples(settings.registry_path())
+    _sync_all(keys)
+    yield es_cluster, keys, Lake(settings.lake_root())
 
 
 def test_erase_author_leaves_nothing_and_a_resync_does_not_restore_it(synced):
@@ -126,11 +125,9 @@ def _letters(lake: Lake) -> list[dict]:
     return out
 
 
-def test_erase_author_scrubs_dead_letter_files(synced):
+def test_erase_author_scrubs_dead_letter_files(synced, fault_proxy):
     """Documents the index refused are full copies in the lake's dead-letter files: erased there too,
     pending and already-replayed files alike; other people's letters stay for replay."""
-    from elasticsearch import Elasticsearch
-
     from crawl_assets.index.deadletter import pending_files
     from crawl_assets.index.sink import index_documents
 
@@ -139,13 +136,13 @@ def test_erase_author_scrubs_dead_letter_files(synced):
     author = Counter(r["author_id"] for r in records if r["author_id"]).most_common(1)[0][0]
     theirs = [r for r in records if r["author_id"] == author][:3]
     others = [r for r in records if r["author_id"] != author][:3]
-    es.faults.fail_mapping([r["key"] for r in theirs + others])
-    with Elasticsearch(es.url) as client:
+    fault_proxy.faults.refuse_items([r["key"] for r in theirs + others])
+    with es.resource(fault_proxy.url).get_client() as client:
         for run_id in ("first", "second"):  # two files: one is then moved to the replayed folder
             stats = index_documents(client, theirs + others, family="records", tenant="demo",
                                     deadletter_root=lake.root, run_id=run_id)
             assert stats.failed == 6
-    es.faults.clear()
+    fault_proxy.faults.clear()
     first = pending_files(lake.root, "records", "demo")[0]
     lake.fs.makedirs(lake.path("deadletter/es-replayed/records/demo"), exist_ok=True)
     lake.fs.mv(first, lake.path("deadletter/es-replayed/records/demo/") + first.rsplit("/", 1)[-1])

@@ -1,5 +1,6 @@
 """Fixtures of the fault tests: stand-ins shared by a clean run and a faulted one, a fork server, a
-scratch root on tmpfs when there is one (the Dagster SQLite instance is much faster there)."""
+scratch root on tmpfs when there is one (the Dagster SQLite instance is much faster there). The index
+is the session's real node: a clean run's snapshot is taken, then the node is emptied for the faulted run."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from crawl_assets_tests.es_server import ESTestServer
 from crawl_assets_tests.faults.harness import ForkServer
 from crawl_assets_tests.standins.x_api import XAPIServer
 from crawl_assets_tests.standins.x_corpus import build_corpus
@@ -46,10 +46,3 @@ def fork_server(scratch: Path) -> Iterator[ForkServer]:
         yield server
     finally:
         server.close()
-
-
-@pytest.fixture
-def es_pair() -> Iterator[tuple[ESTestServer, ESTestServer]]:
-    """Two independent index servers: the clean run's and the faulted run's."""
-    with ESTestServer() as clean, ESTestServer() as faulted:
-        yield clean, faulted

@@ -20,15 +20,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from elasticsearch import Elasticsearch
+
 from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
 from crawl_assets.assets.relation_edges import TABLE as EDGES_TABLE
-from crawl_assets.index.naming import parse_index
 from crawl_assets.index.versioning import decompose, observation_version
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.registry import SourceEntry, update_registry
 from crawl_assets_tests.conftest import REPO
-from crawl_assets_tests.es_server import ESTestServer, source_of
+from crawl_assets_tests.es_node.inspect import all_docs
 
 TENANT = "acme"
 X_KEY = f"{TENANT}.x.tl"
@@ -113,7 +114,7 @@ class SyncWorld:
 
     root: Path
     x_url: str
-    es: ESTestServer
+    es_url: str  # the node, or a fault proxy in front of it
     server: ForkServer | None  # None: run the sync in this process (outage tests: faults are armed here)
     telegram_messages: int = 900
     x_pages_per_run: int = 6
@@ -138,7 +139,7 @@ class SyncWorld:
     def config(self) -> Path:
         cfg = {
             "home": str(self.root / "home"), "lake": str(self.root / "lake"), "registry": str(self.registry),
-            "x_url": self.x_url, "es_url": self.es.url, "status": str(self.root / "status.json"),
+            "x_url": self.x_url, "es_url": self.es_url, "status": str(self.root / "status.json"),
             "sources": list(self.keys), "x_pages_per_run": self.x_pages_per_run,
             "telegram_pages_per_run": self.telegram_pages_per_run,
             "telegram_channels": {"chaos": self.telegram_messages}, "telegram_newest_at": self.telegram_newest_at,
@@ -199,7 +200,7 @@ class Snapshot:
     problems: list[str]  # invariants broken inside this one snapshot (must be empty)
 
 
-def take_snapshot(lake: Lake, es: ESTestServer, keys: tuple[str, ...] = (X_KEY, TG_KEY)) -> Snapshot:
+def take_snapshot(lake: Lake, es: Elasticsearch, keys: tuple[str, ...] = (X_KEY, TG_KEY)) -> Snapshot:
     """Latest record per key and edges from the lake; every document of the tenant from the index."""
     problems: list[str] = []
     latest: dict[str, dict[str, Any]] = {}
@@ -223,27 +224,14 @@ def take_snapshot(lake: Lake, es: ESTestServer, keys: tuple[str, ...] = (X_KEY, 
             edges |= {(e["type"], e["src"], e["dst"], e["created_at"]) for e in arrow_to_records(table)}
     index_records: dict[str, dict[str, Any]] = {}
     versions: dict[str, int] = {}
-    index_edges: set[str] = set()
-    with es.state.lock:
-        for name, idx in es.state.indices.items():
-            parsed = parse_index(name)
-            if not parsed or parsed[1] != TENANT:
-                continue
-            for doc_id, entry in idx.docs.items():
-                if parsed[0] == "edges":
-                    index_edges.add(doc_id)
-                    continue
-                if parsed[0] != "records":
-                    continue
-                if doc_id in index_records:
-                    problems.append(f"index: {doc_id} is in two indices")
-                src = source_of(entry)
-                index_records[doc_id] = stable(src)
-                versions[doc_id] = decompose(entry[0])[0]
-                lake_row = latest.get(doc_id)
-                if lake_row is not None and entry[0] != observation_version(lake_row):
-                    problems.append(f"index: {doc_id} has version {entry[0]}, the lake's latest observation "
-                                    f"{observation_version(lake_row)}")
+    index_edges = set(all_docs(es, f"crawl-edges-{TENANT}"))
+    for doc_id, hit in all_docs(es, f"crawl-records-{TENANT}").items():  # (an id in two indices raises)
+        index_records[doc_id] = stable(hit.source)
+        versions[doc_id] = decompose(hit.version)[0]
+        lake_row = latest.get(doc_id)
+        if lake_row is not None and hit.version != observation_version(lake_row):
+            problems.append(f"index: {doc_id} has version {hit.version}, the lake's latest observation "
+                            f"{observation_version(lake_row)}")
     return Snapshot({k: stable(v) for k, v in latest.items()}, edges, index_records, versions, index_edges, problems)
 
 

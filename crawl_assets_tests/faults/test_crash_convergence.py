@@ -32,16 +32,16 @@ def test_chain_covers_every_stage():
 
 
 @pytest.mark.slow
-def test_killed_syncs_converge_to_the_clean_run(scratch, x_server, fork_server, es_pair):
-    clean_es, faulted_es = es_pair
-    clean = SyncWorld(scratch / "clean", x_server.url, clean_es, fork_server,
+def test_killed_syncs_converge_to_the_clean_run(scratch, x_server, fork_server, es_cluster):
+    clean = SyncWorld(scratch / "clean", x_server.url, es_cluster.url, fork_server,
                       telegram_messages=int(600 * scale()), x_pages_per_run=500, telegram_pages_per_run=200)
     clean.run_until_done(max_runs=4)
-    want = take_snapshot(clean.lake, clean_es)
+    want = take_snapshot(clean.lake, es_cluster.client)
     assert not want.problems, want.problems
     assert len(want.records) > 700 and want.edges and len(want.index_records) == len(want.records)
+    es_cluster.wipe()  # the killed syncs start from an empty index, as the clean one did
 
-    faulted = SyncWorld(scratch / "faulted", x_server.url, faulted_es, fork_server,
+    faulted = SyncWorld(scratch / "faulted", x_server.url, es_cluster.url, fork_server,
                         telegram_messages=int(600 * scale()), x_pages_per_run=2, telegram_pages_per_run=2)
     chain = CHAIN * max(1, int(scale()))
     fired = []
@@ -55,7 +55,7 @@ def test_killed_syncs_converge_to_the_clean_run(scratch, x_server, fork_server, 
     distinct = {s.split("@")[0] for s in fired}
     assert len(distinct) >= 20, f"only {len(distinct)} kill points were reached: {sorted(set(CHAIN) - set(fired))}"
 
-    got = take_snapshot(faulted.lake, faulted_es)
+    got = take_snapshot(faulted.lake, es_cluster.client)
     assert differences(got, want) == []
     # the killed writers' temporary files were swept by the later syncs (issue 15): none is left
     assert not list(Path(faulted.lake.root).rglob(".tmp-*"))

@@ -12,20 +12,20 @@ import threading
 import time
 
 import pytest
-from elasticsearch import Elasticsearch
-
 from crawl_assets.index.deadletter import iter_letters
 from crawl_assets.index.replay import replay_deadletters
 from crawl_assets_tests.faults.harness import TENANT, TG_KEY, X_KEY, SyncWorld, differences, take_snapshot
 
 
 @pytest.fixture
-def clean(scratch, x_server, es_pair):
-    world = SyncWorld(scratch / "clean", x_server.url, es_pair[0], None, telegram_messages=400,
+def clean(scratch, x_server, es_cluster):
+    """The clean sync's snapshot; the node is emptied afterwards for the faulted sync."""
+    world = SyncWorld(scratch / "clean", x_server.url, es_cluster.url, None, telegram_messages=400,
                       x_pages_per_run=500, telegram_pages_per_run=200)
     world.run_until_done(max_runs=3)
-    snap = take_snapshot(world.lake, es_pair[0])
+    snap = take_snapshot(world.lake, es_cluster.client)
     assert not snap.problems and snap.records
+    es_cluster.wipe()
     return snap
 
 
@@ -33,9 +33,9 @@ def _pending_ids(world: SyncWorld) -> list[str]:
     return sorted(letter.id or "" for letter in iter_letters(world.lake.root, "records", TENANT))
 
 
-def test_index_outage_then_replay_equals_a_clean_sync(clean, scratch, x_server, es_pair):
-    es = es_pair[1]
-    world = SyncWorld(scratch / "faulted", x_server.url, es, None, telegram_messages=400,
+def test_index_outage_then_replay_equals_a_clean_sync(clean, scratch, x_server, es_cluster, fault_proxy):
+    es, node = fault_proxy, es_cluster.client
+    world = SyncWorld(scratch / "faulted", x_server.url, fault_proxy.url, None, telegram_messages=400,
                       x_pages_per_run=500, telegram_pages_per_run=200)
     keys = sorted(clean.records)
     doomed = keys[::25]  # refused for good (a mapping error): dead-lettered, then replayed after the fix
@@ -45,28 +45,27 @@ def test_index_outage_then_replay_equals_a_clean_sync(clean, scratch, x_server, 
     es.faults.drop_connections(1)  # no answer, nothing applied
     es.faults.drop_connections(1, after_apply=True)  # applied, the answer lost: re-sent, idempotent
     es.faults.reject_items(pushed_back, times=2)
-    es.faults.fail_mapping(doomed)
+    es.faults.refuse_items(doomed)
     first = world.run()
     assert all(s["success"] and s["complete"] for s in first.status.values()), \
         "the sink rode out the outage inside the first run (refused documents are accounted, not failures)"
-    assert not es.faults.request_errors and not es.faults.drops, "every armed request fault was met"
-    assert not any(es.faults.item_rejections.values()), "every per-item 429 was met and retried"
+    assert es.faults.pending() == [], "every armed request fault and per-item 429 was met (and retried)"
     assert _pending_ids(world) == sorted(doomed), "exactly the refused documents are dead-lettered"
-    after_first = take_snapshot(world.lake, es)
+    after_first = take_snapshot(world.lake, node)
     assert set(after_first.index_records) == set(clean.records) - set(doomed), \
         "after the first run the index holds everything but the refused documents"
     es.faults.clear()
     world.run_until_done(max_runs=3)
-    assert set(take_snapshot(world.lake, es).records) == set(clean.records), "the lake lost nothing"
-    with Elasticsearch(es.url) as client:
+    assert set(take_snapshot(world.lake, node).records) == set(clean.records), "the lake lost nothing"
+    with es_cluster.resource(fault_proxy.url).get_client() as client:
         report = replay_deadletters(client, world.lake.root)
     assert report.replayed >= len(doomed) and report.still_failed == 0
     assert _pending_ids(world) == []
-    assert differences(take_snapshot(world.lake, es), clean) == []
+    assert differences(take_snapshot(world.lake, node), clean) == []
 
 
-def test_source_errors_recover_without_loss_and_spare_the_other_source(clean, scratch, x_server, es_pair):
-    world = SyncWorld(scratch / "faulted", x_server.url, es_pair[1], None, telegram_messages=400,
+def test_source_errors_recover_without_loss_and_spare_the_other_source(clean, scratch, x_server, es_cluster):
+    world = SyncWorld(scratch / "faulted", x_server.url, es_cluster.url, None, telegram_messages=400,
                       x_pages_per_run=500, telegram_pages_per_run=200)
     x_server.set_limit("users/tweets", 10_000, 3.0)  # a 429's reset header is then seconds away, not 15 min
     for kind, after in (("503", 0), ("500", 1), ("timeout", 2), ("drop", 3), ("malformed", 4), ("429", 5)):
@@ -76,7 +75,7 @@ def test_source_errors_recover_without_loss_and_spare_the_other_source(clean, sc
     assert {429, 500, 503} <= set(x_server.statuses()), "the source's errors were met"
     assert not [f for f in x_server.faults if f.times], "every armed source fault was met"
     world.run_until_done(max_runs=4)
-    assert differences(take_snapshot(world.lake, es_pair[1]), clean) == []
+    assert differences(take_snapshot(world.lake, es_cluster.client), clean) == []
 
 
 PG_VERSION = sorted(os.listdir("/etc/postgresql"), key=lambda v: [int(p) for p in v.split(".") if p.isdigit()])[-1] \
@@ -86,8 +85,8 @@ PG_VERSION = sorted(os.listdir("/etc/postgresql"), key=lambda v: [int(p) for p i
 @pytest.mark.postgres
 @pytest.mark.slow
 @pytest.mark.skipif(not (PG_VERSION and shutil.which("pg_ctlcluster")), reason="needs a local PostgreSQL cluster")
-def test_postgres_restart_mid_run_converges(clean, scratch, x_server, es_pair, pg_url):
-    world = SyncWorld(scratch / "pg", x_server.url, es_pair[1], None, telegram_messages=400,
+def test_postgres_restart_mid_run_converges(clean, scratch, x_server, es_cluster, pg_url):
+    world = SyncWorld(scratch / "pg", x_server.url, es_cluster.url, None, telegram_messages=400,
                       x_pages_per_run=2, telegram_pages_per_run=2)
     home = scratch / "pg" / "home"
     home.mkdir(parents=True, exist_ok=True)
@@ -120,7 +119,7 @@ def test_postgres_restart_mid_run_converges(clean, scratch, x_server, es_pair, p
     assert window["restart_began"] < window["first_run_ended"], "the outage began during the first run"
     assert first.returncode in (0, 1)
     world.run_until_done(max_runs=12)
-    assert differences(take_snapshot(world.lake, es_pair[1]), clean) == []
+    assert differences(take_snapshot(world.lake, es_cluster.client), clean) == []
     import sqlalchemy as sa
 
     engine = sa.create_engine(pg_url)

@@ -94,3 +94,26 @@ def test_setup_defaults_to_the_registry_tenants(es: EsTarget, run_cli, tmp_path:
     assert f"tenants: {es.tenant}" in result.output
     empty = run_cli("setup", "--registry", str(tmp_path / "missing.yaml"), "--dry-run")
     assert empty.exit_code == 0 and "tenants: default" in empty.output
+
+
+def test_setup_names_what_needs_a_reindex_and_reindex_does_it(es: EsTarget, run_cli, tmp_path: Path) -> None:
+    from crawl_assets_tests.index.test_es_migrate import put_older_template
+
+    put_older_template(es)  # indices made by an older version of the template
+    index_documents(es.client, [record(i, es.tenant) for i in range(5)], family="records", tenant=es.tenant,
+                    deadletter_root=str(tmp_path))
+    name = index_name("records", es.tenant, "2026.01")
+
+    setup = run_cli("setup", "--tenant", es.tenant)
+    assert setup.exit_code == 0, setup.output
+    assert f"update mapping in place: {name}: native_id" in setup.output
+    assert f"needs reindex: {name}: text.joined: " in setup.output
+    assert f"-> crawl-assets es reindex --tenant {es.tenant} --family records" in setup.output
+
+    done = run_cli("reindex", "--tenant", es.tenant)
+    assert done.exit_code == 0, done.output
+    assert f"{name}: now {name}.g2; 5 copied, 0 newer kept, removed {name}.g1" in done.output
+    assert "needs reindex" not in run_cli("setup", "--tenant", es.tenant).output
+    assert run_cli("reindex", "--tenant", es.tenant).output.strip() == "nothing needs a reindex"
+    bad = run_cli("reindex", "--tenant", es.tenant, "--index", "crawl-records-someone-2026.01")
+    assert bad.exit_code == 2 and "is not a records index of tenant" in bad.output

@@ -35,11 +35,12 @@ def test_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_resource_in_dagster_with_envvar(es: EsTarget, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Basic auth filled from an EnvVar reaches the wire (the local node runs without security: it ignores it)."""
     monkeypatch.setenv("TEST_ES_USER", "someone")
-    if es.server is None:
-        pytest.skip("auth values would be wrong for the real cluster")
+    if es.cluster.env().keys() - {"CRAWL_ES_URL"}:
+        pytest.skip("the test cluster has its own credentials; these would be refused")
     resource = ElasticsearchResource(hosts=[es.url], username=dg.EnvVar("TEST_ES_USER"), password="pw")
     with dg.build_resources({"es": resource}) as resources:
         client = resources.es.get_client()
-        assert client.info()["version"]["number"].startswith("9.")
+        assert client.cluster.health()["status"] in ("green", "yellow")
         assert client._headers["authorization"] == "Basic " + base64.b64encode(b"someone:pw").decode()

@@ -1,6 +1,7 @@
-"""The bulk sink against the protocol test server, or a real cluster when CRAWL_TEST_ES_URL is set.
+"""The bulk sink against the real Elasticsearch node (or CRAWL_TEST_ES_URL's cluster).
 
-Fault-injection tests need the test server and skip on a real cluster; everything else runs on both.
+Refusals are real where a document can make the node refuse it (a value its mapping cannot take); 429s,
+5xx answers, dropped connections and slow answers come from the fault proxy in front of the node.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from crawl_assets.index.sink import BulkSink, SinkAborted, edge_id, index_docume
 from crawl_assets.index.stats import count_documents
 from crawl_assets.index.versioning import observation_version
 from crawl_assets.resources.elasticsearch import ElasticsearchResource
-from crawl_assets_tests.es_server import spawn
+from crawl_assets_tests.es_node.proxy import spawn
 from crawl_assets_tests.index.conftest import EsTarget
 from crawl_assets_tests.index.docs import edge, record
 
@@ -150,42 +151,59 @@ def test_mapping_failures_are_dead_lettered_and_everything_is_accounted(es: EsTa
 
 
 def test_retried_bulk_with_partial_failures_accounts_for_every_document(es: EsTarget, tmp_path: Path) -> None:
-    server = es.require_server()
+    proxy, client = es.proxied()
     docs = [record(i, es.tenant, month=1 + i % 3) for i in range(500)]
-    server.faults.reject_items([f"x:{1000 + i}" for i in range(0, 500, 10)], times=2)  # 50 retried twice
-    server.faults.fail_mapping([f"x:{1000 + i}" for i in range(3, 500, 50)])         # 10 refused for good
-    server.faults.fail_requests(2, status=503)                                         # whole requests fail
-    server.faults.drop_connections(2, after_apply=True)                                # responses lost
-    stats = run(es, docs, tmp_path, batch_docs=50, concurrency=3)
+    proxy.faults.reject_items([f"x:{1000 + i}" for i in range(0, 500, 10)], times=2)  # 50 retried twice
+    for i in range(3, 500, 50):                                                      # 10 refused for good
+        docs[i]["metrics"]["likes"] = "a lot"                                         # (by the node's mapping)
+    proxy.faults.fail_requests(2, status=503)                                         # whole requests fail
+    proxy.faults.drop_connections(2, after_apply=True)                                # responses lost
+    stats = index_documents(client, docs, family="records", tenant=es.tenant, deadletter_root=str(tmp_path / "lake"),
+                            batch_docs=50, concurrency=3, **FAST)
 
     assert stats.unaccounted == 0
     assert stats.failed == 10
     assert stats.created + stats.updated + stats.noop == 490
     assert stats.request_retries == 4 and stats.retried >= 100
-    assert server.stats["dropped"] == 2 and server.stats["injected 503"] == 2
+    assert proxy.stats["dropped"] == 2 and proxy.stats["injected 503"] == 2 and proxy.faults.pending() == []
     assert len(snapshot(es)) == 490
     letters = read_file(str(tmp_path / "lake"), stats.deadletter_path).letters  # type: ignore[arg-type]
-    assert {letter.reason["type"] for letter in letters} == {"mapper_parsing_exception"}
+    assert {letter.reason["type"] for letter in letters} == {"document_parsing_exception"}
+    assert {letter.reason["status"] for letter in letters} == {400}
     assert len(letters) == 10
 
 
 def test_429_storm_completes_with_backoff(es: EsTarget, tmp_path: Path) -> None:
-    server = es.require_server()
+    proxy, client = es.proxied()
     docs = [record(i, es.tenant) for i in range(400)]
-    server.faults.fail_requests(8, status=429)
-    server.faults.reject_items([d["key"] for d in docs], times=3)
-    stats = run(es, docs, tmp_path, batch_docs=100, concurrency=2, max_item_retries=5, max_request_retries=10)
+    proxy.faults.fail_requests(8, status=429)
+    proxy.faults.reject_items([d["key"] for d in docs], times=3)
+    stats = index_documents(client, docs, family="records", tenant=es.tenant, deadletter_root=str(tmp_path / "lake"),
+                            batch_docs=100, concurrency=2, max_item_retries=5, max_request_retries=10, **FAST)
 
     assert (stats.created, stats.failed, stats.unaccounted) == (400, 0, 0)
     assert stats.request_retries == 8
-    assert stats.retried >= 400 * 3
+    assert stats.retried >= 400 * 3 and proxy.faults.pending() == []
     assert count_documents(es.client, es.tenant) == 400
 
 
+def test_a_server_before_8_18_refusing_include_source_on_error_loses_nothing(es: EsTarget, tmp_path: Path) -> None:
+    """Servers before 8.18 refuse the parameter (checked on a real 8.14.3 node, whose answer the proxy
+    gives): the sink drops it and re-sends, every worker alike (several meet the refusal at once)."""
+    proxy, client = es.proxied()
+    proxy.faults.refuse_parameter("include_source_on_error")
+    docs = [record(i, es.tenant, month=1 + i % 3) for i in range(300)]
+    stats = index_documents(client, docs, family="records", tenant=es.tenant, deadletter_root=str(tmp_path / "lake"),
+                            batch_docs=20, concurrency=4, **FAST)
+    assert (stats.created, stats.failed, stats.request_retries) == (300, 0, 0)
+    assert proxy.stats["unknown parameter"] >= 1
+
+
 def test_items_still_rejected_after_the_retry_budget_are_dead_lettered(es: EsTarget, tmp_path: Path) -> None:
-    server = es.require_server()
-    server.faults.reject_items(["x:1001"], times=100)
-    stats = run(es, [record(i, es.tenant) for i in range(3)], tmp_path, max_item_retries=2)
+    proxy, client = es.proxied()
+    proxy.faults.reject_items(["x:1001"], times=100)
+    stats = index_documents(client, [record(i, es.tenant) for i in range(3)], family="records", tenant=es.tenant,
+                            deadletter_root=str(tmp_path / "lake"), max_item_retries=2, **FAST)
     assert (stats.created, stats.failed) == (2, 1)
     letter = read_file(str(tmp_path / "lake"), stats.deadletter_path).letters[0]  # type: ignore[arg-type]
     assert letter.reason["type"] == "es_rejected_execution_exception"
@@ -194,10 +212,9 @@ def test_items_still_rejected_after_the_retry_budget_are_dead_lettered(es: EsTar
 def test_a_refused_document_is_dead_lettered_with_its_id_index_version_and_exact_source(
         es: EsTarget, tmp_path: Path) -> None:
     """The sink keeps each document as its prepared bulk lines: the letter is read back from them."""
-    server = es.require_server()
     doc = record(5, es.tenant, month=3, key='x:"quoted"\n\u00e9', text="خط اول\nخط دوم",
                  edited_at="2026-03-09T08:00:00Z", collected_at="2026-03-10T00:00:00Z")
-    server.faults.fail_mapping([doc["key"]])
+    doc["metrics"]["views"] = "many"  # a long field: the node refuses the document
     stats = run(es, [record(1, es.tenant), doc], tmp_path)
     assert (stats.created, stats.failed) == (1, 1)
     [line] = Path(stats.deadletter_path).read_bytes().splitlines()  # type: ignore[arg-type]
@@ -206,11 +223,10 @@ def test_a_refused_document_is_dead_lettered_with_its_id_index_version_and_exact
     assert letter["index"] == index_name("records", es.tenant, "2026.03")
     assert letter["version"] == observation_version(doc)
     assert letter["doc"] == doc
-    assert letter["reason"]["type"] == "mapper_parsing_exception"
+    assert letter["reason"]["type"] == "document_parsing_exception" and "metrics.views" in letter["reason"]["reason"]
 
 
 def test_a_slow_cluster_blocks_the_producer_and_memory_stays_bounded(es: EsTarget, tmp_path: Path) -> None:
-    es.require_server()
     batch_bytes, queue_batches, concurrency = 64 * 1024, 2, 2
     big = "متن " * 600  # ~4.8 KB of text per record
     produced = 0
@@ -222,8 +238,8 @@ def test_a_slow_cluster_blocks_the_producer_and_memory_stays_bounded(es: EsTarge
             produced += len(orjson.dumps(doc))
             yield doc
 
-    # The server runs in its own process (every bulk answered 30 ms late): only the client is traced here.
-    with spawn("--slow", "0.03") as url, ElasticsearchResource(hosts=[url]).get_client() as client:
+    # A proxy in its own process answers every bulk 30 ms late: only the client is traced here.
+    with spawn(es.url, "--slow", "0.03") as url, ElasticsearchResource(hosts=[url]).get_client() as client:
         tracemalloc.start()
         try:
             sink = BulkSink(client, family="records", tenant=es.tenant, deadletter_root=str(tmp_path / "lake"),
@@ -257,14 +273,21 @@ def test_edges_get_deterministic_ids_and_undated_edges_are_kept(es: EsTarget, tm
 
 
 def test_replay_after_the_cause_is_fixed_indexes_the_dead_letters(es: EsTarget, tmp_path: Path) -> None:
-    server = es.require_server()
     lake = str(tmp_path / "lake")
     docs = [record(i, es.tenant) for i in range(50)]
-    server.faults.fail_mapping([d["key"] for d in docs[:5]])
+    deep: dict = {"leaf": 1}
+    for level in range(24):
+        deep = {f"l{level}": deep}
+    for doc in docs[:5]:
+        doc["metadata"] = deep  # deeper than the template's flattened depth_limit (20): the node refuses it
     first = run(es, docs, tmp_path)
     assert first.failed == 5 and len(pending_files(lake)) == 1
+    letters = read_file(lake, pending_files(lake)[0]).letters
+    assert all("[metadata] of type [flattened]" in letter.reason["reason"] for letter in letters), letters[0].reason
 
-    server.faults.clear()  # e.g. the mapping was fixed
+    # The fix: a deeper limit (an updatable mapping parameter) on the tenant's indices.
+    es.client.indices.put_mapping(index=read_alias("records", es.tenant),
+                                  properties={"metadata": {"type": "flattened", "depth_limit": 30}})
     report = replay_deadletters(es.client, lake, **FAST)
 
     assert report.replayed == 5 and report.still_failed == 0
@@ -289,14 +312,13 @@ def test_replay_that_fails_again_keeps_every_document(es: EsTarget, tmp_path: Pa
 
 
 def test_a_corrupt_dead_letter_line_is_reported_and_its_file_kept(es: EsTarget, tmp_path: Path) -> None:
-    server = es.require_server()
     lake = str(tmp_path / "lake")
-    server.faults.fail_mapping(["x:1000"])
-    run(es, [record(0, es.tenant)], tmp_path)
+    proxy, client = es.proxied()
+    proxy.faults.refuse_items(["x:1000"])
+    index_documents(client, [record(0, es.tenant)], family="records", tenant=es.tenant, deadletter_root=lake, **FAST)
     (path,) = pending_files(lake)
     with open(path, "ab") as fh:
         fh.write(b"{not json\n")
-    server.faults.clear()
 
     report = replay_deadletters(es.client, lake, **FAST)
 
@@ -327,12 +349,13 @@ def test_odd_documents_are_indexed_or_dead_lettered_never_lost(es: EsTarget, tmp
 
 
 def test_broken_dead_letter_storage_fails_loudly_without_losing_count(es: EsTarget, tmp_path: Path) -> None:
-    server = es.require_server()
-    server.faults.fail_mapping(["x:1001"])
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the lake should be")
     sink = BulkSink(es.client, family="records", tenant=es.tenant, deadletter_root=str(blocker), **FAST)
-    sink.add_many([record(i, es.tenant) for i in range(3)])
+    docs = [record(i, es.tenant) for i in range(3)]
+    docs[1]["created_at"] = "2026-01-02T10:00:00Z"
+    docs[1]["deleted_at"] = "in a while"  # not a date: refused by the node
+    sink.add_many(docs)
     with pytest.raises(RuntimeError, match="dead letters could not be written"):
         sink.close()
     assert (sink.stats.created, sink.stats.failed, sink.stats.unaccounted) == (2, 1, 0)

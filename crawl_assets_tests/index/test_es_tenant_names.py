@@ -18,7 +18,7 @@ from crawl_assets_tests.index.test_es_cli import run_cli  # noqa: F401 (fixture)
 
 
 def _drop(es: EsTarget, *tenants: str) -> None:
-    from crawl_assets.index.migrate import legacy_indices
+    from crawl_assets.index.legacy_names import legacy_indices
 
     for tenant in tenants:
         for family in FAMILIES:
@@ -74,7 +74,7 @@ def _legacy(es: EsTarget, tenant: str, family: str, suffix: str, docs: list[dict
 
 
 def test_es_setup_renames_indices_of_the_earlier_scheme_keeping_documents_and_versions(es: EsTarget, run_cli) -> None:
-    from crawl_assets.index.migrate import migrate_legacy_indices
+    from crawl_assets.index.legacy_names import migrate_legacy_indices
     from crawl_assets.index.naming import parse_legacy_index
 
     other = f"{es.tenant}-undated"

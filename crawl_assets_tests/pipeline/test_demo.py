@@ -71,26 +71,22 @@ def test_demo_on_postgres_instance(tmp_path, pg_url):
     assert statuses.count("SUCCESS") == 3
 
 
-def test_demo_indexes_into_elasticsearch_when_configured(tmp_path):
-    from elasticsearch import Elasticsearch
-
-    from crawl_assets_tests.es_server import ESTestServer
-
-    with ESTestServer() as server:
-        result = run_demo(tmp_path / "es_home", "--es-url", server.url)
-        assert result.returncode == 0, result.stderr[-3000:]
-        assert "index step skipped" not in result.stdout
-        got = counts(result.stdout)
-        client = Elasticsearch(server.url)
-        client.indices.refresh(index="crawl-records-demo")
-        indexed = client.count(index="crawl-records-demo")["count"]  # the tenant's read alias
-        assert indexed == sum(records for records, _ in got.values())
-        assert client.count(index="crawl-edges-demo")["count"] > 0
-        # Re-running converges: no new documents, nothing failed.
-        again = run_demo(tmp_path / "es_home", "--es-url", server.url)
-        assert again.returncode == 0, again.stderr[-3000:]
-        client.indices.refresh(index="crawl-records-demo")
-        assert client.count(index="crawl-records-demo")["count"] == indexed
+def test_demo_indexes_into_elasticsearch_when_configured(tmp_path, es_cluster):
+    client = es_cluster.client
+    env = {k: v for k, v in es_cluster.env().items() if k != "CRAWL_ES_URL"}
+    result = run_demo(tmp_path / "es_home", "--es-url", es_cluster.url, env_extra=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "index step skipped" not in result.stdout
+    got = counts(result.stdout)
+    client.indices.refresh(index="crawl-records-demo")
+    indexed = client.count(index="crawl-records-demo")["count"]  # the tenant's read alias
+    assert indexed == sum(records for records, _ in got.values())
+    assert client.count(index="crawl-edges-demo")["count"] > 0
+    # Re-running (configured by CRAWL_ES_URL this time) converges: no new documents, nothing failed.
+    again = run_demo(tmp_path / "es_home", env_extra=es_cluster.env())
+    assert again.returncode == 0, again.stderr[-3000:]
+    client.indices.refresh(index="crawl-records-demo")
+    assert client.count(index="crawl-records-demo")["count"] == indexed
 
 
 def test_search_index_without_cluster_names_the_setting(tmp_path, dagster_home):

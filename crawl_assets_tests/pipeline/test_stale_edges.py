@@ -7,9 +7,8 @@ import orjson
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.resources.lake import LakeResource
-from crawl_assets_tests.es_server import ESTestServer, source_of
+from crawl_assets_tests.es_node.inspect import sources
 
 SOURCE = "acme.telegram.news"
 
@@ -27,21 +26,21 @@ def message(mid: int, text: str, edit_date: str | None = None) -> bytes:
     })
 
 
-def _edges_in_index(es: ESTestServer, deleted: bool = False) -> set[tuple[str, str, str]]:
-    with es.state.lock:
-        return {(d["type"], d["src"], d["dst"]) for n, idx in es.state.indices.items() if n.startswith("crawl-edges-acme")
-                for d in map(source_of, idx.docs.values()) if bool(d.get("deleted")) == deleted}
+def _edges_in_index(es, deleted: bool = False) -> set[tuple[str, str, str]]:
+    return {(d["type"], d["src"], d["dst"]) for d in sources(es.client, "crawl-edges-acme").values()
+            if bool(d.get("deleted")) == deleted}
 
 
-def test_edit_dropping_a_hashtag_and_a_mention_removes_their_edges(tmp_path):
+def test_edit_dropping_a_hashtag_and_a_mention_removes_their_edges(tmp_path, es_cluster):
     from crawl_assets.definitions import defs
 
     lake = Lake(str(tmp_path / "lake"))
     common = dict(tenant="acme", platform="telegram", source=SOURCE, fmt="telegram", method="api")
     keys = [dg.AssetKey(["telegram", name]) for name in ("normalized_records", "relation_edges", "search_index")]
     assets = [defs.get_assets_def(k) for k in keys]
-    with ESTestServer() as es, dg.instance_for_test() as instance:
-        resources = {"lake": LakeResource(root=lake.root), "elasticsearch": ElasticsearchResource(hosts=[es.url])}
+    es = es_cluster
+    with dg.instance_for_test() as instance:
+        resources = {"lake": LakeResource(root=lake.root), "elasticsearch": es.resource()}
         instance.add_dynamic_partitions("telegram_sources", [SOURCE])
 
         def sync() -> dg.ExecuteInProcessResult:
@@ -74,11 +73,9 @@ def test_edit_dropping_a_hashtag_and_a_mention_removes_their_edges(tmp_path):
         # older version than the tombstones, so no-ops; the dropped edges stay dropped.
         from crawl_assets.assets.search_index import pending_edges
         from crawl_assets.index.sink import index_documents
-        from elasticsearch import Elasticsearch
-
         [(_, first_part), *_] = list(lake.read_parts("normalized_records", "acme", "telegram", SOURCE))
         old = [r for r in arrow_to_records(first_part) if r["key"] == "telegram:777:1"]
-        with Elasticsearch(es.url) as client:
+        with es.resource().get_client() as client:
             stats = index_documents(client, pending_edges(old), family="edges", tenant="acme",
                                     deadletter_root=lake.root, run_id="old")
         assert stats.noop == len(pending_edges(old)) and stats.failed == 0

@@ -14,7 +14,7 @@ from crawl_assets.cli.demo import register_samples
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.registry import SourceEntry, update_registry
-from crawl_assets_tests.es_server import ESTestServer, source_of
+from crawl_assets_tests.es_node.inspect import sources
 from crawl_assets_tests.standins.x_api import XAPIServer
 from crawl_assets_tests.standins.x_corpus import build_corpus
 
@@ -34,13 +34,14 @@ def _missing(record: dict, lake_root: str, run_ids: set[str]) -> list[str]:
     return out
 
 
-def test_every_record_and_document_carries_its_provenance(dagster_home, monkeypatch):
+def test_every_record_and_document_carries_its_provenance(dagster_home, monkeypatch, es_cluster):
     from crawl_assets.definitions import build_definitions
 
     monkeypatch.setenv("CRAWL_X_BEARER_TOKEN__DEMO", "test-token")
-    with XAPIServer(build_corpus(300, days=5)) as x, ESTestServer() as es:
+    for name, value in es_cluster.env().items():
+        monkeypatch.setenv(name, value)
+    with XAPIServer(build_corpus(300, days=5)) as x:
         monkeypatch.setenv("CRAWL_X_BASE_URL", x.url)
-        monkeypatch.setenv("CRAWL_ES_URL", es.url)
         keys = register_samples(settings.registry_path())
         live = SourceEntry(name="live", tenant="demo", platform="x", kind="account_timeline", identifier="data_eng")
         update_registry(settings.registry_path(), lambda reg: reg.add(live))
@@ -51,11 +52,8 @@ def test_every_record_and_document_carries_its_provenance(dagster_home, monkeypa
             instance.add_dynamic_partitions(f"{platform}_sources", [key])
             assert defs.resolve_job_def(f"{platform}_sync").execute_in_process(partition_key=key, instance=instance).success
         run_ids = {r.run_id for r in instance.get_runs()}
-        with es.state.lock:
-            records = {i: source_of(e) for n, idx in es.state.indices.items() if n.startswith("crawl-records-")
-                       for i, e in idx.docs.items()}
-            edges = [source_of(e) for n, idx in es.state.indices.items() if n.startswith("crawl-edges-")
-                     for e in idx.docs.values()]
+        records = sources(es_cluster.client, "crawl-records-*")
+        edges = list(sources(es_cluster.client, "crawl-edges-*").values())
 
     lake = Lake(settings.lake_root())
     stored = []

@@ -8,16 +8,14 @@ from importlib import resources
 
 import dagster as dg
 import pytest
-from elasticsearch import Elasticsearch
 
 from crawl_assets.assets.normalized_records import TABLE, normalize_batch
 from crawl_assets.index.sink import index_documents
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import new_batch_id
-from crawl_assets.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.resources.lake import LakeResource
 from crawl_assets.retention import load_policy
-from crawl_assets_tests.es_server import ESTestServer
+from crawl_assets_tests.es_node.fixtures import EsCluster
 
 T0 = datetime(2026, 1, 10, tzinfo=timezone.utc)
 PAGES = [line for line in (resources.files("crawl_assets") / "sample_data" / "x_v2_recording.jsonl")
@@ -34,19 +32,17 @@ def _batch(lake: Lake, tenant: str, when: datetime, seq: int) -> str:
 
 
 @pytest.fixture
-def world(tmp_path):
+def world(tmp_path, es_cluster: EsCluster):
     lake = Lake(str(tmp_path / "lake"))
     ids = {t: [_batch(lake, t, T0, 0), _batch(lake, t, T0 + timedelta(days=100), 1)] for t in ("acme", "beta")}
     (tmp_path / "retention.yaml").write_text(
         "tenants:\n  acme: {raw_days: 30, normalized_days: 90, index_months: 2}\n")
-    with ESTestServer() as es:
-        client = Elasticsearch(es.url)
-        for tenant in ("acme", "beta"):
-            docs = [{"key": f"x:{m}", "tenant": tenant, "source": f"{tenant}.x.feed", "platform": "x",
-                     "created_at": f"2026-{m:02d}-05T00:00:00Z"} for m in (1, 2, 3, 4)]
-            index_documents(client, docs, family="records", tenant=tenant, deadletter_root=str(tmp_path / "dl"))
-        yield lake, ids, es, client, tmp_path / "retention.yaml"
-        client.close()
+    es, client = es_cluster, es_cluster.client
+    for tenant in ("acme", "beta"):
+        docs = [{"key": f"x:{m}", "tenant": tenant, "source": f"{tenant}.x.feed", "platform": "x",
+                 "created_at": f"2026-{m:02d}-05T00:00:00Z"} for m in (1, 2, 3, 4)]
+        index_documents(client, docs, family="records", tenant=tenant, deadletter_root=str(tmp_path / "dl"))
+    yield lake, ids, es, client, tmp_path / "retention.yaml"
 
 
 def _state(lake: Lake, tenant: str) -> tuple[list[str], list[str]]:
@@ -55,11 +51,12 @@ def _state(lake: Lake, tenant: str) -> tuple[list[str], list[str]]:
     return raw, parts
 
 
-def _months(es: ESTestServer, tenant: str) -> list[str]:
-    return sorted(n.split(".", 1)[1] for n in es.state.indices if n.startswith(f"crawl-records-{tenant}."))
+def _months(es: EsCluster, tenant: str) -> list[str]:
+    names = es.client.indices.get_alias(index=f"crawl-records-{tenant}.*", allow_no_indices=True)
+    return sorted(n.split(".", 1)[1] for n in names)
 
 
-def _run(lake: Lake, es: ESTestServer, policy, now: datetime) -> dg.MaterializeResult:
+def _run(lake: Lake, es: EsCluster, policy, now: datetime) -> dg.MaterializeResult:
     from crawl_assets.assets.retention import retention
 
     # A disposed instance per run: an ephemeral one left Dagster's process-wide defs-state storage
@@ -67,7 +64,7 @@ def _run(lake: Lake, es: ESTestServer, policy, now: datetime) -> dg.MaterializeR
     with dg.instance_for_test() as instance:
         result = dg.materialize([retention], instance=instance,
                                 resources={"lake": LakeResource(root=lake.root),
-                                           "elasticsearch": ElasticsearchResource(hosts=[es.url])},
+                                           "elasticsearch": es.resource()},
                                 run_config={"ops": {"retention": {"config": {"now": now.isoformat(),
                                                                              "policy_path": str(policy)}}}})
     assert result.success

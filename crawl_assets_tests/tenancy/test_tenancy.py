@@ -2,7 +2,7 @@
 runs, lake paths, records, index aliases and secrets never mix.
 
 Both sources go through the whole sync chain (raw → normalized_records → relation_edges → search_index)
-against the Intercom stand-in (which binds each token to one workspace) and the Elasticsearch test server.
+against the Intercom stand-in (which binds each token to one workspace) and the real Elasticsearch node.
 """
 
 from __future__ import annotations
@@ -14,13 +14,11 @@ from crawl_assets.assets import derived_assets
 from crawl_assets.index.naming import read_alias
 from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry, load_registry
-from crawl_assets.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sources.intercom.assets import intercom_conversations_raw
 from crawl_assets.sources.intercom.resource import IntercomResource
 from crawl_assets.sources.play.resource import PlayResource
 from crawl_assets.sources.tenant_secrets import MissingCredential, secret_var
-from crawl_assets_tests.es_server import ESTestServer
 from crawl_assets_tests.standins.intercom_api import IntercomServer, make_conversation
 
 REGISTRY = """sources:
@@ -33,16 +31,15 @@ KEYS = {"acme": "acme.intercom.support", "globex": "globex.intercom.support"}
 
 
 @pytest.fixture
-def world(tmp_path, monkeypatch):
+def world(tmp_path, monkeypatch, es_cluster):
     for tenant, token in TOKENS.items():
         monkeypatch.setenv(secret_var("CRAWL_INTERCOM_ACCESS_TOKEN", tenant, "main"), token)
     (tmp_path / "sources.yaml").write_text(REGISTRY)
     acme = [make_conversation(i, 1_780_000_000 + i * 60, 1_780_000_000 + i * 60 + 30, text="acme app crashes") for i in range(1, 9)]
     globex = [make_conversation(i, 1_780_000_000 + i * 60, 1_780_000_000 + i * 60 + 30, text="برنامه گلوبکس") for i in range(1, 6)]
-    with IntercomServer(workspaces={TOKENS["acme"]: ("wsa", acme), TOKENS["globex"]: ("wsg", globex)}) as api, \
-            ESTestServer() as es:
+    with IntercomServer(workspaces={TOKENS["acme"]: ("wsa", acme), TOKENS["globex"]: ("wsg", globex)}) as api:
         monkeypatch.setenv("CRAWL_INTERCOM_BASE_URL", api.url)
-        yield tmp_path, api, es
+        yield tmp_path, api, es_cluster
 
 
 def _sync(tmp_path, es, key: str, instance: dg.DagsterInstance, *, raise_on_error: bool = True) -> dg.ExecuteInJobResult:
@@ -52,7 +49,7 @@ def _sync(tmp_path, es, key: str, instance: dg.DagsterInstance, *, raise_on_erro
         resources={"lake": LakeResource(root=str(tmp_path / "lake")),
                    "registry": RegistryResource(path=str(tmp_path / "sources.yaml")),
                    "intercom": IntercomResource.from_env(),
-                   "elasticsearch": ElasticsearchResource(hosts=[es.url], max_retries=0)})
+                   "elasticsearch": es.resource(max_retries=0)})
 
 
 def test_two_tenants_never_mix(world):
@@ -78,7 +75,7 @@ def test_two_tenants_never_mix(world):
     assert other == []
 
     # index: each tenant's read alias holds exactly its own records
-    client = ElasticsearchResource(hosts=[es.url]).get_client()
+    client = es.client
     counts = {}
     for tenant in KEYS:
         hits = client.search(index=read_alias("records", tenant), query={"match_all": {}}, size=1000)["hits"]["hits"]

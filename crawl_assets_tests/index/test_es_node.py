@@ -1,5 +1,6 @@
-"""The protocol test server speaks like a 9.x node; these checks keep it honest (and run on a real cluster
-too where they do not need fault injection)."""
+"""What the product relies on in Elasticsearch itself, checked on the real node: REST compatibility (why
+the client is 8.x), external versioning, per-item bulk outcomes, error bodies; and the test proxy's
+transparency and faults."""
 
 from __future__ import annotations
 
@@ -25,20 +26,24 @@ def raw(es: EsTarget, method: str, path: str, body: bytes | None = None, headers
     return resp.status, dict((k.lower(), v) for k, v in resp.getheaders()), data
 
 
-def test_root_info_and_product_header(es: EsTarget) -> None:
-    es.require_server()
-    status, headers, body = raw(es, "GET", "/", headers={"Accept": "application/vnd.elasticsearch+json; compatible-with=9"})
-    assert status == 200
-    assert headers["x-elastic-product"] == "Elasticsearch"
-    assert headers["content-type"] == "application/vnd.elasticsearch+json;compatible-with=9"
-    info = orjson.loads(body)
-    assert info["version"]["number"].startswith("9.") and info["tagline"] == "You Know, for Search"
-    assert es.client.info()["version"]["build_flavor"] == "default"
+def test_an_8x_client_is_what_8x_and_9x_servers_both_accept(es: EsTarget) -> None:
+    """REST compatibility decides the client pin: a node answers compatible-with=8 (what the 8.x client
+    sends), and an 8.x node refuses compatible-with=9 (what every 9.x client sends)."""
+    import elasticsearch
 
-
-def test_unsupported_compatibility_version_is_refused(es: EsTarget) -> None:
-    es.require_server()
-    status, _, body = raw(es, "GET", "/", headers={"Accept": "application/vnd.elasticsearch+json; compatible-with=7"})
+    assert elasticsearch.__versionstr__.startswith("8."), "the shipped client must be 8.x (see pyproject)"
+    health = "/_cluster/health"
+    status, headers, body = raw(es, "GET", health, headers={"Accept": "application/vnd.elasticsearch+json; compatible-with=8"})
+    assert status == 200 and headers["x-elastic-product"] == "Elasticsearch"
+    assert headers["content-type"].replace(" ", "") == "application/vnd.elasticsearch+json;compatible-with=8"
+    major = es.client.nodes.info(node_id="_local", metric="_none", filter_path="nodes.*.version")
+    version = next(iter(major["nodes"].values()))["version"]
+    status, _, body = raw(es, "GET", health, headers={"Accept": "application/vnd.elasticsearch+json; compatible-with=9"})
+    if version.startswith("8."):
+        assert status == 400 and b"media_type_header_exception" in body
+    else:
+        assert status == 200
+    status, _, body = raw(es, "GET", health, headers={"Accept": "application/vnd.elasticsearch+json; compatible-with=6"})
     assert status == 400 and orjson.loads(body)["error"]["type"] == "media_type_header_exception"
 
 
@@ -96,14 +101,22 @@ def test_errors_have_real_bodies(es: EsTarget) -> None:
     assert exists.value.error == "resource_already_exists_exception"
 
 
-def test_dropped_connections_and_injected_errors_reach_the_client(es: EsTarget) -> None:
-    server = es.require_server()
-    client = es.client.options(max_retries=0)
-    server.faults.drop_connections(1, path="/")
+def test_the_fault_proxy_is_transparent_and_its_faults_reach_the_client(es: EsTarget) -> None:
+    proxy, client = es.proxied(max_retries=0)
+    assert client.cluster.health()["status"] in ("green", "yellow")  # product check passed through the proxy
+    proxy.faults.drop_connections(1, path="_cluster/health")
     with pytest.raises(TransportConnectionError):
-        client.info()
-    server.faults.fail_requests(1, status=429, path="_bulk")
+        client.cluster.health()
+    proxy.faults.fail_requests(1, status=429, path="_bulk")
     with pytest.raises(Exception) as info:
-        client.bulk(operations=[{"index": {"_index": "x", "_id": "1"}}, {"a": 1}])
+        client.bulk(operations=[{"index": {"_index": f"crawl-records-{es.tenant}-2026.01", "_id": "1"}}, {"a": 1}])
     assert getattr(info.value, "status_code", None) == 429
-    assert client.info()["cluster_name"] == "es-test-server"
+    ensure_template(es.client, "records")
+    index = f"crawl-records-{es.tenant}-2026.01"
+    proxy.faults.reject_items(["b"], times=1)
+    ops = [{"index": {"_index": index, "_id": i}} for i in "abc"]
+    resp = client.bulk(operations=[x for op in ops for x in (op, {"lang": "fa"})], refresh=True)
+    assert [next(iter(i.values()))["status"] for i in resp["items"]] == [201, 429, 201]
+    assert sorted(h["_id"] for h in es.client.search(index=index)["hits"]["hits"]) == ["a", "c"], \
+        "a rejected item is not applied"
+    assert proxy.stats["dropped"] == 1 and proxy.stats["injected 429"] == 1 and proxy.faults.pending() == []

@@ -1,0 +1,155 @@
+/*
+ * Test-only Elasticsearch plugin of the crawl_assets test suite (our own code, Apache-2.0).
+ *
+ * The server distribution the tests run (org.elasticsearch.distribution.integ-test-zip) ships without the
+ * analysis-common module, which every real Elasticsearch distribution has. Our index templates use six of
+ * its components; this plugin registers exactly those names, each a thin factory over the Lucene class
+ * that analysis-common wraps (lucene-analysis-common is in the distribution's lib/):
+ *
+ *   char filter  mapping                (MappingCharFilter; rules "a => b" with \\uXXXX escapes)
+ *   token filter decimal_digit          (DecimalDigitFilter)
+ *   token filter arabic_normalization   (ArabicNormalizationFilter)
+ *   token filter persian_normalization  (PersianNormalizationFilter)
+ *   token filter asciifolding           (ASCIIFoldingFilter; preserve_original, off in normalizers)
+ *   analyzer     english                (EnglishAnalyzer; stopwords, stem_exclusion)
+ *
+ * Like analysis-common, the token filters exist both as configurable types and as pre-configured names,
+ * and all of them are usable in normalizers. Nothing here is shipped with crawl_assets.
+ */
+package org.crawlassets.testanalysis;
+
+import org.apache.lucene.analysis.CharArraySet;
+import org.apache.lucene.analysis.TokenStream;
+import org.apache.lucene.analysis.ar.ArabicNormalizationFilter;
+import org.apache.lucene.analysis.charfilter.MappingCharFilter;
+import org.apache.lucene.analysis.charfilter.NormalizeCharMap;
+import org.apache.lucene.analysis.core.DecimalDigitFilter;
+import org.apache.lucene.analysis.en.EnglishAnalyzer;
+import org.apache.lucene.analysis.fa.PersianNormalizationFilter;
+import org.apache.lucene.analysis.miscellaneous.ASCIIFoldingFilter;
+import org.elasticsearch.common.settings.Settings;
+import org.elasticsearch.env.Environment;
+import org.elasticsearch.index.IndexSettings;
+import org.elasticsearch.index.analysis.AbstractCharFilterFactory;
+import org.elasticsearch.index.analysis.AbstractIndexAnalyzerProvider;
+import org.elasticsearch.index.analysis.AbstractTokenFilterFactory;
+import org.elasticsearch.index.analysis.Analysis;
+import org.elasticsearch.index.analysis.AnalyzerProvider;
+import org.elasticsearch.index.analysis.CharFilterFactory;
+import org.elasticsearch.index.analysis.NormalizingCharFilterFactory;
+import org.elasticsearch.index.analysis.NormalizingTokenFilterFactory;
+import org.elasticsearch.index.analysis.PreConfiguredTokenFilter;
+import org.elasticsearch.index.analysis.TokenFilterFactory;
+import org.elasticsearch.indices.analysis.AnalysisModule.AnalysisProvider;
+import org.elasticsearch.plugins.AnalysisPlugin;
+import org.elasticsearch.plugins.Plugin;
+
+import java.io.Reader;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Function;
+
+public final class CrawlTestAnalysisPlugin extends Plugin implements AnalysisPlugin {
+
+    @Override
+    public Map<String, AnalysisProvider<CharFilterFactory>> getCharFilters() {
+        return Map.of("mapping", AnalysisPlugin.requiresAnalysisSettings(
+            (indexSettings, env, name, settings) -> new Mapping(name, env, settings)));
+    }
+
+    @Override
+    public Map<String, AnalysisProvider<TokenFilterFactory>> getTokenFilters() {
+        Map<String, AnalysisProvider<TokenFilterFactory>> out = new TreeMap<>();
+        out.put("decimal_digit", (i, env, name, s) -> new Simple(name, s, DecimalDigitFilter::new));
+        out.put("arabic_normalization", (i, env, name, s) -> new Simple(name, s, ArabicNormalizationFilter::new));
+        out.put("persian_normalization", (i, env, name, s) -> new Simple(name, s, PersianNormalizationFilter::new));
+        out.put("asciifolding", (i, env, name, s) -> new AsciiFolding(name, s));
+        return out;
+    }
+
+    @Override
+    public List<PreConfiguredTokenFilter> getPreConfiguredTokenFilters() {
+        return List.of(
+            PreConfiguredTokenFilter.singleton("decimal_digit", true, DecimalDigitFilter::new),
+            PreConfiguredTokenFilter.singleton("arabic_normalization", true, ArabicNormalizationFilter::new),
+            PreConfiguredTokenFilter.singleton("persian_normalization", true, PersianNormalizationFilter::new),
+            PreConfiguredTokenFilter.singleton("asciifolding", true, ASCIIFoldingFilter::new));
+    }
+
+    @Override
+    public Map<String, AnalysisProvider<AnalyzerProvider<? extends org.apache.lucene.analysis.Analyzer>>> getAnalyzers() {
+        return Map.of("english", (indexSettings, env, name, settings) -> new English(name, env, settings));
+    }
+
+    /** A token filter without options over one Lucene filter; usable in normalizers. */
+    static final class Simple extends AbstractTokenFilterFactory implements NormalizingTokenFilterFactory {
+        private final Function<TokenStream, TokenStream> filter;
+
+        Simple(String name, Settings settings, Function<TokenStream, TokenStream> filter) {
+            super(name, settings);
+            this.filter = filter;
+        }
+
+        @Override
+        public TokenStream create(TokenStream tokenStream) {
+            return filter.apply(tokenStream);
+        }
+    }
+
+    /** asciifolding: ``preserve_original`` (default false) also emits the unfolded token; never in normalizers. */
+    static final class AsciiFolding extends AbstractTokenFilterFactory implements NormalizingTokenFilterFactory {
+        private final boolean preserveOriginal;
+
+        AsciiFolding(String name, Settings settings) {
+            super(name, settings);
+            preserveOriginal = settings.getAsBoolean("preserve_original", false);
+        }
+
+        @Override
+        public TokenStream create(TokenStream tokenStream) {
+            return new ASCIIFoldingFilter(tokenStream, preserveOriginal);
+        }
+
+        @Override
+        public TokenStream normalize(TokenStream tokenStream) {
+            return new ASCIIFoldingFilter(tokenStream, false); // a normalizer yields one token
+        }
+    }
+
+    /** mapping: ``mappings`` (or ``mappings_path``) rules, each "source => target". */
+    static final class Mapping extends AbstractCharFilterFactory implements NormalizingCharFilterFactory {
+        private final NormalizeCharMap map;
+
+        Mapping(String name, Environment env, Settings settings) {
+            super(name);
+            List<String> rules = Analysis.getWordList(env, settings, "mappings");
+            if (rules == null) {
+                throw new IllegalArgumentException("mapping requires either `mappings` or `mappings_path` to be configured");
+            }
+            map = MappingRules.parse(rules);
+        }
+
+        @Override
+        public Reader create(Reader reader) {
+            return new MappingCharFilter(map, reader);
+        }
+    }
+
+    /** english: Lucene's EnglishAnalyzer with ``stopwords`` (default _english_) and ``stem_exclusion``. */
+    static final class English extends AbstractIndexAnalyzerProvider<EnglishAnalyzer> {
+        private final EnglishAnalyzer analyzer;
+
+        English(String name, Environment env, Settings settings) {
+            super(name, settings);
+            analyzer = new EnglishAnalyzer(
+                Analysis.parseStopWords(env, settings, EnglishAnalyzer.getDefaultStopSet()),
+                Analysis.parseStemExclusion(settings, CharArraySet.EMPTY_SET));
+        }
+
+        @Override
+        public EnglishAnalyzer get() {
+            return analyzer;
+        }
+    }
+}

@@ -1,0 +1,64 @@
+"""Reading a cluster's documents back in tests, and wiping what a test left (only ``crawl-*`` names)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from elasticsearch import Elasticsearch, NotFoundError
+
+PAGE = 5000
+
+
+@dataclass(frozen=True)
+class Hit:
+    index: str
+    version: int
+    source: dict[str, Any]
+
+
+def all_docs(client: Elasticsearch, index: str, query: dict[str, Any] | None = None) -> dict[str, Hit]:
+    """``_id -> Hit`` of every document ``query`` matches under ``index`` (a name, alias or pattern),
+    however many (point in time + search_after); ``{}`` when nothing of that name exists."""
+    client.indices.refresh(index=index, ignore_unavailable=True, allow_no_indices=True)
+    try:
+        pit = client.open_point_in_time(index=index, keep_alive="1m", ignore_unavailable=True)["id"]
+    except NotFoundError:
+        return {}
+    out: dict[str, Hit] = {}
+    after = None
+    try:
+        while True:
+            resp = client.search(pit={"id": pit, "keep_alive": "1m"}, size=PAGE, version=True,
+                                 query=query or {"match_all": {}}, sort=["_shard_doc"], search_after=after)
+            hits = resp["hits"]["hits"]
+            pit = resp.get("pit_id", pit)
+            for hit in hits:
+                if hit["_id"] in out:
+                    raise AssertionError(f"{hit['_id']} is in two indices: {out[hit['_id']].index}, {hit['_index']}")
+                out[hit["_id"]] = Hit(hit["_index"], hit["_version"], hit["_source"])
+            if len(hits) < PAGE:
+                return out
+            after = hits[-1]["sort"]
+    finally:
+        client.close_point_in_time(id=pit)
+
+
+def sources(client: Elasticsearch, index: str, query: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    return {doc_id: hit.source for doc_id, hit in all_docs(client, index, query).items()}
+
+
+def wipe(client: Elasticsearch, prefix: str = "crawl-") -> None:
+    """Delete every index and index template whose name starts with ``prefix`` (by name: clusters
+    refuse wildcard deletes by default)."""
+    found = client.indices.get(index=f"{prefix}*", expand_wildcards="all", allow_no_indices=True,
+                               ignore_unavailable=True, filter_path="*.settings.index.provided_name").body or {}
+    names = sorted(found)
+    for start in range(0, len(names), 50):
+        client.indices.delete(index=",".join(names[start:start + 50]), ignore_unavailable=True)
+    try:
+        templates = client.indices.get_index_template(name=f"{prefix}*").body.get("index_templates", [])
+    except NotFoundError:  # a pattern that matches nothing is a 404 here
+        templates = []
+    for template in templates:
+        client.indices.delete_index_template(name=template["name"])

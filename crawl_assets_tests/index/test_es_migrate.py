@@ -1,0 +1,159 @@
+"""``es setup`` on indices an older template made: compatible changes are applied in place, the others
+named; ``es reindex`` then moves each such index to a new generation while a sync keeps writing, and
+no write is lost: every document ends with the newest version written."""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from pathlib import Path
+
+from crawl_assets.index.bootstrap import load_template, setup_indices, tenant_indices
+from crawl_assets.index.naming import index_name, read_alias, template_name
+from crawl_assets.index.reindex import reindex
+from crawl_assets.index.sink import BulkSink, index_documents
+from crawl_assets.index.stats import count_documents, index_stats
+from crawl_assets.index.versioning import observation_version
+from crawl_assets_tests.es_node.inspect import all_docs
+from crawl_assets_tests.index.conftest import EsTarget
+from crawl_assets_tests.index.docs import record
+
+FAST = {"backoff_base_s": 0.05, "backoff_max_s": 0.5}
+
+
+def older_template() -> dict:
+    """The records template as version 1 shipped it: no ``joined`` sub-fields and analyzer, and two
+    differences put-mapping can fix (a keyword field missing, ``text.raw`` with a lower ignore_above)."""
+    body = copy.deepcopy(load_template("records"))
+    analysis = body["template"]["settings"]["analysis"]
+    del analysis["analyzer"]["persian_joined"], analysis["char_filter"]["zwnj_remove"]
+    props = body["template"]["mappings"]["properties"]
+    for name in ("text", "text_clean"):
+        del props[name]["fields"]["joined"]
+    del props["native_id"]
+    props["text"]["fields"]["raw"]["ignore_above"] = 128
+    body["version"] = 1
+    return body
+
+
+def put_older_template(es: EsTarget) -> None:
+    body = older_template()
+    es.client.indices.put_index_template(name=template_name("records"), index_patterns=body["index_patterns"],
+                                         template=body["template"], priority=body["priority"], version=1)
+
+
+def test_setup_applies_compatible_changes_and_names_the_rest(es: EsTarget, tmp_path: Path) -> None:
+    put_older_template(es)
+    index_documents(es.client, [record(i, es.tenant, month=1 + i % 2) for i in range(20)], family="records",
+                    tenant=es.tenant, deadletter_root=str(tmp_path))
+    months = [index_name("records", es.tenant, m) for m in ("2026.01", "2026.02")]
+
+    planned = setup_indices(es.client, [es.tenant], dry_run=True)
+    # A dry run changes nothing; it lists the differing fields and sees the analysis difference.
+    assert {(i.index, i.what) for i in planned.migration.needs_reindex} == {(m, "analysis") for m in months}
+    assert len(planned.migration.updated) == 2 and "native_id" in planned.migration.updated[0]
+    report = setup_indices(es.client, [es.tenant])
+
+    for name in months:
+        mapping = es.client.indices.get_mapping(index=name)[name]["mappings"]["properties"]
+        assert mapping["native_id"] == {"type": "keyword"}, "a missing field is added in place"
+        assert mapping["text"]["fields"]["raw"]["ignore_above"] == 256, "an updatable parameter is updated"
+        assert "joined" not in mapping["text"]["fields"], "a sub-field needing a new analyzer is not"
+    assert any(line.startswith(months[0] + ": ") and "native_id" in line for line in report.migration.updated)
+    refused = {(i.index, i.what) for i in report.migration.needs_reindex}
+    assert refused == {(m, w) for m in months for w in ("text.joined", "text_clean.joined", "analysis")}
+    reasons = " ".join(i.reason for i in report.migration.needs_reindex)
+    assert "persian_joined" in reasons and "zwnj_remove" in reasons
+    again = setup_indices(es.client, [es.tenant])
+    assert again.migration.updated == [] and {(i.index, i.what) for i in again.migration.needs_reindex} == refused
+
+
+def test_reindex_switches_generations_while_a_sync_writes_and_loses_nothing(es: EsTarget, tmp_path: Path) -> None:
+    put_older_template(es)
+    lake = str(tmp_path / "lake")
+    first = [record(i, es.tenant, month=1 + i % 2) for i in range(300)]
+    index_documents(es.client, first, family="records", tenant=es.tenant, deadletter_root=lake)
+    setup_indices(es.client, [es.tenant])  # the shipped template from now on
+    logical = [index_name("records", es.tenant, m) for m in ("2026.01", "2026.02")]
+
+    # A sync keeps writing while the reindex runs: edits of existing records (newer versions) and new ones.
+    written: dict[str, int] = {}
+    started, done, errors = threading.Event(), threading.Event(), []
+
+    def sync() -> None:
+        try:
+            sink = BulkSink(es.client, family="records", tenant=es.tenant, deadletter_root=lake, batch_docs=25,
+                            concurrency=2, **FAST)
+            with sink:
+                round_ = 0
+                while not done.is_set() or round_ < 2:
+                    round_ += 1
+                    for i in range(0, 400, 7):
+                        doc = record(i, es.tenant, month=1 + i % 2, text=f"ویرایش {round_} می‌خواهم",
+                                     edited_at=f"2026-03-01T00:{round_ % 60:02d}:{round_ // 60:02d}Z")
+                        written[doc["key"]] = observation_version(doc)
+                        sink.add(doc)
+                        if sink.stats.created + sink.stats.updated:
+                            started.set()
+            if sink.stats.failed or sink.stats.unaccounted:
+                errors.append(f"sync: {sink.stats}")
+        except Exception as exc:  # noqa: BLE001
+            errors.append(repr(exc))
+
+    writer = threading.Thread(target=sync)
+    writer.start()
+    assert started.wait(120), "the sync is writing before the reindex starts"
+    try:
+        results = [reindex(es.client, name, "records", es.tenant) for name in logical]
+    finally:
+        done.set()
+        writer.join(timeout=300)
+    assert not errors, errors
+
+    assert [r.new_index for r in results] == [f"{name}.g2" for name in logical]
+    assert all(r.removed == [f"{r.logical}.g1"] for r in results), "the clone of the original, once copied"
+    docs = all_docs(es.client, read_alias("records", es.tenant))
+    want = {d["key"]: observation_version(d) for d in first} | written
+    assert {k: h.version for k, h in docs.items()} == want, "every document has the newest version written"
+    assert {h.index for h in docs.values()} == {f"{name}.g2" for name in logical}
+    for name in logical:
+        mapping = es.client.indices.get_mapping(index=name)[f"{name}.g2"]["mappings"]["properties"]
+        assert mapping["text"]["fields"]["joined"]["analyzer"] == "persian_joined"
+        aliases = es.client.indices.get_alias(index=f"{name}.g2")[f"{name}.g2"]["aliases"]
+        assert set(aliases) == {name, read_alias("records", es.tenant), "crawl-records"}
+        assert aliases[name]["is_write_index"] is True
+    hits = es.client.search(index=read_alias("records", es.tenant), query={"match": {"text.joined": "میخواهم"}})
+    assert hits["hits"]["total"]["value"] == len(written), "the new sub-field is searchable"
+
+    # The rest of the index tooling reads generations back to their logical names.
+    after = setup_indices(es.client, [es.tenant])
+    assert after.migration.needs_reindex == [] and after.migration.in_progress == [] and after.aliases_added == []
+    assert sorted(tenant_indices(es.client, "records", es.tenant)) == [f"{name}.g2" for name in logical]
+    assert [r.month for r in index_stats(es.client, "records", es.tenant)] == ["2026.01", "2026.02"]
+    assert count_documents(es.client, es.tenant) == len(want)
+    # A second reindex moves on to the next generation; the write path keeps working.
+    assert reindex(es.client, logical[0], "records", es.tenant).new_index == f"{logical[0]}.g3"
+    stats = index_documents(es.client, [record(0, es.tenant, edited_at="2026-04-01T00:00:00Z")], family="records",
+                            tenant=es.tenant, deadletter_root=lake)
+    assert stats.updated == 1 and all_docs(es.client, logical[0])["x:1000"].index == f"{logical[0]}.g3"
+
+
+def test_a_write_met_by_a_write_block_waits_for_it_instead_of_failing(es: EsTarget, tmp_path: Path) -> None:
+    """What the sink does during a reindex's brief write block (the logical index being cloned)."""
+    index_documents(es.client, [record(0, es.tenant)], family="records", tenant=es.tenant,
+                    deadletter_root=str(tmp_path))
+    name = index_name("records", es.tenant, "2026.01")
+    es.client.indices.add_block(index=name, block="write")
+    sink = BulkSink(es.client, family="records", tenant=es.tenant, deadletter_root=str(tmp_path),
+                    max_item_retries=50, **FAST)
+    sink.add_many([record(i, es.tenant, edited_at="2026-02-01T00:00:00Z") for i in range(3)])
+    closer = threading.Thread(target=sink.close)
+    closer.start()
+    deadline = time.monotonic() + 120
+    while sink.stats.retried == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sink.stats.retried > 0, "the writes met the block"
+    es.client.indices.put_settings(index=name, settings={"index.blocks.write": False})
+    closer.join(120)
+    assert (sink.stats.created, sink.stats.updated, sink.stats.failed) == (2, 1, 0)
