@@ -50,7 +50,7 @@ def build_definitions() -> dg.Definitions:
     with_index = bool(os.environ.get("CRAWL_ES_URL", "").strip())
     for platform, plugin in plugins().items():
         raw = resolve(plugin.raw_asset)
-        chain = [raw, *derived_assets(platform, raw)]
+        chain = [raw, *derived_assets(platform, raw, cluster_configured=with_index)]
         assets += chain
         single = {flag: build_sync_job(platform, raw, include_index=flag) for flag in (True, False)}
         batch = {flag: build_batch_job(platform, chain, include_index=flag) for flag in (True, False)}

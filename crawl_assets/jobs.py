@@ -68,9 +68,10 @@ class SourceStepContext:
     """The op's context seen by one asset function for one source: ``partition_key`` and ``asset_key``
     are that source's and that asset's; everything else (run, instance, log, resources) is the op's."""
 
-    def __init__(self, context: dg.OpExecutionContext, asset_key: dg.AssetKey, partition_key: str):
+    def __init__(self, context: dg.OpExecutionContext, step: Step, partition_key: str):
         self._context = context
-        self.asset_key = asset_key
+        self.asset_key = step.key
+        self.selected_asset_check_keys = step.assets_def.check_keys
         self.partition_key = partition_key
         self.partition_keys = [partition_key]
         self.has_partition_key = True
@@ -91,10 +92,18 @@ class Outcome:
     seconds: float = 0.0
 
 
-def _report(context: dg.OpExecutionContext, step: Step, key: str, result: Any) -> list[str]:
+def step_results(value: Any) -> list[dg.MaterializeResult]:
+    """What a step function produced: its returned result, or the results it yielded (an asset with an
+    optional output may yield none: it was not materialized, and its downstream steps do not run)."""
+    results = list(value) if inspect.isgenerator(value) else [value]
+    for result in results:
+        if not isinstance(result, dg.MaterializeResult):
+            raise TypeError(f"a sync step produced {type(result).__name__}, expected MaterializeResult")
+    return results
+
+
+def _report(context: dg.OpExecutionContext, step: Step, key: str, result: dg.MaterializeResult) -> list[str]:
     """Log the step's result as a materialization of ``key`` and its checks; return failed blocking checks."""
-    if not isinstance(result, dg.MaterializeResult):
-        raise TypeError(f"{step.key.to_user_string()} returned {type(result).__name__}, expected MaterializeResult")
     context.log_event(dg.AssetMaterialization(asset_key=step.key, partition=key, metadata=dict(result.metadata or {})))
     failed: list[str] = []
     for check in result.check_results or ():
@@ -113,11 +122,11 @@ def sync_one(context: dg.OpExecutionContext, steps: Sequence[Step], key: str) ->
     try:
         with source_lock(key, wait_seconds=0):
             for step in steps:
-                proxy = SourceStepContext(context, step.key, key)
+                proxy = SourceStepContext(context, step, key)
                 resources = {name: getattr(context.resources, name) for name in step.resource_params}
                 try:
-                    result = step.fn(proxy, **resources)
-                    failed_checks = _report(context, step, key, result)
+                    results = step_results(step.fn(proxy, **resources))
+                    failed_checks = [name for result in results for name in _report(context, step, key, result)]
                 except (dg.RetryRequested, dg.Failure, Exception) as exc:  # noqa: B014 - named for readers
                     detail = f"{step.key.to_user_string()}: {_describe(exc)}"
                     if step is not steps[0]:  # the raw step records its own failures
@@ -129,7 +138,9 @@ def sync_one(context: dg.OpExecutionContext, steps: Sequence[Step], key: str) ->
                     record_failure(context.instance, key, detail, run_id=context.run.run_id)
                     context.log.error(f"{key}: {detail}; later steps skipped")
                     return Outcome(key, "failed", detail, time.time() - started)
-                if step is steps[0] and not _value(result.metadata, "derivation_pending", True):
+                if not results:  # an optional output not materialized (the step logged why)
+                    break
+                if step is steps[0] and not _value(results[0].metadata, "derivation_pending", True):
                     return Outcome(key, "ok", "nothing new", time.time() - started)  # nothing to derive
             mark_pending(context.instance, key, load_health(context.instance, [key])[key], False)
     except SourceBusy as exc:
