@@ -4,11 +4,14 @@
 Both run in-process: a run then costs seconds instead of a subprocess per step.
 
 The batch job runs, for each source in turn, the very same asset functions as ``{platform}_sync``
-(raw → normalized_records → relation_edges → search_index), under the source's lock, and reports each
-step as a materialization (and its checks) of that source's partition. A source that fails stops only
-its own chain: its checkpoint stays where its last stored page left it, the other sources go on, and
-the run ends failed naming it; the scheduler then retries it alone in a ``{platform}_sync`` run, where
-the step retry policy applies.
+(raw → normalized_records → relation_edges → search_index), under the source's lock. Before each step it
+writes the materialization-planned event Dagster writes for a partitioned run, and it reports the step
+as a materialization (and its checks) of that source's partition, so the partitions page shows each
+source as in progress, materialized or failed exactly as for single runs
+(``crawl_assets.monitoring.partition_events``). A source that fails stops only its own chain: its
+checkpoint stays where its last stored page left it, the failure is recorded on its partition, the
+other sources go on, and the run ends failed naming it; the scheduler then retries it alone in a
+``{platform}_sync`` run, where the step retry policy applies.
 """
 
 
@@ -20,7 +23,8 @@ from typing import Any
 
 import dagster as dg
 
-from crawl_assets.monitoring.health import load_health, mark_pending, record_failure
+from crawl_assets.monitoring.health import load_health, mark_pending
+from crawl_assets.monitoring.partition_events import SyncFailure, plan_materialization, report_failure
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 
 BATCH_CONFIG_FIELD = "partitions"
@@ -124,20 +128,21 @@ def sync_one(context: dg.OpExecutionContext, steps: Sequence[Step], key: str) ->
             for step in steps:
                 proxy = SourceStepContext(context, step, key)
                 resources = {name: getattr(context.resources, name) for name in step.resource_params}
+                plan_materialization(context, step.key, key)
                 try:
                     results = step_results(step.fn(proxy, **resources))
                     failed_checks = [name for result in results for name in _report(context, step, key, result)]
                 except (dg.RetryRequested, dg.Failure, Exception) as exc:  # noqa: B014 - named for readers
-                    detail = f"{step.key.to_user_string()}: {_describe(exc)}"
-                    if step is not steps[0]:  # the raw step records its own failures
-                        record_failure(context.instance, key, detail, run_id=context.run.run_id)
-                    context.log.error(f"{key}: {detail}")
-                    return Outcome(key, "failed", detail, time.time() - started)
+                    failure = SyncFailure.of(exc, where=step.key.to_user_string())
+                    if step is not steps[0]:  # the raw step reports its own failures
+                        report_failure(context, step.key, key, failure)
+                    context.log.error(f"{key}: {failure.message}")
+                    return Outcome(key, "failed", failure.message, time.time() - started)
                 if failed_checks:
-                    detail = f"{step.key.to_user_string()}: blocking check failed: {', '.join(failed_checks)}"
-                    record_failure(context.instance, key, detail, run_id=context.run.run_id)
-                    context.log.error(f"{key}: {detail}; later steps skipped")
-                    return Outcome(key, "failed", detail, time.time() - started)
+                    failure = SyncFailure(f"{step.key.to_user_string()}: blocking check failed: {', '.join(failed_checks)}")
+                    report_failure(context, step.key, key, failure)
+                    context.log.error(f"{key}: {failure.message}; later steps skipped")
+                    return Outcome(key, "failed", failure.message, time.time() - started)
                 if not results:  # an optional output not materialized (the step logged why)
                     break
                 if step is steps[0] and not _value(results[0].metadata, "derivation_pending", True):
@@ -167,14 +172,6 @@ def _pooled_connections(instance: dg.DagsterInstance, sources: int) -> None:
 def _value(metadata: Any, name: str, default: Any) -> Any:
     value = (metadata or {}).get(name, default)
     return getattr(value, "value", value)
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, dg.RetryRequested):
-        return f"retry requested in {exc.seconds_to_wait or 0:.0f}s ({exc.__cause__ or 'no cause'})"
-    if isinstance(exc, dg.Failure):
-        return exc.description or "failure"
-    return f"{type(exc).__name__}: {exc}"
 
 
 def batch_op_name(platform: str, include_index: bool = True) -> str:

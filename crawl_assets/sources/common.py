@@ -17,7 +17,8 @@ from crawl_assets import settings
 from crawl_assets.checkpoints import CHECKPOINT_KEY
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
-from crawl_assets.monitoring.health import load_health, mark_pending, record_failure, record_success
+from crawl_assets.monitoring.health import load_health, mark_pending, record_success
+from crawl_assets.monitoring.partition_events import SyncFailure, report_failure
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.policies import TRANSIENT_RETRY
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
@@ -179,15 +180,8 @@ def build_raw_asset(
         _maybe_reset_checkpoint(context, entry)
         try:
             result = _sync(context, entry, reg)
-        except dg.RetryRequested as exc:
-            record_failure(instance, entry.key, f"waiting {exc.seconds_to_wait or 0:.0f}s: {exc.__cause__ or exc}",
-                           run_id=run_id, retry_after=time.time() + float(exc.seconds_to_wait or 0))
-            raise
-        except dg.Failure as exc:
-            record_failure(instance, entry.key, exc.description or str(exc), run_id=run_id)
-            raise
-        except Exception as exc:
-            record_failure(instance, entry.key, f"{type(exc).__name__}: {exc}", run_id=run_id)
+        except Exception as exc:  # RetryRequested and Failure too: health and the partition show every kind
+            report_failure(context, context.asset_key, entry.key, SyncFailure.of(exc))
             raise
         meta = sync_metadata(dict(result.metadata or {}), started, before.last_success)
         lag = meta.get("newest_event_lag_seconds")
@@ -206,11 +200,8 @@ def build_raw_asset(
             batches = [ingest.batch] if ingest.batch else []
             return raw_materialization(entry, batches, {"result": ingest.reason, **ingest.metadata})
         if live is None:
-            raise dg.Failure(
-                f"source {entry.key!r}: {platform} sources of kind {entry.kind.value!r} need a live collector, "
-                "which this build does not include yet; register an export_file source instead",
-                allow_retries=False,
-            )
+            raise fail_permanently(context, entry, f"{platform} sources of kind {entry.kind.value!r} need a live "
+                                   "collector, which this build does not include yet; register an export_file source")
         return live(context, entry, lake)
 
     return _raw

@@ -107,7 +107,7 @@ def test_search_index_without_cluster_is_skipped_not_failed(tmp_path, dagster_ho
     defs = build_definitions()
     job = defs.resolve_job_def("x_sync")
     result = job.execute_in_process(partition_key="demo.x.sample-search", instance=instance, raise_on_error=False)
-    assert result.success
+    assert result.success, [str(e.event_specific_data) for e in result.all_events if e.is_failure]
     materialized = {e.event_specific_data.materialization.asset_key.path[-1]
                     for e in result.all_events if e.event_type_value == "ASSET_MATERIALIZATION"}
     assert materialized == {"x_posts_raw", "normalized_records", "relation_edges"}
