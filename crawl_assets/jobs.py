@@ -145,7 +145,7 @@ def sync_one(context: dg.OpExecutionContext, steps: Sequence[Step], key: str) ->
                     return Outcome(key, "failed", failure.message, time.time() - started)
                 if not results:  # an optional output not materialized (the step logged why)
                     break
-                if step is steps[0] and not _value(results[0].metadata, "derivation_pending", True):
+                if step is steps[0] and not load_health(context.instance, [key])[key].pending:
                     return Outcome(key, "ok", "nothing new", time.time() - started)  # nothing to derive
             mark_pending(context.instance, key, load_health(context.instance, [key])[key], False)
     except SourceBusy as exc:
@@ -167,11 +167,6 @@ def _pooled_connections(instance: dg.DagsterInstance, sources: int) -> None:
         instance.optimize_for_webserver(statement_timeout=0, pool_recycle=3600, max_overflow=4)
     except NotImplementedError:
         pass
-
-
-def _value(metadata: Any, name: str, default: Any) -> Any:
-    value = (metadata or {}).get(name, default)
-    return getattr(value, "value", value)
 
 
 def batch_op_name(platform: str, include_index: bool = True) -> str:

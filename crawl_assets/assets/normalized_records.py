@@ -18,6 +18,7 @@ import pyarrow as pa
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
 from crawl_assets.assets.deriver_version import NORMALIZER_VERSION
+from crawl_assets.assets.records_preview import preview_metadata
 from crawl_assets.normalize import NormalizeContext, dedupe_latest, normalize_stream
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.resources.lake import LakeResource
@@ -139,6 +140,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
         the_lake = lake.lake()
         tenant, _ = split_source_key(context.partition_key)
         written = skipped = records = rejected = not_posts = 0
+        parts: list[str] = []  # batch ids normalized by this sync
         duplicates: list[str] = []
         invalid: list[str] = []
         quarantine: list[str] = []
@@ -159,6 +161,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                 log(f"batch {batch.manifest.batch_id}: {errors} bad input items and {len(rejects) - errors} "
                     f"non-posts (e.g. service messages) set aside with their reason in {q}")
             written += 1
+            parts.append(batch.manifest.batch_id)
             records += done.rows
             rejected += errors
             not_posts += len(rejects) - errors
@@ -171,6 +174,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                 "not_posts": not_posts,
                 "quarantine_files": quarantine,
                 "normalizer_version": NORMALIZER_VERSION,
+                **preview_metadata(the_lake, tenant, platform, context.partition_key, TABLE, parts),
             },
             check_results=[
                 dg.AssetCheckResult(

@@ -23,7 +23,9 @@ from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.policies import TRANSIENT_RETRY
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
+from crawl_assets.scheduling.policy import Health
 from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.sources.export_stats import export_record_stats, nothing_stored
 
 RESYNC_TAG = "crawl/resync"  # value "full": forget the checkpoint and read the source again from the start
 LOCK_WAIT_SECONDS = 60.0  # how long a run waits for another run syncing the same source
@@ -111,12 +113,12 @@ def export_fingerprint(entry: SourceEntry, registry_file: Path) -> str:
 
 
 def raw_materialization(entry: SourceEntry, batches: list[RawBatch], extra: dict[str, Any]) -> dg.MaterializeResult:
-    """Uniform raw-asset metadata: what was stored this sync and where."""
+    """Uniform raw-asset metadata: what was stored this sync (raw batches and their bytes; the collector's
+    ``extra`` counts records) and where."""
     meta: dict[str, Any] = {
         "source": entry.key,
         "kind": entry.kind.value,
         "batches_written": len(batches),
-        "items_written": sum(b.manifest.items for b in batches),
         "bytes_written": sum(b.manifest.bytes for b in batches),
         **extra,
     }
@@ -183,10 +185,9 @@ def build_raw_asset(
         except Exception as exc:  # RetryRequested and Failure too: health and the partition show every kind
             report_failure(context, context.asset_key, entry.key, SyncFailure.of(exc))
             raise
-        meta = sync_metadata(dict(result.metadata or {}), started, before.last_success)
+        meta = sync_metadata(dict(result.metadata or {}), started, before)
         lag = meta.get("newest_event_lag_seconds")
         pending = was_pending or bool(meta.get("batches_written"))
-        meta["derivation_pending"] = pending
         record_success(instance, entry.key, run_id=run_id, probe=probe, before=before, pending=pending,
                        lag_seconds=float(lag) if isinstance(lag, (int, float)) else None)
         return dg.MaterializeResult(metadata=meta, check_results=result.check_results,
@@ -198,7 +199,8 @@ def build_raw_asset(
             ingest = ingest_export_file(entry, reg, lake, context.run.run_id)
             context.log.info(f"{entry.key}: {ingest.reason}")
             batches = [ingest.batch] if ingest.batch else []
-            return raw_materialization(entry, batches, {"result": ingest.reason, **ingest.metadata})
+            counts = export_record_stats(lake, ingest.batch) if ingest.batch else nothing_stored()
+            return raw_materialization(entry, batches, {"result": ingest.reason, **counts, **ingest.metadata})
         if live is None:
             raise fail_permanently(context, entry, f"{platform} sources of kind {entry.kind.value!r} need a live "
                                    "collector, which this build does not include yet; register an export_file source")
@@ -229,23 +231,27 @@ def _maybe_reset_checkpoint(context: dg.AssetExecutionContext, entry: SourceEntr
 _LAG_KEYS = ("newest_event_lag_seconds", "cursor_lag_seconds")
 
 
-def sync_metadata(meta: dict[str, Any], started: float, last_success: float | None) -> dict[str, Any]:
+def sync_metadata(meta: dict[str, Any], started: float, before: Health) -> dict[str, Any]:
     """Metadata every sync reports, as numbers so they plot over time in the UI.
 
     Adds ``duration_seconds`` (when the collector did not), ``cursor_age_seconds`` (how old the state
     this sync started from was), ``newest_event_lag_seconds`` (age of the newest item, whatever the
-    collector called it), zero ``requests``/``rate_limit_wait_seconds`` for export files, and drops
-    empty values (a null does not plot).
+    collector called it; when a sync saw no item, e.g. an unchanged export, the last known lag plus the
+    time since), zero ``requests``/``rate_limit_wait_seconds`` for export files, and drops empty values
+    (a null does not plot).
     """
     now = time.time()
     meta.setdefault("duration_seconds", round(now - started, 3))
-    if last_success is not None:
-        meta["cursor_age_seconds"] = round(started - last_success, 1)
+    if before.last_success is not None:
+        meta["cursor_age_seconds"] = round(started - before.last_success, 1)
     for key in _LAG_KEYS:
         value = meta.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             meta.setdefault("newest_event_lag_seconds", float(value))
             break
+    else:
+        if before.lag_seconds is not None and before.last_success is not None:
+            meta["newest_event_lag_seconds"] = round(before.lag_seconds + now - before.last_success, 1)
     meta.setdefault("requests", 0)
     meta.setdefault("rate_limit_wait_seconds", 0.0)
     return {k: v for k, v in meta.items() if v is not None}
