@@ -8,6 +8,7 @@ import dagster as dg
 
 from crawl_assets.assets import derived_assets
 from crawl_assets.assets.retention import retention, retention_job, retention_schedule
+from crawl_assets.catalog_notes import describe_empty_platform, platforms_with_sources
 from crawl_assets.sensors.webhook_sensor import WEBHOOK_PLATFORMS, build_webhook_sensor
 from crawl_assets.jobs import build_batch_job, build_sync_job
 from crawl_assets.monitoring.checks import build_health_checks, health_check_job_and_schedule
@@ -48,9 +49,12 @@ def build_definitions() -> dg.Definitions:
     platform_resources: dict[str, dg.ConfigurableResource] = {}
     webhook_jobs: dict[str, dg.UnresolvedAssetJobDefinition] = {}
     with_index = bool(os.environ.get("CRAWL_ES_URL", "").strip())
+    in_use = platforms_with_sources()
     for platform, plugin in plugins().items():
         raw = resolve(plugin.raw_asset)
         chain = [raw, *derived_assets(platform, raw, cluster_configured=with_index)]
+        if in_use is not None and platform not in in_use:
+            raw, *_ = chain = describe_empty_platform(platform, chain)
         assets += chain
         single = {flag: build_sync_job(platform, raw, include_index=flag) for flag in (True, False)}
         batch = {flag: build_batch_job(platform, chain, include_index=flag) for flag in (True, False)}

@@ -25,6 +25,7 @@ from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 from crawl_assets.scheduling.policy import Health
 from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.sources.catalog import register_hint
 from crawl_assets.sources.export_stats import export_record_stats, nothing_stored
 
 RESYNC_TAG = "crawl/resync"  # value "full": forget the checkpoint and read the source again from the start
@@ -148,7 +149,8 @@ def build_raw_asset(
         name=name,
         pool=f"{platform}_sources",
         key_prefix=platform,
-        description=description,
+        description=f"{description}\n\nOne partition per registered source, keyed `{{tenant}}.{platform}.{{name}}`; "
+        f"register one with `{register_hint(platform)}`.",
         partitions_def=SOURCE_PARTITIONS[platform],
         group_name=platform,
         kinds={platform, "json"},
