@@ -32,6 +32,8 @@ class SourcePlugin:
     - ``export_formats``: formats an ``export_file`` source may hold; the first is the default.
     - ``raw_asset``: ``"module:attr"`` of its raw ``AssetsDefinition`` (built with ``build_raw_asset``).
     - ``resources``: resource key → ``"module:factory"`` building the resource from the environment.
+    - ``options``: the registry option names its live kinds read (``entry.options``); an export file
+      takes ``format`` only. ``crawl-assets sources add`` refuses any other name.
     """
 
     platform: str
@@ -41,6 +43,7 @@ class SourcePlugin:
     export_formats: tuple[str, ...] = ()
     raw_asset: str = ""
     resources: Mapping[str, str] = field(default_factory=dict)
+    options: tuple[str, ...] = ()
 
     def allowed_kinds(self) -> tuple[str, ...]:
         return self.kinds + (("export_file",) if self.export_formats else ())
