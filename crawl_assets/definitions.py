@@ -46,7 +46,10 @@ def build_definitions() -> dg.Definitions:
     jobs: list = []
     sensors: list[dg.SensorDefinition] = [registry_partitions_sensor]
     checks: list[dg.AssetChecksDefinition] = []
-    platform_resources: dict[str, dg.ConfigurableResource] = {}
+    resources: dict[str, dg.ConfigurableResource] = {
+        "lake": LakeResource(), "registry": RegistryResource(), "elasticsearch": elasticsearch_resource(),
+        **{key: resolve(factory)() for plugin in plugins().values() for key, factory in plugin.resources.items()},
+    }
     webhook_jobs: dict[str, dg.UnresolvedAssetJobDefinition] = {}
     with_index = bool(os.environ.get("CRAWL_ES_URL", "").strip())
     in_use = platforms_with_sources()
@@ -57,14 +60,12 @@ def build_definitions() -> dg.Definitions:
             raw, *_ = chain = describe_empty_platform(platform, chain)
         assets += chain
         single = {flag: build_sync_job(platform, raw, include_index=flag) for flag in (True, False)}
-        batch = {flag: build_batch_job(platform, chain, include_index=flag) for flag in (True, False)}
+        batch = {flag: build_batch_job(platform, chain, include_index=flag, resource_defs=resources) for flag in (True, False)}
         jobs += [single[True], single[False], batch[True], batch[False]]
         sensors.append(build_scheduling_sensor(platform, single[with_index], batch[with_index]))
         if platform in WEBHOOK_PLATFORMS:
             webhook_jobs[platform] = single[with_index]
         checks += build_health_checks(platform, raw)
-        for key, factory in plugin.resources.items():
-            platform_resources[key] = resolve(factory)()
     sensors.append(build_webhook_sensor(webhook_jobs))
     check_job, check_schedule = health_check_job_and_schedule(checks)
     return dg.Definitions(
@@ -76,12 +77,7 @@ def build_definitions() -> dg.Definitions:
         # Every asset job (UI materializations and backfills included) runs its steps in the run worker:
         # ~5 s per run instead of ~10 s, and killing the worker stops the sync (no orphaned step process).
         executor=dg.in_process_executor,
-        resources={
-            "lake": LakeResource(),
-            "registry": RegistryResource(),
-            "elasticsearch": elasticsearch_resource(),
-            **platform_resources,
-        },
+        resources=resources,
     )
 
 

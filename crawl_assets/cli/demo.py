@@ -2,7 +2,7 @@
 
 Offline and self-contained: a fresh ``DAGSTER_HOME`` (SQLite), the lake under it, and sample exports
 shipped in the package (synthetic, no real person's data). The runs land in the instance, so
-``dg dev -w workspace.yaml`` with the same ``DAGSTER_HOME`` shows them with their lineage.
+``crawl-assets ui`` (``dg dev`` on the same ``DAGSTER_HOME``) shows them with their lineage.
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ def register_samples(registry_path: Path) -> list[str]:
 @click.option("--es-url", default=None, help="Elasticsearch URL to index into (default: $CRAWL_ES_URL; unset skips indexing).")
 def demo(home: Path | None, es_url: str | None) -> None:
     """Run the whole graph on the bundled sample data and print what it produced."""
+    home_given = home is not None
     home = (home or settings.dagster_home()).resolve()
     os.environ["DAGSTER_HOME"] = str(home)
     if es_url:
@@ -113,7 +114,7 @@ def demo(home: Path | None, es_url: str | None) -> None:
     if not indexing:
         click.echo("index step skipped: no Elasticsearch configured. Start one with "
                    "`docker compose up -d elasticsearch` and re-run with CRAWL_ES_URL=http://localhost:9200.")
-    click.echo(f"\nOpen the UI: DAGSTER_HOME={home} dg dev -w workspace.yaml   (then http://127.0.0.1:3000)")
+    click.echo("\nOpen the UI: crawl-assets ui" + (f" --home {home}" if home_given else "") + "   (then http://127.0.0.1:3000)")
     if failures:
         raise SystemExit(1)
 

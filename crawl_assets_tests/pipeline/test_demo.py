@@ -38,7 +38,7 @@ def test_demo_in_empty_home_on_sqlite(tmp_path):
     got = counts(first.stdout)
     assert set(got) == {"demo.telegram.sample-channel", "demo.x.sample-search", "demo.x.sample-archive"}
     assert all(records > 0 and edges > 0 for records, edges in got.values())
-    assert "index step skipped" in first.stdout and "dg dev -w workspace.yaml" in first.stdout
+    assert "index step skipped" in first.stdout and "Open the UI: crawl-assets ui " in first.stdout
     assert (home / "dagster.yaml").exists() and (home / "storage").is_dir()
     assert list((home / "lake" / "tables" / "normalized_records" / "demo").rglob("*.parquet"))
 
