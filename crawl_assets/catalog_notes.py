@@ -10,6 +10,7 @@ load), because a source added later appears as a partition within a sensor tick,
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import dagster as dg
 
@@ -33,7 +34,7 @@ def empty_platform_note(platform: str) -> str:
             f"`{register_hint(platform)}` (its partition appears at the registry sensor's next tick).")
 
 
-def describe_empty_platform(platform: str, assets: Sequence[dg.AssetsDefinition]) -> list[dg.AssetsDefinition]:
+def describe_empty_platform(platform: str, assets: Sequence[Any]) -> list[Any]:
     """The platform's assets with the note as the first paragraph of their descriptions."""
     note = empty_platform_note(platform)
     return list(dg.map_asset_specs(lambda spec: spec.replace_attributes(

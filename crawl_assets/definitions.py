@@ -11,7 +11,7 @@ from crawl_assets.assets.retention import retention, retention_job, retention_sc
 from crawl_assets.catalog_notes import describe_empty_platform, platforms_with_sources
 from crawl_assets.sensors.webhook_sensor import WEBHOOK_PLATFORMS, build_webhook_sensor
 from crawl_assets.jobs import build_batch_job, build_sync_job
-from crawl_assets.monitoring.checks import build_health_checks, health_check_job_and_schedule
+from crawl_assets.monitoring.checks import build_health_checks, health_check_job_and_schedule, sources_asset
 from crawl_assets.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sensors.registry_sensor import registry_partitions_sensor
@@ -42,7 +42,7 @@ def build_definitions() -> dg.Definitions:
     """Per platform: the asset chain, single-source and batch sync jobs (with and without the index
     step), a scheduling sensor (driving the jobs with the index step when ``CRAWL_ES_URL`` is set) and
     the source health checks."""
-    assets: list[dg.AssetsDefinition] = []
+    assets: list[dg.AssetsDefinition | dg.AssetSpec] = []
     jobs: list = []
     sensors: list[dg.SensorDefinition] = [registry_partitions_sensor]
     checks: list[dg.AssetChecksDefinition] = []
@@ -56,16 +56,18 @@ def build_definitions() -> dg.Definitions:
     for platform, plugin in plugins().items():
         raw = resolve(plugin.raw_asset)
         chain = [raw, *derived_assets(platform, raw, cluster_configured=with_index)]
+        sources = sources_asset(platform)
         if in_use is not None and platform not in in_use:
-            raw, *_ = chain = describe_empty_platform(platform, chain)
-        assets += chain
+            sources, raw, *_ = described = describe_empty_platform(platform, [sources, *chain])
+            chain = described[1:]
+        assets += [sources, *chain]
         single = {flag: build_sync_job(platform, raw, include_index=flag) for flag in (True, False)}
         batch = {flag: build_batch_job(platform, chain, include_index=flag, resource_defs=resources) for flag in (True, False)}
         jobs += [single[True], single[False], batch[True], batch[False]]
         sensors.append(build_scheduling_sensor(platform, single[with_index], batch[with_index]))
         if platform in WEBHOOK_PLATFORMS:
             webhook_jobs[platform] = single[with_index]
-        checks += build_health_checks(platform, raw)
+        checks += build_health_checks(platform, sources)
     sensors.append(build_webhook_sensor(webhook_jobs))
     check_job, check_schedule = health_check_job_and_schedule(checks)
     return dg.Definitions(

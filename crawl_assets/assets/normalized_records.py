@@ -170,11 +170,11 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                 "batches_normalized": written,
                 "batches_up_to_date": skipped,
                 "records_written": records,
+                **preview_metadata(the_lake, tenant, platform, context.partition_key, TABLE, parts),
                 "rejected": rejected,
                 "not_posts": not_posts,
                 "quarantine_files": quarantine,
                 "normalizer_version": NORMALIZER_VERSION,
-                **preview_metadata(the_lake, tenant, platform, context.partition_key, TABLE, parts),
             },
             check_results=[
                 dg.AssetCheckResult(

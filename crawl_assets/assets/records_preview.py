@@ -34,7 +34,7 @@ def preview_table(rows: Sequence[dict[str, Any]], limit: int = INLINE_LIMIT) -> 
     lines = []
     for row in sorted(rows, key=lambda r: str(r.get("created_at") or ""), reverse=True)[:PREVIEW_ROWS]:
         when = row.get("created_at")
-        when = when.strftime("%Y-%m-%d %H:%M") if hasattr(when, "strftime") else str(when or "")
+        when = when.strftime("%Y-%m-%dT%H:%MZ") if hasattr(when, "strftime") else str(when or "")
         text = "(deleted)" if row.get("deleted") else row.get("text")
         lines.append(f"| {_cell(row.get('key'))} | {_cell(when)} | {_cell(row.get('author_handle') or row.get('author_id'))} "
                      f"| {_cell(row.get('lang'))} | {_cell(row.get('kind'))} | {_cell(text, EXCERPT)} |\n")

@@ -1,8 +1,13 @@
-"""Asset checks on each platform's raw asset: are its sources fresh, and is any failing again and again?
+"""Asset checks on each platform's sources: are they fresh, and is any failing again and again?
 
 Dagster's freshness policies are per asset, not per partition; these checks look at every source of the
 platform (health from the instance, in bulk) and list the offenders in their metadata. The
 ``source_health_checks`` job runs them on a schedule; they can also be executed from the UI.
+
+They belong to ``{platform}/sources``, an asset standing for the platform's registered sources (the
+registry; never materialized), not to the raw asset: the UI reads a check as evaluated only for its
+asset's latest materialization, and the raw asset materializes at every sync, so checks on it read as
+"not evaluated" (shown as "0 / 2 Passed") between two scheduled evaluations.
 """
 
 
@@ -25,13 +30,22 @@ def _statuses(context: dg.AssetCheckExecutionContext, registry: RegistryResource
     return source_statuses(context.instance, [e for e in reg.entries if e.platform == platform])
 
 
-def build_health_checks(platform: str, raw: dg.AssetsDefinition) -> list[dg.AssetChecksDefinition]:
-    """``sources_fresh`` and ``no_failure_streaks`` on the platform's raw asset, in one step. A platform with
+def sources_asset(platform: str) -> dg.AssetSpec:
+    """``{platform}/sources``: the platform's registered sources, where their health checks live."""
+    return dg.AssetSpec(
+        [platform, "sources"], group_name=platform, kinds={"yaml"},
+        description=f"The registered {platform} sources (the registry file; each is a partition of the "
+        f"{platform} assets). Not materialized: it carries the checks of their sync health, evaluated every "
+        "10 minutes; `crawl-assets status` lists each source.")
+
+
+def build_health_checks(platform: str, sources: dg.AssetSpec) -> list[dg.AssetChecksDefinition]:
+    """``sources_fresh`` and ``no_failure_streaks`` on ``{platform}/sources``, in one step. A platform with
     no registered source has nothing to check: the step yields no result, so Dagster records both checks
     as *skipped* rather than passed (an empty platform is not a healthy one)."""
-    fresh = dg.AssetCheckSpec("sources_fresh", asset=raw.key, description=(
+    fresh = dg.AssetCheckSpec("sources_fresh", asset=sources.key, description=(
         f"No active {platform} source is late: due for longer than one more interval of its policy."))
-    streaks = dg.AssetCheckSpec("no_failure_streaks", asset=raw.key, description=(
+    streaks = dg.AssetCheckSpec("no_failure_streaks", asset=sources.key, description=(
         f"No active {platform} source has failed {FAILURE_STREAK} or more attempts in a row."))
 
     @dg.multi_asset_check(name=f"{platform}_source_health", specs=[fresh, streaks], can_subset=True,

@@ -56,10 +56,11 @@ def test_an_empty_platform_reads_as_such_in_the_catalog(tmp_path, monkeypatch):
         key = dg.AssetKey(list(path))
         return defs.resolve_assets_def(key).specs_by_key[key].description or ""
 
-    for name in ("discourse_posts_raw", "normalized_records", "relation_edges", "search_index"):
+    for name in ("sources", "discourse_posts_raw", "normalized_records", "relation_edges", "search_index"):
         text = description("discourse", name)
         assert text.startswith("**No discourse sources were registered")
         assert "`crawl-assets sources add --platform discourse --kind forum --identifier <forum URL>" in text
-        assert defs.resolve_assets_def(dg.AssetKey(["discourse", name])).group_names_by_key.popitem()[1] == "discourse"
+        key = dg.AssetKey(["discourse", name])
+        assert defs.resolve_assets_def(key).group_names_by_key[key] == "discourse"
     assert not description("x", "x_posts_raw").startswith("**No")
     assert "crawl-assets sources add --platform x" in description("x", "x_posts_raw")  # every raw asset says how

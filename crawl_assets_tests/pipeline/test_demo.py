@@ -46,7 +46,9 @@ def test_demo_in_empty_home_on_sqlite(tmp_path):
     os.environ["DAGSTER_HOME"] = str(home)
     instance = dg.DagsterInstance.get()
     runs = instance.get_runs()
-    assert len(runs) == 3 and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
+    assert sorted(r.job_name for r in runs) == ["source_health_checks", "telegram_sync_no_index", "x_sync_no_index",
+                                                "x_sync_no_index"]
+    assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
 
     # Running it again fetches nothing twice: no new raw batch, same counts.
     raw_before = sorted(p.name for p in (home / "lake" / "raw").rglob("*.jsonl.gz"))
@@ -68,7 +70,7 @@ def test_demo_on_postgres_instance(tmp_path, pg_url):
     with engine.connect() as conn:
         statuses = [row[0] for row in conn.execute(sa.text("SELECT status FROM runs"))]
     engine.dispose()
-    assert statuses.count("SUCCESS") == 3
+    assert statuses.count("SUCCESS") == 4 and len(statuses) == 4  # three syncs and the health checks
 
 
 def test_demo_indexes_into_elasticsearch_when_configured(tmp_path):
