@@ -133,7 +133,8 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
     def _index(context: dg.AssetExecutionContext, lake: LakeResource,
                elasticsearch: ElasticsearchResource) -> Iterator[dg.MaterializeResult]:
         if not elasticsearch.hosts:
-            context.log.warning(f"{context.partition_key}: {key.to_user_string()} not materialized: {MISSING_CLUSTER}")
+            # info, not a warning: running without a cluster is a supported setup (the README's)
+            context.log.info(f"{context.partition_key}: {key.to_user_string()} not materialized: {MISSING_CLUSTER}")
             return
         yield index_source(context, lake.lake(), elasticsearch, platform, key)
 
