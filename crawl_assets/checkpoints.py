@@ -18,19 +18,26 @@ import orjson
 
 CHECKPOINT_KEY = "checkpoint"
 MAX_BYTES = 16_384  # cursors must stay small: per-item state belongs in the lake
+PAGE = 10  # observations read per query while looking for the newest checkpoint
 
 
 def load_checkpoint(instance: dg.DagsterInstance, asset_key: dg.AssetKey, partition: str) -> dict[str, Any]:
-    """The newest saved state of a source, or ``{}`` when it was never synced."""
-    records = instance.fetch_observations(
-        dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition]), limit=1
-    ).records
-    for record in records:
-        obs = record.asset_observation
-        if obs is not None and CHECKPOINT_KEY in obs.metadata:
-            value = obs.metadata[CHECKPOINT_KEY].value
-            return dict(value) if isinstance(value, dict) else {}
-    return {}
+    """The newest saved state of a source, or ``{}`` when it was never synced.
+
+    Other observations of the partition (a failed sync's reason, ``monitoring.partition_events``) are
+    skipped: the newest observation that carries a checkpoint wins."""
+    records_filter = dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition])
+    cursor = None
+    while True:
+        page = instance.fetch_observations(records_filter, limit=PAGE, cursor=cursor)
+        for record in page.records:
+            obs = record.asset_observation
+            if obs is not None and CHECKPOINT_KEY in obs.metadata:
+                value = obs.metadata[CHECKPOINT_KEY].value
+                return dict(value) if isinstance(value, dict) else {}
+        if not page.has_more:
+            return {}
+        cursor = page.cursor
 
 
 class Checkpointer:

@@ -8,9 +8,10 @@ import dagster as dg
 
 from crawl_assets.assets import derived_assets
 from crawl_assets.assets.retention import retention, retention_job, retention_schedule
+from crawl_assets.catalog_notes import describe_empty_platform, platforms_with_sources
 from crawl_assets.sensors.webhook_sensor import WEBHOOK_PLATFORMS, build_webhook_sensor
 from crawl_assets.jobs import build_batch_job, build_sync_job
-from crawl_assets.monitoring.checks import build_health_checks, health_check_job_and_schedule
+from crawl_assets.monitoring.checks import build_health_checks, health_check_job_and_schedule, sources_asset
 from crawl_assets.resources.elasticsearch import ElasticsearchResource, check_hosts
 from crawl_assets.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sensors.registry_sensor import registry_partitions_sensor
@@ -42,26 +43,32 @@ def build_definitions() -> dg.Definitions:
     """Per platform: the asset chain, single-source and batch sync jobs (with and without the index
     step), a scheduling sensor (driving the jobs with the index step when ``CRAWL_ES_URL`` is set) and
     the source health checks."""
-    assets: list[dg.AssetsDefinition] = []
+    assets: list[dg.AssetsDefinition | dg.AssetSpec] = []
     jobs: list = []
     sensors: list[dg.SensorDefinition] = [registry_partitions_sensor]
     checks: list[dg.AssetChecksDefinition] = []
-    platform_resources: dict[str, dg.ConfigurableResource] = {}
+    resources: dict[str, dg.ConfigurableResource] = {
+        "lake": LakeResource(), "registry": RegistryResource(), "elasticsearch": elasticsearch_resource(),
+        **{key: resolve(factory)() for plugin in plugins().values() for key, factory in plugin.resources.items()},
+    }
     webhook_jobs: dict[str, dg.UnresolvedAssetJobDefinition] = {}
     with_index = bool(os.environ.get("CRAWL_ES_URL", "").strip())
+    in_use = platforms_with_sources()
     for platform, plugin in plugins().items():
         raw = resolve(plugin.raw_asset)
-        chain = [raw, *derived_assets(platform, raw)]
-        assets += chain
+        chain = [raw, *derived_assets(platform, raw, cluster_configured=with_index)]
+        sources = sources_asset(platform)
+        if in_use is not None and platform not in in_use:
+            sources, raw, *_ = described = describe_empty_platform(platform, [sources, *chain])
+            chain = described[1:]
+        assets += [sources, *chain]
         single = {flag: build_sync_job(platform, raw, include_index=flag) for flag in (True, False)}
-        batch = {flag: build_batch_job(platform, chain, include_index=flag) for flag in (True, False)}
+        batch = {flag: build_batch_job(platform, chain, include_index=flag, resource_defs=resources) for flag in (True, False)}
         jobs += [single[True], single[False], batch[True], batch[False]]
         sensors.append(build_scheduling_sensor(platform, single[with_index], batch[with_index]))
         if platform in WEBHOOK_PLATFORMS:
             webhook_jobs[platform] = single[with_index]
-        checks += build_health_checks(platform, raw)
-        for key, factory in plugin.resources.items():
-            platform_resources[key] = resolve(factory)()
+        checks += build_health_checks(platform, sources)
     sensors.append(build_webhook_sensor(webhook_jobs))
     check_job, check_schedule = health_check_job_and_schedule(checks)
     return dg.Definitions(
@@ -73,12 +80,7 @@ def build_definitions() -> dg.Definitions:
         # Every asset job (UI materializations and backfills included) runs its steps in the run worker:
         # ~5 s per run instead of ~10 s, and killing the worker stops the sync (no orphaned step process).
         executor=dg.in_process_executor,
-        resources={
-            "lake": LakeResource(),
-            "registry": RegistryResource(),
-            "elasticsearch": elasticsearch_resource(),
-            **platform_resources,
-        },
+        resources=resources,
     )
 
 

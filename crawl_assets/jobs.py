@@ -4,23 +4,27 @@
 Both run in-process: a run then costs seconds instead of a subprocess per step.
 
 The batch job runs, for each source in turn, the very same asset functions as ``{platform}_sync``
-(raw → normalized_records → relation_edges → search_index), under the source's lock, and reports each
-step as a materialization (and its checks) of that source's partition. A source that fails stops only
-its own chain: its checkpoint stays where its last stored page left it, the other sources go on, and
-the run ends failed naming it; the scheduler then retries it alone in a ``{platform}_sync`` run, where
-the step retry policy applies.
+(raw → normalized_records → relation_edges → search_index), under the source's lock. Before each step it
+writes the materialization-planned event Dagster writes for a partitioned run, and it reports the step
+as a materialization (and its checks) of that source's partition, so the partitions page shows each
+source as in progress, materialized or failed exactly as for single runs
+(``crawl_assets.monitoring.partition_events``). A source that fails stops only its own chain: its
+checkpoint stays where its last stored page left it, the failure is recorded on its partition, the
+other sources go on, and the run ends failed naming it; the scheduler then retries it alone in a
+``{platform}_sync`` run, where the step retry policy applies.
 """
 
 
 import inspect
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
 
-from crawl_assets.monitoring.health import load_health, mark_pending, record_failure
+from crawl_assets.monitoring.health import load_health, mark_pending
+from crawl_assets.monitoring.partition_events import SyncFailure, plan_materialization, report_failure
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 
 BATCH_CONFIG_FIELD = "partitions"
@@ -68,9 +72,10 @@ class SourceStepContext:
     """The op's context seen by one asset function for one source: ``partition_key`` and ``asset_key``
     are that source's and that asset's; everything else (run, instance, log, resources) is the op's."""
 
-    def __init__(self, context: dg.OpExecutionContext, asset_key: dg.AssetKey, partition_key: str):
+    def __init__(self, context: dg.OpExecutionContext, step: Step, partition_key: str):
         self._context = context
-        self.asset_key = asset_key
+        self.asset_key = step.key
+        self.selected_asset_check_keys = step.assets_def.check_keys
         self.partition_key = partition_key
         self.partition_keys = [partition_key]
         self.has_partition_key = True
@@ -91,10 +96,18 @@ class Outcome:
     seconds: float = 0.0
 
 
-def _report(context: dg.OpExecutionContext, step: Step, key: str, result: Any) -> list[str]:
+def step_results(value: Any) -> list[dg.MaterializeResult]:
+    """What a step function produced: its returned result, or the results it yielded (an asset with an
+    optional output may yield none: it was not materialized, and its downstream steps do not run)."""
+    results = list(value) if inspect.isgenerator(value) else [value]
+    for result in results:
+        if not isinstance(result, dg.MaterializeResult):
+            raise TypeError(f"a sync step produced {type(result).__name__}, expected MaterializeResult")
+    return results
+
+
+def _report(context: dg.OpExecutionContext, step: Step, key: str, result: dg.MaterializeResult) -> list[str]:
     """Log the step's result as a materialization of ``key`` and its checks; return failed blocking checks."""
-    if not isinstance(result, dg.MaterializeResult):
-        raise TypeError(f"{step.key.to_user_string()} returned {type(result).__name__}, expected MaterializeResult")
     context.log_event(dg.AssetMaterialization(asset_key=step.key, partition=key, metadata=dict(result.metadata or {})))
     failed: list[str] = []
     for check in result.check_results or ():
@@ -113,23 +126,26 @@ def sync_one(context: dg.OpExecutionContext, steps: Sequence[Step], key: str) ->
     try:
         with source_lock(key, wait_seconds=0):
             for step in steps:
-                proxy = SourceStepContext(context, step.key, key)
+                proxy = SourceStepContext(context, step, key)
                 resources = {name: getattr(context.resources, name) for name in step.resource_params}
+                plan_materialization(context, step.key, key)
                 try:
-                    result = step.fn(proxy, **resources)
-                    failed_checks = _report(context, step, key, result)
+                    results = step_results(step.fn(proxy, **resources))
+                    failed_checks = [name for result in results for name in _report(context, step, key, result)]
                 except (dg.RetryRequested, dg.Failure, Exception) as exc:  # noqa: B014 - named for readers
-                    detail = f"{step.key.to_user_string()}: {_describe(exc)}"
-                    if step is not steps[0]:  # the raw step records its own failures
-                        record_failure(context.instance, key, detail, run_id=context.run.run_id)
-                    context.log.error(f"{key}: {detail}")
-                    return Outcome(key, "failed", detail, time.time() - started)
+                    failure = SyncFailure.of(exc, where=step.key.to_user_string())
+                    if step is not steps[0]:  # the raw step reports its own failures
+                        report_failure(context, step.key, key, failure)
+                    context.log.error(f"{key}: {failure.message}")
+                    return Outcome(key, "failed", failure.message, time.time() - started)
                 if failed_checks:
-                    detail = f"{step.key.to_user_string()}: blocking check failed: {', '.join(failed_checks)}"
-                    record_failure(context.instance, key, detail, run_id=context.run.run_id)
-                    context.log.error(f"{key}: {detail}; later steps skipped")
-                    return Outcome(key, "failed", detail, time.time() - started)
-                if step is steps[0] and not _value(result.metadata, "derivation_pending", True):
+                    failure = SyncFailure(f"{step.key.to_user_string()}: blocking check failed: {', '.join(failed_checks)}")
+                    report_failure(context, step.key, key, failure)
+                    context.log.error(f"{key}: {failure.message}; later steps skipped")
+                    return Outcome(key, "failed", failure.message, time.time() - started)
+                if not results:  # an optional output not materialized (the step logged why)
+                    break
+                if step is steps[0] and not load_health(context.instance, [key])[key].pending:
                     return Outcome(key, "ok", "nothing new", time.time() - started)  # nothing to derive
             mark_pending(context.instance, key, load_health(context.instance, [key])[key], False)
     except SourceBusy as exc:
@@ -153,25 +169,17 @@ def _pooled_connections(instance: dg.DagsterInstance, sources: int) -> None:
         pass
 
 
-def _value(metadata: Any, name: str, default: Any) -> Any:
-    value = (metadata or {}).get(name, default)
-    return getattr(value, "value", value)
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, dg.RetryRequested):
-        return f"retry requested in {exc.seconds_to_wait or 0:.0f}s ({exc.__cause__ or 'no cause'})"
-    if isinstance(exc, dg.Failure):
-        return exc.description or "failure"
-    return f"{type(exc).__name__}: {exc}"
-
-
 def batch_op_name(platform: str, include_index: bool = True) -> str:
     return f"{platform}_sync_sources" + ("" if include_index else "_no_index")
 
 
-def build_batch_job(platform: str, assets: Sequence[dg.AssetsDefinition], *, include_index: bool = True) -> dg.JobDefinition:
-    """``{platform}_sync_batch``: sync the sources listed in the op config one after another in one run."""
+def build_batch_job(platform: str, assets: Sequence[dg.AssetsDefinition], *, include_index: bool = True,
+                    resource_defs: Mapping[str, Any] | None = None) -> dg.JobDefinition:
+    """``{platform}_sync_batch``: sync the sources listed in the op config one after another in one run.
+
+    ``resource_defs``: the resources to bind (``definitions.py`` passes its own). A job whose resources
+    ``Definitions`` must bind later makes Dagster 1.13 copy the sensors that name it, and that copy emits
+    a BetaWarning about ``SensorDefinition`` owners we never set; tests bind theirs at execution."""
     chain = [a for a in assets if include_index or a.key != dg.AssetKey([platform, "search_index"])]
     steps = [Step.of(a) for a in chain]
     resource_keys = set().union(*(a.required_resource_keys for a in chain))
@@ -198,6 +206,7 @@ def build_batch_job(platform: str, assets: Sequence[dg.AssetsDefinition], *, inc
     name = f"{platform}_sync_batch" + ("" if include_index else "_no_index")
 
     @dg.job(name=name, executor_def=dg.in_process_executor, tags={PLATFORM_TAG: platform, "crawl/batch": "true"},
+            resource_defs={k: v for k, v in (resource_defs or {}).items() if k in resource_keys} or None,
             description=f"Sync many {platform} sources in one run (scheduler batches): "
             + " → ".join(a.key.path[-1] for a in chain) + " per source.")
     def _job() -> None:

@@ -19,6 +19,7 @@ from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
 from crawl_assets.assets.deriver_version import NORMALIZER_VERSION
 from crawl_assets.assets.edit_versions import earlier_versions, observe, resolved
+from crawl_assets.assets.records_preview import preview_metadata
 from crawl_assets.normalize import NormalizeContext, dedupe_latest, normalize_stream
 from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.partitions import SOURCE_PARTITIONS
@@ -156,6 +157,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
         the_lake = lake.lake()
         tenant, _ = split_source_key(context.partition_key)
         written = skipped = records = rejected = not_posts = failed = 0
+        parts: list[str] = []  # batch ids normalized by this sync
         duplicates: list[str] = []
         invalid: list[str] = []
         quarantine: list[str] = []
@@ -180,6 +182,8 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                 log(f"batch {batch.manifest.batch_id}: {errors} bad input items and {len(rejects) - errors} "
                     f"non-posts (e.g. service messages) set aside with their reason in {q}")
             written += not done.failed
+            if not done.failed:
+                parts.append(batch.manifest.batch_id)
             records += done.rows
             rejected += errors
             not_posts += len(rejects) - errors
@@ -189,6 +193,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                 "batches_up_to_date": skipped,
                 "batches_failed": failed,
                 "records_written": records,
+                **preview_metadata(the_lake, tenant, platform, context.partition_key, TABLE, parts),
                 "rejected": rejected,
                 "not_posts": not_posts,
                 "quarantine_files": quarantine,

@@ -17,6 +17,7 @@ COMMANDS: list[str] = [
     "crawl_assets.cli.telegram:telegram",
     "crawl_assets.cli.erase:erase",
     "crawl_assets.cli.webhooks:webhooks",
+    "crawl_assets.cli.ui:ui",
 ]
 
 

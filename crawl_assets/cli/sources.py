@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
+from crawl_assets.cli.add_checks import refusal
 from crawl_assets.cli.common import fail, open_registry, registry_option
 from crawl_assets.registry import SourceEntry, SourceKind, SourceStatus
 from crawl_assets.registry.models import PLATFORMS, find_secret
@@ -34,18 +35,28 @@ def _parse_option(values: tuple[str, ...]) -> dict[str, str | int | bool]:
 @click.option("--kind", type=click.Choice([k.value for k in SourceKind]), required=True)
 @click.option("--identifier", required=True, help="Channel username/id, query, forum URL, app package, or export file path.")
 @click.option("--name", required=True, help="Short slug, unique per tenant and platform.")
-@click.option("--tenant", default="default", show_default=True)
+@click.option("--tenant", default="default", show_default=True,
+              help="Who the data belongs to (a slug); part of the partition key and of index names.")
 @click.option("--credential", default=None, help="Name of a credential held by the platform's resource (never the secret).")
-@click.option("--interval-minutes", type=int, default=None)
-@click.option("--priority", type=int, default=None)
-@click.option("--history-horizon-days", type=int, default=None)
-@click.option("--option", "options", multiple=True, help="Platform option KEY=VALUE (repeatable), e.g. format=x-archive.")
+@click.option("--interval-minutes", type=int, default=None,
+              help="Minimum time between syncs (default 60).")
+@click.option("--priority", type=int, default=None,
+              help="-100..100; higher is synced first when many sources are due (default 0).")
+@click.option("--history-horizon-days", type=int, default=None,
+              help="How far back the first sync and history backfill go (default: everything the API gives).")
+@click.option("--refresh-window", type=int, default=None,
+              help="Newest items re-read each sync for edits, counters and deletions "
+              "(default per platform: Telegram 200, X 0 because X bills every read).")
+@click.option("--option", "options", multiple=True,
+              help="Platform option KEY=VALUE (repeatable), e.g. format=x-archive; see docs/sources/<platform>.md.")
 @registry_option
-def add(platform, kind, identifier, name, tenant, credential, interval_minutes, priority, history_horizon_days, options, registry_path) -> None:
+def add(platform, kind, identifier, name, tenant, credential, interval_minutes, priority, history_horizon_days,
+        refresh_window, options, registry_path) -> None:
     """Add a source; its partition appears at the registry sensor's next tick."""
     reg = open_registry(registry_path)
     policy = {k: v for k, v in {
         "interval_minutes": interval_minutes, "priority": priority, "history_horizon_days": history_horizon_days,
+        "refresh_window": refresh_window,
     }.items() if v is not None}
     data = {"name": name, "tenant": tenant, "platform": platform, "kind": kind, "identifier": identifier,
             "credential": credential, "policy": policy, "options": _parse_option(options)}
@@ -58,24 +69,15 @@ def add(platform, kind, identifier, name, tenant, credential, interval_minutes, 
         err = exc.errors()[0]
         field = ".".join(str(x) for x in err["loc"]) or "(entry)"
         fail(f"source {name!r}: field '{field}': {err['msg'].removeprefix('Value error, ')}")
-    if entry.kind is SourceKind.export_file:
-        _check_confined(entry)
+    refused = refusal(entry, reg, data["options"])
+    if refused:
+        fail(f"source {name!r}: {refused}")
     try:
         reg.add(entry)
     except ValueError as exc:
         fail(str(exc))
     reg.save()
     click.echo(f"added {entry.key} to {reg.path}")
-
-
-def _check_confined(entry: SourceEntry) -> None:
-    """An export file must be under its tenant's import root, reached through no symbolic link."""
-    from crawl_assets.sources.exports import ExportPathRefused, check_export_location
-
-    try:
-        check_export_location(entry)
-    except ExportPathRefused as exc:
-        fail(str(exc))
 
 
 @sources.command("list")
@@ -87,6 +89,8 @@ def list_(platform, tenant, as_json, registry_path) -> None:
     """List sources; invalid entries are reported on stderr and make the exit code 2."""
     reg = open_registry(registry_path, strict=False)
     rows = [e for e in reg.entries if (platform is None or e.platform == platform) and (tenant is None or e.tenant == tenant)]
+    if not as_json:
+        click.echo(f"{'source':<48} {'kind':<16} {'status':<10} identifier")
     for e in rows:
         if as_json:
             click.echo(json.dumps({"key": e.key, **e.model_dump(mode="json")}, ensure_ascii=False))

@@ -8,6 +8,10 @@ import click
 
 from crawl_assets.cli.common import fail, registry_option
 from crawl_assets.registry import RegistryFileError
+from crawl_assets.registry.models import PLATFORMS
+
+STATES = ("ok", "late", "failing", "waiting", "running", "paused", "never")  # monitoring.status.classify
+REASON_WIDTH = 100
 
 
 def _ago(seconds: float | None) -> str:
@@ -19,14 +23,26 @@ def _ago(seconds: float | None) -> str:
     return f"{seconds:.0f}s"
 
 
+def shorten(text: str, width: int = REASON_WIDTH) -> str:
+    """The first line of ``text``, cut at a word boundary with "…" when longer than ``width``."""
+    line = text.splitlines()[0] if text else ""
+    if len(line) <= width:
+        return line
+    cut = line[: width - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > width // 2 else cut).rstrip(" ,;:") + "…"
+
+
 @click.command("status")
-@click.option("--platform", default=None, help="Only this platform's sources.")
-@click.option("--state", "states", multiple=True, help="Only sources in this state (repeatable): "
-              "ok, late, failing, waiting, running, paused, never.")
+@click.option("--platform", type=click.Choice(PLATFORMS), default=None, help="Only this platform's sources.")
+@click.option("--state", "states", multiple=True, type=click.Choice(STATES),
+              help="Only sources in this state (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @registry_option
 def status(platform, states, as_json, registry_path) -> None:
-    """Per-source sync state from the Dagster instance ($DAGSTER_HOME) and the registry."""
+    """Per-source sync state from the Dagster instance ($DAGSTER_HOME) and the registry.
+
+    Invalid registry entries are reported on stderr (file, line, entry, field) and make the exit code 2."""
     import dagster as dg
 
     from crawl_assets import settings
@@ -57,9 +73,14 @@ def status(platform, states, as_json, registry_path) -> None:
             continue
         last = _ago(now - h.last_success) + " ago" if h.last_success else "never"
         click.echo(f"{r.entry.key:<44} {r.state:<8} {last:<13} {_ago(r.lag_seconds):>7} {h.failures:>5}  "
-                   f"{(reason or '').splitlines()[0][:100] if reason else ''}")
+                   f"{shorten(reason or '')}")
     if not as_json:
         counts: dict[str, int] = {}
         for r in rows:
             counts[r.state] = counts.get(r.state, 0) + 1
-        click.echo(f"{len(rows)} sources: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+        invalid = f", {len(reg.errors)} invalid registry entries (not shown)" if reg.errors else ""
+        click.echo(f"{len(rows)} sources: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + invalid)
+    for err in reg.errors:
+        click.echo(f"error: {err}", err=True)
+    if reg.errors:
+        raise SystemExit(2)

@@ -104,19 +104,29 @@ class SourceEntry(BaseModel):
             raise ValueError(f"field {found[0]!r}: {found[1]}")
         return data
 
-    @model_validator(mode="after")
-    def _kind_fits(self) -> "SourceEntry":
-        allowed = catalog.plugins()[self.platform].allowed_kinds()
-        if self.kind.value not in allowed:
-            raise ValueError(f"kind {self.kind.value!r} is not supported for {self.platform}; expected one of {', '.join(allowed)}")
-        if self.kind is SourceKind.export_file:
-            fmt = self.options.get("format") or EXPORT_FORMATS[self.platform][0]
-            if fmt not in EXPORT_FORMATS[self.platform]:
-                raise ValueError(
-                    f"options.format {fmt!r} is not an export format of {self.platform}; "
-                    f"expected one of {', '.join(EXPORT_FORMATS[self.platform])}"
-                )
-        return self
+    @field_validator("kind")
+    @classmethod
+    def _kind_fits(cls, value: SourceKind, info: ValidationInfo) -> SourceKind:
+        platform = info.data.get("platform")
+        if platform is None:  # the platform itself is invalid (reported on its own field)
+            return value
+        allowed = catalog.plugins()[platform].allowed_kinds()
+        if value.value not in allowed:
+            raise ValueError(f"kind {value.value!r} is not supported for {platform}; expected one of {', '.join(allowed)}")
+        return value
+
+    @field_validator("options")
+    @classmethod
+    def _format_fits(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        platform, kind = info.data.get("platform"), info.data.get("kind")
+        if platform is None or kind is not SourceKind.export_file:
+            return value
+        fmt = value.get("format") or EXPORT_FORMATS[platform][0]
+        if fmt not in EXPORT_FORMATS[platform]:
+            raise ValueError(
+                f"format {fmt!r} is not an export format of {platform}; expected one of {', '.join(EXPORT_FORMATS[platform])}"
+            )
+        return value
 
     @property
     def key(self) -> str:

@@ -42,3 +42,16 @@ def format_specs() -> dict[str, str]:
                 raise ValueError(f"format {fmt!r} is declared by two plugins")
             specs[fmt] = spec
     return specs
+
+
+IDENTIFIER_HINTS = {
+    "channel": "<channel username>", "group": "<group username or id>", "account_timeline": "<account handle>",
+    "search_query": "'<query>'", "forum": "<forum URL>", "app": "<package name>", "workspace": "<workspace id>",
+    "export_file": "<export file> --option format=<format>",
+}
+
+
+def register_hint(platform: str) -> str:
+    """The command that registers a first source of ``platform`` (its first live kind, else an export)."""
+    kind = plugins()[platform].allowed_kinds()[0]
+    return f"crawl-assets sources add --platform {platform} --kind {kind} --identifier {IDENTIFIER_HINTS[kind]} --name <name>"

@@ -20,12 +20,16 @@ from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
 from crawl_assets.lake.tempfiles import source_folders, sweep
 from crawl_assets.normalize.context import normalize_options
-from crawl_assets.monitoring.health import load_health, mark_pending, record_failure, record_success
+from crawl_assets.monitoring.health import load_health, mark_pending, record_success
+from crawl_assets.monitoring.partition_events import SyncFailure, report_failure
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.policies import TRANSIENT_RETRY
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
+from crawl_assets.scheduling.policy import Health
 from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.sources.catalog import register_hint
+from crawl_assets.sources.export_stats import export_record_stats, nothing_stored
 from crawl_assets.sources.exports import ExportPathRefused, export_fingerprint, open_export, tenant_import_root
 
 RESYNC_TAG = "crawl/resync"  # value "full": forget the checkpoint and read the source again from the start
@@ -111,12 +115,12 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
 
 
 def raw_materialization(entry: SourceEntry, batches: list[RawBatch], extra: dict[str, Any]) -> dg.MaterializeResult:
-    """Uniform raw-asset metadata: what was stored this sync and where."""
+    """Uniform raw-asset metadata: what was stored this sync (raw batches and their bytes; the collector's
+    ``extra`` counts records) and where."""
     meta: dict[str, Any] = {
         "source": entry.key,
         "kind": entry.kind.value,
         "batches_written": len(batches),
-        "items_written": sum(b.manifest.items for b in batches),
         "bytes_written": sum(b.manifest.bytes for b in batches),
         **extra,
     }
@@ -146,7 +150,8 @@ def build_raw_asset(
         name=name,
         pool=f"{platform}_sources",
         key_prefix=platform,
-        description=description,
+        description=f"{description}\n\nOne partition per registered source, keyed `{{tenant}}.{platform}.{{name}}`; "
+        f"register one with `{register_hint(platform)}`.",
         partitions_def=SOURCE_PARTITIONS[platform],
         group_name=platform,
         kinds={platform, "json"},
@@ -182,20 +187,12 @@ def build_raw_asset(
         _maybe_reset_checkpoint(context, entry)
         try:
             result = _sync(context, entry, reg)
-        except dg.RetryRequested as exc:
-            record_failure(instance, entry.key, f"waiting {exc.seconds_to_wait or 0:.0f}s: {exc.__cause__ or exc}",
-                           run_id=run_id, retry_after=time.time() + float(exc.seconds_to_wait or 0))
+        except Exception as exc:  # RetryRequested and Failure too: health and the partition show every kind
+            report_failure(context, context.asset_key, entry.key, SyncFailure.of(exc))
             raise
-        except dg.Failure as exc:
-            record_failure(instance, entry.key, exc.description or str(exc), run_id=run_id)
-            raise
-        except Exception as exc:
-            record_failure(instance, entry.key, f"{type(exc).__name__}: {exc}", run_id=run_id)
-            raise
-        meta = sync_metadata(dict(result.metadata or {}), started, before.last_success)
+        meta = sync_metadata(dict(result.metadata or {}), started, before)
         lag = meta.get("newest_event_lag_seconds")
         pending = was_pending or bool(meta.get("batches_written"))
-        meta["derivation_pending"] = pending
         record_success(instance, entry.key, run_id=run_id, probe=probe, before=before, pending=pending,
                        lag_seconds=float(lag) if isinstance(lag, (int, float)) else None)
         return dg.MaterializeResult(metadata=meta, check_results=result.check_results,
@@ -207,13 +204,11 @@ def build_raw_asset(
             ingest = ingest_export_file(entry, reg, lake, context.run.run_id)
             context.log.info(f"{entry.key}: {ingest.reason}")
             batches = [ingest.batch] if ingest.batch else []
-            return raw_materialization(entry, batches, {"result": ingest.reason, **ingest.metadata})
+            counts = export_record_stats(lake, ingest.batch) if ingest.batch else nothing_stored()
+            return raw_materialization(entry, batches, {"result": ingest.reason, **counts, **ingest.metadata})
         if live is None:
-            raise dg.Failure(
-                f"source {entry.key!r}: {platform} sources of kind {entry.kind.value!r} need a live collector, "
-                "which this build does not include yet; register an export_file source instead",
-                allow_retries=False,
-            )
+            raise fail_permanently(context, entry, f"{platform} sources of kind {entry.kind.value!r} need a live "
+                                   "collector, which this build does not include yet; register an export_file source")
         return live(context, entry, lake)
 
     return _raw
@@ -241,23 +236,27 @@ def _maybe_reset_checkpoint(context: dg.AssetExecutionContext, entry: SourceEntr
 _LAG_KEYS = ("newest_event_lag_seconds", "cursor_lag_seconds")
 
 
-def sync_metadata(meta: dict[str, Any], started: float, last_success: float | None) -> dict[str, Any]:
+def sync_metadata(meta: dict[str, Any], started: float, before: Health) -> dict[str, Any]:
     """Metadata every sync reports, as numbers so they plot over time in the UI.
 
     Adds ``duration_seconds`` (when the collector did not), ``cursor_age_seconds`` (how old the state
     this sync started from was), ``newest_event_lag_seconds`` (age of the newest item, whatever the
-    collector called it), zero ``requests``/``rate_limit_wait_seconds`` for export files, and drops
-    empty values (a null does not plot).
+    collector called it; when a sync saw no item, e.g. an unchanged export, the last known lag plus the
+    time since), zero ``requests``/``rate_limit_wait_seconds`` for export files, and drops empty values
+    (a null does not plot).
     """
     now = time.time()
     meta.setdefault("duration_seconds", round(now - started, 3))
-    if last_success is not None:
-        meta["cursor_age_seconds"] = round(started - last_success, 1)
+    if before.last_success is not None:
+        meta["cursor_age_seconds"] = round(started - before.last_success, 1)
     for key in _LAG_KEYS:
         value = meta.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             meta.setdefault("newest_event_lag_seconds", float(value))
             break
+    else:
+        if before.lag_seconds is not None and before.last_success is not None:
+            meta["newest_event_lag_seconds"] = round(before.lag_seconds + now - before.last_success, 1)
     meta.setdefault("requests", 0)
     meta.setdefault("rate_limit_wait_seconds", 0.0)
     return {k: v for k, v in meta.items() if v is not None}

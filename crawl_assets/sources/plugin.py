@@ -34,6 +34,9 @@ class SourcePlugin:
     - ``resources``: resource key → ``"module:factory"`` building the resource from the environment.
     - ``persons``: ``"module:attr"`` of its ``PersonIds`` (``crawl_assets.normalize.persons``): where its raw
       payloads name a person, declared beside the normalizer that uses it; erasure cuts people out by it.
+    - ``options``: the registry option names its live kinds read (``entry.options``); an export file
+      takes ``format`` and the normalization options (``timezone``, ``languages``) only.
+      ``crawl-assets sources add`` refuses any other name.
     """
 
     platform: str
@@ -44,6 +47,7 @@ class SourcePlugin:
     raw_asset: str = ""
     resources: Mapping[str, str] = field(default_factory=dict)
     persons: str = ""
+    options: tuple[str, ...] = ()
 
     def allowed_kinds(self) -> tuple[str, ...]:
         return self.kinds + (("export_file",) if self.export_formats else ())

@@ -144,7 +144,7 @@ def collect_with(context: dg.AssetExecutionContext, entry: SourceEntry, lake: La
     """Run ``sync`` for one source inside a raw asset step; the checkpoint moves only past stored pages.
 
     ``resource`` is the platform's ``RestSourceResource``: ``client(entry)`` builds the client (a
-    ``MissingCredential`` or ``ValueError`` fails the run without retries, naming the variable),
+    ``MissingCredential`` or ``ValueError`` pauses the source with the reason, naming the variable),
     ``budget()`` bounds the run, ``rate_limit_retries`` bounds the waits for a rate-limit window.
     """
     started = time.time()
@@ -152,13 +152,11 @@ def collect_with(context: dg.AssetExecutionContext, entry: SourceEntry, lake: La
     store, batches = lake_store(context, entry, lake, fmt, checkpointer)
     try:
         client = resource.client(entry)
-    except (ValueError, MissingCredential) as err:
-        raise dg.Failure(str(err), allow_retries=False) from None
+    except (ValueError, MissingCredential) as err:  # a configuration error: pause, as for a revoked token
+        raise fail_permanently(context, entry, str(err)) from None
     try:
         result = sync(client, entry, checkpointer.load(), store, resource.budget())
-    except SourceConfigError as err:
-        raise dg.Failure(str(err), allow_retries=False) from None
-    except PermanentError as err:
+    except (SourceConfigError, PermanentError) as err:
         raise fail_permanently(context, entry, str(err)) from None
     except RateLimitWait as err:
         context.log.warning(f"{entry.key}: {err}; {len(batches)} batches stored, retrying after the wait")

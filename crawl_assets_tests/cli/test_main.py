@@ -28,5 +28,5 @@ def test_light_commands_do_not_load_heavy_libraries():
 def test_help_lists_every_command():
     listing = subprocess.run([sys.executable, "-m", "crawl_assets.cli.main", "--help"], capture_output=True,
                              text=True, timeout=120, cwd=REPO).stdout
-    for name in ("demo", "es", "normalize", "schema", "sources", "status", "telegram", "webhooks"):
+    for name in ("demo", "es", "normalize", "schema", "sources", "status", "telegram", "ui", "webhooks"):
         assert f"  {name} " in listing

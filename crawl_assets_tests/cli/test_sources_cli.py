@@ -66,3 +66,55 @@ def test_list_with_invalid_entry_exits_2_naming_file_entry_field(registry):
 def test_unknown_source_is_a_clean_error(registry):
     r = run("show", "ghost", registry=registry)
     assert r.returncode == 2 and "no source 'ghost'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_add_refuses_what_would_certainly_fail(registry, tmp_path):
+    from crawl_assets.cli.demo import sample_file
+
+    archive = tmp_path / "tweets.js"
+    archive.write_bytes(sample_file("x_archive_tweets.js").read_bytes())
+    base = ("add", "--platform", "x", "--kind", "export_file", "--name", "arch")
+    missing = run(*base, "--identifier", str(tmp_path / "nope.js"), "--option", "format=x-archive", registry=registry)
+    assert missing.returncode == 2 and "field 'identifier': export file not found" in missing.stderr
+    assert str(tmp_path / "nope.js") in missing.stderr
+    # no format: X's default (x-v2, an API recording) cannot read an account archive; the error says what can
+    no_format = run(*base, "--identifier", str(archive), registry=registry)
+    assert no_format.returncode == 2 and "field 'options.format'" in no_format.stderr
+    assert "does not read as x-v2 (the default, none was named)" in no_format.stderr
+    assert "add --option format=x-archive" in no_format.stderr
+    wrong = tmp_path / "notes.txt"
+    wrong.write_text("just some notes\nnot an export\n")
+    neither = run(*base, "--identifier", str(wrong), "--option", "format=x-archive", registry=registry)
+    assert neither.returncode == 2 and "x export formats: x-v2, x-archive" in neither.stderr
+    typo = run("add", "--platform", "x", "--kind", "search_query", "--identifier", "q", "--name", "q",
+               "--option", "max_result=10", registry=registry)
+    assert typo.returncode == 2 and "unknown option 'max_result'" in typo.stderr and "max_results" in typo.stderr
+    assert not registry.exists() or "arch" not in registry.read_text()
+    ok = run(*base, "--identifier", str(archive), "--option", "format=x-archive", registry=registry)
+    assert ok.returncode == 0, ok.stderr
+    # a platform's default format that fits needs no option; a relative path is resolved from the registry's folder
+    (registry.parent / "result.json").write_bytes(sample_file("telegram_export/result.json").read_bytes())
+    tg = run("add", "--platform", "telegram", "--kind", "export_file", "--identifier", "result.json", "--name", "tg",
+             registry=registry)
+    assert tg.returncode == 0, tg.stderr
+
+
+def test_add_options_help_refresh_window_and_list_header(registry):
+    helped = run("add", "--help", registry=registry).stdout
+    for flag in ("--tenant", "--interval-minutes", "--priority", "--history-horizon-days", "--refresh-window"):
+        block = helped.split(flag, 1)[1].split("\n  --", 1)[0]
+        assert len(block.split()) > 3, f"{flag} has no help"
+    r = run("add", "--platform", "telegram", "--kind", "channel", "--identifier", "c", "--name", "c",
+            "--refresh-window", "50", registry=registry)
+    assert r.returncode == 0, r.stderr
+    assert load_registry(registry).get("c").policy.refresh_window == 50
+    listed = run("list", registry=registry).stdout.splitlines()
+    assert listed[0].split() == ["source", "kind", "status", "identifier"] and listed[1].startswith("default.telegram.c")
+
+
+def test_a_wrong_kind_is_reported_against_kind(registry):
+    r = run("add", "--platform", "x", "--kind", "channel", "--identifier", "c", "--name", "c", registry=registry)
+    assert r.returncode == 2 and "field 'kind': kind 'channel' is not supported for x" in r.stderr
+    registry.write_text("sources:\n  - name: c\n    platform: x\n    kind: channel\n    identifier: a\n")
+    listed = run("list", registry=registry)
+    assert f"{registry}:4: entry 1 ('c'): field 'kind'" in listed.stderr

@@ -5,15 +5,16 @@ state after recovery equals a clean sync's."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from crawl_assets.index.deadletter import iter_letters
 from crawl_assets.index.replay import replay_deadletters
+from crawl_assets_tests.faults.private_postgres import postgres_bin, private_postgres
 from crawl_assets_tests.faults.harness import TENANT, TG_KEY, X_KEY, SyncWorld, differences, take_snapshot
 
 
@@ -78,14 +79,22 @@ def test_source_errors_recover_without_loss_and_spare_the_other_source(clean, sc
     assert differences(take_snapshot(world.lake, es_cluster.client), clean) == []
 
 
-PG_VERSION = sorted(os.listdir("/etc/postgresql"), key=lambda v: [int(p) for p in v.split(".") if p.isdigit()])[-1] \
-    if os.path.isdir("/etc/postgresql") else ""
+@pytest.fixture
+def own_postgres():
+    """A PostgreSQL server of this test's own: it is stopped and started mid-run, which would break every
+    other test using the shared server of CRAWL_TEST_PG_URL."""
+    folder = Path(tempfile.mkdtemp(prefix="crawl-pg-"))
+    try:
+        with private_postgres(folder) as server:
+            yield server
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.mark.postgres
 @pytest.mark.slow
-@pytest.mark.skipif(not (PG_VERSION and shutil.which("pg_ctlcluster")), reason="needs a local PostgreSQL cluster")
-def test_postgres_restart_mid_run_converges(clean, scratch, x_server, es_cluster, pg_url):
+@pytest.mark.skipif(postgres_bin() is None, reason="needs PostgreSQL's server binaries (initdb)")
+def test_postgres_restart_mid_run_converges(clean, scratch, x_server, es_cluster, own_postgres):
+    pg_url = own_postgres.url
     world = SyncWorld(scratch / "pg", x_server.url, es_cluster.url, None, telegram_messages=400,
                       x_pages_per_run=2, telegram_pages_per_run=2)
     home = scratch / "pg" / "home"
@@ -101,10 +110,9 @@ def test_postgres_restart_mid_run_converges(clean, scratch, x_server, es_cluster
         while not world.lake.fs.exists(first_batch) and time.monotonic() < deadline:
             time.sleep(0.02)
         window["restart_began"] = time.monotonic()
-        pg = ["pg_ctlcluster", "--skip-systemctl-redirect", PG_VERSION, "main"]
-        subprocess.run([*pg, "stop", "-m", "fast"], check=True, capture_output=True, timeout=120)
+        own_postgres.stop()
         time.sleep(3.0)  # down long enough that the run's event writes meet the outage
-        subprocess.run([*pg, "start"], check=True, capture_output=True, timeout=120)
+        own_postgres.start()
         window["restarted"] = time.monotonic()
 
     restarter = threading.Thread(target=restart_once_the_run_is_writing)
@@ -113,7 +121,7 @@ def test_postgres_restart_mid_run_converges(clean, scratch, x_server, es_cluster
     window["first_run_ended"] = time.monotonic()
     restarter.join()
     for _ in range(30):
-        if subprocess.run(["pg_isready", "-h", "127.0.0.1", "-p", "5432", "-q"]).returncode == 0:
+        if own_postgres.ready():
             break
         time.sleep(1)
     assert window["restart_began"] < window["first_run_ended"], "the outage began during the first run"

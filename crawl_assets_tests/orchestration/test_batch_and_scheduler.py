@@ -57,9 +57,10 @@ def test_batch_isolates_failing_sources(tmp_path, instance, resources):
     health = load_health(instance, keys)
     assert health["acme.x.a"].last_success and health["acme.x.a"].failures == 0
     assert health["acme.x.badopt"].failures == 1 and "endpoint" in health["acme.x.badopt"].last_error
-    # a permanent error pauses only its source, with the reason people see in `sources show`
+    # a permanent or configuration error pauses only its source, with the reason people see in `sources show`
     paused = {e.key: e.status_reason for e in load_registry(registry).entries if e.paused}
-    assert list(paused) == ["acme.x.gone"] and "no_such_account" in paused["acme.x.gone"]
+    assert sorted(paused) == ["acme.x.badopt", "acme.x.gone"] and "no_such_account" in paused["acme.x.gone"]
+    assert "endpoint" in paused["acme.x.badopt"]
     # plottable numbers on every raw materialization
     mat = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=RAW, asset_partitions=["acme.x.a"]), limit=1)
     meta = mat.records[0].asset_materialization.metadata

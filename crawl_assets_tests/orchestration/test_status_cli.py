@@ -40,3 +40,24 @@ def test_status_table_and_json(tmp_path, dagster_home, monkeypatch):
     shown = runner.invoke(cli, ["sources", "show", "acme.x.bad"]).output
     assert "failing: 1 in a row; last error: users/tweets: HTTP 503" in shown
     assert "last sync: never" in runner.invoke(cli, ["sources", "show", "acme.x.new"]).output
+
+
+def test_status_reports_invalid_entries_rejects_unknown_filters_and_cuts_at_words(tmp_path, dagster_home):
+    registry = x_registry(tmp_path / "sources.yaml", {"ok": "a", "bad": "b"}, extra=(
+        "  - name: nope\n    tenant: acme\n    platform: x\n    kind: channel\n    identifier: z\n"))
+    long_error = "users/tweets: " + " ".join(["connection reset by the upstream proxy"] * 6)
+    with dg.DagsterInstance.get() as instance:
+        record_failure(instance, "acme.x.bad", long_error, run_id="r2")
+    runner = CliRunner()  # click 8.2+: stdout and stderr apart
+    out = runner.invoke(cli, ["status", "--registry", str(registry)])
+    assert out.exit_code == 2  # like `sources list`: an invalid entry needs a person
+    assert f"{registry}:" in out.stderr and "entry 3 ('nope'): field 'kind'" in out.stderr
+    assert "1 invalid registry entries" in out.stdout
+    assert out.stdout.splitlines()[0].split()[:3] == ["source", "state", "last"]
+    [bad] = [line for line in out.stdout.splitlines() if line.startswith("acme.x.bad")]
+    shown = bad.split("  ")[-1].strip()
+    assert shown.endswith("proxy…") and len(shown) <= 100 and long_error.startswith(shown[:-1])
+
+    for args in (["--platform", "bogus"], ["--state", "bogus"]):
+        refused = runner.invoke(cli, ["status", "--registry", str(registry), *args])
+        assert refused.exit_code == 2 and "Invalid value" in refused.stderr

@@ -42,3 +42,25 @@ def test_sync_jobs_run_in_process():
     for name in ("telegram_sync", "x_sync", "telegram_sync_no_index", "x_sync_no_index"):
         job = defs.resolve_job_def(name)
         assert job.executor_def.name == "in_process"
+
+
+def test_an_empty_platform_reads_as_such_in_the_catalog(tmp_path, monkeypatch):
+    from crawl_assets.definitions import build_definitions
+
+    registry = tmp_path / "sources.yaml"
+    registry.write_text("sources:\n  - {name: news, tenant: acme, platform: x, kind: account_timeline, identifier: a}\n")
+    monkeypatch.setenv("CRAWL_REGISTRY", str(registry))
+    defs = build_definitions()
+
+    def description(*path: str) -> str:
+        key = dg.AssetKey(list(path))
+        return defs.resolve_assets_def(key).specs_by_key[key].description or ""
+
+    for name in ("sources", "discourse_posts_raw", "normalized_records", "relation_edges", "search_index"):
+        text = description("discourse", name)
+        assert text.startswith("**No discourse sources were registered")
+        assert "`crawl-assets sources add --platform discourse --kind forum --identifier <forum URL>" in text
+        key = dg.AssetKey(["discourse", name])
+        assert defs.resolve_assets_def(key).group_names_by_key[key] == "discourse"
+    assert not description("x", "x_posts_raw").startswith("**No")
+    assert "crawl-assets sources add --platform x" in description("x", "x_posts_raw")  # every raw asset says how

@@ -101,7 +101,9 @@ def test_a_tenant_without_its_own_secret_gets_no_other_tenants(world):
         messages = " ".join(e.step_failure_data.error.message for e in result.all_events if e.is_step_failure)
     assert not result.success and api.log == []
     assert "CRAWL_INTERCOM_ACCESS_TOKEN__INITECH__MAIN" in messages
-    assert not load_registry(tmp_path / "sources.yaml").get("initech.intercom.orphan").paused  # config, not the source
+    # a configuration error pauses the source like any other (README, OPERATIONS), naming the variable to set
+    orphan = load_registry(tmp_path / "sources.yaml").get("initech.intercom.orphan")
+    assert orphan.paused and "CRAWL_INTERCOM_ACCESS_TOKEN__INITECH__MAIN" in (orphan.status_reason or "")
 
 
 def test_secret_lookup_is_exact_per_tenant_and_name():

@@ -1,7 +1,11 @@
-"""Re-create the README's UI screenshots: a throw-away instance with a few synced X sources (local
-stand-in), dagster-webserver on 127.0.0.1, headless Chromium (Debian package ``chromium``).
+"""Re-create the README's UI screenshots of a running deployment: a throw-away instance with a few synced X
+sources (local stand-in), a backfill run by the daemon, dagster-webserver on 127.0.0.1, headless Chromium
+(Debian package ``chromium``).
 
-    python docs/img/capture_ui.py            # writes docs/img/*.png
+    python docs/img/capture_ui.py            # writes docs/img/{events,checks,backfills,sensors}.png
+
+The newcomer's screenshots (lineage, partitions with a failing source, normalized_records' preview, plots)
+are written by the browser test, ``crawl_assets_tests/ui/test_browser.py``, which asserts on those pages.
 """
 
 from __future__ import annotations
@@ -18,9 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 OUT = Path(__file__).resolve().parent
 PAGES = {
-    "partitions.png": "/assets/x/x_posts_raw?view=partitions&partition=acme.x.news",
     "events.png": "/assets/x/x_posts_raw?view=events&partition=acme.x.news",
-    "checks.png": "/assets/x/x_posts_raw?view=checks",
+    "checks.png": "/assets/x/sources?view=checks",
     "backfills.png": "/overview/backfills",
     "sensors.png": "/automation",
 }
@@ -97,8 +100,10 @@ def main() -> None:
                     break
                 time.sleep(3)
             for name, path in PAGES.items():
-                subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                                "--window-size=1280,760", "--virtual-time-budget=20000", f"--screenshot={OUT / name}",
+                subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                                "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                                "--disable-sync", f"--user-data-dir={tmp / 'chromium'}", "--hide-scrollbars",
+                                "--window-size=1600,1000", "--virtual-time-budget=20000", f"--screenshot={OUT / name}",
                                 f"http://127.0.0.1:{port}{path}"], check=True, timeout=120,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 print(f"{name}: {(OUT / name).stat().st_size // 1024} KB")

@@ -12,4 +12,5 @@ PLUGIN = SourcePlugin(
     export_formats=("discourse",),
     raw_asset="crawl_assets.sources.discourse.assets:discourse_posts_raw",
     resources={"discourse": "crawl_assets.sources.discourse.resource:DiscourseResource.from_env"},
+    options=("complete_topics", "max_topic_posts", "pages_per_batch", "max_parent_fetches", "api_username"),
 )

@@ -11,4 +11,5 @@ PLUGIN = SourcePlugin(
     export_formats=("hackernews",),
     raw_asset="crawl_assets.sources.hackernews.assets:hackernews_items_raw",
     resources={"hackernews": "crawl_assets.sources.hackernews.resource:HackerNewsResource.from_env"},
+    options=("tags", "hits_per_page", "pages_per_batch"),
 )

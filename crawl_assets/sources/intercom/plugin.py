@@ -11,4 +11,5 @@ PLUGIN = SourcePlugin(
     export_formats=("intercom",),
     raw_asset="crawl_assets.sources.intercom.assets:intercom_conversations_raw",
     resources={"intercom": "crawl_assets.sources.intercom.resource:IntercomResource.from_env"},
+    options=("per_page", "conversations_per_batch", "overlap_seconds"),
 )

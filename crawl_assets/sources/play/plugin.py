@@ -14,4 +14,5 @@ PLUGIN = SourcePlugin(
     export_formats=("play-csv", "play"),
     raw_asset="crawl_assets.sources.play.assets:play_reviews_raw",
     resources={"play": "crawl_assets.sources.play.resource:PlayResource.from_env"},
+    options=("window_days", "max_results", "pages_per_batch", "translation_language"),
 )

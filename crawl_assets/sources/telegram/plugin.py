@@ -14,4 +14,5 @@ PLUGIN = SourcePlugin(
     export_formats=("telegram-export", "telegram"),
     raw_asset="crawl_assets.sources.telegram.assets:telegram_messages_raw",
     resources={"telegram": "crawl_assets.sources.telegram.resource:TelegramResource.from_env"},
+    options=("comments", "download_media", "media_max_bytes", "takeout", "metadata_every_hours"),
 )

@@ -39,8 +39,8 @@ def collect(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake) -
     try:
         options = SourceOptions.of(entry)
         client = resource.client(entry.tenant, entry.credential)
-    except (ValueError, MissingCredential) as err:
-        raise dg.Failure(str(err), allow_retries=False) from None
+    except (ValueError, MissingCredential) as err:  # a configuration error: pause, as for a revoked token
+        raise fail_permanently(context, entry, str(err)) from None
     memory = LakeThreadMemory(lake, entry.tenant, entry.platform, entry.key) if options.complete_threads else None
     budget = Budget(max_pages=resource.max_pages_per_run, deadline=started + resource.max_run_seconds)
     client.stats = ClientStats()  # this sync's requests and waits only, even on a reused client

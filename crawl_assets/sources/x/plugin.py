@@ -14,4 +14,8 @@ PLUGIN = SourcePlugin(
     export_formats=("x-v2", "x-archive"),
     raw_asset="crawl_assets.sources.x.assets:x_posts_raw",
     resources={"x": "crawl_assets.sources.x.resource:XResource.from_env"},
+    options=(
+        "endpoint", "max_results", "pages_per_batch", "complete_threads", "max_parent_lookups",
+        "backfill_window_hours", "exclude",
+    ),
 )

@@ -1,5 +1,5 @@
-"""``play_reviews_raw`` in Dagster: the gap flag and warning after a late sync, a too-slow cadence failing
-without pausing, and the Play Console CSV export as an export_file source."""
+"""``play_reviews_raw`` in Dagster: the gap flag and warning after a late sync, a too-slow cadence pausing
+the source (a configuration error), and the Play Console CSV export as an export_file source."""
 
 from __future__ import annotations
 
@@ -47,12 +47,15 @@ def test_a_late_sync_is_flagged_in_metadata_and_logs(tmp_path, server):  # noqa:
     assert warnings
 
 
-def test_a_too_slow_cadence_fails_without_retry_or_pause(tmp_path, server):  # noqa: F811
+def test_a_too_slow_cadence_pauses_without_retry(tmp_path, server):  # noqa: F811
+    """A configuration error, handled like the others (missing credential, bad option): the source is
+    paused with the reason, and no request is made."""
     with dg.instance_for_test() as instance:
         result = run_raw_asset(play_reviews_raw, tmp_path=tmp_path, registry_yaml=REGISTRY, partition="acme.play.slow",
                                resources={"play": _resource(server)}, instance=instance, raise_on_error=False)
     assert not result.success and server.counts()["reviews.list"] == 0
-    assert not load_registry(tmp_path / "sources.yaml").get("acme.play.slow").paused
+    entry = load_registry(tmp_path / "sources.yaml").get("acme.play.slow")
+    assert entry.paused and "interval" in (entry.status_reason or "")
 
 
 def test_console_export_is_an_export_file_source(tmp_path, server):  # noqa: F811

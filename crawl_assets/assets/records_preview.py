@@ -1,0 +1,69 @@
+"""What a ``normalized_records`` materialization shows besides its counts: a small preview of records and
+the per-language and per-kind counts of the records it wrote.
+
+The preview is a Markdown table kept under 1,000 characters, the size the Dagster UI renders inline in
+the materialization's metadata (a longer one hides behind a "Show Markdown" button).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import dagster as dg
+
+from crawl_assets.lake import Lake
+
+PREVIEW_COLUMNS = ["key", "created_at", "author_handle", "author_id", "lang", "kind", "text", "deleted"]
+PREVIEW_ROWS = 5
+EXCERPT = 48
+INLINE_LIMIT = 1000  # the UI renders shorter Markdown inline
+
+
+def _cell(value: Any, width: int | None = None) -> str:
+    text = " ".join(str(value if value is not None else "").split())
+    if width and len(text) > width:
+        text = text[: width - 1].rstrip() + "…"
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("_", "\\_") or "-"
+
+
+def preview_table(rows: Sequence[dict[str, Any]], limit: int = INLINE_LIMIT) -> str:
+    """Markdown: key, time, author, lang, kind and a text excerpt of up to ``PREVIEW_ROWS`` rows, newest first."""
+    header = "| key | time | author | lang | kind | text |\n|---|---|---|---|---|---|\n"
+    lines = []
+    for row in sorted(rows, key=lambda r: str(r.get("created_at") or ""), reverse=True)[:PREVIEW_ROWS]:
+        when = row.get("created_at")
+        when = when.strftime("%Y-%m-%dT%H:%MZ") if hasattr(when, "strftime") else str(when or "")
+        text = "(deleted)" if row.get("deleted") else row.get("text")
+        lines.append(f"| {_cell(row.get('key'))} | {_cell(when)} | {_cell(row.get('author_handle') or row.get('author_id'))} "
+                     f"| {_cell(row.get('lang'))} | {_cell(row.get('kind'))} | {_cell(text, EXCERPT)} |\n")
+    while lines and len(header) + sum(map(len, lines)) >= limit:
+        lines.pop()
+    return header + "".join(lines)
+
+
+def preview_metadata(lake: Lake, tenant: str, platform: str, source: str, table: str,
+                     written: Sequence[str]) -> dict[str, Any]:
+    """``records_by_lang`` and ``records_by_kind`` of the parts ``written`` this sync, and a preview of the
+    newest part written (or, when nothing new was written, of the source's newest part)."""
+    langs: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    for _, part in lake.read_parts(table, tenant, platform, source, columns=["lang", "kind"],
+                                   include=set(written).__contains__):
+        langs.update(lang or "unknown" for lang in part.column("lang").to_pylist())
+        kinds.update(part.column("kind").to_pylist())
+    newest = max(written) if written else max(lake.part_ids(table, tenant, platform, source), default=None)
+    rows: list[dict[str, Any]] = []
+    if newest is not None:
+        for _, part in lake.read_parts(table, tenant, platform, source, columns=PREVIEW_COLUMNS,
+                                       include={newest}.__contains__):
+            rows = part.to_pylist()
+    meta: dict[str, Any] = {
+        "records_by_lang": dg.MetadataValue.json(dict(langs.most_common())),
+        "records_by_kind": dg.MetadataValue.json(dict(kinds.most_common())),
+    }
+    if rows:
+        intro = f"Newest records of batch `{newest}`" + ("" if newest in written else " (written by an earlier sync)")
+        meta["preview"] = dg.MetadataValue.md(f"{intro}:\n\n" + preview_table(rows, INLINE_LIMIT - len(intro) - 3))
+    return meta

@@ -1,0 +1,76 @@
+"""What ``crawl-assets sources add`` refuses besides an invalid entry: a source that would certainly fail
+or silently ignore part of what the user asked for.
+
+- an option name the platform does not read (a typo would be ignored: ``max_result=10``);
+- an export file outside the tenant's import root or reached through a symbolic link
+  (``crawl_assets.sources.exports``, the same confinement the sync applies), or that does not exist;
+- an export file that does not read as its format (``--option format=…``, else the platform's default):
+  its first items are run through that format's normalizer; when none is a record (or a known
+  non-post), the sync would quarantine everything. The formats it does read as are named.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterable
+
+from crawl_assets.registry import Registry, SourceEntry, SourceKind
+from crawl_assets.normalize.context import NORMALIZE_OPTIONS
+from crawl_assets.registry.models import EXPORT_FORMATS
+from crawl_assets.sources.catalog import plugins
+
+SNIFF_ITEMS = 50
+
+
+def refusal(entry: SourceEntry, registry: Registry, option_names: Iterable[str]) -> str | None:
+    """Why ``entry`` may not be added (``field '…': reason``), or None."""
+    export = entry.kind is SourceKind.export_file
+    known = ("format", *NORMALIZE_OPTIONS) if export else plugins()[entry.platform].options
+    unknown = sorted(set(option_names) - set(known))
+    if unknown:
+        what = f"{entry.platform} export files" if export else f"{entry.platform} {entry.kind.value} sources"
+        return (f"field 'options': unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
+                f"for {what}; known: {', '.join(known) or 'none'}")
+    if not export:
+        return None
+    from crawl_assets.sources.exports import ExportPathRefused, check_export_location
+
+    try:
+        path = check_export_location(entry)
+    except ExportPathRefused as exc:
+        return f"field 'identifier': {exc}"
+    if not path.is_file():
+        return f"field 'identifier': export file not found: {path}"
+    fmt = entry.export_format or ""
+    problem = unreadable_as(entry, fmt)
+    if problem is None:
+        return None
+    fits = [f for f in EXPORT_FORMATS[entry.platform] if f != fmt and unreadable_as(entry, f) is None]
+    named = "named" if "format" in entry.options else "the default, none was named"
+    hint = f"it reads as {' or '.join(fits)}: add --option format={fits[0]}" if fits else \
+        f"{entry.platform} export formats: {', '.join(EXPORT_FORMATS[entry.platform])}"
+    return f"field 'options.format': {path} does not read as {fmt} ({named}): {problem}; {hint}"
+
+
+def unreadable_as(entry: SourceEntry, fmt: str) -> str | None:
+    """None when the export file's first items normalize in format ``fmt`` (or it holds none), else why not.
+    The file is opened as the sync opens it (confined, no link followed) and read as the pipeline reads it
+    (gzip, BOM)."""
+    from crawl_assets.normalize import NormalizeContext
+    from crawl_assets.normalize.formats import normalize_stream
+    from crawl_assets.normalize.reading import decode_input
+    from crawl_assets.schema import Rejection
+    from crawl_assets.sources.exports import open_export
+
+    try:
+        with os.fdopen(open_export(entry), "rb") as fh:
+            content = decode_input(fh)
+            items = list(itertools.islice(normalize_stream(fmt, content.stream, name=entry.identifier,
+                                                           context=NormalizeContext()), SNIFF_ITEMS))
+    except Exception as exc:  # noqa: BLE001 - any parse failure means "not this format"
+        return f"{type(exc).__name__}: {exc}"[:300]
+    errors = [i for i in items if isinstance(i, Rejection) and i.error]
+    if items and len(errors) == len(items):
+        return errors[0].reason[:300]
+    return None

@@ -1,0 +1,69 @@
+"""``crawl-assets ui``: the Dagster UI and daemon (``dg dev``) on the instance ``crawl-assets demo`` made.
+
+``dg dev`` is started in ``DAGSTER_HOME`` itself, with a workspace file written there: started from a
+folder holding another ``dagster.yaml`` (the repository root has one) Dagster warns that that file
+will not be used. Before the first start, the run-retry daemon's event-log cursors are set to the end
+of the log, which is what that daemon does on its first tick anyway, warning that it ignores older
+events (no run of the demo needs a retry).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import click
+
+from crawl_assets import settings
+
+WORKSPACE = """# Written by `crawl-assets ui`: the project's code location (the same as the repository's workspace.yaml).
+load_from:
+  - python_module:
+      module_name: crawl_assets.definitions
+      location_name: crawl_assets
+"""
+
+
+def dg_command() -> str:
+    """The ``dg`` of this environment (beside this Python), else the one on PATH."""
+    beside = Path(sys.executable).with_name("dg")
+    return str(beside) if beside.exists() else (shutil.which("dg") or "dg")
+
+
+def start_event_log_consumer_at_end(home: Path) -> None:
+    """Set the run-retry daemon's cursors to the end of the event log when it has none yet."""
+    try:
+        from dagster._daemon.auto_run_reexecution.event_log_consumer import DAGSTER_EVENT_TYPES, _create_cursor_key
+    except ImportError:  # another Dagster version: its daemon will just say it ignores older events
+        return
+    import dagster as dg
+
+    os.environ["DAGSTER_HOME"] = str(home)
+    with dg.DagsterInstance.get() as instance:
+        keys = {_create_cursor_key(t) for t in DAGSTER_EVENT_TYPES}
+        missing = keys - set(instance.daemon_cursor_storage.get_cursor_values(keys))
+        if missing:
+            end = str(instance.event_log_storage.get_maximum_record_id() or 0)
+            instance.daemon_cursor_storage.set_cursor_values({k: end for k in missing})
+
+
+@click.command("ui")
+@click.option("--home", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="DAGSTER_HOME to serve (default: $DAGSTER_HOME, else ./.crawl_home).")
+@click.option("--port", "-p", type=int, default=3000, show_default=True)
+def ui(home: Path | None, port: int) -> None:
+    """Open the Dagster UI (webserver + daemon, `dg dev`) on the demo's instance."""
+    home = (home or settings.dagster_home()).resolve()
+    if not (home / "dagster.yaml").exists():
+        raise click.ClickException(f"no Dagster instance in {home}: run `crawl-assets demo` first (or pass --home)")
+    workspace = home / "workspace.yaml"
+    if not workspace.exists():
+        workspace.write_text(WORKSPACE)
+    start_event_log_consumer_at_end(home)
+    os.environ["DAGSTER_HOME"] = str(home)
+    os.chdir(home)
+    click.echo(f"DAGSTER_HOME {home}: starting `dg dev` on http://127.0.0.1:{port} (Ctrl-C stops it)", err=True)
+    sys.stdout.flush()
+    os.execv(dg_command(), [dg_command(), "dev", "-w", str(workspace), "-p", str(port)])

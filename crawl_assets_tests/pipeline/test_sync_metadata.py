@@ -1,0 +1,81 @@
+"""Metadata that means what it says: export-file syncs count records like live syncs, and
+``normalized_records`` shows a preview and per-language/per-kind counts of what it wrote."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import dagster as dg
+import pytest
+
+from crawl_assets.assets import derived_assets
+from crawl_assets.cli.demo import sample_file
+from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.sources.telegram.assets import telegram_messages_raw
+from crawl_assets.sources.telegram.resource import TelegramResource
+
+KEY = "acme.telegram.export"
+RAW = dg.AssetKey(["telegram", "telegram_messages_raw"])
+NORMALIZED = dg.AssetKey(["telegram", "normalized_records"])
+PLOTTED = ("records_fetched", "records_new", "records_updated", "records_deleted", "newest_event_lag_seconds",
+           "duration_seconds", "batches_written")
+
+
+@pytest.fixture
+def instance(isolated_env):
+    with dg.instance_for_test() as inst:
+        yield inst
+
+
+def _latest(instance: dg.DagsterInstance, key: dg.AssetKey) -> dict:
+    [record] = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=key, asset_partitions=[KEY]), limit=1).records
+    return {k: v.value for k, v in record.asset_materialization.metadata.items()}
+
+
+def test_export_syncs_count_records_and_normalized_records_previews_them(tmp_path, instance):
+    export = tmp_path / "result.json"
+    shutil.copyfile(sample_file("telegram_export/result.json"), export)
+    (tmp_path / "sources.yaml").write_text(
+        f"sources:\n  - {{name: export, tenant: acme, platform: telegram, kind: export_file, identifier: {export}}}\n")
+    instance.add_dynamic_partitions("telegram_sources", [KEY])
+    chain = [telegram_messages_raw, *derived_assets("telegram", telegram_messages_raw)[:2]]
+    resources = {"lake": LakeResource(root=str(tmp_path / "lake")), "registry": RegistryResource(path=str(tmp_path / "sources.yaml")),
+                 "telegram": TelegramResource.from_env()}  # export files need no account
+
+    def sync() -> None:
+        assert dg.materialize(chain, partition_key=KEY, instance=instance, resources=resources).success
+
+    sync()
+    raw, normalized = _latest(instance, RAW), _latest(instance, NORMALIZED)
+    messages = [m for m in json.loads(export.read_text())["messages"] if m.get("type") == "message"]
+    assert raw["records_fetched"] == raw["records_new"] == normalized["records_written"] == len(messages)
+    assert raw["records_updated"] == raw["records_deleted"] == 0 and raw["batches_written"] == 1
+    assert raw["newest_event_lag_seconds"] > 0
+    for name in PLOTTED:  # numbers (not bools or text), so the UI plots them
+        assert type(raw[name]) in (int, float), name
+    assert "items_written" not in raw and "derivation_pending" not in raw
+    assert sum(normalized["records_by_lang"].values()) == sum(normalized["records_by_kind"].values()) == len(messages)
+    assert set(normalized["records_by_lang"]) >= {"fa", "en"}
+    preview = normalized["preview"]
+    assert preview.count("\n| telegram:") == 5 and "| key | time | author | lang | kind | text |" in preview
+    assert len(preview) < 1000  # rendered inline by the UI
+
+    # Unchanged: nothing stored, zero counts, the lag still reported (grown since).
+    sync()
+    again = _latest(instance, RAW)
+    assert (again["records_fetched"], again["records_new"], again["batches_written"]) == (0, 0, 0)
+    assert again["newest_event_lag_seconds"] >= raw["newest_event_lag_seconds"]
+    assert "preview" in _latest(instance, NORMALIZED)  # the newest part, written by the earlier sync
+
+    # A re-export with one edited message and one new one: 1 updated, 1 new, the rest re-observed.
+    data = json.loads(export.read_text())
+    first = next(m for m in data["messages"] if m.get("type") == "message")
+    first.update(text="ویرایش شد", edited="2024-06-01T10:00:00", edited_unixtime="1717236000")
+    data["messages"].append({**first, "id": 999_999, "text": "پیام تازه", "edited": None, "edited_unixtime": None})
+    for field in ("edited", "edited_unixtime"):
+        data["messages"][-1].pop(field)
+    export.write_text(json.dumps(data, ensure_ascii=False))
+    sync()
+    edited = _latest(instance, RAW)
+    assert (edited["records_fetched"], edited["records_new"], edited["records_updated"]) == (len(messages) + 1, 1, 1)
