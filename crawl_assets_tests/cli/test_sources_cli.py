@@ -68,21 +68,23 @@ def test_unknown_source_is_a_clean_error(registry):
     assert r.returncode == 2 and "no source 'ghost'" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_add_refuses_what_would_certainly_fail(registry, tmp_path):
+def test_add_refuses_what_would_certainly_fail(registry):
     from crawl_assets.cli.demo import sample_file
+    from crawl_assets.sources.exports import tenant_import_root
 
-    archive = tmp_path / "tweets.js"
+    (imports := tenant_import_root("default")).mkdir(parents=True)
+    archive = imports / "tweets.js"
     archive.write_bytes(sample_file("x_archive_tweets.js").read_bytes())
     base = ("add", "--platform", "x", "--kind", "export_file", "--name", "arch")
-    missing = run(*base, "--identifier", str(tmp_path / "nope.js"), "--option", "format=x-archive", registry=registry)
+    missing = run(*base, "--identifier", "nope.js", "--option", "format=x-archive", registry=registry)
     assert missing.returncode == 2 and "field 'identifier': export file not found" in missing.stderr
-    assert str(tmp_path / "nope.js") in missing.stderr
+    assert str(imports / "nope.js") in missing.stderr
     # no format: X's default (x-v2, an API recording) cannot read an account archive; the error says what can
     no_format = run(*base, "--identifier", str(archive), registry=registry)
     assert no_format.returncode == 2 and "field 'options.format'" in no_format.stderr
     assert "does not read as x-v2 (the default, none was named)" in no_format.stderr
     assert "add --option format=x-archive" in no_format.stderr
-    wrong = tmp_path / "notes.txt"
+    wrong = imports / "notes.txt"
     wrong.write_text("just some notes\nnot an export\n")
     neither = run(*base, "--identifier", str(wrong), "--option", "format=x-archive", registry=registry)
     assert neither.returncode == 2 and "x export formats: x-v2, x-archive" in neither.stderr
@@ -92,8 +94,8 @@ def test_add_refuses_what_would_certainly_fail(registry, tmp_path):
     assert not registry.exists() or "arch" not in registry.read_text()
     ok = run(*base, "--identifier", str(archive), "--option", "format=x-archive", registry=registry)
     assert ok.returncode == 0, ok.stderr
-    # a platform's default format that fits needs no option; a relative path is resolved from the registry's folder
-    (registry.parent / "result.json").write_bytes(sample_file("telegram_export/result.json").read_bytes())
+    # a platform's default format that fits needs no option; a relative path is under the tenant's import root
+    (imports / "result.json").write_bytes(sample_file("telegram_export/result.json").read_bytes())
     tg = run("add", "--platform", "telegram", "--kind", "export_file", "--identifier", "result.json", "--name", "tg",
              registry=registry)
     assert tg.returncode == 0, tg.stderr

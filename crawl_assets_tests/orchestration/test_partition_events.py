@@ -34,28 +34,35 @@ def test_failures_are_described_by_kind():
 
 
 def test_a_derived_step_failing_in_a_batch_is_planned_not_materialized_and_reported(tmp_path, instance, resources):
-    """A source whose normalization fails inside a batch: its raw partition is materialized, its
-    normalized_records partition has a planned event of the (failed) run and no materialization (what the
+    """A source whose normalization fails inside a batch (its quarantine cannot be written; a bad batch alone
+    is set aside without failing): its raw partition is materialized, its normalized_records partition has
+    a planned event of the (failed) run and no materialization (what the
     partitions page reads as Failed), with the failure observed on that partition; the other source is
     materialized all along."""
     from crawl_assets.assets import derived_assets
     from crawl_assets.cli.demo import sample_file
     from crawl_assets.jobs import build_batch_job
-    from crawl_assets.lake import Lake
+    from crawl_assets.lake import Lake, layout
+    from crawl_assets.sources.exports import tenant_import_root
     from crawl_assets.sources.x.assets import x_posts_raw
 
+    (imports := tenant_import_root("acme")).mkdir(parents=True)
     lines = ["sources:"]
     for name in ("good", "bad"):
-        export = tmp_path / f"{name}.js"
-        export.write_bytes(sample_file("x_archive_tweets.js").read_bytes())
-        lines.append(f"  - {{name: {name}, tenant: acme, platform: x, kind: export_file, identifier: {export}, "
+        (imports / f"{name}.js").write_bytes(sample_file("x_archive_tweets.js").read_bytes())
+        lines.append(f"  - {{name: {name}, tenant: acme, platform: x, kind: export_file, identifier: {name}.js, "
                      "options: {format: x-archive}}")
     (tmp_path / "sources.yaml").write_text("\n".join(lines) + "\n")
     keys = ["acme.x.good", "acme.x.bad"]
     instance.add_dynamic_partitions("x_sources", keys)
-    Lake(str(tmp_path / "lake")).write_raw_batch(  # a raw batch no normalizer reads: the derived step raises
+    lake = Lake(str(tmp_path / "lake"))
+    lake.write_raw_batch(  # a raw batch no normalizer reads: set aside in quarantine with its reason...
         tenant="acme", platform="x", source="acme.x.bad", batch_id="20260101T000000000000Z-old-0000",
         fmt="no-such-format", method="export", run_id="old", lines=[b"{}"])
+    blocked = lake.path(layout.source_dir("quarantine", "acme", "x", "acme.x.bad"))
+    lake.fs.makedirs(blocked.rsplit("/", 1)[0], exist_ok=True)
+    with lake.fs.open(blocked, "wb") as fh:  # ...but a file stands where its quarantine folder goes: the step fails
+        fh.write(b"in the way")
     job = build_batch_job("x", [x_posts_raw, *derived_assets("x", x_posts_raw)], include_index=False)
     result = job.execute_in_process(run_config={"ops": {"x_sync_sources_no_index": {"config": {"partitions": keys}}}},
                                     resources=resources, instance=instance, raise_on_error=False)
@@ -63,7 +70,7 @@ def test_a_derived_step_failing_in_a_batch_is_planned_not_materialized_and_repor
     normalized = dg.AssetKey(["x", "normalized_records"])
     planned = {(e.dagster_event.asset_key, e.dagster_event.event_specific_data.partition)
                for e in instance.all_logs(result.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED)}
-    assert {(RAW, "acme.x.bad"), (normalized, "acme.x.bad"), (RAW, "acme.x.good"), (normalized, "acme.x.good")} <= planned
+    assert {(key, source) for key in (RAW, normalized) for source in keys} <= planned
     assert instance.get_materialized_partitions(RAW) == set(keys)
     assert instance.get_materialized_partitions(normalized) == {"acme.x.good"}
     [record] = instance.fetch_observations(dg.AssetRecordsFilter(asset_key=normalized, asset_partitions=["acme.x.bad"]),

@@ -34,10 +34,13 @@ def _latest(instance: dg.DagsterInstance, key: dg.AssetKey) -> dict:
 
 
 def test_export_syncs_count_records_and_normalized_records_previews_them(tmp_path, instance):
-    export = tmp_path / "result.json"
+    from crawl_assets.sources.exports import tenant_import_root
+
+    (imports := tenant_import_root("acme")).mkdir(parents=True)
+    export = imports / "result.json"
     shutil.copyfile(sample_file("telegram_export/result.json"), export)
     (tmp_path / "sources.yaml").write_text(
-        f"sources:\n  - {{name: export, tenant: acme, platform: telegram, kind: export_file, identifier: {export}}}\n")
+        "sources:\n  - {name: export, tenant: acme, platform: telegram, kind: export_file, identifier: result.json}\n")
     instance.add_dynamic_partitions("telegram_sources", [KEY])
     chain = [telegram_messages_raw, *derived_assets("telegram", telegram_messages_raw)[:2]]
     resources = {"lake": LakeResource(root=str(tmp_path / "lake")), "registry": RegistryResource(path=str(tmp_path / "sources.yaml")),

@@ -95,7 +95,7 @@ def test_the_failing_source_reads_failed_with_its_run_and_reason(page, ui_stack,
     page.get_by_text("CRAWL_X_BEARER_TOKEN", exact=False).first.wait_for(state="visible")
     logs = page.inner_text("body")
     assert f"{FAILING}: x/x_posts_raw: source '{FAILING}' paused" in logs
-    assert "set the environment variable CRAWL_X_BEARER_TOKEN" in logs
+    assert "is not configured: set CRAWL_X_BEARER_TOKEN__" in logs
     page.keyboard.press("Escape")
 
 
