@@ -30,17 +30,6 @@ def isolated_env(tmp_path, monkeypatch):
     return home
 
 
-@pytest.fixture(autouse=True)
-def no_leftover_defs_state_storage():
-    """A DagsterInstance sets a process-wide current defs-state storage that only ``dispose()`` resets.
-    A test that drops an instance without disposing it would leave the next test resolving definitions
-    against a dead instance ("Attempted to resolve undefined DagsterInstance weakref")."""
-    yield
-    from dagster._core.storage.defs_state.base import _current_storage
-
-    _current_storage.set(None)
-
-
 @pytest.fixture
 def dagster_home(isolated_env: Path) -> Path:
     """DAGSTER_HOME holding the project's dagster.yaml."""

@@ -99,6 +99,18 @@ def demo(home: Path | None, es_url: str | None) -> None:
     import dagster as dg
 
     from crawl_assets.definitions import defs
+
+    with dg.DagsterInstance.get() as instance:
+        failures = _materialize_samples(instance, defs, home, home_given)
+    if failures:
+        raise SystemExit(1)
+
+
+def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
+    """Register the samples, add their partitions, run each sample's sync job and the health checks once;
+    the number of failed runs."""
+    import dagster as dg
+
     from crawl_assets.lake import Lake
     from crawl_assets.registry import load_registry
     from crawl_assets.sensors.registry_sensor import partition_changes
@@ -106,7 +118,6 @@ def demo(home: Path | None, es_url: str | None) -> None:
 
     registry_path = settings.registry_path()
     keys = register_samples(registry_path)
-    instance = dg.DagsterInstance.get()
     reg = load_registry(registry_path)
     current = {f"{p}_sources": set(instance.get_dynamic_partitions(f"{p}_sources")) for p in platforms()}
     for req in partition_changes(reg, current)[0]:
@@ -146,8 +157,7 @@ def demo(home: Path | None, es_url: str | None) -> None:
         click.echo("index step skipped: no Elasticsearch configured. Start one with "
                    "`docker compose up -d elasticsearch` and re-run with CRAWL_ES_URL=http://localhost:9200.")
     click.echo("\nOpen the UI: crawl-assets ui" + (f" --home {home}" if home_given else "") + "   (then http://127.0.0.1:3000)")
-    if failures:
-        raise SystemExit(1)
+    return failures
 
 
 def _metadata(result, platform: str) -> dict:

@@ -24,13 +24,13 @@ from crawl_assets_tests.es_node.inspect import sources
 def _sync_all(keys: list[str]) -> None:
     from crawl_assets.definitions import build_definitions
 
-    instance = dg.DagsterInstance.get()
-    for key in keys:
-        platform = key.split(".")[1]
-        if key not in instance.get_dynamic_partitions(f"{platform}_sources"):
-            instance.add_dynamic_partitions(f"{platform}_sources", [key])
-        job = build_definitions().resolve_job_def(f"{platform}_sync")
-        assert job.execute_in_process(partition_key=key, instance=instance).success
+    with dg.DagsterInstance.get() as instance:
+        for key in keys:
+            platform = key.split(".")[1]
+            if key not in instance.get_dynamic_partitions(f"{platform}_sources"):
+                instance.add_dynamic_partitions(f"{platform}_sources", [key])
+            job = build_definitions().resolve_job_def(f"{platform}_sync")
+            assert job.execute_in_process(partition_key=key, instance=instance).success
 
 
 def _records(lake: Lake, tenant: str) -> list[dict]:

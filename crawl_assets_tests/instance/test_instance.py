@@ -12,26 +12,26 @@ def test_packaged_instance_yaml_equals_repository_copy():
 
 
 def test_sqlite_by_default_with_one_run_per_partition_and_run_retries(dagster_home: Path):
-    instance = dg.DagsterInstance.get()
-    assert type(instance.run_storage).__name__ == "SqliteRunStorage"
-    assert (dagster_home / "storage").is_dir()
-    limits = instance.get_concurrency_config().run_queue_config.tag_concurrency_limits
-    assert {"key": "dagster/partition", "value": {"applyLimitPerUniqueValue": True}, "limit": 1} in limits
-    assert instance.run_retries_enabled and not instance.run_retries_retry_on_asset_or_op_failure
+    with dg.DagsterInstance.get() as instance:
+        assert type(instance.run_storage).__name__ == "SqliteRunStorage"
+        assert (dagster_home / "storage").is_dir()
+        limits = instance.get_concurrency_config().run_queue_config.tag_concurrency_limits
+        assert {"key": "dagster/partition", "value": {"applyLimitPerUniqueValue": True}, "limit": 1} in limits
+        assert instance.run_retries_enabled and not instance.run_retries_retry_on_asset_or_op_failure
 
 
 def test_postgres_when_configured(dagster_home: Path, pg_url: str, monkeypatch):
     monkeypatch.setenv("DAGSTER_PG_URL", pg_url)
-    instance = dg.DagsterInstance.get()
-    assert type(instance.run_storage).__name__ == "PostgresRunStorage"
-    assert type(instance.event_log_storage).__name__ == "PostgresEventLogStorage"
+    with dg.DagsterInstance.get() as instance:
+        assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+        assert type(instance.event_log_storage).__name__ == "PostgresEventLogStorage"
 
-    @dg.asset
-    def probe() -> int:
-        return 1
+        @dg.asset
+        def probe() -> int:
+            return 1
 
-    result = dg.materialize([probe], instance=instance)
-    assert result.success
+        result = dg.materialize([probe], instance=instance)
+        assert result.success
     # A second process sees the run: it is in Postgres, not in local files.
     code = (
         "import dagster as dg; i = dg.DagsterInstance.get(); "

@@ -44,8 +44,8 @@ def test_demo_in_empty_home_on_sqlite(tmp_path):
 
     # The runs are in the instance the UI reads.
     os.environ["DAGSTER_HOME"] = str(home)
-    instance = dg.DagsterInstance.get()
-    runs = instance.get_runs()
+    with dg.DagsterInstance.get() as instance:
+        runs = instance.get_runs()
     assert sorted(r.job_name for r in runs) == ["source_health_checks", "telegram_sync_no_index", "x_sync_no_index",
                                                 "x_sync_no_index"]
     assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
@@ -100,20 +100,20 @@ def test_search_index_without_cluster_is_skipped_not_failed(tmp_path, dagster_ho
 
     monkeypatch.delenv("CRAWL_ES_URL", raising=False)
     keys = register_samples(settings.registry_path())
-    instance = dg.DagsterInstance.get()
-    instance.add_dynamic_partitions("x_sources", [k for k in keys if ".x." in k])
-    defs = build_definitions()
-    job = defs.resolve_job_def("x_sync")
-    result = job.execute_in_process(partition_key="demo.x.sample-search", instance=instance, raise_on_error=False)
-    assert result.success, [str(e.event_specific_data) for e in result.all_events if e.is_failure]
-    materialized = {e.event_specific_data.materialization.asset_key.path[-1]
-                    for e in result.all_events if e.event_type_value == "ASSET_MATERIALIZATION"}
-    assert materialized == {"x_posts_raw", "normalized_records", "relation_edges"}
-    index_key = dg.AssetKey(["x", "search_index"])
-    assert instance.get_materialized_partitions(index_key) == set()
-    logs = [r.user_message for r in instance.all_logs(result.run_id) if r.step_key == "x__search_index"]
-    assert any("not materialized" in m and "CRAWL_ES_URL" in m for m in logs), logs
-    spec = defs.resolve_assets_def(index_key).specs_by_key[index_key]
-    assert "Not materialized" in (spec.description or "") and "CRAWL_ES_URL" in (spec.description or "")
-    # No checks that could read as passed (or failed) on an index that cannot run.
-    assert not list(defs.resolve_assets_def(index_key).check_specs)
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("x_sources", [k for k in keys if ".x." in k])
+        defs = build_definitions()
+        job = defs.resolve_job_def("x_sync")
+        result = job.execute_in_process(partition_key="demo.x.sample-search", instance=instance, raise_on_error=False)
+        assert result.success, [str(e.event_specific_data) for e in result.all_events if e.is_failure]
+        materialized = {e.event_specific_data.materialization.asset_key.path[-1]
+                        for e in result.all_events if e.event_type_value == "ASSET_MATERIALIZATION"}
+        assert materialized == {"x_posts_raw", "normalized_records", "relation_edges"}
+        index_key = dg.AssetKey(["x", "search_index"])
+        assert instance.get_materialized_partitions(index_key) == set()
+        logs = [r.user_message for r in instance.all_logs(result.run_id) if r.step_key == "x__search_index"]
+        assert any("not materialized" in m and "CRAWL_ES_URL" in m for m in logs), logs
+        spec = defs.resolve_assets_def(index_key).specs_by_key[index_key]
+        assert "Not materialized" in (spec.description or "") and "CRAWL_ES_URL" in (spec.description or "")
+        # No checks that could read as passed (or failed) on an index that cannot run.
+        assert not list(defs.resolve_assets_def(index_key).check_specs)

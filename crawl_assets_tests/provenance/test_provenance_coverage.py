@@ -45,13 +45,13 @@ def test_every_record_and_document_carries_its_provenance(dagster_home, monkeypa
         keys = register_samples(settings.registry_path())
         live = SourceEntry(name="live", tenant="demo", platform="x", kind="account_timeline", identifier="data_eng")
         update_registry(settings.registry_path(), lambda reg: reg.add(live))
-        instance = dg.DagsterInstance.get()
-        defs = build_definitions()
-        for key in [*keys, live.key]:
-            platform = key.split(".")[1]
-            instance.add_dynamic_partitions(f"{platform}_sources", [key])
-            assert defs.resolve_job_def(f"{platform}_sync").execute_in_process(partition_key=key, instance=instance).success
-        run_ids = {r.run_id for r in instance.get_runs()}
+        with dg.DagsterInstance.get() as instance:
+            defs = build_definitions()
+            for key in [*keys, live.key]:
+                platform = key.split(".")[1]
+                instance.add_dynamic_partitions(f"{platform}_sources", [key])
+                assert defs.resolve_job_def(f"{platform}_sync").execute_in_process(partition_key=key, instance=instance).success
+            run_ids = {r.run_id for r in instance.get_runs()}
         records = sources(es_cluster.client, "crawl-records-*")
         edges = list(sources(es_cluster.client, "crawl-edges-*").values())
 

@@ -29,12 +29,12 @@ SECRET_VARS = ["CRAWL_X_BEARER_TOKEN", "CRAWL_X_BEARER_TOKEN__DEMO", "CRAWL_X_BE
 def _run(key: str) -> dg.ExecuteInProcessResult:
     from crawl_assets.definitions import build_definitions
 
-    instance = dg.DagsterInstance.get()
-    platform = key.split(".")[1]
-    if key not in instance.get_dynamic_partitions(f"{platform}_sources"):
-        instance.add_dynamic_partitions(f"{platform}_sources", [key])
-    job = build_definitions().resolve_job_def(f"{platform}_sync")
-    return job.execute_in_process(partition_key=key, instance=instance, raise_on_error=False)
+    with dg.DagsterInstance.get() as instance:
+        platform = key.split(".")[1]
+        if key not in instance.get_dynamic_partitions(f"{platform}_sources"):
+            instance.add_dynamic_partitions(f"{platform}_sources", [key])
+        job = build_definitions().resolve_job_def(f"{platform}_sync")
+        return job.execute_in_process(partition_key=key, instance=instance, raise_on_error=False)
 
 
 def _lake_bytes(root: Path) -> list[tuple[Path, bytes]]:
@@ -75,13 +75,13 @@ def test_canary_secret_never_leaks(dagster_home, storage, monkeypatch, capfd, ca
         x.clear_log()
         assert not _run(live.key).success, "a failure"
 
-        instance = dg.DagsterInstance.get()
-        runs = instance.get_runs()
-        assert len(runs) == len(keys) + 2
-        for run in runs:
-            assert CANARY not in str(run.run_config) and CANARY not in str(run.tags)
-            for entry in instance.all_logs(run.run_id):
-                assert CANARY not in str(entry)
+        with dg.DagsterInstance.get() as instance:
+            runs = instance.get_runs()
+            assert len(runs) == len(keys) + 2
+            for run in runs:
+                assert CANARY not in str(run.run_config) and CANARY not in str(run.tags)
+                for entry in instance.all_logs(run.run_id):
+                    assert CANARY not in str(entry)
         docs = [*sources(es_cluster.client, "crawl-records-*").values(),
                 *sources(es_cluster.client, "crawl-edges-*").values()]
         assert docs and CANARY not in str(docs)
