@@ -1,6 +1,6 @@
 """How the asset catalog reads for a platform with no registered source.
 
-The plugin catalog defines every platform's assets whether or not anything uses them (a feature: adding
+The source catalog defines every platform's assets whether or not anything uses them (a feature: adding
 a source needs no code change). A platform that had no source in the registry when the code location
 loaded gets a first line in each of its assets' descriptions saying so and giving the command that
 registers one; the asset group stays the platform's name. The note names the moment it was true (the
@@ -17,7 +17,7 @@ import dagster as dg
 from crawl_assets import settings
 from crawl_assets.registry import RegistryFileError
 from crawl_assets.scheduling.registry_view import registry_view
-from crawl_assets.sources.catalog import register_hint
+from crawl_assets.core import catalog
 
 
 def platforms_with_sources() -> set[str] | None:
@@ -31,7 +31,7 @@ def platforms_with_sources() -> set[str] | None:
 
 def empty_platform_note(platform: str) -> str:
     return (f"**No {platform} sources were registered when this code location loaded**: register one with "
-            f"`{register_hint(platform)}` (its partition appears at the registry sensor's next tick).")
+            f"`{catalog.spec(platform).register_hint()}` (its partition appears at the registry sensor's next tick).")
 
 
 def describe_empty_platform(platform: str, assets: Sequence[Any]) -> list[Any]:

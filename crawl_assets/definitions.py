@@ -6,18 +6,18 @@ import os
 
 import dagster as dg
 
-from crawl_assets.assets import derived_assets
+from crawl_assets.assets import derived_assets, raw_asset
 from crawl_assets.assets.retention import retention, retention_job, retention_schedule
 from crawl_assets.catalog_notes import describe_empty_platform, platforms_with_sources
-from crawl_assets.sensors.webhook_sensor import WEBHOOK_PLATFORMS, build_webhook_sensor
+from crawl_assets.sensors.webhook_sensor import build_webhook_sensor
 from crawl_assets.jobs import build_batch_job, build_sync_job
 from crawl_assets.monitoring.checks import build_health_checks, health_check_job_and_schedule, sources_asset
 from crawl_assets.resources.elasticsearch import ElasticsearchResource, check_hosts
 from crawl_assets.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sensors.registry_sensor import registry_partitions_sensor
 from crawl_assets.sensors.scheduling import build_scheduling_sensor
-from crawl_assets.sources.catalog import plugins
-from crawl_assets.sources.plugin import resolve
+from crawl_assets.core import catalog
+from crawl_assets.core.spec import resolve
 
 
 def _secret(name: str) -> dg.EnvVar | str:
@@ -49,13 +49,13 @@ def build_definitions() -> dg.Definitions:
     checks: list[dg.AssetChecksDefinition] = []
     resources: dict[str, dg.ConfigurableResource] = {
         "lake": LakeResource(), "registry": RegistryResource(), "elasticsearch": elasticsearch_resource(),
-        **{key: resolve(factory)() for plugin in plugins().values() for key, factory in plugin.resources.items()},
+        **{platform: resolve(spec.resource)() for platform, spec in catalog.catalog().specs.items() if spec.resource},
     }
     webhook_jobs: dict[str, dg.UnresolvedAssetJobDefinition] = {}
     with_index = bool(os.environ.get("CRAWL_ES_URL", "").strip())
     in_use = platforms_with_sources()
-    for platform, plugin in plugins().items():
-        raw = resolve(plugin.raw_asset)
+    for platform, spec in catalog.catalog().specs.items():
+        raw = raw_asset(platform)
         chain = [raw, *derived_assets(platform, raw, cluster_configured=with_index)]
         sources = sources_asset(platform)
         if in_use is not None and platform not in in_use:
@@ -66,7 +66,7 @@ def build_definitions() -> dg.Definitions:
         batch = {flag: build_batch_job(platform, chain, include_index=flag, resource_defs=resources) for flag in (True, False)}
         jobs += [single[True], single[False], batch[True], batch[False]]
         sensors.append(build_scheduling_sensor(platform, single[with_index], batch[with_index]))
-        if platform in WEBHOOK_PLATFORMS:
+        if spec.webhook is not None:
             webhook_jobs[platform] = single[with_index]
         checks += build_health_checks(platform, sources)
     sensors.append(build_webhook_sensor(webhook_jobs))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from crawl_assets.sources.catalog import platforms
+from crawl_assets.core.catalog import platforms
 
 SOURCE_PARTITIONS: dict[str, dg.DynamicPartitionsDefinition] = {
     platform: dg.DynamicPartitionsDefinition(name=f"{platform}_sources") for platform in platforms()

@@ -1,12 +1,16 @@
-"""Platform-independent assets, built once per platform on top of its raw asset."""
+"""Each platform's chain of assets, built from its source spec: raw → normalized_records → relation_edges →
+search_index (the derived ones are platform-independent)."""
 
 from __future__ import annotations
+
+from functools import cache
 
 import dagster as dg
 
 from crawl_assets.assets.normalized_records import build_normalized_records
 from crawl_assets.assets.relation_edges import build_relation_edges
 from crawl_assets.assets.search_index import build_search_index
+from crawl_assets.core import catalog
 
 
 def derived_assets(platform: str, raw: dg.AssetsDefinition, *, cluster_configured: bool = True) -> list[dg.AssetsDefinition]:
@@ -17,3 +21,11 @@ def derived_assets(platform: str, raw: dg.AssetsDefinition, *, cluster_configure
     normalized = build_normalized_records(platform, raw)
     edges = build_relation_edges(platform, normalized)
     return [normalized, edges, build_search_index(platform, normalized, edges, cluster_configured=cluster_configured)]
+
+
+@cache
+def raw_asset(platform: str) -> dg.AssetsDefinition:
+    """The raw asset of ``platform`` (one per process, so its identity is stable)."""
+    from crawl_assets.sources.common import build_raw_asset
+
+    return build_raw_asset(catalog.spec(platform))

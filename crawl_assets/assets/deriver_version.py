@@ -1,25 +1,47 @@
 """The version stamped on every derived Parquet part: the package version plus a hash of the code
-that derives records (schema, normalize/, each platform's normalize*.py modules).
+that derives records (the schema, the normalize package, each installed format's normalizer modules, the
+Parquet tables, edit-version resolution).
 
-A part written by other code is re-derived from raw at the next materialization, so a normalizer
-fix reaches old data without collecting again, and unchanged code never re-derives anything.
+The files are found from the modules themselves (never from paths spelled here), so moving a module
+keeps it hashed. A part written by other code is re-derived from raw at the next materialization, so a
+normalizer fix reaches old data without collecting again, and unchanged code never re-derives anything.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 from pathlib import Path
 
 import crawl_assets
+from crawl_assets.core import catalog
 
 _PACKAGE = Path(crawl_assets.__file__).parent
+_CORE = ("crawl_assets.schema", "crawl_assets.normalize", "crawl_assets.sources.envelope",
+         "crawl_assets.sources.html_text", "crawl_assets.lake.tables", "crawl_assets.assets.edit_versions")
+
+
+def _files_of(module: str) -> list[Path]:
+    """A module's file, or every module file of a package."""
+    found = importlib.util.find_spec(module)
+    assert found is not None and found.origin, module
+    origin = Path(found.origin)
+    return sorted(origin.parent.rglob("*.py")) if origin.name == "__init__.py" else [origin]
+
+
+def _normalizer_files() -> list[Path]:
+    """Every module beside an installed format's normalizer whose name says it normalizes (``normalize*``)."""
+    files: set[Path] = set()
+    for fmt in catalog.catalog().formats().values():
+        module = fmt.normalizer.partition(":")[0]
+        for path in _files_of(module):
+            files |= {p for p in path.parent.glob("normalize*.py")} | {p for p in path.parent.glob("normalize/*.py")}
+    return sorted(files)
 
 
 def _deriver_files() -> list[Path]:
-    files = [*sorted((_PACKAGE / "schema").glob("*.py")), *sorted((_PACKAGE / "normalize").glob("*.py"))]
-    files += sorted((_PACKAGE / "sources").glob("*/normalize*.py"))
-    files += [_PACKAGE / "lake" / "tables.py", _PACKAGE / "assets" / "edit_versions.py"]
-    return files
+    files = [p for module in _CORE for p in _files_of(module)] + _normalizer_files()
+    return sorted(set(files), key=lambda p: p.relative_to(_PACKAGE).as_posix())
 
 
 def _compute() -> str:

@@ -98,7 +98,7 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
     )
     result = BatchResult()
     seen: Counter[str] = Counter()
-    edits = EditHistories()  # edited X posts: every version resolved against the batch's histories
+    edits = EditHistories(m.platform)  # edited posts: every version resolved against the batch's histories
 
     def records() -> Iterator[Record]:
         with lake.open_raw(batch) as stream:

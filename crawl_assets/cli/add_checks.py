@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.normalize.context import NORMALIZE_OPTIONS
 from crawl_assets.registry.models import EXPORT_FORMATS
-from crawl_assets.sources.catalog import plugins
+from crawl_assets.core import catalog
 
 SNIFF_ITEMS = 50
 
@@ -26,7 +26,7 @@ SNIFF_ITEMS = 50
 def refusal(entry: SourceEntry, registry: Registry, option_names: Iterable[str]) -> str | None:
     """Why ``entry`` may not be added (``field '…': reason``), or None."""
     export = entry.kind is SourceKind.export_file
-    known = ("format", *NORMALIZE_OPTIONS) if export else plugins()[entry.platform].options
+    known = ("format", *NORMALIZE_OPTIONS) if export else catalog.spec(entry.platform).options
     unknown = sorted(set(option_names) - set(known))
     if unknown:
         what = f"{entry.platform} export files" if export else f"{entry.platform} {entry.kind.value} sources"

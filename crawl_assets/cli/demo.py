@@ -17,12 +17,6 @@ import click
 
 from crawl_assets import settings
 
-SAMPLES = [
-    # (platform, name, format, file inside crawl_assets/sample_data)
-    ("telegram", "sample-channel", "telegram-export", "telegram_export/result.json"),
-    ("x", "sample-search", "x-v2", "x_v2_recording.jsonl"),
-    ("x", "sample-archive", "x-archive", "x_archive_tweets.js"),
-]
 DEMO_TENANT = "demo"
 # Run logs stay in the instance (and the UI); the console shows warnings and the summary only.
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -57,22 +51,24 @@ def place_sample(relative: str) -> str:
 
 def register_samples(registry_path: Path) -> list[str]:
     """Place the sample exports under the import root and add their sources unless present; their keys."""
+    from crawl_assets.core import catalog
     from crawl_assets.registry import SourceEntry, load_registry
 
     reg = load_registry(registry_path)
     keys = []
-    for platform, name, fmt, rel in SAMPLES:
-        if not sample_file(rel).exists():
-            continue
-        entry = SourceEntry(name=name, tenant=DEMO_TENANT, platform=platform, kind="export_file",
-                            identifier=place_sample(rel), options={"format": fmt})
-        existing = reg.by_key().get(entry.key)
-        if existing is not None and existing.identifier != entry.identifier:  # an earlier demo's path
-            reg.remove(entry.key)
-            existing = None
-        if existing is None:
-            reg.add(entry)
-        keys.append(entry.key)
+    for spec in catalog.catalog().specs.values():
+        for sample in spec.samples:  # the sample exports each source type bundles
+            if not sample_file(sample.path).exists():
+                continue
+            entry = SourceEntry(name=sample.name, tenant=DEMO_TENANT, platform=spec.platform, kind="export_file",
+                                identifier=place_sample(sample.path), options={"format": sample.format})
+            existing = reg.by_key().get(entry.key)
+            if existing is not None and existing.identifier != entry.identifier:  # an earlier demo's path
+                reg.remove(entry.key)
+                existing = None
+            if existing is None:
+                reg.add(entry)
+            keys.append(entry.key)
     reg.save()
     return keys
 
@@ -114,7 +110,7 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
     from crawl_assets.lake import Lake
     from crawl_assets.registry import load_registry
     from crawl_assets.sensors.registry_sensor import partition_changes
-    from crawl_assets.sources.catalog import platforms
+    from crawl_assets.core.catalog import platforms
 
     registry_path = settings.registry_path()
     keys = register_samples(registry_path)

@@ -25,9 +25,10 @@ from crawl_assets.normalize.build import InputError, UnknownFormatError, parse_i
 from crawl_assets.normalize.context import NormalizeContext, normalize_options
 from crawl_assets.normalize.dedupe import Deduper
 from crawl_assets.normalize.edits import EditHistories
-from crawl_assets.normalize.formats import FORMATS, get_normalizer
+from crawl_assets.core import catalog
+from crawl_assets.normalize.formats import get_normalizer
 from crawl_assets.normalize.output import rewritten_line
-from crawl_assets.normalize.parallel import LINE_FORMATS, normalize_encoded
+from crawl_assets.normalize.parallel import normalize_encoded, splittable_formats
 from crawl_assets.schema.record import Edge, Rejection, record_json_schema
 
 EXIT_BAD_INPUT = 1
@@ -92,7 +93,7 @@ class _Report:
 
 
 @click.command("normalize")
-@click.option("--format", "fmt", required=True, metavar="FORMAT", help=f"Input format: {', '.join(FORMATS)}.")
+@click.option("--format", "fmt", required=True, metavar="FORMAT", help=f"Input format: {', '.join(catalog.catalog().formats())}.")
 @click.option("--tenant", default="default", show_default=True, help="Tenant the records belong to.")
 @click.option("--source", default="cli", show_default=True, help="Source name recorded in provenance.")
 @click.option("--relations-out", type=click.Path(dir_okay=False, writable=True), help="Write edges (JSON lines) here.")
@@ -108,7 +109,7 @@ class _Report:
 @click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr, no summary.")
 @click.option(
     "--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
-    help=f"Processes normalizing line formats ({', '.join(sorted(LINE_FORMATS))}), this one included; 0: one "
+    help=f"Processes normalizing line formats ({', '.join(sorted(splittable_formats()))}), this one included; 0: one "
     f"per CPU, at most {MAX_AUTO_JOBS} (peak RSS stays under 150 MiB), for inputs over 16 MiB, else 1. Each "
     "process beyond the first adds ~60 MiB; the gain depends on the second core being free.",
 )  # fmt: skip
@@ -144,7 +145,7 @@ def normalize(
             _fail(f"cannot read {path}: no such file or not readable")
     run_id = f"cli-{uuid.uuid4().hex[:12]}"
     deduper = Deduper()
-    edits = EditHistories()  # X edit histories of the whole run: versions are resolved when written
+    edits = EditHistories(catalog.catalog().platform_of_format(fmt))  # edit histories of the run: resolved when written
     rejections_file = open(rejections_out, "wb") if rejections_out else None  # noqa: SIM115
     report = _Report(rejections_file)
     try:

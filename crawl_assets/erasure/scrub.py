@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from crawl_assets.core import catalog
+from crawl_assets.core.spec import resolve
 from crawl_assets.normalize.persons import PersonIds
 
 ITEM_ID_KEYS = ("id", "id_str", "reviewId", "objectID")
@@ -46,12 +48,9 @@ class Subject:
 
 @cache
 def persons_of(platform: str) -> PersonIds:
-    """The platform's ``PersonIds`` (an empty description when its plugin declares none)."""
-    from crawl_assets.sources.catalog import plugins
-    from crawl_assets.sources.plugin import resolve
-
-    plugin = plugins().get(platform)
-    return resolve(plugin.persons) if plugin is not None and plugin.persons else PersonIds()
+    """The platform's ``PersonIds`` (an empty description when its spec declares none)."""
+    spec = catalog.catalog().specs.get(platform)
+    return resolve(spec.persons) if spec is not None and spec.persons else PersonIds()
 
 
 def _scalar(value: Any) -> str | None:

@@ -1,6 +1,6 @@
 """Pure, source-independent normalization: formats, Persian text, language, dedupe, edges.
 
-``FORMATS``, ``get_normalizer`` and ``normalize_stream`` are loaded on first access: the per-platform
+``get_normalizer`` and ``normalize_stream`` are loaded on first access: the per-platform
 normalizers in ``crawl_assets.sources`` import this package's helpers, so an eager import would be circular.
 """
 
@@ -12,7 +12,7 @@ from crawl_assets.normalize.dedupe import Deduper, dedupe_latest
 from crawl_assets.normalize.lang import detect_lang
 from crawl_assets.normalize.text import clean_text
 
-_LAZY = {"FORMATS", "get_normalizer", "normalize_stream", "normalize_documents", "Normalizer"}
+_LAZY = {"get_normalizer", "normalize_stream", "normalize_documents", "Normalizer"}
 
 
 def __getattr__(name: str) -> Any:
@@ -24,7 +24,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "FORMATS",
     "SERVICE_MESSAGE",
     "Deduper",
     "InputError",

@@ -22,9 +22,7 @@ FIELD = "edit_history_tweet_ids"
 
 
 def history_of(doc: dict[str, Any]) -> list[str] | None:
-    """The version ids an X record lists (more than one: an edited post), else None."""
-    if doc.get("platform") != "x":
-        return None
+    """The version ids a record lists (more than one: an edited post), else None."""
     history = (doc.get("metadata") or {}).get(FIELD)
     if isinstance(history, list) and len(history) > 1 and all(isinstance(i, str) and i.isdigit() for i in history):
         return history
@@ -32,9 +30,10 @@ def history_of(doc: dict[str, Any]) -> list[str] | None:
 
 
 class EditHistories:
-    """The edit histories of one run, joined into posts (sets of version ids)."""
+    """The edit histories of one run of one platform's records, joined into posts (sets of version ids)."""
 
-    def __init__(self) -> None:
+    def __init__(self, platform: str) -> None:
+        self.platform = platform
         self._post: dict[str, int] = {}  # version id -> post number
         self._versions: list[set[str]] = []
 
@@ -63,11 +62,11 @@ class EditHistories:
 
     def keys(self) -> set[str]:
         """Record keys of every version known (the records ``resolve`` may change)."""
-        return {f"x:{version}" for version in self._post}
+        return {f"{self.platform}:{version}" for version in self._post}
 
     def resolve(self, doc: dict[str, Any]) -> dict[str, Any] | None:
         """``doc`` rewritten as its post's live version or a superseded one; None when not an edited post's."""
-        if doc.get("platform") != "x" or doc.get("native_id") not in self._post:
+        if doc.get("platform") != self.platform or doc.get("native_id") not in self._post:
             return None
         versions = sorted(self._versions[self._post[doc["native_id"]]], key=int)
         if len(versions) < 2:
@@ -79,5 +78,5 @@ class EditHistories:
         if doc["native_id"] == latest:
             doc["edited_at"] = doc["edited_at"] or doc["created_at"]
         else:
-            metadata["superseded_by"] = f"x:{latest}"
+            metadata["superseded_by"] = f"{self.platform}:{latest}"
         return doc

@@ -1,7 +1,7 @@
 """The input formats ``crawl-assets normalize`` and the ``normalized_records`` asset understand.
 
-Built from the source plugins (``crawl_assets.sources.catalog``): each plugin names the normalizer of
-every format it writes or imports, so a new source type brings its formats with it.
+Built from the source specs (``crawl_assets.core.catalog``): each spec names the normalizer of every
+format it writes or imports, so a new source type brings its formats with it.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.reading import Decoded, decode_input
 from crawl_assets.normalize.sniff import mismatch
 from crawl_assets.schema.record import Record, Rejection, snippet_of
-from crawl_assets.sources.catalog import format_specs
-from crawl_assets.sources.plugin import resolve
+from crawl_assets.core import catalog
 
 
 class Normalizer(Protocol):
@@ -26,15 +25,12 @@ class Normalizer(Protocol):
     ) -> Iterator[Item]: ...
 
 
-FORMATS: dict[str, Normalizer] = {fmt: resolve(spec) for fmt, spec in format_specs().items()}
-
-
 def get_normalizer(fmt: str) -> Normalizer:
     """The normalizer of ``fmt``; an unknown name raises ``UnknownFormatError`` listing the known ones."""
-    try:
-        return FORMATS[fmt]
-    except KeyError:
-        raise UnknownFormatError(f"unknown format {fmt!r} (known: {', '.join(sorted(FORMATS))})") from None
+    known = catalog.catalog().formats()
+    if fmt not in known:
+        raise UnknownFormatError(f"unknown format {fmt!r} (known: {', '.join(sorted(known))})")
+    return catalog.normalizer(fmt)
 
 
 def normalize_stream(
@@ -85,9 +81,6 @@ def closing_rejection(fmt: str, decoded: Decoded, name: str) -> Rejection | None
     failure = decoded.failure
     if failure is None:
         return None
-    line = decoded.lines_read + 1 if fmt in NUMBERED_BY_LINE else None
+    spec = catalog.catalog().formats().get(fmt)
+    line = decoded.lines_read + 1 if spec is not None and spec.numbered_lines else None
     return Rejection(name=name, line=line, reason=f"{failure}; the rest of the file is skipped")
-
-
-# Formats with one self-contained item (or API page) per line: their lines are numbered as read.
-NUMBERED_BY_LINE = frozenset({"x-v2", "telegram", "discourse", "hackernews", "intercom", "play"})

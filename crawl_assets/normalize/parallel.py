@@ -1,6 +1,6 @@
 """Normalize a line-based input on several processes, keeping input order and line numbers.
 
-Line formats (``x-v2``, ``telegram``) hold one self-contained item per line, so a file splits into chunks
+Splittable formats (``FormatSpec.splittable``) hold one self-contained item per line, so a file splits into chunks
 of whole lines that processes normalize independently (each chunk knows its first line number, so
 rejections and ``provenance.raw_line`` stay exact). Results come back in input order: the output is the
 same as with one process. With ``jobs`` processes, ``jobs - 1`` are workers and the calling process
@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from itertools import islice
 from typing import IO, Any
 
+from crawl_assets.core import catalog
 from crawl_assets.normalize.build import Item
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.dedupe import Block, BlockBuilder
@@ -36,7 +37,6 @@ from crawl_assets.normalize.output import add_document
 from crawl_assets.normalize.reading import decode_input
 from crawl_assets.schema.record import Rejection
 
-LINE_FORMATS = frozenset({"x-v2", "telegram"})
 CHUNK_BYTES = 4 << 20
 _POOL_SWITCH_INTERVAL = 0.0002
 BLOCK_ITEMS = 2000  # items per block when one process reads the whole stream
@@ -151,6 +151,11 @@ class _Done:
         return self.value
 
 
+def splittable_formats() -> frozenset[str]:
+    """Formats whose lines are independent items: a file may be split across processes."""
+    return frozenset(name for name, spec in catalog.catalog().formats().items() if spec.splittable)
+
+
 def normalize_encoded(
     fmt: str, stream: IO[bytes], *, name: str, context: NormalizeContext, jobs: int = 1,
     chunk_bytes: int = CHUNK_BYTES,
@@ -158,7 +163,7 @@ def normalize_encoded(
     """Encoded records and rejections of one stream, in input order, on ``jobs`` processes for line formats."""
     from crawl_assets.normalize.formats import closing_rejection, normalize_input, opening_rejection
 
-    if jobs <= 1 or fmt not in LINE_FORMATS:
+    if jobs <= 1 or fmt not in splittable_formats():
         items = iter(normalize_input(fmt, stream, name=name, context=context, validate=False))
         while True:
             block, rejections = encode_items(islice(items, BLOCK_ITEMS))

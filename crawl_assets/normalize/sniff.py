@@ -2,100 +2,75 @@
 
 Used to say "this is a Telegram Desktop export, use --format telegram-export" instead of one cryptic
 rejection per line when a file is normalized with the wrong format. Only unmistakable signatures count:
-when the head fits the requested format, or nothing clearly, the file is read as asked.
+when the head fits the requested format, or nothing clearly, the file is read as asked. Each format's
+signature is declared by its source type (``FormatSpec.sniff``, or ``envelope_field`` for the crawl
+envelopes of REST answers, ``crawl_assets.sources.envelope``).
 """
 
 from __future__ import annotations
 
-import codecs
 import re
+from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import orjson
 
-DESCRIPTIONS = {
-    "x-v2": "X API v2 response pages (one JSON page per line)",
-    "x-archive": "an X account archive data file (window.YTD....)",
-    "telegram": "Telethon messages (one Message.to_json() per line)",
-    "telegram-export": "a Telegram Desktop export (result.json)",
-    "discourse": "Discourse API answers in crawl envelopes",
-    "hackernews": "Hacker News search pages in crawl envelopes",
-    "intercom": "Intercom conversations in crawl envelopes",
-    "play": "Google Play reviews.list pages in crawl envelopes",
-    "play-csv": "a Google Play Console review export (CSV)",
-}
-# The envelope field that names what a REST source's raw line belongs to, per format.
-_ENVELOPE_FIELDS = (("host", "discourse"), ("package", "play"), ("workspace", "intercom"), ("tags", "hackernews"))
-_TELETHON_TYPES = {"Message", "MessageService", "MessageEmpty"}
-_EXPORT_KEYS = re.compile(rb'^\s*\{\s*"(?:about|personal_information|chats|left_chats|name|type|id|messages)"\s*:')
-_EXPORT_BODY = re.compile(rb'"messages"\s*:\s*\[|"chats"\s*:\s*\{|"type"\s*:\s*"(?:personal_chat|private_group|'
-                          rb'private_supergroup|public_supergroup|public_channel|private_channel|saved_messages|bot_chat)"')
-_CSV_HEADER = re.compile(r"^\ufeff?\"?Package Name\"?,")
+from crawl_assets.core import catalog
+from crawl_assets.core.spec import FormatSpec, resolve
 
-
-def guess_format(head: bytes) -> str | None:
-    """The format ``head`` (a file's first bytes) unmistakably belongs to, or None when unsure."""
-    text = head.lstrip()
-    if text.startswith(b"window.YTD."):
-        return "x-archive"
-    utf16 = head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-    if _CSV_HEADER.match(head[:400].decode("utf-16" if utf16 else "utf-8", "replace")):
-        return "play-csv"
-    if not text.startswith(b"{"):
-        return None
-    first, newline, _ = text.partition(b"\n")
-    if newline:
-        line = _json(first)
-        if isinstance(line, dict):
-            return _line_format(line)
-    if _EXPORT_KEYS.match(text) and _EXPORT_BODY.search(text):
-        return "telegram-export"
-    return _long_line_format(text)
-
-
-_X_PAGE = re.compile(rb'^\{\s*"(?:data|includes)"\s*:\s*[\[{]')
-_TELETHON = re.compile(rb'^\{\s*"_"\s*:\s*"(?:Message|MessageService|MessageEmpty)"')
 _ENVELOPE = re.compile(rb'^\{\s*"crawl"\s*:\s*\{([^{}]*)\}')
 
 
-def _long_line_format(text: bytes) -> str | None:
-    """The format of a first line longer than the head (an API page), from how it starts."""
-    if _X_PAGE.match(text):
-        return "x-v2"
-    if _TELETHON.match(text):
-        return "telegram"
-    envelope = _ENVELOPE.match(text)
-    if envelope:
-        crawl = _json(b"{" + envelope.group(1) + b"}")
-        if isinstance(crawl, dict):
-            return next((fmt for field, fmt in _ENVELOPE_FIELDS if field in crawl), None)
-    return None
+def first_line(head: bytes) -> dict[str, Any] | None:
+    """The head's first line as a JSON object, when the head holds it whole and it is one."""
+    text = head.lstrip()
+    if not text.startswith(b"{"):
+        return None
+    first, newline, _ = text.partition(b"\n")
+    line = parse(first) if newline else None
+    return line if isinstance(line, dict) else None
 
 
-def _json(raw: bytes) -> Any:
+def parse(raw: bytes) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
 
 
-def _line_format(line: dict[str, Any]) -> str | None:
-    kind = line.get("_")
-    if isinstance(kind, str) and kind in _TELETHON_TYPES:
-        return "telegram"
-    crawl = line.get("crawl")
-    if isinstance(crawl, dict) and "response" in line:
-        return next((fmt for field, fmt in _ENVELOPE_FIELDS if field in crawl), None)
-    if "crawl" not in line and ({"data", "includes"} & line.keys() or {"errors", "meta"} <= line.keys()):
-        return "x-v2"
-    if isinstance(line.get("messages"), list) or "chats" in line:
-        return "telegram-export"
-    return None
+def envelope_fields(head: bytes, line: dict[str, Any] | None) -> set[str]:
+    """The fields of the crawl envelope the head starts with (empty when it does not start with one)."""
+    if line is not None:
+        crawl = line.get("crawl")
+        return set(crawl) if isinstance(crawl, dict) and "response" in line else set()
+    envelope = _ENVELOPE.match(head.lstrip())
+    crawl = parse(b"{" + envelope.group(1) + b"}") if envelope else None
+    return set(crawl) if isinstance(crawl, dict) else set()
+
+
+@cache
+def _sniffer(target: str) -> Callable[[bytes, dict[str, Any] | None], bool]:
+    return resolve(target)
+
+
+def _recognises(fmt: FormatSpec, head: bytes, line: dict[str, Any] | None) -> bool:
+    if fmt.envelope_field:
+        return fmt.envelope_field in envelope_fields(head, line)
+    return bool(fmt.sniff) and _sniffer(fmt.sniff)(head, line)
+
+
+def guess_format(head: bytes) -> str | None:
+    """The format ``head`` (a file's first bytes) unmistakably belongs to, or None when unsure."""
+    line = first_line(head)
+    found = [f for f in catalog.catalog().formats().values() if _recognises(f, head, line)]
+    return min(found, key=lambda f: f.sniff_rank).name if found else None
 
 
 def mismatch(fmt: str, head: bytes) -> str | None:
     """The reason to refuse reading a file as ``fmt`` when it clearly is another supported format, else None."""
     guess = guess_format(head)
-    if guess is None or guess == fmt or guess not in DESCRIPTIONS:
+    if guess is None or guess == fmt:
         return None
-    return f"this looks like {DESCRIPTIONS[guess]}, not {fmt}: use --format {guess} (or the source's format {guess!r})"
+    description = catalog.catalog().formats()[guess].description
+    return f"this looks like {description}, not {fmt}: use --format {guess} (or the source's format {guess!r})"

@@ -9,11 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from crawl_assets import names
 from crawl_assets.registry.secrets import looks_like_secret, redact_secrets
-from crawl_assets.sources import catalog
+from crawl_assets.core import catalog
 
-# Platforms, their kinds and export formats are declared by the source plugins (crawl_assets/sources/).
+# Platforms, their kinds and export formats are declared by the source specs (crawl_assets/sources/*/spec.py).
 PLATFORMS: tuple[str, ...] = catalog.platforms()
-EXPORT_FORMATS: dict[str, tuple[str, ...]] = {p: pl.export_formats for p, pl in catalog.plugins().items()}
+EXPORT_FORMATS: dict[str, tuple[str, ...]] = {p: s.export_formats for p, s in catalog.catalog().specs.items()}
 
 
 class SourceKind(str, Enum):
@@ -110,7 +110,7 @@ class SourceEntry(BaseModel):
         platform = info.data.get("platform")
         if platform is None:  # the platform itself is invalid (reported on its own field)
             return value
-        allowed = catalog.plugins()[platform].allowed_kinds()
+        allowed = catalog.spec(platform).allowed_kinds()
         if value.value not in allowed:
             raise ValueError(f"kind {value.value!r} is not supported for {platform}; expected one of {', '.join(allowed)}")
         return value

@@ -18,6 +18,7 @@ import dagster as dg
 import orjson
 
 from crawl_assets import settings as paths
+from crawl_assets.core import catalog
 from crawl_assets.jobs import BATCH_CONFIG_FIELD, PLATFORM_TAG, batch_op_name
 from crawl_assets.monitoring.health import load_health
 from crawl_assets.partitions import SOURCE_PARTITIONS
@@ -28,7 +29,6 @@ from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.sensors.inflight import in_flight
 from crawl_assets.sources.exports import export_fingerprint
 
-RUNS_PER_CREDENTIAL = {"telegram": 1}  # an account serves one run at a time (its lock would serialize them anyway)
 
 
 def _env_number(name: str, default: float) -> float:
@@ -91,7 +91,7 @@ def decide(context: dg.SensorEvaluationContext, platform: str, registry_path: st
         free_slots=settings.max_runs_in_flight - flight.own_runs, settings=settings,
         probe=lambda e: export_fingerprint(e) or None,
         credential_runs=flight.credential_runs,
-        max_runs_per_credential=int(_env_number("CRAWL_SCHEDULER_RUNS_PER_CREDENTIAL", RUNS_PER_CREDENTIAL.get(platform, 0))),
+        max_runs_per_credential=int(_env_number("CRAWL_SCHEDULER_RUNS_PER_CREDENTIAL", catalog.spec(platform).max_runs_per_credential)),
     )
     return plan, next_pos, len(window)
 

@@ -19,10 +19,9 @@ import dagster as dg
 from crawl_assets.lake.landing import LandedEvent, landed_events, read_event
 from crawl_assets.registry import RegistryFileError, SourceKind
 from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.core import catalog
 
 MAX_EVENTS_PER_TICK = 5000
-WEBHOOK_PLATFORMS = ("intercom", "discourse")
-IGNORED_TOPICS = frozenset({"ping"})
 
 
 def _topic(lake_res: LakeResource, event: LandedEvent) -> str:
@@ -69,7 +68,9 @@ def webhook_run_requests(context: dg.SensorEvaluationContext, lake: LakeResource
                                 "of another tenant/platform, or not a live source")
             continue
         topics = [t for t in (_topic(lake, e) for e in group[-20:]) if t]
-        if topics and all(t in IGNORED_TOPICS for t in topics) and len(topics) == len(group):
+        hook = catalog.spec(entry.platform).webhook
+        ignored = hook.ignored_topics if hook is not None else frozenset()
+        if topics and all(t in ignored for t in topics) and len(topics) == len(group):
             continue
         newest = group[-1].event_id
         requests.append(dg.RunRequest(

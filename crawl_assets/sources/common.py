@@ -28,7 +28,7 @@ from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 from crawl_assets.scheduling.policy import Health
 from crawl_assets.scheduling.registry_view import registry_view
-from crawl_assets.sources.catalog import register_hint
+from crawl_assets.core.spec import SourceSpec, resolve
 from crawl_assets.sources.export_stats import export_record_stats, nothing_stored
 from crawl_assets.sources.exports import ExportPathRefused, export_fingerprint, open_export, tenant_import_root
 
@@ -132,31 +132,26 @@ def raw_materialization(entry: SourceEntry, batches: list[RawBatch], extra: dict
 LiveCollector = Callable[[dg.AssetExecutionContext, SourceEntry, Lake], dg.MaterializeResult]
 
 
-def build_raw_asset(
-    *,
-    platform: str,
-    name: str,
-    description: str,
-    live: LiveCollector | None = None,
-    live_resource_keys: frozenset[str] = frozenset(),
-) -> dg.AssetsDefinition:
+def build_raw_asset(spec: SourceSpec) -> dg.AssetsDefinition:
     """The raw asset of a platform: one partition per source of that platform.
 
-    Export-file sources are ingested here for every platform; every other kind goes to the
-    platform's ``live`` collector, which gets its own resources through ``live_resource_keys``.
+    Export-file sources are ingested here for every platform; every other kind goes to the spec's
+    ``live`` collector, which gets the platform's resource (keyed by the platform).
     """
+    platform = spec.platform
+    live: LiveCollector | None = resolve(spec.live) if spec.live else None
 
     @dg.asset(
-        name=name,
+        name=spec.raw_asset,
         pool=f"{platform}_sources",
         key_prefix=platform,
-        description=f"{description}\n\nOne partition per registered source, keyed `{{tenant}}.{platform}.{{name}}`; "
-        f"register one with `{register_hint(platform)}`.",
+        description=f"{spec.raw_description}\n\nOne partition per registered source, keyed "
+        f"`{{tenant}}.{platform}.{{name}}`; register one with `{spec.register_hint()}`.",
         partitions_def=SOURCE_PARTITIONS[platform],
         group_name=platform,
         kinds={platform, "json"},
         retry_policy=TRANSIENT_RETRY,
-        required_resource_keys={"lake", "registry", *live_resource_keys},
+        required_resource_keys={"lake", "registry", *([platform] if spec.resource else [])},
     )
     def _raw(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         reg, by_key = registry_view(registry_file(context))

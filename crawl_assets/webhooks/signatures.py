@@ -1,9 +1,9 @@
 """Webhook signature checks: each platform signs the raw body with a secret shared at setup.
 
-- Intercom: ``X-Hub-Signature: sha1=<hex HMAC-SHA1 of the body, key = the app's client secret>``
-- Discourse: ``X-Discourse-Event-Signature: sha256=<hex HMAC-SHA256 of the body, key = the webhook secret>``
-
-Comparisons are constant-time; a missing or malformed header is simply "not signed".
+How is declared by the source specs that accept webhooks (``SourceSpec.webhook``, e.g. Intercom's
+``X-Hub-Signature: sha1=<hex HMAC-SHA1 of the body>``, Discourse's ``X-Discourse-Event-Signature:
+sha256=<hex HMAC-SHA256 of the body>``). Comparisons are constant-time; a missing or malformed header is
+simply "not signed".
 """
 
 from __future__ import annotations
@@ -12,15 +12,17 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
+from crawl_assets.core import catalog
+
 
 @dataclass(frozen=True)
 class Scheme:
-    """How one platform signs, names and dates its deliveries.
+    """How one platform signs, names and dates its deliveries (its ``WebhookSpec``), and where its secrets are.
 
-    Only what the signature covers can be trusted against replays: Intercom's notification ``id`` (the same
-    on every retry of one notification) and ``created_at`` are inside the signed body; Discourse signs the
-    body only (its ``X-Discourse-Event-Id`` header could be changed by whoever replays a captured delivery),
-    so a Discourse delivery is recognised by the hash of its body and has no time to check.
+    Only what the signature covers can be trusted against replays: a signed id field (Intercom's notification
+    ``id``, the same on every retry) identifies a delivery, else the hash of its body (Discourse signs the body
+    only: its event id header could be changed by whoever replays a captured delivery); a signed time field
+    (Intercom's ``created_at``) bounds its age.
     """
 
     platform: str
@@ -32,14 +34,21 @@ class Scheme:
     delivery_header: str = ""
     signed_id_field: str = ""  # body field identifying a delivery (else: the body's hash)
     signed_time_field: str = ""  # body field with the delivery's creation time (epoch seconds), if any
+    ignored_topics: frozenset[str] = frozenset({"ping"})
 
 
-SCHEMES: dict[str, Scheme] = {
-    "intercom": Scheme("intercom", "x-hub-signature", "sha1=", "sha1", "CRAWL_INTERCOM_WEBHOOK_SECRET",
-                       signed_id_field="id", signed_time_field="created_at"),
-    "discourse": Scheme("discourse", "x-discourse-event-signature", "sha256=", "sha256", "CRAWL_DISCOURSE_WEBHOOK_SECRET",
-                        topic_header="x-discourse-event", delivery_header="x-discourse-event-id"),
-}
+def _schemes() -> dict[str, Scheme]:
+    out = {}
+    for platform, spec in catalog.catalog().specs.items():
+        hook = spec.webhook
+        if hook is not None:
+            out[platform] = Scheme(platform, hook.header, hook.prefix, hook.digest,
+                                   f"CRAWL_{platform.upper()}_{hook.secret}", hook.topic_header, hook.delivery_header,
+                                   hook.signed_id_field, hook.signed_time_field, hook.ignored_topics)
+    return out
+
+
+SCHEMES: dict[str, Scheme] = _schemes()
 
 
 def delivery_key(scheme: Scheme, body: bytes, parsed: object) -> str:

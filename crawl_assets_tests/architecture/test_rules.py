@@ -72,24 +72,16 @@ ALLOWED: dict[str, set[str]] = {
         "crawl_assets/sources/telegram/resource.py: sender_factory",
     },
     "platform_literals": {
-        "crawl_assets/cli/demo.py",
-        "crawl_assets/normalize/edits.py",
-        "crawl_assets/normalize/formats.py",
-        "crawl_assets/normalize/parallel.py",
-        "crawl_assets/normalize/sniff.py",
         "crawl_assets/schema/record.py",
-        "crawl_assets/sensors/scheduling.py",
-        "crawl_assets/sensors/webhook_sensor.py",
-        "crawl_assets/webhooks/signatures.py",
     },
 }
 
 
 def _found(rule: str) -> set[str]:
     if rule == "platform_literals":
-        from crawl_assets.sources.catalog import format_specs, plugins
+        from crawl_assets.core import catalog
 
-        return rules.platform_literals(set(plugins()), set(format_specs()))
+        return rules.platform_literals(set(catalog.platforms()), set(catalog.catalog().formats()))
     return getattr(rules, rule)()
 
 

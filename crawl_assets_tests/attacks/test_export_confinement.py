@@ -29,7 +29,9 @@ def _add(registry: Path, identifier: str, tenant: str = "acme", name: str = "dum
 
 
 def _sync(registry: Path, key: str) -> dg.ExecuteInProcessResult:
-    from crawl_assets.sources.x.assets import x_posts_raw
+    from crawl_assets.assets import raw_asset
+
+    x_posts_raw = raw_asset("x")
     from crawl_assets.sources.x.resource import XResource
 
     with dg.instance_for_test() as instance:

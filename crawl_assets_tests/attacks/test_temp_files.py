@@ -63,7 +63,9 @@ def lake(tmp_path) -> Lake:
 
 
 def test_the_next_sync_of_the_source_sweeps_what_killed_writers_left(lake, tmp_path):
-    from crawl_assets.sources.x.assets import x_posts_raw
+    from crawl_assets.assets import raw_asset
+
+    x_posts_raw = raw_asset("x")
     from crawl_assets.sources.x.resource import XResource
 
     folder = Path(os.environ["CRAWL_IMPORT_ROOT"]) / "acme"

@@ -42,7 +42,9 @@ def test_credential_variables_are_injective_over_every_accepted_name():
 
 
 def test_an_x_source_cannot_use_another_tenants_token(tmp_path, monkeypatch):
-    from crawl_assets.sources.x.assets import x_posts_raw
+    from crawl_assets.assets import raw_asset
+
+    x_posts_raw = raw_asset("x")
     from crawl_assets.sources.x.resource import XResource
 
     (tmp_path / "sources.yaml").write_text(

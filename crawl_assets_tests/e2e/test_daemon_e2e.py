@@ -22,14 +22,13 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from crawl_assets.assets import derived_assets
+from crawl_assets.assets import derived_assets, raw_asset
 from crawl_assets.checkpoints import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.monitoring.health import load_health, save_health
 from crawl_assets.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sources.tenant_secrets import TenantSecret
-from crawl_assets.sources.x.assets import x_posts_raw
 from crawl_assets.sources.x.resource import XResource
 from crawl_assets.sensors.inflight import ACTIVE_STATUSES
 from crawl_assets_tests.conftest import REPO
@@ -39,6 +38,8 @@ from crawl_assets_tests.es_node.inspect import sources
 from crawl_assets_tests.orchestration.conftest import x_registry
 from crawl_assets_tests.standins.x_api import XAPIServer
 from crawl_assets_tests.standins.x_corpus import build_corpus
+
+x_posts_raw = raw_asset("x")
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

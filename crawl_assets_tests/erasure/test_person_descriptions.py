@@ -14,10 +14,10 @@ from crawl_assets.erasure.scrub import DROP, Subject, persons_of, scrub
 from crawl_assets.normalize import NormalizeContext, normalize_stream
 from crawl_assets.normalize.persons import ID_KEYS
 from crawl_assets.schema import Rejection
-from crawl_assets.sources.catalog import format_specs, plugins
+from crawl_assets.core import catalog
 from crawl_assets_tests.fuzz.seeds import seeds
 
-PLATFORM_OF = {fmt: p for p, plugin in plugins().items() for fmt in plugin.formats}
+PLATFORM_OF = {fmt: catalog.catalog().platform_of_format(fmt) for fmt in catalog.catalog().formats()}
 
 
 def _records(fmt: str, data: bytes) -> list[Any]:
@@ -42,7 +42,7 @@ def _named(value: Any, subject: Subject, key: str | None = None) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("fmt", sorted(format_specs()))
+@pytest.mark.parametrize("fmt", sorted(catalog.catalog().formats()))
 def test_each_author_is_cut_out_of_the_formats_seeds(fmt: str) -> None:
     seed = seeds()[fmt]
     items = list(seed.items)

@@ -79,9 +79,7 @@ def main(config_path: str) -> int:
         (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     import dagster as dg
 
-    from crawl_assets.assets import derived_assets
-    from crawl_assets.sources.catalog import plugins
-    from crawl_assets.sources.plugin import resolve
+    from crawl_assets.assets import derived_assets, raw_asset
 
     telegram_world(cfg)
     res = resources(cfg)
@@ -92,7 +90,7 @@ def main(config_path: str) -> int:
         platform = key.split(".")[1]
         if key not in instance.get_dynamic_partitions(f"{platform}_sources"):
             instance.add_dynamic_partitions(f"{platform}_sources", [key])
-        raw = resolve(plugins()[platform].raw_asset)
+        raw = raw_asset(platform)
         result = dg.materialize([raw, *derived_assets(platform, raw)], partition_key=key, instance=instance,
                                 resources=res, raise_on_error=False, run_config=quiet)
         status[key] = {"success": result.success, "complete": _complete(result, platform), "run_id": result.run_id}

@@ -27,11 +27,11 @@ def _preload() -> None:
     import crawl_assets_tests.faults.child  # noqa: F401
     import crawl_assets_tests.faults.killpoints  # noqa: F401
     import crawl_assets_tests.standins.telegram_mtproto  # noqa: F401
-    from crawl_assets.sources.catalog import plugins
-    from crawl_assets.sources.plugin import resolve
+    from crawl_assets.assets import raw_asset
+    from crawl_assets.core import catalog
 
-    for plugin in plugins().values():
-        resolve(plugin.raw_asset)
+    for platform in catalog.platforms():
+        raw_asset(platform)
 
 
 def _child(request: dict) -> None:

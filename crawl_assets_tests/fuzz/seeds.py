@@ -23,8 +23,16 @@ import orjson
 
 ARCHIVE_PREFIX = b"window.YTD.tweets.part0 = "
 SOURCES_TESTS = Path(__file__).resolve().parents[1] / "sources"
-# Formats whose seeds are the golden inputs of their source's tests: one API page (envelope) per line.
-GOLDEN_PAGES = {"discourse": "discourse", "hackernews": "hackernews", "intercom": "intercom", "play": "play"}
+
+
+def golden_pages() -> dict[str, str]:
+    """Format → platform, for the crawl-envelope formats whose seeds are the golden inputs of their source's
+    tests (``crawl_assets_tests/sources/<platform>/golden/input.jsonl``: one API page per line)."""
+    from crawl_assets.core import catalog
+
+    return {name: platform for platform, spec in catalog.catalog().specs.items() for name in
+            [f.name for f in spec.formats if f.envelope_field]
+            if (SOURCES_TESTS / platform / "golden" / "input.jsonl").exists()}
 
 
 def _sample(relative: str) -> bytes:
@@ -160,7 +168,7 @@ def seeds() -> dict[str, FormatSeeds]:
         "x-v2": FormatSeeds(pages, _lines, True),
         "x-archive": FormatSeeds(tuple(archive), _archive, False),
         "play-csv": _play_csv(),
-        **{fmt: FormatSeeds(_golden_pages(fmt, platform), _lines, True) for fmt, platform in GOLDEN_PAGES.items()},
+        **{fmt: FormatSeeds(_golden_pages(fmt, platform), _lines, True) for fmt, platform in golden_pages().items()},
     }
     out = {}
     for name, spec in found.items():

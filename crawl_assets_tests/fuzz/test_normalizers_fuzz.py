@@ -1,4 +1,4 @@
-"""Hypothesis fuzzing of every normalizer in ``FORMATS``: mutated valid items (wrong types, missing and
+"""Hypothesis fuzzing of every installed format's normalizer: mutated valid items (wrong types, missing and
 unknown fields, huge and deeply nested values) and damaged bytes (truncation, flipped bytes, junk).
 
 Size: ``CRAWL_FUZZ_EXAMPLES`` examples per test and format (default 150, the CI size);
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crawl_assets.normalize import FORMATS
+from crawl_assets.core import catalog
 from crawl_assets_tests.fuzz.checks import check_normalizer
 from crawl_assets_tests.fuzz.mutate import damaged_bytes, mutated
 from crawl_assets_tests.fuzz.seeds import seeds
@@ -26,8 +26,8 @@ SEED_SETS = sorted(seeds())
 
 
 def test_every_format_has_seeds():
-    assert set(FORMATS) <= set(seeds()), "a new normalizer needs seeds in crawl_assets_tests/fuzz/seeds.py"
-    assert {spec.fmt for spec in seeds().values()} == set(FORMATS)
+    assert set(catalog.catalog().formats()) <= set(seeds()), "a new normalizer needs seeds in crawl_assets_tests/fuzz/seeds.py"
+    assert {spec.fmt for spec in seeds().values()} == set(catalog.catalog().formats())
 
 
 @pytest.mark.parametrize("name", SEED_SETS)

@@ -8,13 +8,13 @@ import copy
 import orjson
 import pytest
 
-from crawl_assets.normalize import FORMATS
+from crawl_assets.core import catalog
 from crawl_assets_tests.fuzz.checks import check_normalizer
 from crawl_assets_tests.fuzz.mutate import WRONG_TYPES
 from crawl_assets_tests.fuzz.seeds import seeds
 from crawl_assets.schema import Rejection
 
-FORMAT_NAMES = sorted(FORMATS)
+FORMAT_NAMES = sorted(catalog.catalog().formats())
 
 
 @pytest.mark.parametrize("fmt", FORMAT_NAMES)

@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from crawl_assets.cli.normalize import MAX_SHOWN_ERRORS, normalize
-from crawl_assets.normalize import FORMATS, NormalizeContext, normalize_stream
+from crawl_assets.core import catalog
+from crawl_assets.normalize import NormalizeContext, normalize_stream
 from crawl_assets.schema import Record, Rejection
 from crawl_assets_tests.fuzz.seeds import seeds
 from crawl_assets_tests.normalize.helpers import SAMPLES
@@ -113,7 +114,7 @@ def test_pipeline_reads_a_gzip_export_like_the_plain_one(tmp_path):
     assert {r["reason"] for rows in outcome.quarantine.values() for r in rows} == {"service message"}
 
 
-@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@pytest.mark.parametrize("fmt", sorted(catalog.catalog().formats()))
 def test_a_utf8_bom_is_accepted_by_every_format(fmt):
     spec = seeds()[fmt]
     payload = spec.encode(list(spec.items))

@@ -10,15 +10,16 @@ import uuid
 import dagster as dg
 import pytest
 
-from crawl_assets.assets import derived_assets
+from crawl_assets.assets import derived_assets, raw_asset
 from crawl_assets.checkpoints import load_checkpoint
 from crawl_assets.jobs import build_batch_job
 from crawl_assets.monitoring.health import load_health, record_failure, record_success
 from crawl_assets.registry import load_registry
 from crawl_assets.resources.lake import RegistryResource
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
-from crawl_assets.sources.x.assets import x_posts_raw
 from crawl_assets_tests.orchestration.conftest import x_registry
+
+x_posts_raw = raw_asset("x")
 
 RAW = dg.AssetKey(["x", "x_posts_raw"])
 BAD_ENDPOINT = """  - name: badopt

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import dagster as dg
 
-from crawl_assets.assets import derived_assets
+from crawl_assets.assets import derived_assets, raw_asset
 from crawl_assets.jobs import build_batch_job
 from crawl_assets.resources.elasticsearch import ElasticsearchResource
-from crawl_assets.sources.x.assets import x_posts_raw
 from crawl_assets_tests.orchestration.conftest import x_registry
+
+x_posts_raw = raw_asset("x")
 
 
 def test_batch_with_index_step_and_no_cluster_succeeds(tmp_path, instance, resources):

@@ -44,7 +44,9 @@ def test_a_derived_step_failing_in_a_batch_is_planned_not_materialized_and_repor
     from crawl_assets.jobs import build_batch_job
     from crawl_assets.lake import Lake, layout
     from crawl_assets.sources.exports import tenant_import_root
-    from crawl_assets.sources.x.assets import x_posts_raw
+    from crawl_assets.assets import raw_asset
+
+    x_posts_raw = raw_asset("x")
 
     (imports := tenant_import_root("acme")).mkdir(parents=True)
     lines = ["sources:"]

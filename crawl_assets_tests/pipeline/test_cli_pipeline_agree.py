@@ -20,12 +20,12 @@ from crawl_assets.cli.normalize import normalize
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import TIME_COLUMNS, arrow_to_records
 from crawl_assets.normalize.context import normalize_options
-from crawl_assets.sources.catalog import plugins
+from crawl_assets.core import catalog
 from crawl_assets_tests.normalize.fixtures import Fixture, fixtures
 from crawl_assets_tests.pipeline.lake_normalize import materialize_normalized
 
 COLLECTED = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)
-PLATFORM = {fmt: platform for platform, plugin in plugins().items() for fmt in plugin.formats}
+PLATFORM = {fmt: catalog.catalog().platform_of_format(fmt) for fmt in catalog.catalog().formats()}
 
 
 def _instant(value: Any) -> Any:

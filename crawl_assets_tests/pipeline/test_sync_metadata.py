@@ -9,11 +9,12 @@ import shutil
 import dagster as dg
 import pytest
 
-from crawl_assets.assets import derived_assets
+from crawl_assets.assets import derived_assets, raw_asset
 from crawl_assets.cli.demo import sample_file
 from crawl_assets.resources.lake import LakeResource, RegistryResource
-from crawl_assets.sources.telegram.assets import telegram_messages_raw
 from crawl_assets.sources.telegram.resource import TelegramResource
+
+telegram_messages_raw = raw_asset("telegram")
 
 KEY = "acme.telegram.export"
 RAW = dg.AssetKey(["telegram", "telegram_messages_raw"])

@@ -9,12 +9,11 @@ from crawl_assets.lake.landing import land_event, landed_events
 from crawl_assets.resources.lake import LakeResource, RegistryResource
 from crawl_assets.jobs import build_sync_job
 from crawl_assets.sensors.webhook_sensor import build_webhook_sensor
-from crawl_assets.sources.discourse.assets import discourse_posts_raw
-from crawl_assets.sources.intercom.assets import intercom_conversations_raw
-
-SENSOR = build_webhook_sensor({"intercom": build_sync_job("intercom", intercom_conversations_raw),
-                               "discourse": build_sync_job("discourse", discourse_posts_raw)})
+from crawl_assets.assets import raw_asset
 from crawl_assets_tests.webhooks.conftest import REGISTRY
+
+SENSOR = build_webhook_sensor({"intercom": build_sync_job("intercom", raw_asset("intercom")),
+                               "discourse": build_sync_job("discourse", raw_asset("discourse"))})
 
 
 def _evaluate(tmp_path, cursor=None):
@@ -66,8 +65,7 @@ def test_the_sensor_loads_in_definitions_with_the_sync_jobs_it_targets():
     from crawl_assets.sources.discourse.resource import DiscourseResource
     from crawl_assets.sources.intercom.resource import IntercomResource
 
-    assets = [a for platform, raw in (("intercom", intercom_conversations_raw), ("discourse", discourse_posts_raw))
-              for a in (raw, *derived_assets(platform, raw))]
+    assets = [a for platform in ("intercom", "discourse") for a in (raw_asset(platform), *derived_assets(platform, raw_asset(platform)))]
     defs = dg.Definitions(assets=assets, sensors=[SENSOR], resources={
         "lake": LakeResource(), "registry": RegistryResource(), "elasticsearch": ElasticsearchResource(),
         "intercom": IntercomResource(), "discourse": DiscourseResource()})

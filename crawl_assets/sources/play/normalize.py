@@ -30,6 +30,13 @@ from crawl_assets.sources.envelope import crawl_field, normalize_envelopes
 PERSONS = PersonIds()
 
 REVIEW_ID_IN_LINK = re.compile(r"review[iI]d=([^&#\s]+)")
+_CSV_HEADER = re.compile(r"^\ufeff?\"?Package Name\"?,")
+
+
+def sniff_csv(head: bytes, line: dict[str, Any] | None) -> bool:
+    """A Play Console review export starts with its ``Package Name`` column (UTF-16 with a BOM, or UTF-8)."""
+    utf16 = head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+    return bool(_CSV_HEADER.match(head[:400].decode("utf-16" if utf16 else "utf-8", "replace")))
 
 
 def review_key(package: str, review_id: str) -> str:

@@ -15,6 +15,7 @@ message")`` so they are counted but never mistaken for bad input.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import IO, Any
@@ -30,6 +31,16 @@ from crawl_assets.normalize.text import fold_tag, unique
 
 _PEER_FIELDS = {"PeerChannel": ("channel", "channel_id"), "PeerChat": ("chat", "chat_id"), "PeerUser": ("user", "user_id")}
 _CHANNEL_TYPES = {"public_channel", "private_channel", "public_supergroup", "private_supergroup"}
+_TELETHON_TYPES = {"Message", "MessageService", "MessageEmpty"}
+_TELETHON = re.compile(rb'^\{\s*"_"\s*:\s*"(?:Message|MessageService|MessageEmpty)"')
+
+
+def sniff_telethon(head: bytes, line: dict[str, Any] | None) -> bool:
+    """Telethon's ``Message.to_json()`` lines start with their TL type name (``"_": "Message"``)."""
+    if line is not None:
+        kind = line.get("_")
+        return isinstance(kind, str) and kind in _TELETHON_TYPES
+    return bool(_TELETHON.match(head.lstrip()))
 
 
 def message_key(chat_id: str, message_id: str | int) -> str:

@@ -10,6 +10,7 @@ the message is rejected with a reason saying what to add.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import IO, Any
@@ -31,6 +32,17 @@ _CHAT_PREFIXES = ("", "chats.list.item.", "left_chats.list.item.")
 _CHAT_STARTS = {p.rstrip(".") for p in _CHAT_PREFIXES}
 _CHAT_FIELDS = {p + f: f for p in _CHAT_PREFIXES for f in ("id", "type", "name")}
 _STRUCTURE = {"map_key", "start_map", "end_map", "start_array", "end_array"}
+_EXPORT_KEYS = re.compile(rb'^\s*\{\s*"(?:about|personal_information|chats|left_chats|name|type|id|messages)"\s*:')
+_EXPORT_BODY = re.compile(rb'"messages"\s*:\s*\[|"chats"\s*:\s*\{|"type"\s*:\s*"(?:personal_chat|private_group|'
+                          rb'private_supergroup|public_supergroup|public_channel|private_channel|saved_messages|bot_chat)"')
+
+
+def sniff_export(head: bytes, line: dict[str, Any] | None) -> bool:
+    """A ``result.json``: one chat's document (``messages``) or a whole account's (``chats``)."""
+    if line is not None:
+        return isinstance(line.get("messages"), list) or "chats" in line
+    text = head.lstrip()
+    return bool(_EXPORT_KEYS.match(text) and _EXPORT_BODY.search(text))
 
 
 def normalize_export(

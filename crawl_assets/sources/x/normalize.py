@@ -8,6 +8,7 @@ observed only partially). A long post's text is its ``note_tweet.text``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
@@ -32,6 +33,15 @@ PERSONS = PersonIds(  # a post's author is its author_id (the normalizer's autho
     owner_keys=("author_id",), containers=("users", "mentions", "user_mentions"),
     reference_keys=("in_reply_to_user_id", "in_reply_to_user_id_str"),
 )
+
+_X_PAGE = re.compile(rb'^\{\s*"(?:data|includes)"\s*:\s*[\[{]')
+
+
+def sniff_v2(head: bytes, line: dict[str, Any] | None) -> bool:
+    """An API v2 page: a line with ``data``/``includes`` (or ``errors`` and ``meta``) and no crawl envelope."""
+    if line is not None:
+        return "crawl" not in line and bool({"data", "includes"} & line.keys() or {"errors", "meta"} <= line.keys())
+    return bool(_X_PAGE.match(head.lstrip()))
 
 
 def tweet_key(tweet_id: str) -> str:

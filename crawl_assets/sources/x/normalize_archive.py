@@ -28,6 +28,11 @@ _ARCHIVE_DATE = "%a %b %d %H:%M:%S %z %Y"
 POST_FILES = {"tweets": "live", "tweet": "live", "community_tweet": "live", "deleted_tweets": "deleted"}
 
 
+def sniff_archive(head: bytes, line: dict[str, Any] | None) -> bool:
+    """An account archive's data file starts with its ``window.YTD.<name>.part<n> =`` assignment."""
+    return head.lstrip().startswith(b"window.YTD.")
+
+
 class _SkipPrefix:
     """A binary reader that skips the ``window.YTD.<kind>.part0 =`` assignment so ijson sees the array."""
 

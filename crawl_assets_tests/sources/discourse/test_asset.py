@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dagster as dg
 
-from crawl_assets.sources.discourse.assets import discourse_posts_raw
+from crawl_assets.assets import raw_asset
+
+
+discourse_posts_raw = raw_asset("discourse")
 from crawl_assets.sources.discourse.resource import DiscourseResource
 from crawl_assets_tests.sources.feedback_helpers import materialization_metadata, run_raw_asset
 from crawl_assets_tests.standins.discourse_api import DiscourseServer, build_forum

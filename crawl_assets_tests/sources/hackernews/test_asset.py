@@ -1,25 +1,27 @@
-"""``hackernews_items_raw`` in Dagster (the fourth source's asset, wired only by its plugin)."""
+"""``hackernews_items_raw`` in Dagster (the fourth source's asset, wired only by its spec)."""
 
 from __future__ import annotations
 
 import dagster as dg
 
-from crawl_assets.sources.catalog import plugins
-from crawl_assets.sources.hackernews.assets import hackernews_items_raw
+from crawl_assets.assets import raw_asset
+from crawl_assets.core import catalog
+from crawl_assets.core.spec import resolve
 from crawl_assets.sources.hackernews.resource import HackerNewsResource
-from crawl_assets.sources.plugin import resolve
 from crawl_assets_tests.sources.feedback_helpers import materialization_metadata, run_raw_asset
 from crawl_assets_tests.standins.hackernews_api import HackerNewsServer, make_items
+
+hackernews_items_raw = raw_asset("hackernews")
 
 REGISTRY = """sources:
   - {name: tool, tenant: acme, platform: hackernews, kind: search_query, identifier: "feedback tool"}
 """
 
 
-def test_plugin_declares_everything_definitions_needs():
-    plugin = plugins()["hackernews"]
-    assert resolve(plugin.raw_asset) is hackernews_items_raw
-    assert isinstance(resolve(plugin.resources["hackernews"])(), HackerNewsResource)
+def test_spec_declares_everything_definitions_needs():
+    spec = catalog.spec("hackernews")
+    assert hackernews_items_raw.key == dg.AssetKey(["hackernews", spec.raw_asset])
+    assert isinstance(resolve(spec.resource)(), HackerNewsResource)
 
 
 def test_materialize(tmp_path):

@@ -10,10 +10,12 @@ from crawl_assets.lake import Lake
 from crawl_assets.normalize import NormalizeContext, normalize_stream
 from crawl_assets.registry import load_registry
 from crawl_assets.schema.record import Rejection
-from crawl_assets.sources.intercom.assets import intercom_conversations_raw
+from crawl_assets.assets import raw_asset
 from crawl_assets.sources.intercom.resource import IntercomResource
 from crawl_assets.sources.tenant_secrets import TenantSecret
 from crawl_assets_tests.sources.feedback_helpers import materialization_metadata, run_raw_asset
+
+intercom_conversations_raw = raw_asset("intercom")
 
 REGISTRY = """sources:
   - {name: support, tenant: acme, platform: intercom, kind: workspace, identifier: wsa, credential: main,

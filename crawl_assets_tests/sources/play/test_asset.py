@@ -12,12 +12,14 @@ from crawl_assets.lake import Lake
 from crawl_assets.normalize import NormalizeContext, normalize_stream
 from crawl_assets.registry import load_registry
 from crawl_assets.schema.record import Record
-from crawl_assets.sources.play.assets import play_reviews_raw
+from crawl_assets.assets import raw_asset
 from crawl_assets.sources.play.resource import PlayResource
 from crawl_assets.sources.tenant_secrets import TenantSecret
 from crawl_assets_tests.sources.feedback_helpers import materialization_metadata, run_raw_asset
 from crawl_assets_tests.sources.play.test_sync import NOW, PACKAGE, server  # noqa: F401 - fixture
 from crawl_assets.sources.exports import tenant_import_root
+
+play_reviews_raw = raw_asset("play")
 
 REGISTRY = f"""sources:
   - {{name: app, tenant: acme, platform: play, kind: app, identifier: {PACKAGE}, credential: main,

@@ -21,7 +21,9 @@ KEY = dg.AssetKey(["telegram", "telegram_messages_raw"])
 
 @pytest.fixture
 def setup(tmp_path: Path, world, monkeypatch):
-    from crawl_assets.sources.telegram.assets import telegram_messages_raw
+    from crawl_assets.assets import raw_asset
+
+    telegram_messages_raw = raw_asset("telegram")
 
     registry = tmp_path / "sources.yaml"
     sources = [entry("alpha", "@alpha"), entry("beta", "@beta", refresh_window=100), entry("hidden", "@hidden")]

@@ -34,8 +34,8 @@ def server(corpus):
 def make_client(server):
     made: list[XClient] = []
 
-    def make(settings: RetrySettings = FAST, token: str = "test-token", timeout: float = 5.0) -> XClient:
-        client = XClient(new_http_client(server.url, token, timeout_seconds=timeout), settings)
+    def make(settings: RetrySettings = FAST, token: str = "test-token", timeout: float = 5.0, **kwargs) -> XClient:
+        client = XClient(new_http_client(server.url, token, timeout_seconds=timeout), settings, **kwargs)
         made.append(client)
         return client
 

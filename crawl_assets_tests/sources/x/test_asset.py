@@ -12,9 +12,11 @@ from crawl_assets.lake import Lake
 from crawl_assets.registry import load_registry
 from crawl_assets.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sources.exports import tenant_import_root
-from crawl_assets.sources.x.assets import x_posts_raw
+from crawl_assets.assets import raw_asset
 from crawl_assets.sources.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.resource import XResource
+
+x_posts_raw = raw_asset("x")
 
 REGISTRY = """sources:
   - name: tl

@@ -1,0 +1,116 @@
+"""What a source type declares so the rest of the project uses it without knowing it: its ``SourceSpec``.
+
+A spec is data. It names code by ``"module:attribute"`` strings, resolved when first used, so the registry,
+the schema, the CLI and the catalog read every spec without importing HTTP clients, Telethon, Dagster or
+pandas (``crawl_assets_tests/contract/test_catalog.py`` checks it in a fresh process). Source types are found
+through the ``crawl_assets.sources`` entry points (``crawl_assets.core.catalog``); docs/ADDING_A_SOURCE.md
+walks through writing one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+EXPORT_FILE = "export_file"  # the kind of every source that imports a file the user already has
+
+
+def resolve(target: str) -> Any:
+    """``"package.module:attr.sub"`` → the object."""
+    module, _, attr = target.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """One raw format a source type writes or imports, and how ``crawl-assets normalize`` reads it.
+
+    - ``normalizer``: ``"module:function"`` (the ``Normalizer`` protocol of ``crawl_assets.core.normalize``);
+    - ``description``: what a file of this format is, for "this looks like …, not …" refusals;
+    - ``numbered_lines``: one self-contained item (or API page) per line, so an early end names its line;
+    - ``splittable``: lines are independent, so ``normalize --jobs N`` may split a file across processes;
+    - ``envelope_field``: for the crawl envelopes of REST answers, the ``crawl`` field only this format's
+      lines carry (how a file's format is recognised);
+    - ``sniff``: ``"module:function(head, first_line) -> bool"``: whether a file's first bytes (and its first
+      line parsed, when complete) unmistakably are this format; ``sniff_rank``: when several formats
+      recognise one file, the lowest rank wins.
+    """
+
+    name: str
+    normalizer: str
+    description: str
+    numbered_lines: bool = False
+    splittable: bool = False
+    envelope_field: str = ""
+    sniff: str = ""
+    sniff_rank: int = 20
+
+
+@dataclass(frozen=True)
+class WebhookSpec:
+    """How the platform signs, names and dates the deliveries it pushes (``crawl-assets webhooks serve``).
+
+    Only what the signature covers can be trusted against replays: a signed id field identifies a delivery
+    (else the hash of its body), a signed time field bounds its age (else there is no time to check).
+    """
+
+    header: str  # lower-case request header carrying the signature
+    prefix: str  # "sha1=" / "sha256="
+    digest: str  # hashlib name
+    secret: str = "WEBHOOK_SECRET"  # per-tenant secret variable: CRAWL_<PLATFORM>_<secret>[__TENANT[__NAME]]
+    topic_header: str = ""
+    delivery_header: str = ""
+    signed_id_field: str = ""
+    signed_time_field: str = ""
+    ignored_topics: frozenset[str] = frozenset({"ping"})
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A bundled sample export ``crawl-assets demo`` registers (``path`` under ``crawl_assets/sample_data``)."""
+
+    name: str
+    format: str
+    path: str
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """One source type (platform).
+
+    Names that Dagster keeps history under derive from ``platform`` and ``raw_asset`` (the asset keys
+    ``[platform, raw_asset]`` and ``[platform, normalized_records|relation_edges|search_index]``, partitions
+    ``{platform}_sources``, jobs ``{platform}_sync…``): never rename them once sources exist.
+    """
+
+    platform: str  # slug: asset key prefix, partitions "<platform>_sources", variables "CRAWL_<PLATFORM>_*"
+    description: str
+    raw_asset: str  # the raw asset's name, e.g. "hackernews_items_raw"
+    raw_description: str
+    kinds: tuple[str, ...]  # kinds it syncs live; EXPORT_FILE is allowed when export_formats is not empty
+    formats: tuple[FormatSpec, ...]
+    export_formats: tuple[str, ...] = ()  # formats an export file may hold; the first is the default
+    identifier_hints: Mapping[str, str] = field(default_factory=dict)  # kind -> what --identifier takes
+    persons: str = ""  # "module:attr" of its PersonIds (where its payloads name people; erasure uses it)
+    options: tuple[str, ...] = ()  # registry option names its live kinds read
+    live: str = ""  # "module:function": the live collector (temporary: until the sync engine is shared)
+    resource: str = ""  # "module:factory" of its resource, keyed by the platform (temporary)
+    webhook: WebhookSpec | None = None
+    max_runs_per_credential: int = 0  # runs of one credential at a time (0: no limit)
+    samples: tuple[Sample, ...] = ()
+
+    def allowed_kinds(self) -> tuple[str, ...]:
+        return self.kinds + ((EXPORT_FILE,) if self.export_formats else ())
+
+    def register_hint(self) -> str:
+        """The command that registers a first source of this platform (its first live kind, else an export)."""
+        kind = self.allowed_kinds()[0]
+        hint = self.identifier_hints.get(kind) or (
+            "<export file> --option format=<format>" if kind == EXPORT_FILE else "<identifier>")
+        return (f"crawl-assets sources add --platform {self.platform} --kind {kind} --identifier {hint} "
+                "--name <name>")

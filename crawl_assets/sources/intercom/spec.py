@@ -1,0 +1,23 @@
+"""Intercom: conversations of a workspace through the REST API; each part is a record."""
+
+from crawl_assets.core.spec import FormatSpec, SourceSpec, WebhookSpec
+
+SPEC = SourceSpec(
+    platform="intercom",
+    description="Intercom conversations of a workspace (REST API, incremental by updated_at); parts as records.",
+    raw_asset="intercom_conversations_raw",
+    raw_description="Raw Intercom conversations of one workspace, each as GET /conversations/{id} answered "
+    "(with its parts), wrapped with the workspace id; stored exactly as received.",
+    kinds=("workspace",),
+    formats=(FormatSpec("intercom", "crawl_assets.sources.intercom.normalize:normalize_intercom",
+                        "Intercom conversations in crawl envelopes", numbered_lines=True, envelope_field="workspace"),),
+    export_formats=("intercom",),
+    identifier_hints={"workspace": "<workspace id>"},
+    persons="crawl_assets.sources.intercom.normalize:PERSONS",
+    options=("per_page", "conversations_per_batch", "overlap_seconds"),
+    live="crawl_assets.sources.intercom.collect:collect",
+    resource="crawl_assets.sources.intercom.resource:IntercomResource.from_env",
+    # X-Hub-Signature: sha1=<hex HMAC-SHA1 of the body, key = the app's client secret>; the notification id and
+    # created_at are inside the signed body (the same id on every retry of one notification)
+    webhook=WebhookSpec("x-hub-signature", "sha1=", "sha1", signed_id_field="id", signed_time_field="created_at"),
+)
