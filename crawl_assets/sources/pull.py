@@ -25,7 +25,8 @@ from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.common import fail_permanently, raw_materialization
-from crawl_assets.sources.rest import ClientStats, PermanentError, RateLimitWait
+from crawl_assets.sdk.errors import PermanentError, RateLimitWait
+from crawl_assets.sdk.http import ClientStats
 from crawl_assets.sources.tenant_secrets import MissingCredential
 
 class SourceConfigError(ValueError):

@@ -16,7 +16,7 @@ import dagster as dg
 from pydantic import Field
 
 from crawl_assets.sources.pull import Budget
-from crawl_assets.sources.rest import RetrySettings
+from crawl_assets.sdk.http import RetrySettings
 from crawl_assets.sources.tenant_secrets import TenantSecret, pick_secret, secrets_from_env
 
 

@@ -9,10 +9,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from crawl_assets.sources.rest import RestClient, RetrySettings, TransientError
-from crawl_assets.sources.x.client import RetrySettings as XRetrySettings
-from crawl_assets.sources.x.client import XClient
-from crawl_assets.sources.x.errors import XTransientError
+from crawl_assets.sdk.errors import TransientError
+from crawl_assets.sdk.http import HttpClient, RetrySettings
+from crawl_assets.sources.x.client import XClient, XRetrySettings
 
 MIB = 1 << 20
 CAP = 16 * MIB  # the default cap
@@ -41,7 +40,7 @@ def test_the_x_client_stops_reading_a_body_over_the_cap(declared):
     body = Endless()
     http = httpx.Client(base_url="https://api.x.test", transport=body.transport(declared))
     client = XClient(http, XRetrySettings(max_retries=0), sleep=lambda s: None)
-    with pytest.raises(XTransientError):
+    with pytest.raises(TransientError):
         client.get("tweets", "/2/tweets", {})
     assert body.pulled <= CAP + MIB, f"read {body.pulled} bytes"
     if declared:
@@ -52,7 +51,7 @@ def test_the_x_client_stops_reading_a_body_over_the_cap(declared):
 def test_the_rest_client_stops_reading_a_body_over_the_cap(declared):
     body = Endless()
     http = httpx.Client(base_url="https://api.test", transport=body.transport(declared))
-    client = RestClient(http, api="test", settings=RetrySettings(max_retries=0), sleep=lambda s: None)
+    client = HttpClient(http, api="test", settings=RetrySettings(max_retries=0), sleep=lambda s: None)
     with pytest.raises(TransientError):
         client.get("items", "/items")
     assert body.pulled <= CAP + MIB, f"read {body.pulled} bytes"

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from crawl_assets.sources.rest import Page, RateHeaders, RestClient, RetrySettings, new_http_client
+from crawl_assets.sdk.http import HttpClient, Page, RetrySettings, new_http_client
+from crawl_assets.sdk.ratelimit import RateHeaders
 
 POSTS = "posts"
 TOPIC = "topic"
@@ -33,7 +34,7 @@ def forum_root(identifier: str) -> str:
     return f"{split.scheme}://{split.netloc}{split.path.rstrip('/')}"
 
 
-class DiscourseClient(RestClient):
+class DiscourseClient(HttpClient):
     """One forum, optionally with an API key."""
 
     def latest_posts(self, before: int | None) -> Page:

@@ -33,7 +33,8 @@ from crawl_assets.sources.discourse.client import IDS_PER_REQUEST, DiscourseClie
 from crawl_assets.sources.discourse.normalize import ACTION_POST_TYPES, reply_target
 from crawl_assets.sources.envelope import wrap_line
 from crawl_assets.sources.pull import Budget, PageBuffer, StoreBatch, SyncResult, SyncStats, begin, require_kind
-from crawl_assets.sources.rest import Page, PermanentError, TransientError
+from crawl_assets.sdk.errors import PermanentError, TransientError
+from crawl_assets.sdk.http import Page
 
 RAW_FORMAT = "discourse"
 TOPIC_MEMORY = 300

@@ -6,13 +6,14 @@ Algolia caps a query at 1,000 hits (``nbPages`` × ``hitsPerPage``); the sync wa
 
 from __future__ import annotations
 
-from crawl_assets.sources.rest import Page, RateHeaders, RestClient, RetrySettings, new_http_client
+from crawl_assets.sdk.http import HttpClient, Page, RetrySettings, new_http_client
+from crawl_assets.sdk.ratelimit import RateHeaders
 
 DEFAULT_BASE_URL = "https://hn.algolia.com"
 SEARCH = "search_by_date"
 
 
-class HackerNewsClient(RestClient):
+class HackerNewsClient(HttpClient):
     """Public Algolia HN search."""
 
     def search_by_date(self, query: str, *, tags: str, after: int, at_most: int | None, page: int,

@@ -23,7 +23,7 @@ from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.envelope import wrap_line
 from crawl_assets.sources.hackernews.client import HackerNewsClient
 from crawl_assets.sources.pull import Budget, StoreBatch, SyncResult, begin, require_kind
-from crawl_assets.sources.rest import TransientError
+from crawl_assets.sdk.errors import TransientError
 
 RAW_FORMAT = "hackernews"
 DEFAULT_HORIZON_DAYS = 7

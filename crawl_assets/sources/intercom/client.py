@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from crawl_assets.sources.rest import Page, RateHeaders, RestClient, RetrySettings, new_http_client
+from crawl_assets.sdk.http import HttpClient, Page, RetrySettings, new_http_client
+from crawl_assets.sdk.ratelimit import RateHeaders
 
 DEFAULT_BASE_URL = "https://api.intercom.io"
 API_VERSION = "2.11"
@@ -22,7 +23,7 @@ def intercom_rate(low_watermark: int) -> RateHeaders:
                        low_watermark=low_watermark)
 
 
-class IntercomClient(RestClient):
+class IntercomClient(HttpClient):
     """Calls one workspace's API with its access token."""
 
     def search_updated(self, after: int, *, per_page: int, starting_after: str | None) -> Page:

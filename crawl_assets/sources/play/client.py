@@ -7,13 +7,13 @@ The API's quota answers 429 without ``Retry-After``; the shared client then wait
 from __future__ import annotations
 
 from crawl_assets.sources.play.auth import TokenSource
-from crawl_assets.sources.rest import Page, RestClient, RetrySettings, new_http_client
+from crawl_assets.sdk.http import HttpClient, Page, RetrySettings, new_http_client
 
 DEFAULT_BASE_URL = "https://androidpublisher.googleapis.com"
 REVIEWS = "reviews.list"
 
 
-class PlayClient(RestClient):
+class PlayClient(HttpClient):
     """Reviews of the apps one service account may read."""
 
     def reviews(self, package: str, *, token: str | None, max_results: int = 100,

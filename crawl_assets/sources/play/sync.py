@@ -24,7 +24,7 @@ from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.envelope import wrap_line
 from crawl_assets.sources.play.client import PlayClient
 from crawl_assets.sources.pull import Budget, SourceConfigError, StoreBatch, SyncResult, begin, require_kind
-from crawl_assets.sources.rest import TransientError
+from crawl_assets.sdk.errors import TransientError
 
 RAW_FORMAT = "play"
 WINDOW_DAYS = 7.0

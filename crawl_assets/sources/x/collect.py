@@ -19,8 +19,8 @@ from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.common import fail_permanently, raw_materialization
 from crawl_assets.sources.pull import lake_store
-from crawl_assets.sources.x.client import ClientStats
-from crawl_assets.sources.x.errors import XBadRequest, XPermanentError, XRateLimitWait
+from crawl_assets.sdk.errors import BadRequest, PermanentError, RateLimitWait
+from crawl_assets.sdk.http import ClientStats
 from crawl_assets.sources.x.ids import id_time
 from crawl_assets.sources.x.resource import MissingCredential, XResource
 from crawl_assets.sources.x.sync import Budget, SourceOptions, SyncResult, stats_metadata, sync_source
@@ -46,12 +46,12 @@ def collect(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake) -
     client.stats = ClientStats()  # this sync's requests and waits only, even on a reused client
     try:
         result = sync_source(client, entry, checkpointer.load(), store, budget, memory=memory)
-    except XPermanentError as err:
+    except PermanentError as err:
         raise fail_permanently(context, entry, str(err)) from None
-    except XBadRequest as err:
+    except BadRequest as err:
         # built from the registry entry (query, identifier): retrying the same request cannot help
         raise fail_permanently(context, entry, f"X refused the request: {err}") from None
-    except XRateLimitWait as err:
+    except RateLimitWait as err:
         context.log.warning(f"{entry.key}: {err}; {len(batches)} batches stored, retrying after the reset")
         raise dg.RetryRequested(max_retries=resource.max_rate_limit_retries,
                                 seconds_to_wait=math.ceil(err.seconds)) from err

@@ -25,7 +25,7 @@ from crawl_assets.sources.tenant_secrets import (
     secret_var,
     secrets_from_env,
 )
-from crawl_assets.sources.x.client import DEFAULT_BASE_URL, RetrySettings, XClient, new_http_client
+from crawl_assets.sources.x.client import DEFAULT_BASE_URL, XClient, XRetrySettings, new_http_client
 
 TOKEN_BASE = "CRAWL_X_BEARER_TOKEN"
 _LEGACY_NAMED = re.compile(r"CRAWL_X_([A-Z0-9_]+)_BEARER_TOKEN")  # before tokens were per tenant
@@ -72,8 +72,8 @@ class XResource(dg.ConfigurableResource):
                 raise MissingCredential(f"{exc} ({legacy} is no longer read: X tokens belong to one tenant)") from None
             raise
 
-    def retry_settings(self) -> RetrySettings:
-        return RetrySettings(
+    def retry_settings(self) -> XRetrySettings:
+        return XRetrySettings(
             max_retries=self.max_retries,
             backoff_seconds=self.backoff_seconds,
             max_inline_wait_seconds=self.max_inline_wait_seconds,

@@ -32,8 +32,9 @@ from typing import Any
 import orjson
 
 from crawl_assets.registry import SourceEntry, SourceKind
-from crawl_assets.sources.x.client import SEARCH_ALL, SEARCH_RECENT, USER_TWEETS, Page, XClient
-from crawl_assets.sources.x.errors import XBadRequest
+from crawl_assets.sdk.http import Page
+from crawl_assets.sources.x.client import SEARCH_ALL, SEARCH_RECENT, USER_TWEETS, XClient
+from crawl_assets.sdk.errors import BadRequest
 from crawl_assets.sources.x.ids import id_time, max_id, parse_time, rfc3339
 from crawl_assets.sources.x.threads import PageRefs, ThreadMemory
 
@@ -199,7 +200,7 @@ class _Sync:
             query["max_results"] = self.state.get("page_size") or self.opts.page_size
             try:
                 page = self.client.posts(endpoint, self.path(), query)
-            except XBadRequest as err:
+            except BadRequest as err:
                 if "max_results" not in err.parameters:
                     raise
                 self.state["page_size"] = _smaller(query["max_results"], err.parameters["max_results"], endpoint, err)
@@ -261,7 +262,7 @@ class _Sync:
             params = self._recent_bounds(p["params"])
             try:
                 page = self.fetch(params, p["token"])
-            except XBadRequest as err:
+            except BadRequest as err:
                 if not (p["token"] and p["oldest_id"] and TOKEN_PARAMS & set(err.parameters)):
                     raise
                 # a refused token: go on below the oldest post stored (``until_id`` is exclusive)
@@ -435,7 +436,7 @@ def _fresh(state: dict[str, Any], entry: SourceEntry, now: datetime) -> dict[str
     return state
 
 
-def _smaller(current: int, message: str, endpoint: str, err: XBadRequest) -> int:
+def _smaller(current: int, message: str, endpoint: str, err: BadRequest) -> int:
     """The page size to try after X refused ``current``: its stated maximum, else half."""
     low = PAGE_LIMITS[endpoint][0]
     m = _BETWEEN.search(message)
@@ -450,7 +451,7 @@ def sync_source(client: XClient, entry: SourceEntry, state: dict[str, Any], stor
                 clock: Callable[[], float] = time.time) -> SyncResult:
     """Bring one X source up to date (or as far as ``budget`` allows) and return the new state.
 
-    Raises the client's ``XError``s after storing what was already fetched; the state saved with the
+    Raises the client's ``SourceError``s after storing what was already fetched; the state saved with the
     last batch resumes the sync exactly where it stopped.
     """
     return _Sync(client, entry, state, store, budget, memory, now or datetime.now(timezone.utc), clock).run()

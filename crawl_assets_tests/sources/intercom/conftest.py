@@ -7,7 +7,7 @@ import pytest
 from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.intercom.client import new_client
-from crawl_assets.sources.rest import RetrySettings
+from crawl_assets.sdk.http import RetrySettings
 from crawl_assets_tests.sources.feedback_helpers import LakeStore
 from crawl_assets_tests.standins.intercom_api import IntercomServer, make_conversation
 

@@ -10,12 +10,12 @@ import pytest
 
 from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
-from crawl_assets.sources.x.client import RetrySettings, XClient, new_http_client
+from crawl_assets.sources.x.client import XClient, XRetrySettings, new_http_client
 from crawl_assets_tests.sources.feedback_helpers import LakeStore as RawLakeStore
 from crawl_assets_tests.standins.x_api import XAPIServer
 from crawl_assets_tests.standins.x_corpus import Corpus, build_corpus
 
-FAST = RetrySettings(max_retries=2, backoff_seconds=0.01, backoff_cap_seconds=0.05, max_inline_wait_seconds=5.0,
+FAST = XRetrySettings(max_retries=2, backoff_seconds=0.01, backoff_cap_seconds=0.05, max_inline_wait_seconds=5.0,
                      reset_margin_seconds=0.05, full_archive_interval_seconds=0.0)
 
 
@@ -34,7 +34,7 @@ def server(corpus):
 def make_client(server):
     made: list[XClient] = []
 
-    def make(settings: RetrySettings = FAST, token: str = "test-token", timeout: float = 5.0, **kwargs) -> XClient:
+    def make(settings: XRetrySettings = FAST, token: str = "test-token", timeout: float = 5.0, **kwargs) -> XClient:
         client = XClient(new_http_client(server.url, token, timeout_seconds=timeout), settings, **kwargs)
         made.append(client)
         return client

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from crawl_assets.sources.x.errors import XPermanentError, XRateLimitWait, XTransientError
+from crawl_assets.sdk.errors import PermanentError, RateLimitWait, TransientError
 from crawl_assets.sources.x.sync import Budget, sync_source
 from crawl_assets_tests.sources.x.conftest import FAST, LakeStore, expected_timeline, search, timeline
 
@@ -40,7 +40,7 @@ def test_long_reset_ends_the_run_after_storing_what_it_has(server, make_client, 
     server.set_limit("users/tweets", 2, 120.0)  # the window resets in two minutes: too long to sleep
     entry = timeline(max_results=20, pages_per_batch=10)
     store = LakeStore(lake, entry)
-    with pytest.raises(XRateLimitWait) as caught:
+    with pytest.raises(RateLimitWait) as caught:
         sync_source(make_client(), entry, {}, store, Budget())
     assert 60 < caught.value.seconds <= 122
     assert server.statuses()[429] == 0, "the budget was read from headers; no 429 was provoked"
@@ -62,17 +62,17 @@ def test_server_errors_timeouts_and_broken_pages_are_retried(server, corpus, mak
 def test_retries_are_bounded(server, make_client, lake):
     server.inject("500", "search/recent", times=10)
     entry = search()
-    with pytest.raises(XTransientError, match="HTTP 500 after 3 attempts"):
+    with pytest.raises(TransientError, match="HTTP 500 after 3 attempts"):
         sync_source(make_client(), entry, {}, LakeStore(lake, entry), Budget())
     assert server.counts()["search/recent"] == 3
 
 
 def test_auth_and_access_errors_are_permanent(server, make_client, lake):
     entry = search()
-    with pytest.raises(XPermanentError, match="401"):
+    with pytest.raises(PermanentError, match="401"):
         sync_source(make_client(token="revoked"), entry, {}, LakeStore(lake, entry), Budget())
     assert server.counts()["search/recent"] == 1, "a revoked token is not retried"
     server.full_archive_tokens.clear()
     archive = search(name="arch", endpoint="all")
-    with pytest.raises(XPermanentError, match="client-not-enrolled"):
+    with pytest.raises(PermanentError, match="client-not-enrolled"):
         sync_source(make_client(), archive, {}, LakeStore(lake, archive), Budget())

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from crawl_assets.lake import Lake
 from crawl_assets.sources.x.client import XClient, new_http_client
-from crawl_assets.sources.x.errors import XPermanentError, XTransientError
+from crawl_assets.sdk.errors import PermanentError, TransientError
 from crawl_assets.sources.x.fields import EXPANSIONS, TWEET_FIELDS
 from crawl_assets.sources.x.sync import Budget, sync_source
 from crawl_assets.sources.x.threads import LakeThreadMemory
@@ -88,7 +88,7 @@ def test_interrupted_mid_pagination_resumes_without_gaps_or_refetch(server, corp
     client = make_client()
     # after 5 good pages the connection drops on every attempt: the client's retries run out
     server.inject("drop", "users/tweets", times=3, after=5)
-    with pytest.raises(XTransientError):
+    with pytest.raises(TransientError):
         sync_source(client, entry, {}, store, Budget())
     interrupted = store.state
     assert interrupted["pass"]["token"], "the checkpoint holds the next token"
@@ -211,7 +211,7 @@ def test_unknown_suspended_and_protected_accounts_are_permanent(server, corpus, 
                          (corpus.user_by_name("py_weekly")["id"], "suspended"),
                          ("tehran_daily", "not authorized")):
         entry = timeline(identifier=ident)
-        with pytest.raises(XPermanentError, match=words):
+        with pytest.raises(PermanentError, match=words):
             sync_source(make_client(), entry, {}, LakeStore(lake, entry), Budget())
 
 
@@ -273,7 +273,7 @@ def test_any_sequence_of_stops_and_failures_ends_complete_without_gaps_or_refetc
         for budget in runs:
             try:
                 state = sync_source(client, entry, state, store, budget).state
-            except XTransientError:
+            except TransientError:
                 state = store.state
             if not state.get("pass") and state.get("newest_id"):
                 break

@@ -1,0 +1,96 @@
+"""What can go wrong calling a source's API, sorted by what the caller must do about it, and the rules
+(data) that sort an API's answers into it.
+
+- ``PermanentError``: retrying cannot help (revoked credentials, no access, the thing is gone, a refused
+  request) → the source is paused;
+- ``RateLimitWait``: the server wants a wait longer than we sleep in place → the step ends and is retried
+  after it;
+- ``TransientError``: retries ran out on 5xx, timeouts or broken bodies → the run's retry policy;
+- ``BadRequest``: the request itself was refused in a way the caller may adapt to (X: a smaller page).
+
+Messages name the endpoint, never a secret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import httpx
+import orjson
+
+TRANSIENT_STATUS = frozenset({408, 500, 502, 503, 504})
+
+
+class SourceError(Exception):
+    """Any failure of an API call; ``endpoint`` names the API route (never a credential)."""
+
+    def __init__(self, message: str, *, endpoint: str = "", status: int | None = None):
+        super().__init__(message)
+        self.endpoint = endpoint
+        self.status = status
+
+
+class PermanentError(SourceError):
+    """Credentials revoked, no access, the thing is gone, or the request itself is refused."""
+
+
+class TransientError(SourceError):
+    """Server errors, timeouts or malformed bodies that outlasted the in-place retries."""
+
+
+class RateLimitWait(SourceError):
+    """The rate-limit window resets later than we are willing to sleep in place."""
+
+    def __init__(self, message: str, *, seconds: float, endpoint: str = ""):
+        super().__init__(message, endpoint=endpoint, status=429)
+        self.seconds = seconds
+
+
+class BadRequest(SourceError):
+    """A refused request (``ErrorRules.bad_request``): ``parameters`` maps each refused parameter to the
+    messages about it."""
+
+    def __init__(self, message: str, *, endpoint: str = "", status: int = 400,
+                 parameters: dict[str, str] | None = None):
+        super().__init__(message, endpoint=endpoint, status=status)
+        self.parameters = parameters or {}
+
+
+def refusal_text(resp: httpx.Response, raw: bytes) -> str:
+    """A short reason from an error body (``errors``/``message``/``error``), bounded in length."""
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return raw[:200].decode("utf-8", "replace")
+    parts: list[str] = []
+    if isinstance(body, dict):
+        for key in ("errors", "error", "message", "error_description", "detail"):
+            value = body.get(key)
+            if isinstance(value, list):
+                parts += [str(v.get("message") if isinstance(v, dict) else v) for v in value[:3]]
+            elif isinstance(value, dict):
+                parts.append(str(value.get("message") or value.get("status") or ""))
+            elif value:
+                parts.append(str(value))
+    return " ".join(p for p in parts if p)[:300] or resp.reason_phrase
+
+
+@dataclass(frozen=True)
+class ErrorRules:
+    """How one API's answers are sorted; :class:`crawl_assets.sdk.http.HttpClient` interprets them.
+
+    Statuses in none of the sets below are ``PermanentError``s, worded ``"HTTP <status> <reason>"`` (or
+    ``messages[status]`` with ``{reason}`` filled in).
+    """
+
+    success: frozenset[int] = frozenset(range(200, 300))
+    json_object_only: bool = False  # a success must be a JSON object (an empty or other body is malformed)
+    transient: frozenset[int] = TRANSIENT_STATUS  # retried with backoff, then TransientError
+    throttled: frozenset[int] = frozenset({429})  # waited out in place, or RateLimitWait
+    refresh_auth_on: frozenset[int] = frozenset({401})  # one auth refresh first (when the client has auth)
+    bad_request: frozenset[int] = frozenset()  # BadRequest with the refused parameters
+    messages: Mapping[int, str] = field(default_factory=dict)
+    throttled_text: str = "rate limited; retry in {wait:.0f}s"
+    reason: Callable[[httpx.Response, bytes], str] = refusal_text  # the reason an error body gives
+    parameters: Callable[[bytes], tuple[str, dict[str, str]]] | None = None  # bad request → (reason, parameters)

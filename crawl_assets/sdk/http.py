@@ -1,0 +1,196 @@
+"""The one request loop every HTTP source uses: pacing, bounded retries with backoff and jitter, capped body
+reads, and answers sorted by the API's :class:`~crawl_assets.sdk.errors.ErrorRules`.
+
+Every answer comes back as a :class:`Page`: the body exactly as received (what the lake stores) plus its
+parsed JSON. The loop is hand-written rather than a retry library's: its waits come from three sources that
+interact (the server's reset time, minimum intervals, backoff with jitter), it chooses between sleeping in
+place and ending the step (``RateLimitWait``), and it counts each kind apart for the run's metadata.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import httpx
+import orjson
+
+from crawl_assets.sdk.bounded import MAX_RESPONSE_BYTES, BodyTooLarge, get_capped
+from crawl_assets.sdk.errors import BadRequest, ErrorRules, PermanentError, RateLimitWait, SourceError, TransientError
+from crawl_assets.sdk.ratelimit import HeaderBudget, Pacing, RateHeaders
+
+_MALFORMED = object()
+
+
+@dataclass(frozen=True)
+class Page:
+    """One response: ``body`` as received, ``json`` parsed from it."""
+
+    endpoint: str
+    body: bytes
+    json: Any
+
+
+@dataclass(frozen=True)
+class RetrySettings:
+    """Bounds for waiting in place; beyond them the step ends and Dagster takes over."""
+
+    max_retries: int = 4  # per request, for 5xx / timeouts / dropped connections / malformed bodies
+    backoff_seconds: float = 1.0  # first backoff; doubles each retry, ±50 % jitter
+    backoff_cap_seconds: float = 60.0
+    max_inline_wait_seconds: float = 60.0  # longer rate-limit waits end the step with RateLimitWait
+    max_throttled: int = 3  # 429s per request before giving up in place
+    default_429_wait_seconds: float = 30.0  # when a 429 says nothing about when to come back
+    reset_margin_seconds: float = 0.5
+
+
+@dataclass
+class ClientStats:
+    requests: Counter[str] = field(default_factory=Counter)
+    rate_limit_wait_seconds: float = 0.0
+    retries: int = 0
+    throttled: int = 0  # 429 answers received
+
+    def as_metadata(self) -> dict[str, Any]:
+        return {"requests": sum(self.requests.values()), "requests_by_endpoint": dict(self.requests),
+                "rate_limit_wait_seconds": round(self.rate_limit_wait_seconds, 3),
+                "retries": self.retries, "http_429": self.throttled}
+
+
+class HttpClient:
+    """Calls one JSON API with pacing and bounded retries (the caller owns and closes ``http``).
+
+    A platform's client subclasses it with one method per endpoint; ``RULES`` and :meth:`pacing` are where
+    its API differs. ``api`` prefixes every error message (``"intercom conversations/get: HTTP 404 ..."``).
+    ``auth`` returns extra headers per request (a refreshed OAuth token); after a status in
+    ``RULES.refresh_auth_on`` it is called once more with ``refresh=True`` before the status counts.
+    """
+
+    RULES: ClassVar[ErrorRules] = ErrorRules()
+
+    def __init__(self, http: httpx.Client, *, api: str = "", settings: RetrySettings | None = None,
+                 rate: RateHeaders | None = None, auth: Callable[[bool], Mapping[str, str]] | None = None,
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time,
+                 jitter: Callable[[], float] = random.random, max_response_bytes: int = MAX_RESPONSE_BYTES):
+        self.http = http
+        self.api = api
+        self.max_response_bytes = max_response_bytes
+        self.settings = settings or self.default_settings()
+        self.auth = auth
+        self.sleep, self.clock, self.jitter = sleep, clock, jitter
+        self.stats = ClientStats()
+        self.pacer = self.pacing(rate or RateHeaders())
+
+    def default_settings(self) -> RetrySettings:
+        return RetrySettings()
+
+    def pacing(self, rate: RateHeaders) -> Pacing:
+        """How this client paces itself (one budget for the API, from ``rate``'s headers)."""
+        return HeaderBudget(rate, margin=self.settings.reset_margin_seconds, clock=self.clock)
+
+    def label(self, endpoint: str) -> str:
+        return f"{self.api} {endpoint}" if self.api else endpoint
+
+    def get(self, endpoint: str, path: str, params: Any = None) -> Page:
+        return self.request("GET", endpoint, path, params=params)
+
+    def post(self, endpoint: str, path: str, body: Any) -> Page:
+        return self.request("POST", endpoint, path, json=body)
+
+    def request(self, method: str, endpoint: str, path: str, *, params: Any = None, json: Any = None,
+                form: Mapping[str, str] | None = None) -> Page:
+        """One call, paced and retried; raises a ``SourceError`` subclass when it cannot answer."""
+        s, rules = self.settings, self.RULES
+        failures = throttled = 0
+        refreshed = False
+        while True:
+            self._pace(endpoint)
+            self.stats.requests[endpoint] += 1
+            self.pacer.sent(endpoint)
+            headers = dict(self.auth(refreshed)) if self.auth else {}
+            try:
+                resp, body = get_capped(self.http, method, path, self.max_response_bytes, params=params, json=json,
+                                        data=form, headers=headers)
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                problem = type(exc).__name__
+            except BodyTooLarge as exc:
+                problem = str(exc)
+            else:
+                self.pacer.observe(endpoint, resp.headers)
+                status = resp.status_code
+                if status in rules.success:
+                    parsed = _parse(body, rules.json_object_only)
+                    if parsed is not _MALFORMED:
+                        return Page(endpoint, body, parsed)
+                    problem = "malformed JSON body"
+                elif status in rules.throttled:
+                    self.stats.throttled += 1
+                    throttled += 1
+                    wait = self.pacer.throttled_wait(endpoint, resp.headers, s.default_429_wait_seconds)
+                    if wait > s.max_inline_wait_seconds or throttled > s.max_throttled:
+                        raise RateLimitWait(f"{self.label(endpoint)}: {rules.throttled_text.format(wait=wait)}",
+                                            seconds=wait, endpoint=endpoint)
+                    if self.pacer.sleeps_after_throttle:
+                        self._wait(wait)
+                    continue
+                elif status in rules.refresh_auth_on and self.auth is not None and not refreshed:
+                    refreshed = True
+                    continue
+                elif status in rules.transient:
+                    problem = f"HTTP {status}"
+                else:
+                    raise self.refusal(endpoint, resp, body)
+            failures += 1
+            if failures > s.max_retries:
+                raise TransientError(f"{self.label(endpoint)}: {problem} after {failures} attempts", endpoint=endpoint)
+            self.stats.retries += 1
+            self.sleep(min(s.backoff_cap_seconds, s.backoff_seconds * 2 ** (failures - 1)) * (0.5 + self.jitter()))
+
+    def refusal(self, endpoint: str, resp: httpx.Response, raw: bytes) -> SourceError:
+        """The error a refusing answer stands for, as the rules word it."""
+        rules, status = self.RULES, resp.status_code
+        if status in rules.bad_request and rules.parameters is not None:
+            reason, parameters = rules.parameters(raw)
+            return BadRequest(f"{self.label(endpoint)}: {status} {reason}", endpoint=endpoint, status=status,
+                              parameters=parameters)
+        reason = rules.messages.get(status, "{reason}").format(reason=rules.reason(resp, raw))
+        return PermanentError(f"{self.label(endpoint)}: HTTP {status} {reason}", endpoint=endpoint, status=status)
+
+    def _pace(self, endpoint: str) -> None:
+        wait = self.pacer.wait_before(endpoint)
+        if wait > self.settings.max_inline_wait_seconds:
+            raise RateLimitWait(f"{self.label(endpoint)}: request budget spent; window resets in {wait:.0f}s",
+                                seconds=wait, endpoint=endpoint)
+        if wait > 0:
+            self._wait(wait)
+
+    def _wait(self, seconds: float) -> None:
+        self.stats.rate_limit_wait_seconds += seconds
+        self.sleep(seconds)
+
+
+def _parse(body: bytes, object_only: bool) -> Any:
+    """The parsed body (None for an empty one, unless only an object will do), or ``_MALFORMED``."""
+    if not body and not object_only:
+        return None
+    try:
+        parsed = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return _MALFORMED
+    return parsed if isinstance(parsed, dict) or not object_only else _MALFORMED
+
+
+def new_http_client(base_url: str, *, headers: Mapping[str, str] | None = None, timeout_seconds: float = 30.0,
+                    accept: str | None = "application/json") -> httpx.Client:
+    """The pooled HTTP client of one credential (keep-alive, timeouts, fixed headers)."""
+    fixed = {"User-Agent": "crawl_assets", **({"Accept": accept} if accept else {}), **(headers or {})}
+    return httpx.Client(
+        base_url=base_url.rstrip("/"),
+        headers=fixed,
+        timeout=httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds)),
+        limits=httpx.Limits(max_connections=4, max_keepalive_connections=4),
+    )
