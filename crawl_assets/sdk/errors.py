@@ -47,6 +47,11 @@ class RateLimitWait(SourceError):
         self.seconds = seconds
 
 
+class SourceConfigError(ValueError):
+    """The registry entry asks for something this source cannot do (wrong kind, a too slow cadence):
+    the run fails at once, without retries, with the message."""
+
+
 class BadRequest(SourceError):
     """A refused request (``ErrorRules.bad_request``): ``parameters`` maps each refused parameter to the
     messages about it."""

@@ -15,7 +15,7 @@ from typing import ClassVar, Self
 import dagster as dg
 from pydantic import Field
 
-from crawl_assets.sources.pull import Budget
+from crawl_assets.sdk.sync import Budget
 from crawl_assets.sdk.http import RetrySettings
 from crawl_assets.sources.tenant_secrets import TenantSecret, pick_secret, secrets_from_env
 

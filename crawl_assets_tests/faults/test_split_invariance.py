@@ -7,7 +7,8 @@ import orjson
 import pytest
 
 from crawl_assets.lake import Lake
-from crawl_assets.sources.x.sync import Budget, sync_source
+from crawl_assets.sdk.sync import Budget
+from crawl_assets.sources.x.sync import sync_source
 from crawl_assets.sources.x.threads import LakeThreadMemory
 from crawl_assets_tests.sources.x.conftest import LakeStore, timeline
 from crawl_assets_tests.standins.x_api import XAPIServer

@@ -23,8 +23,8 @@ from typing import Any
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.envelope import wrap_line
 from crawl_assets.sources.play.client import PlayClient
-from crawl_assets.sources.pull import Budget, SourceConfigError, StoreBatch, SyncResult, begin, require_kind
-from crawl_assets.sdk.errors import TransientError
+from crawl_assets.sdk.sync import Budget, StoreBatch, SyncResult, begin, require_kind
+from crawl_assets.sdk.errors import SourceConfigError, TransientError
 
 RAW_FORMAT = "play"
 WINDOW_DAYS = 7.0

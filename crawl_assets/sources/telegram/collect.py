@@ -22,7 +22,8 @@ from crawl_assets.sources.telegram.client import CrawlClient
 from crawl_assets.sources.telegram.errors import AccountBusy, LongFloodWait, permanent_reason
 from crawl_assets.sources.telegram.resource import TelegramResource
 from crawl_assets.sources.telegram.sink import LakeSink
-from crawl_assets.sources.telegram.sync import SyncResult, run_sync
+from crawl_assets.sdk.sync import SyncResult
+from crawl_assets.sources.telegram.sync import run_sync
 
 
 async def _sync(resource: TelegramResource, entry: SourceEntry, state: dict[str, Any], sink: LakeSink,

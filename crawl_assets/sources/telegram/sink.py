@@ -16,8 +16,9 @@ from typing import Any
 import orjson
 
 from crawl_assets.lake import Lake, RawBatch
-from crawl_assets.lake.layout import new_batch_id, source_dir
+from crawl_assets.lake.layout import source_dir
 from crawl_assets.registry import SourceEntry
+from crawl_assets.sdk.sync import RawBatchWriter
 
 FORMAT = "telegram"
 METHOD = "api"
@@ -29,23 +30,15 @@ class LakeSink:
     def __init__(self, lake: Lake, entry: SourceEntry, run_id: str | None, save_state: Callable[[dict[str, Any]], None]):
         self.lake = lake
         self.entry = entry
-        self.run_id = run_id
-        self._save_state = save_state
-        self._seq = 0
-        self.batches: list[RawBatch] = []
+        self.writer = RawBatchWriter(lake, entry, run_id, FORMAT, save_state, METHOD)
+        self.batches: list[RawBatch] = self.writer.batches
 
     def write(self, lines: list[bytes], *, kind: str, extra: dict[str, Any]) -> str:
-        batch = self.lake.write_raw_batch(
-            tenant=self.entry.tenant, platform=self.entry.platform, source=self.entry.key,
-            batch_id=new_batch_id(self.run_id, self._seq), fmt=FORMAT, method=METHOD, run_id=self.run_id,
-            lines=lines, extra={"kind": kind, **extra},
-        )
-        self._seq += 1
-        self.batches.append(batch)
-        return batch.path
+        """A raw batch (also with no lines: a chat-metadata batch carries its data in ``extra``)."""
+        return self.writer.write(lines, {"kind": kind, **extra}).path
 
     def checkpoint(self, state: dict[str, Any]) -> None:
-        self._save_state(state)
+        self.writer.save_state(state)
 
     def _state_path(self) -> str:
         return f"{source_dir('state', self.entry.tenant, self.entry.platform, self.entry.key)}/refresh-window.json"

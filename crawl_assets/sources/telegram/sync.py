@@ -28,6 +28,7 @@ from telethon import utils
 from telethon.tl import TLObject, functions, types
 
 from crawl_assets.registry import SourceEntry
+from crawl_assets.sdk.sync import SyncResult, SyncStats
 from crawl_assets.sources.telegram.client import CrawlClient
 from crawl_assets.sources.telegram.errors import SourceGone
 from crawl_assets.sources.telegram.rawlines import (
@@ -103,25 +104,16 @@ class Options:
 
 
 @dataclass
-class SyncStats:
-    fetched: int = 0
-    new: int = 0
-    updated: int = 0
-    deleted: int = 0
+class TelegramStats(SyncStats):
+    """The shared counts (``fetched``, ``new``, ``updated``, ``deleted``, ``batches``) and Telegram's own."""
+
     comments: int = 0
     media_files: int = 0
-    batches: int = 0
     checkpoints: int = 0
     budget_exhausted: bool = False
     gap_open: bool = False
     duration_seconds: float = 0.0
     batch_paths: list[str] = field(default_factory=list)
-
-
-@dataclass
-class SyncResult:
-    state: dict[str, Any]
-    stats: SyncStats
 
 
 class TelegramSync:
@@ -137,7 +129,7 @@ class TelegramSync:
         self.budget = budget
         self.options = options or Options.from_entry(entry)
         self.now = now or datetime.now(timezone.utc)
-        self.stats = SyncStats()
+        self.stats = TelegramStats()
         self._pages_at_start = self._pages()
         self.peer: Any = None
         self.peer_tl: TLObject | None = None
@@ -155,7 +147,7 @@ class TelegramSync:
         return max(0, left)
 
     # -- the run -----------------------------------------------------------------------------
-    async def run(self) -> SyncResult:
+    async def run(self) -> SyncResult[TelegramStats]:
         try:
             await self._run_once()
         except tl_errors.ChannelInvalidError:

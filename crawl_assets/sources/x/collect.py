@@ -18,12 +18,12 @@ from crawl_assets.checkpoints import Checkpointer
 from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.common import fail_permanently, raw_materialization
-from crawl_assets.sources.pull import lake_store
 from crawl_assets.sdk.errors import BadRequest, PermanentError, RateLimitWait
 from crawl_assets.sdk.http import ClientStats
+from crawl_assets.sdk.sync import Budget, RawBatchWriter, SyncResult
 from crawl_assets.sources.x.ids import id_time
 from crawl_assets.sources.x.resource import MissingCredential, XResource
-from crawl_assets.sources.x.sync import Budget, SourceOptions, SyncResult, stats_metadata, sync_source
+from crawl_assets.sources.x.sync import SourceOptions, stats_metadata, sync_source
 from crawl_assets.sources.x.threads import LakeThreadMemory
 
 RAW_FORMAT = "x-v2"
@@ -34,7 +34,8 @@ def collect(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake) -
     resource: XResource = context.resources.x
     started = time.time()
     checkpointer = Checkpointer(context)
-    store, batches = lake_store(context, entry, lake, RAW_FORMAT, checkpointer)
+    writer = RawBatchWriter(lake, entry, context.run.run_id, RAW_FORMAT, checkpointer.save)
+    store, batches = writer.store, writer.batches
 
     try:
         options = SourceOptions.of(entry)

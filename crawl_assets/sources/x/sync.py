@@ -33,6 +33,7 @@ import orjson
 
 from crawl_assets.registry import SourceEntry, SourceKind
 from crawl_assets.sdk.http import Page
+from crawl_assets.sdk.sync import Budget, PageBuffer, StoreBatch, SyncResult
 from crawl_assets.sources.x.client import SEARCH_ALL, SEARCH_RECENT, USER_TWEETS, XClient
 from crawl_assets.sdk.errors import BadRequest
 from crawl_assets.sources.x.ids import id_time, max_id, parse_time, rfc3339
@@ -49,23 +50,6 @@ PAGE_LIMITS = {USER_TWEETS: (5, 100), SEARCH_RECENT: (10, 100), SEARCH_ALL: (10,
 TOKEN_PARAMS = frozenset({"pagination_token", "next_token"})
 _BETWEEN = re.compile(r"between (\d+) and (\d+)")
 
-StoreBatch = Callable[[list[bytes], dict[str, Any], dict[str, Any]], None]
-"""``store(lines, state, info)``: write ``lines`` durably (none: nothing to write), then save ``state``."""
-
-
-@dataclass
-class Budget:
-    """How much one run may do; a stopped run resumes from its checkpoint next time."""
-
-    max_pages: int | None = None
-    deadline: float | None = None  # epoch seconds; no request starts after it
-
-    def allows(self, pages_done: int, clock: Callable[[], float] = time.time) -> bool:
-        if self.max_pages is not None and pages_done >= self.max_pages:
-            return False
-        return self.deadline is None or clock() < self.deadline
-
-
 @dataclass
 class SyncStats:
     pages: int = 0
@@ -80,12 +64,6 @@ class SyncStats:
     refresh_gone: int = 0  # of those, no longer there (deleted, or made unavailable)
     gaps: list[str] = field(default_factory=list)
     complete: bool = False  # forward pass and backfill both reached their ends
-
-
-@dataclass
-class SyncResult:
-    state: dict[str, Any]
-    stats: SyncStats
 
 
 @dataclass(frozen=True)
@@ -126,35 +104,6 @@ class SourceOptions:
         )
 
 
-class _Buffer:
-    """Pages waiting to be stored with the state that covers them."""
-
-    def __init__(self, store: StoreBatch, stats: SyncStats):
-        self.store, self.stats = store, stats
-        self.lines: list[bytes] = []
-        self.info: dict[str, Any] = {}
-        self.broken = False  # the store itself failed: do not try it again on the way out
-
-    def add(self, page: Page, phase: str) -> None:
-        if self.info.get("phase") not in (None, phase):
-            raise RuntimeError("flush before switching phase")
-        self.info = {"phase": phase, "endpoint": page.endpoint, "pages": len(self.lines) + 1}
-        # JSON never needs a raw newline; X sends none, but a line must hold exactly one page
-        self.lines.append(page.body.replace(b"\r", b" ").replace(b"\n", b" "))
-
-    def flush(self, state: dict[str, Any], *, checkpoint_only: bool = False) -> None:
-        if not self.lines and not checkpoint_only:
-            return
-        try:
-            self.store(self.lines, copy.deepcopy(state), self.info)
-        except BaseException:
-            self.broken = True
-            raise
-        if self.lines:
-            self.stats.batches += 1
-        self.lines, self.info = [], {}
-
-
 class _Sync:
     def __init__(self, client: XClient, entry: SourceEntry, state: dict[str, Any], store: StoreBatch,
                  budget: Budget, memory: ThreadMemory | None, now: datetime, clock: Callable[[], float]):
@@ -163,7 +112,7 @@ class _Sync:
         self.state = _fresh(state, entry, now)
         self.now, self.clock = now, clock
         self.stats = SyncStats()
-        self.buffer = _Buffer(store, self.stats)
+        self.buffer = PageBuffer(store, self.stats, self.opts.pages_per_batch)
         self.refs = PageRefs()
         self.fetched: set[str] = set()  # ids this sync stored: fresh, not re-read
 
@@ -213,15 +162,23 @@ class _Sync:
             return page
 
     def may_request(self) -> bool:
-        return self.budget.allows(self.stats.pages, self.clock)
+        return self.budget.allows(clock=self.clock, pages=self.stats.pages)
 
     def keep(self, page: Page, phase: str) -> None:
         """Buffer a page that holds posts; store every few pages (state already covers it)."""
         if page.json.get("data"):
-            self.buffer.add(page, phase)
+            self.buffer_page(page, phase)
             self.remember(page)
         if len(self.buffer.lines) >= self.opts.pages_per_batch:
-            self.buffer.flush(self.state)
+            self.buffer.flush(self.state, only_lines=True)
+
+    def buffer_page(self, page: Page, phase: str) -> None:
+        """One page as one raw line (JSON never needs a raw newline; X sends none, but a line must hold
+        exactly one page); batches are flushed by line count here, and never mix phases."""
+        if self.buffer.info.get("phase") not in (None, phase):
+            raise RuntimeError("flush before switching phase")
+        self.buffer.add(page.body.replace(b"\r", b" ").replace(b"\n", b" "), self.state, page=False,
+                        phase=phase, endpoint=page.endpoint, pages=len(self.buffer.lines) + 1)
 
     def remember(self, page: Page) -> None:
         """Track the newest stored ids for the refresh window (in the state saved with this page)."""
@@ -243,7 +200,7 @@ class _Sync:
             user = self.client.user_by_username(ident)
             self.state["user"] = {"identifier": self.entry.identifier, "id": str(user["id"]),
                                   "username": user.get("username")}
-        self.buffer.flush(self.state, checkpoint_only=True)
+        self.buffer.flush(self.state)
 
     def forward(self) -> bool:
         """Everything newer than ``newest_id`` (first sync: from the anchor or the horizon). True when done."""
@@ -313,7 +270,7 @@ class _Sync:
         bf = self.state.setdefault("backfill", {"end": self.state.get("anchor"), "token": None, "done": False})
         if bf.get("done"):
             return True
-        self.buffer.flush(self.state)  # phases never share a batch
+        self.buffer.flush(self.state, only_lines=True)  # phases never share a batch
         floor = self.horizon()
         while True:
             end = parse_time(bf["end"])
@@ -348,13 +305,13 @@ class _Sync:
         """Fetch missing parents once, in bounded batches of 100 ids; remember what was tried."""
         if not self.opts.complete_threads or self.memory is None:
             return
-        self.buffer.flush(self.state)
+        self.buffer.flush(self.state, only_lines=True)
         known, pending = self.memory.load()
         known |= self.refs.have | self.refs.gone
         todo = list(dict.fromkeys([*pending, *sorted(self.refs.missing(known), key=lambda i: (len(i), i))]))
         todo = [i for i in todo if i not in known]
         budget = self.opts.max_parent_lookups
-        while todo and budget > 0 and self.budget.allows(0, self.clock):
+        while todo and budget > 0 and self.budget.allows(clock=self.clock, pages=0):
             batch, todo = todo[: min(100, budget)], todo[min(100, budget):]
             budget -= len(batch)
             page = self.client.lookup(batch)
@@ -367,8 +324,8 @@ class _Sync:
             queued = set(todo)
             todo += [i for i in sorted(found.missing(known), key=lambda i: (len(i), i)) if i not in queued]
             if page.json.get("data"):
-                self.buffer.add(page, "parents")
-                self.buffer.flush(self.state)
+                self.buffer_page(page, "parents")
+                self.buffer.flush(self.state, only_lines=True)
             self.memory.save(known, todo)
         self.memory.save(known, todo)
 
@@ -380,7 +337,7 @@ class _Sync:
         recent = [i for i in self.state["recent"] if i not in self.fetched]
         if not recent or not window:
             return
-        self.buffer.flush(self.state)  # phases never share a batch
+        self.buffer.flush(self.state, only_lines=True)  # phases never share a batch
         gone: set[str] = set()
         for start in range(0, len(recent), 100):
             if not self.may_request():
@@ -397,14 +354,14 @@ class _Sync:
             gone.update(missing)
             # saved with this page: a resumed run neither reads nor marks these ids again
             self.state["recent"] = [i for i in self.state["recent"] if i not in gone]
-            self.buffer.add(page, "refresh")
+            self.buffer_page(page, "refresh")
             observed = rfc3339(self.now)
             for post_id in missing:
-                self.buffer.lines.append(orjson.dumps({"_": DELETED, "id": post_id, "observed_at": observed,
-                                                       "reason": "not found by id lookup"}))
+                self.buffer.add(orjson.dumps({"_": DELETED, "id": post_id, "observed_at": observed,
+                                              "reason": "not found by id lookup"}), self.state, page=False)
             if len(self.buffer.lines) >= self.opts.pages_per_batch:
-                self.buffer.flush(self.state)
-        self.buffer.flush(self.state)
+                self.buffer.flush(self.state, only_lines=True)
+        self.buffer.flush(self.state, only_lines=True)
 
     def run(self) -> SyncResult:
         try:
@@ -412,17 +369,17 @@ class _Sync:
             done = self.forward()
             if done:
                 done = self.backfill()
-            self.buffer.flush(self.state)
+            self.buffer.flush(self.state, only_lines=True)
             self.complete_threads()
             if done:
                 self.refresh()
         except BaseException:
             if not self.buffer.broken:
-                self.buffer.flush(self.state)  # what was fetched stays fetched
+                self.buffer.flush(self.state, only_lines=True)  # what was fetched stays fetched
             raise
         self.stats.complete = done
         self.state["last_sync_at"] = rfc3339(self.now)
-        self.buffer.flush(self.state, checkpoint_only=True)
+        self.buffer.flush(self.state)
         return SyncResult(self.state, self.stats)
 
 

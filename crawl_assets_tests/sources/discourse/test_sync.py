@@ -12,7 +12,7 @@ from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.discourse.client import new_client
 from crawl_assets.sources.discourse.normalize import normalize_discourse
 from crawl_assets.sources.discourse.sync import sync_forum
-from crawl_assets.sources.pull import Budget
+from crawl_assets.sdk.sync import Budget
 from crawl_assets.sdk.errors import PermanentError, TransientError
 from crawl_assets.sdk.http import RetrySettings
 from crawl_assets_tests.sources.feedback_helpers import LakeStore, errors, normalize_batches

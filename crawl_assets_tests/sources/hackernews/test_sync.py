@@ -12,7 +12,7 @@ from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.hackernews.client import new_client
 from crawl_assets.sources.hackernews.normalize import normalize_hackernews
 from crawl_assets.sources.hackernews.sync import sync_search
-from crawl_assets.sources.pull import Budget
+from crawl_assets.sdk.sync import Budget
 from crawl_assets.sdk.http import RetrySettings
 from crawl_assets_tests.sources.feedback_helpers import LakeStore, normalize_batches
 from crawl_assets_tests.standins.hackernews_api import HackerNewsServer, make_items

@@ -9,7 +9,7 @@ import pytest
 from crawl_assets.sources.intercom.client import new_client
 from crawl_assets.sources.intercom.normalize import normalize_intercom
 from crawl_assets.sources.intercom.sync import sync_workspace
-from crawl_assets.sources.pull import Budget
+from crawl_assets.sdk.sync import Budget
 from crawl_assets.sdk.errors import PermanentError, RateLimitWait
 from crawl_assets.sdk.http import RetrySettings
 from crawl_assets_tests.sources.feedback_helpers import errors, normalize_batches

@@ -14,7 +14,7 @@ from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.play.normalize import normalize_reviews
 from crawl_assets.sources.play.resource import PlayResource
 from crawl_assets.sources.play.sync import CadenceError, sync_app
-from crawl_assets.sources.pull import Budget
+from crawl_assets.sdk.sync import Budget
 from crawl_assets.sdk.errors import PermanentError
 from crawl_assets.sources.tenant_secrets import MissingCredential, TenantSecret
 from crawl_assets_tests.sources.feedback_helpers import LakeStore, errors, normalize_batches

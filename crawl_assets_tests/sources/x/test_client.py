@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from crawl_assets.sdk.errors import PermanentError, RateLimitWait, TransientError
-from crawl_assets.sources.x.sync import Budget, sync_source
+from crawl_assets.sdk.sync import Budget
+from crawl_assets.sources.x.sync import sync_source
 from crawl_assets_tests.sources.x.conftest import FAST, LakeStore, expected_timeline, search, timeline
 
 

@@ -17,7 +17,8 @@ from crawl_assets.lake import Lake
 from crawl_assets.sources.x.client import XClient, new_http_client
 from crawl_assets.sdk.errors import PermanentError, TransientError
 from crawl_assets.sources.x.fields import EXPANSIONS, TWEET_FIELDS
-from crawl_assets.sources.x.sync import Budget, sync_source
+from crawl_assets.sdk.sync import Budget
+from crawl_assets.sources.x.sync import sync_source
 from crawl_assets.sources.x.threads import LakeThreadMemory
 from crawl_assets_tests.sources.x.conftest import FAST, LakeStore, expected_timeline, search, timeline
 from crawl_assets_tests.standins.x_api import XAPIServer

@@ -1,0 +1,157 @@
+"""What every sync engine shares, whatever its API: the run's budget, the buffer that hands pages to
+``store`` with the state that covers them, the result, and the raw-batch writer behind ``store``.
+
+A sync engine (``sources/<platform>/sync.py``) is a plain function that walks its API and calls
+``store(lines, state, info)`` (a :data:`StoreBatch`) every few pages; :class:`RawBatchWriter` makes that
+write a raw batch to the lake and *then* save the checkpoint, so a run killed anywhere resumes from the
+last stored page, never past it. Nothing here imports Dagster: the checkpoint is saved through a callable.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Generic, TypeVar
+
+from crawl_assets.lake import Lake, RawBatch
+from crawl_assets.lake.layout import new_batch_id
+from crawl_assets.registry import SourceEntry
+from crawl_assets.sdk.errors import SourceConfigError
+from crawl_assets.sdk.http import ClientStats
+
+StoreBatch = Callable[[list[bytes], dict[str, Any], dict[str, Any]], None]
+"""``store(lines, state, info)``: make ``lines`` durable (none: nothing to write), then save ``state``."""
+
+S = TypeVar("S")
+
+
+@dataclass
+class SyncStats:
+    """What a sync saw; ``extra`` holds source-specific counts (all end up in the run's metadata).
+
+    The stats of the REST engines; X and Telegram count their walks in their own (``SyncResult.stats``)."""
+
+    fetched: int = 0
+    new: int = 0
+    updated: int = 0
+    deleted: int = 0
+    pages: int = 0
+    batches: int = 0
+    complete: bool = False
+    newest_event_at: str | None = None  # ISO instant of the newest item stored
+    extra: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def saw(self, instant: datetime | None) -> None:
+        if instant is not None:
+            iso = instant.astimezone(timezone.utc).isoformat()
+            if self.newest_event_at is None or iso > self.newest_event_at:
+                self.newest_event_at = iso
+
+
+@dataclass
+class Budget:
+    """How much one run may do; a stopped run resumes from its checkpoint next time."""
+
+    max_requests: int | None = None  # requests the client made
+    max_pages: int | None = None  # pages the engine fetched
+    deadline: float | None = None  # epoch seconds; no request starts after it
+
+    def allows(self, client: ClientStats | None = None, clock: Callable[[], float] = time.time, *, pages: int = 0) -> bool:
+        if self.max_requests is not None and client is not None and sum(client.requests.values()) >= self.max_requests:
+            return False
+        if self.max_pages is not None and pages >= self.max_pages:
+            return False
+        return self.deadline is None or clock() < self.deadline
+
+
+@dataclass
+class SyncResult(Generic[S]):
+    state: dict[str, Any]
+    stats: S
+
+
+class PageBuffer:
+    """Lines waiting to be stored with the state that covers them, flushed every ``pages_per_batch`` pages.
+
+    ``stats`` (any object with ``pages`` and ``batches``) counts the pages added and the batches stored; a
+    line added with ``page=False`` (context, a deletion marker) neither counts nor triggers a flush.
+    ``preamble`` lines (e.g. Discourse categories) start every batch. A failing ``store`` marks the buffer
+    ``broken`` so nobody tries it again on the way out.
+    """
+
+    def __init__(self, store: StoreBatch, stats: Any, pages_per_batch: int = 5):
+        self.store, self.stats, self.pages_per_batch = store, stats, max(1, pages_per_batch)
+        self.preamble: list[bytes] = []
+        self.lines: list[bytes] = []
+        self.pages = 0
+        self.info: dict[str, Any] = {}
+        self.broken = False
+
+    def add(self, line: bytes, state: dict[str, Any], *, page: bool = True, **info: Any) -> None:
+        self.lines.append(line)
+        self.info.update(info)
+        if page:
+            self.pages += 1
+            self.stats.pages += 1
+        if self.pages >= self.pages_per_batch:
+            self.flush(state)
+
+    def flush(self, state: dict[str, Any], *, only_lines: bool = False) -> None:
+        """Store what is buffered with a copy of ``state`` (with nothing buffered: the state alone, unless
+        ``only_lines``)."""
+        if only_lines and not self.lines:
+            return
+        try:
+            self.store(self.preamble + self.lines if self.lines else [], copy.deepcopy(state), dict(self.info))
+        except BaseException:
+            self.broken = True
+            raise
+        if self.lines:
+            self.stats.batches += 1
+        self.lines, self.pages, self.info = [], 0, {}
+
+
+def begin(state: dict[str, Any], store: StoreBatch, pages_per_batch: int) -> tuple[dict[str, Any], SyncStats, PageBuffer]:
+    """A sync's working copy of the checkpoint, its stats and its page buffer."""
+    stats = SyncStats()
+    return copy.deepcopy(state), stats, PageBuffer(store, stats, pages_per_batch)
+
+
+@dataclass
+class RawBatchWriter:
+    """Raw batches of one source in the lake, numbered in the order written, and the checkpoint after them."""
+
+    lake: Lake
+    entry: SourceEntry
+    run_id: str | None
+    fmt: str
+    save_state: Callable[[dict[str, Any]], None]
+    method: str = "api"
+    batches: list[RawBatch] = field(default_factory=list)
+    _seq: itertools.count[int] = field(default_factory=itertools.count, init=False, repr=False)
+
+    def write(self, lines: list[bytes], extra: dict[str, Any]) -> RawBatch:
+        batch = self.lake.write_raw_batch(
+            tenant=self.entry.tenant, platform=self.entry.platform, source=self.entry.key,
+            batch_id=new_batch_id(self.run_id, next(self._seq)), fmt=self.fmt, method=self.method,
+            run_id=self.run_id, lines=lines, extra=extra,
+        )
+        self.batches.append(batch)
+        return batch
+
+    def store(self, lines: list[bytes], state: dict[str, Any], info: dict[str, Any]) -> None:
+        """The :data:`StoreBatch` of the source: its lines as a batch (when there are any), then ``state``."""
+        if lines:
+            self.write(lines, info)
+        self.save_state(state)
+
+
+def require_kind(entry: SourceEntry, kind: str, platform_label: str) -> None:
+    """Refuse a registry entry of a kind this sync engine does not collect live."""
+    if entry.kind.value != kind:
+        raise SourceConfigError(f"source {entry.key}: {platform_label} sources are of kind {kind!r} (or export_file)")
