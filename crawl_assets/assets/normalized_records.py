@@ -6,134 +6,14 @@ and a new normalizer version re-derives everything from raw without collecting a
 """
 
 
-from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
-
 import dagster as dg
-import pyarrow as pa
 
-from crawl_assets.lake import Lake, RawBatch
-from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
-from crawl_assets.assets.deriver_version import NORMALIZER_VERSION
-from crawl_assets.assets.edit_versions import earlier_versions, observe, resolved
 from crawl_assets.assets.records_preview import preview_metadata
-from crawl_assets.normalize import NormalizeContext, dedupe_latest, normalize_stream
-from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.partitions import SOURCE_PARTITIONS
+# normalize_batch is looked up here at call time (a fault-injection site patches this module's name)
+from crawl_assets.pipeline.normalize import TABLE, failed_batch, normalize_batch, split_source_key
+from crawl_assets.pipeline.version import NORMALIZER_VERSION
 from crawl_assets.resources.lake import LakeResource
-from crawl_assets.schema import Record, Rejection
-
-TABLE = "normalized_records"
-
-
-def split_source_key(key: str) -> tuple[str, str]:
-    """(tenant, platform) of a partition key ``{tenant}.{platform}.{name}``."""
-    tenant, platform, _ = key.split(".", 2)
-    return tenant, platform
-
-
-def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) -> int:
-    """Give each bare tombstone (a deletion seen by a collector, a post X names as unavailable) the last full
-    observation of its key from earlier parts, with the tombstone's ``deleted``/``deleted_at`` and why it is
-    unavailable: the index then keeps the content instead of an empty document. Returns how many were
-    merged; unmatched ones stay bare."""
-    wanted = {r["key"]: i for i, r in enumerate(rows) if (r.get("metadata") or {}).get("tombstone")}
-    if not wanted:
-        return 0
-    m = batch.manifest
-    prior: dict[str, dict[str, Any]] = {}
-    earlier = [p for p in lake.part_ids(TABLE, m.tenant, m.platform, m.source) if p < m.batch_id]
-    # the key column of every earlier part is cheap to read; whole rows only of the parts that hold a hit
-    holding = {part_id for part_id, keys in lake.read_parts(TABLE, m.tenant, m.platform, m.source, columns=["key"],
-                                                            include=set(earlier).__contains__)
-               if any(k in wanted for k in keys.column("key").to_pylist())}
-    for _, table in lake.read_parts(TABLE, m.tenant, m.platform, m.source, include=holding.__contains__):
-        hits = [i for i, k in enumerate(table.column("key").to_pylist()) if k in wanted]
-        for row in arrow_to_records(table.take(hits)) if hits else ():
-            if not (row.get("metadata") or {}).get("tombstone"):
-                prior[row["key"]] = row
-    for key, i in wanted.items():
-        if key in prior:
-            tomb = rows[i]
-            evidence = {k: v for k, v in (tomb.get("metadata") or {}).items() if k in ("unavailable", "x_error")}
-            rows[i] = {**prior[key], "deleted": tomb["deleted"], "deleted_at": tomb["deleted_at"],
-                       "provenance": tomb["provenance"], "metadata": {**(prior[key].get("metadata") or {}), **evidence}}
-    return sum(1 for k in wanted if k in prior)
-
-
-CHUNK_ROWS = 10_000
-
-
-@dataclass
-class BatchResult:
-    rows: int = 0
-    rejected: list[dict[str, Any]] = field(default_factory=list)
-    duplicates: list[str] = field(default_factory=list)
-    invalid: list[str] = field(default_factory=list)
-    failed: bool = False  # the batch could not be normalized at all (no part written; tried again next run)
-
-
-def failed_batch(batch: RawBatch, exc: Exception) -> BatchResult:
-    """The result of a batch whose normalization raised: one rejection naming the batch and the cause, so
-    the batch is quarantined with its reason and the source's other batches go on."""
-    reason = f"batch could not be normalized: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-    return BatchResult(rejected=[Rejection(name=batch.path, reason=reason).model_dump(mode="json")], failed=True)
-
-
-def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
-    """Normalize one raw batch into its Parquet part, streaming: records go through the (spilling)
-    dedupe and are written in chunks, so a large export never sits in memory whole."""
-    m = batch.manifest
-    ctx = NormalizeContext(
-        tenant=m.tenant,
-        source=m.source,
-        collected_at=datetime.fromisoformat(m.collected_at),
-        method=m.method,
-        run_id=m.run_id,
-        raw_pointer=batch.path,
-        **m.extra.get("normalize", {}),  # the source's normalization options, as stored with the batch
-    )
-    result = BatchResult()
-    seen: Counter[str] = Counter()
-    edits = EditHistories(m.platform)  # edited posts: every version resolved against the batch's histories
-
-    def records() -> Iterator[Record]:
-        with lake.open_raw(batch) as stream:
-            for item in normalize_stream(m.format, stream, name=batch.path, context=ctx):
-                if isinstance(item, Rejection):
-                    result.rejected.append(item.model_dump(mode="json"))
-                else:
-                    observe(edits, {"platform": item.platform, "metadata": item.metadata})
-                    yield item
-
-    def chunks() -> Iterator[pa.Table]:
-        buffer: list[dict[str, Any]] = []
-        for record in dedupe_latest(records()):
-            buffer.append(resolved(edits, record.model_dump(mode="json")))
-            if len(buffer) >= CHUNK_ROWS:
-                yield flush(buffer)
-                buffer = []
-        buffer += earlier_versions(lake, batch, TABLE, edits, set(seen) | {r["key"] for r in buffer})
-        if buffer:
-            yield flush(buffer)
-
-    def flush(rows: list[dict[str, Any]]) -> pa.Table:
-        merge_tombstones(lake, batch, rows)
-        seen.update(r["key"] for r in rows)
-        table = records_to_arrow(rows)
-        for row in arrow_to_records(table):  # what is stored must read back as a valid Record
-            try:
-                Record.model_validate(row)
-            except ValueError as exc:
-                result.invalid.append(f"{row.get('key')}: {str(exc).splitlines()[0]}")
-        return table
-
-    result.rows = lake.write_part_chunks(part, chunks(), RECORDS_SCHEMA, version=NORMALIZER_VERSION)
-    result.duplicates = sorted(k for k, n in seen.items() if n > 1)
-    return result
 
 
 def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.AssetsDefinition:

@@ -7,23 +7,19 @@ crash converges to the same index.
 """
 
 
-from collections import Counter
 from collections.abc import Iterator
-from typing import Any
 
 import dagster as dg
 
-from crawl_assets.assets.deriver_version import NORMALIZER_VERSION
-from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
-from crawl_assets.assets.normalized_records import split_source_key
 from crawl_assets.index.bootstrap import setup_indices
 from crawl_assets.index.sink import edge_id, index_documents
 from crawl_assets.index.stale_edges import stale_edge_tombstones
 from crawl_assets.index.stats import count_documents
 from crawl_assets.lake import Lake
-from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.normalize.edges import EDGE_COLUMNS, document_edges
 from crawl_assets.partitions import SOURCE_PARTITIONS
+# looked up here at call time (fault-injection sites patch this module's names)
+from crawl_assets.pipeline.index import edge_version_fields, marker_body, pending_edges, pending_records, scan_keys
+from crawl_assets.pipeline.normalize import split_source_key
 from crawl_assets.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.resources.lake import LakeResource
 
@@ -31,75 +27,6 @@ MISSING_CLUSTER = (
     "no Elasticsearch cluster is configured: set CRAWL_ES_URL (e.g. http://localhost:9200; "
     "`docker compose up elasticsearch` starts one) and reload the code location"
 )
-
-
-def _marker(source_dir: str, batch_id: str) -> str:
-    return f"index_state/{source_dir}/{batch_id}.done"
-
-
-def marker_body(run_id: str) -> bytes:
-    """A marker names the normalizer version of the part it accounts for: a part re-derived by a newer
-    normalizer (same batch id, new content) is then pending again and gets re-indexed."""
-    return f"{NORMALIZER_VERSION} {run_id}".encode()
-
-
-def marked_current(lake: Lake, marker: str) -> bool:
-    """Whether the marker exists and was written for the current normalizer version's part."""
-    try:
-        with lake.fs.open(lake.path(marker), "rb") as fh:
-            return fh.read(len(NORMALIZER_VERSION) + 1) == f"{NORMALIZER_VERSION} ".encode()
-    except FileNotFoundError:
-        return False
-
-
-def pending_records(lake: Lake, tenant: str, platform: str, source: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """Records of parts not indexed yet (latest observation per key) and those parts' markers; indexed
-    parts are not read."""
-    latest: dict[str, dict[str, Any]] = {}
-    markers = []
-    source_dir = f"{tenant}/{platform}/{source}"
-    indexed = {batch_id for batch_id in lake.part_ids(RECORDS_TABLE, tenant, platform, source)
-               if marked_current(lake, _marker(source_dir, batch_id))}
-    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source,
-                                           include=lambda b: b not in indexed):
-        markers.append(_marker(source_dir, batch_id))
-        for row in arrow_to_records(table):
-            latest[row["key"]] = row
-    return list(latest.values()), markers
-
-
-def scan_keys(lake: Lake, tenant: str, platform: str, source: str, pending: set[str]) -> tuple[set[str], int]:
-    """One pass over the key and deleted columns of every part: which ``pending`` keys were observed in
-    more than one part (indexed or not: a crash may have stopped a run between indexing a part and
-    marking it), and how many keys' latest observation is not a tombstone."""
-    parts_of: Counter[str] = Counter()
-    deleted: dict[str, bool] = {}
-    for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key", "deleted"]):
-        keys = table.column("key").to_pylist()
-        parts_of.update(k for k in set(keys) if k in pending)
-        for k, d in zip(keys, table.column("deleted").to_pylist()):
-            deleted[k] = bool(d)
-    return {k for k, n in parts_of.items() if n > 1}, sum(1 for d in deleted.values() if not d)
-
-
-def edge_version_fields(record: dict[str, Any]) -> dict[str, Any]:
-    """What an edge document carries of its record so that it gets the record's external version: an
-    edge from an older observation then never overwrites (or revives) one from a newer observation."""
-    collected = (record.get("provenance") or {}).get("collected_at")
-    return {"edited_at": record.get("edited_at"), "deleted_at": record.get("deleted_at"),
-            "provenance": {"collected_at": collected}}
-
-
-def pending_edges(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The edge documents of the records about to be indexed (the same ``document_edges`` the
-    ``relation_edges`` table is built from), versioned like their record: edges change only with their
-    record, so the edges of records indexed before are not sent again."""
-    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for record in records:
-        version = edge_version_fields(record)
-        for edge in document_edges(record):
-            rows[(edge[0], edge[1], edge[2])] = {**dict(zip(EDGE_COLUMNS, edge)), **version}
-    return [rows[k] for k in sorted(rows)]
 
 
 def index_checks(key: dg.AssetKey) -> list[dg.AssetCheckSpec]:

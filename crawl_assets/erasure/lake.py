@@ -11,11 +11,11 @@ from typing import Any
 import orjson
 import pyarrow.parquet as pq
 
-from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
-from crawl_assets.assets.normalized_records import normalize_batch
-from crawl_assets.assets.relation_edges import write_relations
-from crawl_assets.assets.search_index import marker_body
-from crawl_assets.assets.relation_edges import TABLE as EDGES_TABLE
+from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize import normalize_batch
+from crawl_assets.pipeline.relations import write_relations
+from crawl_assets.pipeline.index import marker_body
+from crawl_assets.pipeline.relations import TABLE as EDGES_TABLE
 from crawl_assets.erasure.scrub import DROP, Subject, mentions, persons_of, scrub
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import arrow_to_records

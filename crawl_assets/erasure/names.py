@@ -4,7 +4,7 @@ then erased by its stable ``author_id`` (or, for records without one, by record 
 
 from __future__ import annotations
 
-from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.erasure.lake import tenant_sources
 from crawl_assets.lake import Lake
 

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 from elasticsearch import Elasticsearch
 
-from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.erasure.lake import rebuild_relations, tenant_sources
 from crawl_assets.index.bootstrap import delete_expired_months
 from crawl_assets.lake import Lake

@@ -16,8 +16,8 @@ ALLOWED: dict[str, set[str]] = {
         "crawl_assets_tests/standins/x_api.py",
     },
     "lake_leaks": {
-        "crawl_assets/assets/search_index.py: .fs",
-        "crawl_assets/assets/search_index.py: area path",
+        "crawl_assets/pipeline/index.py: .fs",
+        "crawl_assets/pipeline/index.py: area path",
         "crawl_assets/erasure/deadletters.py: .fs",
         "crawl_assets/erasure/deadletters.py: area path",
         "crawl_assets/erasure/lake.py: .fs",

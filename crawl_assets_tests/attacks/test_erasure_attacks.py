@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from crawl_assets import settings
-from crawl_assets.assets.normalized_records import TABLE, normalize_batch
+from crawl_assets.pipeline.normalize import TABLE, normalize_batch
 from crawl_assets.cli.main import cli
 from crawl_assets.erasure.log import read_log
 from crawl_assets.lake import Lake

@@ -22,8 +22,8 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
-from crawl_assets.assets.normalized_records import TABLE as RECORDS_TABLE
-from crawl_assets.assets.relation_edges import TABLE as EDGES_TABLE
+from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.relations import TABLE as EDGES_TABLE
 from crawl_assets.index.versioning import decompose, observation_version
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records

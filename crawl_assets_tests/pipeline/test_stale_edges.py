@@ -71,7 +71,7 @@ def test_edit_dropping_a_hashtag_and_a_mention_removes_their_edges(tmp_path, es_
 
         # The older observation's edges sent again (a backfill, another source holding the same message):
         # older version than the tombstones, so no-ops; the dropped edges stay dropped.
-        from crawl_assets.assets.search_index import pending_edges
+        from crawl_assets.pipeline.index import pending_edges
         from crawl_assets.index.sink import index_documents
         [(_, first_part), *_] = list(lake.read_parts("normalized_records", "acme", "telegram", SOURCE))
         old = [r for r in arrow_to_records(first_part) if r["key"] == "telegram:777:1"]

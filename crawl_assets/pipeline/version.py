@@ -18,7 +18,7 @@ from crawl_assets.core import catalog
 
 _PACKAGE = Path(crawl_assets.__file__).parent
 _CORE = ("crawl_assets.schema", "crawl_assets.normalize", "crawl_assets.sources.envelope",
-         "crawl_assets.sources.html_text", "crawl_assets.lake.tables", "crawl_assets.assets.edit_versions")
+         "crawl_assets.sources.html_text", "crawl_assets.lake.tables", "crawl_assets.pipeline.edit_versions")
 
 
 def _files_of(module: str) -> list[Path]:
