@@ -24,7 +24,7 @@ from crawl_assets import settings
 from crawl_assets.sources.telegram.client import ClientSettings, CrawlClient, SenderFactory
 from crawl_assets.sources.telegram.errors import SourceGone
 from crawl_assets.sources.telegram.pacing import AccountLock
-from crawl_assets.sources.telegram.sync import Budget
+from crawl_assets.sources.telegram.options import Budget
 from crawl_assets.sources.tenant_secrets import credential_key, secret_var, secrets_from_env
 
 ENV_PREFIX = "CRAWL_TELEGRAM_"

@@ -39,9 +39,9 @@ from crawl_assets.sources.telegram.rawlines import (
     message_line,
     replies_max_id,
 )
+from crawl_assets.sources.telegram.options import PAGE, Budget, Options
 from crawl_assets.sources.telegram.state import Peer, SyncState
 
-PAGE = 100  # Telegram returns at most 100 messages per history request
 REFRESH_DEFAULT = 200  # newest messages re-read each sync when the entry sets no refresh_window
 PAGED_REQUESTS = ("GetHistoryRequest", "GetRepliesRequest", "GetDiscussionMessageRequest")
 MEDIA_TYPES = (types.MessageMediaPhoto, types.MessageMediaDocument)
@@ -59,48 +59,6 @@ class Sink(Protocol):
     def save_window(self, window: dict[int, list[int]]) -> None: ...
 
     def save_media(self, name: str, data: bytes) -> str: ...
-
-
-@dataclass(frozen=True)
-class Budget:
-    """What one run may spend on a source; the rest waits for the next run."""
-
-    max_pages: int = 200
-    max_messages: int = 20_000
-    pages_per_batch: int = 5
-
-    @property
-    def batch_size(self) -> int:
-        return max(1, self.pages_per_batch) * PAGE
-
-
-def _flag(value: Any) -> bool:
-    """A registry option as a boolean (YAML booleans, or 'true'/'yes'/'1' typed by hand)."""
-    if isinstance(value, str):
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    return bool(value)
-
-
-@dataclass(frozen=True)
-class Options:
-    """Per-source switches from the registry's ``options``."""
-
-    comments: bool = False
-    download_media: bool = False
-    media_max_bytes: int = 20 * 1024 * 1024
-    takeout: bool = False
-    metadata_every_hours: float = 24.0
-
-    @classmethod
-    def from_entry(cls, entry: SourceEntry) -> "Options":
-        o = entry.options
-        return cls(
-            comments=_flag(o.get("comments")),
-            download_media=_flag(o.get("download_media")),
-            media_max_bytes=int(o.get("media_max_bytes") or cls.media_max_bytes),
-            takeout=_flag(o.get("takeout")),
-            metadata_every_hours=float(o.get("metadata_every_hours") or cls.metadata_every_hours),
-        )
 
 
 @dataclass

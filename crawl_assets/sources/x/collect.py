@@ -23,7 +23,8 @@ from crawl_assets.sdk.http import ClientStats
 from crawl_assets.sdk.sync import Budget, RawBatchWriter, SyncResult
 from crawl_assets.sources.x.ids import id_time
 from crawl_assets.sources.x.resource import MissingCredential, XResource
-from crawl_assets.sources.x.sync import SourceOptions, stats_metadata, sync_source
+from crawl_assets.sources.x.options import SourceOptions
+from crawl_assets.sources.x.sync import stats_metadata, sync_source
 from crawl_assets.sources.x.threads import LakeThreadMemory
 
 RAW_FORMAT = "x-v2"

@@ -302,7 +302,7 @@ def test_requests_are_paced_per_account(world, harness_factory):
 
 
 def test_options_from_the_registry():
-    from crawl_assets.sources.telegram.sync import Options
+    from crawl_assets.sources.telegram.options import Options
 
     o = Options.from_entry(entry("o", "@o", comments="yes", download_media=False, takeout="false"))
     assert (o.comments, o.download_media, o.takeout) == (True, False, False)
