@@ -22,8 +22,28 @@ from datetime import datetime, timezone
 BATCH_ID = re.compile(r"^\d{8}T\d{12}Z-[0-9a-z]{1,12}-\d{4}(-e[0-9a-f]{8}b?)*$")  # suffix: rewritten by an erasure
 
 
+INDEX_STATE = "index_state"
+STATE = "state"
+MEDIA = "media"
+
+
 def source_dir(area: str, tenant: str, platform: str, source: str) -> str:
     return f"{area}/{tenant}/{platform}/{source}"
+
+
+def index_marker(tenant: str, platform: str, source: str, batch_id: str) -> str:
+    """The marker saying the index has accounted for one normalized part."""
+    return f"{source_dir(INDEX_STATE, tenant, platform, source)}/{batch_id}.done"
+
+
+def state_file(tenant: str, platform: str, source: str, name: str) -> str:
+    """A collector's per-item state of one source (too big for its cursor)."""
+    return f"{source_dir(STATE, tenant, platform, source)}/{name}"
+
+
+def media_file(tenant: str, platform: str, source: str, name: str) -> str:
+    """A downloaded media file of one source (opt-in)."""
+    return f"{source_dir(MEDIA, tenant, platform, source)}/{name}"
 
 
 def table_dir(table: str, tenant: str, platform: str, source: str) -> str:

@@ -83,6 +83,14 @@ class Lake:
     def exists(self, relative: str) -> bool:
         return self.fs.exists(self.path(relative))
 
+    def read_bytes(self, relative: str, size: int = -1) -> bytes | None:
+        """A small file's bytes (its first ``size`` ones when given), or None when it does not exist."""
+        try:
+            with self.fs.open(self.path(relative), "rb") as fh:
+                return fh.read(size)
+        except FileNotFoundError:
+            return None
+
     # -- raw batches -------------------------------------------------------------------------
     def write_raw_batch(
         self,

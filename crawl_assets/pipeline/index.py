@@ -8,14 +8,11 @@ from collections import Counter
 from typing import Any
 
 from crawl_assets.lake import Lake
+from crawl_assets.lake.layout import index_marker
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.normalize.edges import EDGE_COLUMNS, document_edges
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
-
-def _marker(source_dir: str, batch_id: str) -> str:
-    return f"index_state/{source_dir}/{batch_id}.done"
-
 
 def marker_body(run_id: str) -> bytes:
     """A marker names the normalizer version of the part it accounts for: a part re-derived by a newer
@@ -25,11 +22,7 @@ def marker_body(run_id: str) -> bytes:
 
 def marked_current(lake: Lake, marker: str) -> bool:
     """Whether the marker exists and was written for the current normalizer version's part."""
-    try:
-        with lake.fs.open(lake.path(marker), "rb") as fh:
-            return fh.read(len(NORMALIZER_VERSION) + 1) == f"{NORMALIZER_VERSION} ".encode()
-    except FileNotFoundError:
-        return False
+    return lake.read_bytes(marker, len(NORMALIZER_VERSION) + 1) == f"{NORMALIZER_VERSION} ".encode()
 
 
 def pending_records(lake: Lake, tenant: str, platform: str, source: str) -> tuple[list[dict[str, Any]], list[str]]:
@@ -37,12 +30,11 @@ def pending_records(lake: Lake, tenant: str, platform: str, source: str) -> tupl
     parts are not read."""
     latest: dict[str, dict[str, Any]] = {}
     markers = []
-    source_dir = f"{tenant}/{platform}/{source}"
     indexed = {batch_id for batch_id in lake.part_ids(RECORDS_TABLE, tenant, platform, source)
-               if marked_current(lake, _marker(source_dir, batch_id))}
+               if marked_current(lake, index_marker(tenant, platform, source, batch_id))}
     for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source,
                                            include=lambda b: b not in indexed):
-        markers.append(_marker(source_dir, batch_id))
+        markers.append(index_marker(tenant, platform, source, batch_id))
         for row in arrow_to_records(table):
             latest[row["key"]] = row
     return list(latest.values()), markers

@@ -14,8 +14,6 @@ ALLOWED: dict[str, set[str]] = {
         "crawl_assets_tests/standins/x_api.py",
     },
     "lake_leaks": {
-        "crawl_assets/pipeline/index.py: .fs",
-        "crawl_assets/pipeline/index.py: area path",
         "crawl_assets/erasure/deadletters.py: .fs",
         "crawl_assets/erasure/deadletters.py: area path",
         "crawl_assets/erasure/lake.py: .fs",
@@ -27,8 +25,6 @@ ALLOWED: dict[str, set[str]] = {
         "crawl_assets/index/deadletter.py: area path",
         "crawl_assets/retention/enforce.py: .fs",
         "crawl_assets/retention/enforce.py: area path",
-        "crawl_assets/sources/telegram/sink.py: .fs",
-        "crawl_assets/sources/x/threads.py: .fs",
     },
     # settings.py reads the environment once per entry; instance_storage.py is named by dagster.yaml and
     # resolves the instance's database from it (Dagster builds it, not our entry points)

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from crawl_assets.lake import Lake, RawBatch
-from crawl_assets.lake.layout import source_dir
+from crawl_assets.lake.layout import media_file, state_file
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.sync import RawBatchWriter
 
@@ -41,13 +41,13 @@ class LakeSink:
         self.writer.save_state(state)
 
     def _state_path(self) -> str:
-        return f"{source_dir('state', self.entry.tenant, self.entry.platform, self.entry.key)}/refresh-window.json"
+        return state_file(self.entry.tenant, self.entry.platform, self.entry.key, "refresh-window.json")
 
     def load_window(self) -> dict[int, list[int]]:
-        if not self.lake.exists(self._state_path()):
+        raw = self.lake.read_bytes(self._state_path())
+        if raw is None:
             return {}
-        with self.lake.fs.open(self.lake.path(self._state_path()), "rb") as fh:
-            data = orjson.loads(fh.read())
+        data = orjson.loads(raw)
         return {int(k): list(v) for k, v in data.get("window", {}).items()}
 
     def save_window(self, window: dict[int, list[int]]) -> None:
@@ -55,6 +55,6 @@ class LakeSink:
         self.lake.write_bytes(self._state_path(), orjson.dumps(payload), overwrite=True)
 
     def save_media(self, name: str, data: bytes) -> str:
-        relative = f"{source_dir('media', self.entry.tenant, self.entry.platform, self.entry.key)}/{name}"
+        relative = media_file(self.entry.tenant, self.entry.platform, self.entry.key, name)
         self.lake.write_bytes(relative, data, overwrite=True)
         return self.lake.url(relative)

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import orjson
 
 from crawl_assets.lake import Lake
-from crawl_assets.lake.layout import source_dir
+from crawl_assets.lake.layout import state_file
 
 PARENT_TYPES = ("replied_to", "quoted")
 
@@ -61,13 +61,13 @@ class LakeThreadMemory:
 
     def __init__(self, lake: Lake, tenant: str, platform: str, source: str):
         self.lake = lake
-        self.relative = f"{source_dir('state', tenant, platform, source)}/threads.json.gz"
+        self.relative = state_file(tenant, platform, source, "threads.json.gz")
 
     def load(self) -> tuple[set[str], list[str]]:
-        if not self.lake.exists(self.relative):
+        raw = self.lake.read_bytes(self.relative)
+        if raw is None:
             return set(), []
-        with self.lake.fs.open(self.lake.path(self.relative), "rb") as fh:
-            doc = orjson.loads(gzip.decompress(fh.read()))
+        doc = orjson.loads(gzip.decompress(raw))
         return set(doc.get("known", [])), list(doc.get("pending", []))
 
     def save(self, known: set[str], pending: list[str]) -> None:
