@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import dagster as dg
 
+from crawl_assets import settings
 from crawl_assets.assets import derived_assets, raw_asset
 from crawl_assets.assets.retention import retention, retention_job, retention_schedule
 from crawl_assets.catalog_notes import describe_empty_platform, platforms_with_sources
@@ -20,22 +19,21 @@ from crawl_assets.core import catalog
 from crawl_assets.core.spec import resolve
 
 
-def _secret(name: str) -> dg.EnvVar | str:
+def _secret(name: str, value: str) -> dg.EnvVar | str:
     """An ``EnvVar`` when the variable is set (the value stays out of run config), else empty."""
-    return dg.EnvVar(name) if os.environ.get(name) else ""
+    return dg.EnvVar(name) if value else ""
 
 
-def elasticsearch_resource() -> ElasticsearchResource:
+def elasticsearch_resource(es: settings.ElasticsearchSettings) -> ElasticsearchResource:
     """From ``CRAWL_ES_URL`` (comma-separated hosts); no hosts means ``search_index`` reports the
     missing setting instead of guessing a cluster. A URL with credentials is refused (``CredentialsInUrl``):
     the hosts are stored with the instance's snapshots, the password would be too."""
-    hosts = check_hosts(h.strip() for h in os.environ.get("CRAWL_ES_URL", "").split(",") if h.strip())
     return ElasticsearchResource(
-        hosts=hosts,
-        api_key=_secret("CRAWL_ES_API_KEY"),
-        username=os.environ.get("CRAWL_ES_USERNAME", ""),
-        password=_secret("CRAWL_ES_PASSWORD"),
-        ca_certs=os.environ.get("CRAWL_ES_CA_CERTS", ""),
+        hosts=check_hosts(es.host_list()),
+        api_key=_secret("CRAWL_ES_API_KEY", es.api_key),
+        username=es.username,
+        password=_secret("CRAWL_ES_PASSWORD", es.password),
+        ca_certs=es.ca_certs,
     )
 
 
@@ -47,12 +45,13 @@ def build_definitions() -> dg.Definitions:
     jobs: list = []
     sensors: list[dg.SensorDefinition] = [registry_partitions_sensor]
     checks: list[dg.AssetChecksDefinition] = []
+    es = settings.elasticsearch()
     resources: dict[str, dg.ConfigurableResource] = {
-        "lake": LakeResource(), "registry": RegistryResource(), "elasticsearch": elasticsearch_resource(),
+        "lake": LakeResource(), "registry": RegistryResource(), "elasticsearch": elasticsearch_resource(es),
         **{platform: resolve(spec.resource)() for platform, spec in catalog.catalog().specs.items() if spec.resource},
     }
     webhook_jobs: dict[str, dg.UnresolvedAssetJobDefinition] = {}
-    with_index = bool(os.environ.get("CRAWL_ES_URL", "").strip())
+    with_index = bool(es.url.strip())
     in_use = platforms_with_sources()
     for platform, spec in catalog.catalog().specs.items():
         raw = raw_asset(platform)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
@@ -10,6 +9,8 @@ import dagster as dg
 from elasticsearch import Elasticsearch
 from elasticsearch.serializer import OrjsonSerializer
 from pydantic import Field
+
+from crawl_assets import settings
 
 DEFAULT_URL = "http://localhost:9200"
 
@@ -56,15 +57,14 @@ class ElasticsearchResource(dg.ConfigurableResource):
     def from_env(cls, url: str | None = None) -> "ElasticsearchResource":
         """Built from ``CRAWL_ES_URL`` (comma-separated), ``CRAWL_ES_API_KEY``, ``CRAWL_ES_USERNAME``,
         ``CRAWL_ES_PASSWORD``, ``CRAWL_ES_CA_CERTS``, ``CRAWL_ES_VERIFY_CERTS``: for the CLI, outside Dagster."""
-        env = os.environ
-        hosts = check_hosts(h.strip() for h in (url or env.get("CRAWL_ES_URL") or DEFAULT_URL).split(",") if h.strip())
+        es = settings.elasticsearch()
         return cls(
-            hosts=hosts,
-            api_key=env.get("CRAWL_ES_API_KEY", ""),
-            username=env.get("CRAWL_ES_USERNAME", ""),
-            password=env.get("CRAWL_ES_PASSWORD", ""),
-            ca_certs=env.get("CRAWL_ES_CA_CERTS", ""),
-            verify_certs=env.get("CRAWL_ES_VERIFY_CERTS", "true").lower() not in ("0", "false", "no"),
+            hosts=check_hosts(es.host_list(url, DEFAULT_URL)),
+            api_key=es.api_key,
+            username=es.username,
+            password=es.password,
+            ca_certs=es.ca_certs,
+            verify_certs=es.verify_certs,
         )
 
     def get_client(self) -> Elasticsearch:

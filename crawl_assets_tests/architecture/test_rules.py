@@ -36,8 +36,6 @@ ALLOWED: dict[str, set[str]] = {
         "crawl_assets/cli/sources.py",
         "crawl_assets/cli/status.py",
         "crawl_assets/cli/ui.py",
-        "crawl_assets/definitions.py",
-        "crawl_assets/resources/elasticsearch.py",
         "crawl_assets/retention/policy.py",
         "crawl_assets/sensors/registry_sensor.py",
         "crawl_assets/sensors/scheduling.py",
