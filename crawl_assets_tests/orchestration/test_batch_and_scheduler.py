@@ -123,9 +123,11 @@ def evaluate(instance, cursor=None):
 
     defs = build_definitions()
     sensor = defs.get_repository_def().get_sensor_def("x_scheduler")
-    context = dg.build_sensor_context(instance_ref=instance.get_ref(), definitions=defs, cursor=cursor,
-                                      resources={"registry": RegistryResource()})
-    return sensor.evaluate_tick(context)
+    # the context opens its own instance from the ref: the with-block disposes it (a dropped instance would
+    # leave Dagster's process-wide defs-state storage pointing at it for the next test)
+    with dg.build_sensor_context(instance_ref=instance.get_ref(), definitions=defs, cursor=cursor,
+                                 resources={"registry": RegistryResource()}) as context:
+        return sensor.evaluate_tick(context)
 
 
 def batch_keys(result) -> list[list[str]]:
