@@ -150,7 +150,8 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
-def measure(cmd: list[str], stdout: Any = subprocess.DEVNULL, cwd: Path | None = None) -> tuple[float, float, float, int]:
+def measure(cmd: list[str], stdout: Any = subprocess.DEVNULL, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> tuple[float, float, float, int]:
     """(wall s, user+sys CPU s of the process and its workers, peak RSS MiB, exit code) of one command.
 
     Peak RSS is the larger of the kernel's own peak for the process (os.wait4) and the peak of the
@@ -158,7 +159,7 @@ def measure(cmd: list[str], stdout: Any = subprocess.DEVNULL, cwd: Path | None =
     start = time.perf_counter()
     # stderr to a file, not a pipe: twarc2's progress bar would fill a pipe and block.
     with tempfile.TemporaryFile() as errors:
-        proc = subprocess.Popen(cmd, stdout=stdout, stderr=errors, cwd=cwd)
+        proc = subprocess.Popen(cmd, stdout=stdout, stderr=errors, cwd=cwd, env=env)
         peak = 0
         while True:
             waited, status, usage = os.wait4(proc.pid, os.WNOHANG)
