@@ -65,8 +65,7 @@ def _run(lake, client, selector) -> None:
         raise click.ClickException(f"{exc}: nothing was erased; run it again when the sync is done") from None
     except ErasureIncomplete as exc:
         click.echo(json.dumps(exc.report.as_dict(), indent=2))
-        raise click.ClickException(f"the lake is erased (logged) but the index step failed: "
-                                   f"{type(exc.__cause__).__name__}; run the same command again") from None
+        raise click.ClickException(f"erasure not complete (logged): {exc.report.status}") from None
     click.echo(json.dumps(report.as_dict(), indent=2))
 
 
