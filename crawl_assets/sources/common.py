@@ -25,6 +25,7 @@ from crawl_assets.monitoring.partition_events import SyncFailure, report_failure
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.policies import TRANSIENT_RETRY
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
+from crawl_assets.registry.secrets import redact_secrets
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 from crawl_assets.scheduling.policy import Health
 from crawl_assets.scheduling.registry_view import registry_view
@@ -273,7 +274,10 @@ def pause_source(registry_path: str | os.PathLike[str], key: str, reason: str) -
 
 
 def fail_permanently(context: dg.AssetExecutionContext, entry: SourceEntry, reason: str) -> dg.Failure:
-    """Pause the source with the reason and return the no-retry failure to raise."""
+    """Pause the source with the reason and return the no-retry failure to raise. The reason often quotes a
+    server's error text, which may echo a credential: redacted before it goes anywhere (the registry, the
+    run log, the Failure and its metadata, the partition's observation copied from it)."""
+    reason = redact_secrets(reason)
     pause_source(registry_file(context), entry.key, reason)
     context.log.error(f"{entry.key}: paused: {reason}")
     return dg.Failure(f"source {entry.key!r} paused: {reason}", allow_retries=False, metadata={"paused_reason": reason})
