@@ -202,6 +202,10 @@ def build_raw_asset(
     def _sync(context: dg.AssetExecutionContext, entry: SourceEntry, reg: Registry) -> dg.MaterializeResult:
         lake = context.resources.lake.lake()
         if entry.kind is SourceKind.export_file:
+            try:
+                normalize_options(entry.options)
+            except ValueError as exc:  # a registry edited by hand: pause (no retry can fix it) until resumed
+                raise fail_permanently(context, entry, f"{exc} (registry {reg.path})") from None
             ingest = ingest_export_file(entry, reg, lake, context.run.run_id)
             context.log.info(f"{entry.key}: {ingest.reason}")
             batches = [ingest.batch] if ingest.batch else []
