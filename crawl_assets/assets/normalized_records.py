@@ -18,7 +18,7 @@ import pyarrow as pa
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
 from crawl_assets.assets.deriver_version import NORMALIZER_VERSION
-from crawl_assets.assets.edit_versions import earlier_versions, observe, resolved
+from crawl_assets.assets.edit_versions import earlier_versions, observe, resolved, stored_histories
 from crawl_assets.assets.records_preview import preview_metadata
 from crawl_assets.normalize import NormalizeContext, dedupe_latest, normalize_stream
 from crawl_assets.normalize.edits import EditHistories
@@ -99,6 +99,7 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
     result = BatchResult()
     seen: Counter[str] = Counter()
     edits = EditHistories()  # edited X posts: every version resolved against the batch's histories
+    x_ids: set[str] = set()  # and those earlier parts hold naming a version read here
 
     def records() -> Iterator[Record]:
         with lake.open_raw(batch) as stream:
@@ -107,11 +108,15 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
                     result.rejected.append(item.model_dump(mode="json"))
                 else:
                     observe(edits, {"platform": item.platform, "metadata": item.metadata})
+                    if item.platform == "x":
+                        x_ids.add(item.native_id)
                     yield item
 
     def chunks() -> Iterator[pa.Table]:
         buffer: list[dict[str, Any]] = []
-        for record in dedupe_latest(records()):
+        for n, record in enumerate(dedupe_latest(records())):
+            if n == 0:  # every record of the batch is read (dedupe_latest), none resolved yet
+                stored_histories(lake, batch, TABLE, edits, x_ids)
             buffer.append(resolved(edits, record.model_dump(mode="json")))
             if len(buffer) >= CHUNK_ROWS:
                 yield flush(buffer)
