@@ -141,6 +141,19 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
     return result
 
 
+MAX_REJECTED_SHARE = 0.2  # above this share of bad items among those read, no_failed_batches fails
+
+
+def normalization_problem(failed: int, records: int, rejected: int) -> str | None:
+    """Why a sync's normalization needs a look (a batch could not be normalized, too many items rejected),
+    or None. ``rejected`` counts bad items only (not non-posts such as service messages)."""
+    problems = [f"{failed} batch{'es' if failed > 1 else ''} could not be normalized"] if failed else []
+    read = records + rejected
+    if read and rejected / read > MAX_REJECTED_SHARE:
+        problems.append(f"{rejected} of {read} items rejected ({rejected / read:.0%}, over {MAX_REJECTED_SHARE:.0%})")
+    return "; ".join(problems) + " (reasons in the quarantine files)" if problems else None
+
+
 def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.AssetsDefinition:
     key = dg.AssetKey([platform, TABLE])
 
@@ -156,6 +169,10 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                               description="Each part holds one record per key (latest observation wins)."),
             dg.AssetCheckSpec("records_match_schema", asset=key, blocking=True,
                               description="Every stored row reads back as a valid Record."),
+            dg.AssetCheckSpec("no_failed_batches", asset=key, blocking=False,
+                              description="No batch failed normalization and at most "
+                                          f"{MAX_REJECTED_SHARE:.0%} of the items read were rejected (a warning: "
+                                          "the other batches are stored; reasons in the quarantine files)."),
         ],
     )
     def _normalized(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
@@ -192,6 +209,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
             records += done.rows
             rejected += errors
             not_posts += len(rejects) - errors
+        problem = normalization_problem(failed, records, rejected)
         return dg.MaterializeResult(
             metadata={
                 "batches_normalized": written,
@@ -212,6 +230,10 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                 dg.AssetCheckResult(
                     check_name="records_match_schema", passed=not invalid,
                     metadata={"invalid_rows": len(invalid), "examples": invalid[:10]},
+                ),
+                dg.AssetCheckResult(
+                    check_name="no_failed_batches", passed=problem is None, severity=dg.AssetCheckSeverity.WARN,
+                    metadata={"batches_failed": failed, "rejected": rejected, "problem": problem or "none"},
                 ),
             ],
         )
