@@ -67,6 +67,10 @@ def _run(lake, client, selector) -> None:
         click.echo(json.dumps(exc.report.as_dict(), indent=2))
         raise click.ClickException(f"erasure not complete (logged): {exc.report.status}") from None
     click.echo(json.dumps(report.as_dict(), indent=2))
+    for source, count in sorted(report.records_without_author.items()):
+        click.echo(f"warning: {source}: {count} records have no author_id, so --author cannot tell whether they "
+                   f"are this person's; check them (crawl-assets erase --author-name NAME lists by name) or erase "
+                   f"the whole source with --source {source}", err=True)
 
 
 def _by_name(lake, tenant: str, name: str, yes: bool) -> list:

@@ -34,6 +34,7 @@ class LakeErasure:
     batches_rewritten: int = 0
     batches_deleted: int = 0
     lines_dropped: int = 0
+    without_author: int = 0  # records with no author_id, which an erasure by author cannot tell apart
 
 
 def tenant_sources(lake: Lake, tenant: str) -> list[tuple[str, str]]:
@@ -215,6 +216,7 @@ def erase_author(lake: Lake, tenant: str, platform: str, source: str, author: st
     _remove_interrupted_copies(lake, tenant, platform, source)
     for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key", "native_id", "author_id"]):
         for row in table.to_pylist():
+            out.without_author += not row["author_id"]
             if row["key"] in keys or (author is not None and authored_by(row, author)):
                 out.keys.add(row["key"])
                 out.item_ids.add(persons_of(platform).item_id(row["key"], str(row["native_id"])))

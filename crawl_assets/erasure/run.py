@@ -67,6 +67,9 @@ class ErasureReport:
     deadletters_removed: int = 0
     status: str = "complete"
     sources: list[str] = field(default_factory=list)
+    # by author: per source, the records with no author_id (X archives without account.js, pages read without
+    # author fields...): --author cannot reach them; --source or --author-name can
+    records_without_author: dict[str, int] = field(default_factory=dict)
     log: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -135,6 +138,8 @@ def _erase_lake(lake: Lake, selector: Selector, sources: list[tuple[str, str]], 
                                 keys=frozenset(selector.records))
             subject = Subject.of(persons_of(platform), selector.author, frozenset(part.item_ids))
             report.landed_events_scrubbed += erase_landed(lake, tenant, platform, source, subject)
+            if selector.author is not None and part.without_author:
+                report.records_without_author[source] = part.without_author
         if part.keys or part.batches_deleted or part.batches_rewritten:
             report.sources.append(source)
         parts.append(part)
@@ -163,6 +168,8 @@ def _log(lake: Lake, selector: Selector, report: ErasureReport, client: Elastics
         "by": "author" if selector.author is not None else "source" if selector.source is not None else "records",
         "subject": subject_digest(str(subject)),
         "index_erased": client is not None and report.status == "complete",
-        **{k: v for k, v in report.as_dict().items() if k not in ("erasure_id", "log", "sources")},
+        **{k: v for k, v in report.as_dict().items()
+           if k not in ("erasure_id", "log", "sources", "records_without_author")},
         "sources": len(report.sources),
+        "records_without_author": sum(report.records_without_author.values()),
     })

@@ -89,6 +89,11 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
     except ValueError as exc:
         os.close(fd)
         raise dg.Failure(f"source {entry.key!r}: {exc} (registry {registry.path})", allow_retries=False) from None
+    if entry.export_format == "x-archive" and "account_id" not in options:
+        from crawl_assets.sources.x.archive_account import archive_account_id
+
+        if account := archive_account_id(entry):  # the archive's owner: its tweets' author
+            options["account_id"] = account
     with os.fdopen(fd, "rb") as fh:
         sha = _sha256(fh)
         name = entry.identifier.rsplit("/", 1)[-1]
