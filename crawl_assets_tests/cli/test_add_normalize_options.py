@@ -80,3 +80,12 @@ def test_a_bad_option_in_the_registry_pauses_the_source_at_sync(tmp_path):
     assert not result.success
     entry = load_registry(registry).by_key()["acme.telegram.old"]
     assert entry.paused and "options.timezone" in (entry.status_reason or "")
+
+
+def test_a_format_mismatch_names_the_flag_of_each_command():
+    from crawl_assets.cli.demo import sample_file
+    from crawl_assets.normalize.sniff import mismatch
+
+    reason = mismatch("x-v2", sample_file("x_archive_tweets.js").read_bytes()[:4096])
+    assert "use --format x-archive (crawl-assets normalize)" in reason
+    assert "--option format=x-archive (crawl-assets sources add)" in reason
