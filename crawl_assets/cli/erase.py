@@ -21,11 +21,15 @@ import click
 def erase(tenant: str, author: str | None, author_name: str | None, yes: bool, source: str | None,
           es_url: str | None) -> None:
     """Hard-delete data for a deletion request; records what was erased (without the data)."""
-    from crawl_assets import settings
+    from crawl_assets import names, settings
     from crawl_assets.erasure import Selector
     from crawl_assets.lake import Lake
 
     lake = Lake(settings.lake_root())
+    try:
+        names.check_tenant(tenant)
+    except ValueError as exc:
+        raise click.UsageError(f"--tenant: {exc}") from None
     try:
         if author_name is not None:
             if author is not None or source is not None:
@@ -45,6 +49,7 @@ def erase(tenant: str, author: str | None, author_name: str | None, yes: bool, s
         except CredentialsInUrl as exc:
             raise click.UsageError(str(exc)) from None
     try:
+        _check_tenant_has_data(lake, tenant, client)
         for selector in selectors:
             _run(lake, client, selector)
     finally:
@@ -52,6 +57,18 @@ def erase(tenant: str, author: str | None, author_name: str | None, yes: bool, s
             client.close()
     if client is None:
         click.echo("index not touched: no Elasticsearch configured (set CRAWL_ES_URL or --es-url)", err=True)
+
+
+def _check_tenant_has_data(lake, tenant: str, client) -> None:
+    """A tenant with nothing in the lake is most likely a typo: said loudly; without a cluster to look in
+    as well, nothing is erased and nothing logged."""
+    from crawl_assets.lake.tempfiles import tenant_folders
+
+    if any(lake.fs.glob(lake.path(folder)) for folder in tenant_folders(tenant) if not folder.startswith("erasure/")):
+        return
+    click.echo(f"warning: tenant {tenant!r} has no data in the lake {lake.root} (is the name right?)", err=True)
+    if client is None:
+        raise click.ClickException(f"nothing to erase for tenant {tenant!r}: nothing erased, nothing logged")
 
 
 def _run(lake, client, selector) -> None:
