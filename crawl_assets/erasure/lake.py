@@ -119,8 +119,10 @@ def _scrubbed(lake: Lake, batch: RawBatch, subject: Subject) -> list[bytes] | No
 
 
 def _names_subject(line: bytes, subject: Subject) -> bool:
-    """Whether a raw line still holds one of the subject's ids as a whole token (not inside another)."""
-    return any(re.search(rb"(?<![0-9A-Za-z_])" + re.escape(t) + rb"(?![0-9A-Za-z_])", line) for t in subject.tokens)
+    """Whether a raw line still holds one of the spellings of the subject's person id as a whole token (not
+    inside another). Item ids are not looked for: a short message id ("2") would match unrelated numbers."""
+    return any(re.search(rb"(?<![0-9A-Za-z_])" + re.escape(p.encode()) + rb"(?![0-9A-Za-z_])", line)
+               for p in subject.persons if p)
 
 
 def _rewrite(lake: Lake, batch: RawBatch, lines: list[bytes], subject: Subject, erased: set[str],
