@@ -29,9 +29,17 @@ def _lake_with_a_failing_batch(tmp_path) -> Lake:
                                 lines=[_message(1, "kept", 501), _message(2, "erase me", 43)], **common)
     normalize_batch(lake, good, lake.table_part(TABLE, "acme", "telegram", SOURCE, good.manifest.batch_id))
     # a format no normalizer knows (a newer export, say): normalization raises, the batch stays in raw
-    lake.write_raw_batch(batch_id="20260106T100000000000Z-r2-0000", run_id="r2", fmt="telegram-v9",
-                         lines=[_message(3, "also mine 43", 43), _message(4, "someone else", 501)], **common)
+    bad = lake.write_raw_batch(batch_id="20260106T100000000000Z-r2-0000", run_id="r2", fmt="telegram-v9",
+                               lines=[_message(3, "also mine 43", 43), _message(4, "someone else", 501)], **common)
+    # quarantined as normalized_records does: the failed batch's reason, and a rejected item of the person's
+    lake.write_quarantine("acme", "telegram", SOURCE, bad.manifest.batch_id, [
+        {"name": bad.path, "reason": "batch could not be normalized: UnknownFormatError", "snippet": "", "error": True},
+        {"name": bad.path, "line": 1, "reason": "bad item", "snippet": _message(3, "also mine 43", 43).decode()}])
     return lake
+
+
+def _quarantine(lake: Lake) -> dict[str, bytes]:
+    return {p.rsplit("/", 1)[-1]: lake.fs.cat(p) for p in lake.fs.glob(lake.path(f"quarantine/acme/telegram/{SOURCE}/*"))}
 
 
 def _raw_lines(lake: Lake) -> dict[str, list[bytes]]:
@@ -53,6 +61,10 @@ def test_erasure_finishes_over_a_batch_that_cannot_be_normalized(tmp_path):
     everything = b"\n".join(line for lines in raw.values() for line in lines)
     assert b"erase me" not in everything and b"also mine" not in everything and b'"user_id":43' not in everything
     assert b"someone else" in everything and b"kept" in everything, "other people's lines stay"
+    quarantined = _quarantine(lake)
+    assert "20260106T100000000000Z-r2-0000.jsonl" not in quarantined, "the original's quarantine goes with it"
+    assert quarantined and not [q for q in quarantined.values() if b"also mine" in q]
+    assert [q for q in quarantined.values() if b"could not be normalized" in q], "the failure is quarantined again"
     rows = [r for _, t in lake.read_parts(TABLE, "acme", "telegram", SOURCE) for r in arrow_to_records(t)]
     assert {r["text"] for r in rows} == {"kept"}
     assert [e["erasure_id"] for e in read_log(lake, "acme")] == [report.erasure_id]
@@ -70,8 +82,10 @@ def test_a_lake_step_that_fails_is_logged_and_leaves_no_copy(tmp_path, monkeypat
     from crawl_assets.erasure import ErasureIncomplete
 
     lake = _lake_with_a_failing_batch(tmp_path)
+    import shutil
+
     quarantine = tmp_path / "lake" / "quarantine"
-    quarantine.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(quarantine / "acme")
     (quarantine / "acme").write_text("a file where the tenant's quarantine folder belongs")
     before = sorted(_raw_lines(lake))
 
