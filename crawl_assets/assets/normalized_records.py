@@ -11,7 +11,14 @@ import dagster as dg
 from crawl_assets.assets.records_preview import preview_metadata
 from crawl_assets.partitions import SOURCE_PARTITIONS
 # normalize_batch is looked up here at call time (a fault-injection site patches this module's name)
-from crawl_assets.pipeline.normalize import TABLE, failed_batch, normalize_batch, split_source_key
+from crawl_assets.pipeline.normalize import (
+    MAX_REJECTED_SHARE,
+    TABLE,
+    failed_batch,
+    normalization_problem,
+    normalize_batch,
+    split_source_key,
+)
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 from crawl_assets.resources.lake import LakeResource
 
@@ -31,6 +38,10 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                               description="Each part holds one record per key (latest observation wins)."),
             dg.AssetCheckSpec("records_match_schema", asset=key, blocking=True,
                               description="Every stored row reads back as a valid Record."),
+            dg.AssetCheckSpec("no_failed_batches", asset=key, blocking=False,
+                              description="No batch failed normalization and at most "
+                                          f"{MAX_REJECTED_SHARE:.0%} of the items read were rejected (a warning: "
+                                          "the other batches are stored; reasons in the quarantine files)."),
         ],
     )
     def _normalized(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
@@ -67,6 +78,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
             records += done.rows
             rejected += errors
             not_posts += len(rejects) - errors
+        problem = normalization_problem(failed, records, rejected)
         return dg.MaterializeResult(
             metadata={
                 "batches_normalized": written,
@@ -87,6 +99,10 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                 dg.AssetCheckResult(
                     check_name="records_match_schema", passed=not invalid,
                     metadata={"invalid_rows": len(invalid), "examples": invalid[:10]},
+                ),
+                dg.AssetCheckResult(
+                    check_name="no_failed_batches", passed=problem is None, severity=dg.AssetCheckSeverity.WARN,
+                    metadata={"batches_failed": failed, "rejected": rejected, "problem": problem or "none"},
                 ),
             ],
         )

@@ -73,4 +73,5 @@ def mismatch(fmt: str, head: bytes) -> str | None:
     if guess is None or guess == fmt:
         return None
     description = catalog.catalog().formats()[guess].description
-    return f"this looks like {description}, not {fmt}: use --format {guess} (or the source's format {guess!r})"
+    return (f"this looks like {description}, not {fmt}: use --format {guess} (crawl-assets normalize) "
+            f"or --option format={guess} (crawl-assets sources add)")

@@ -13,7 +13,7 @@ from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
 from crawl_assets.normalize import NormalizeContext, dedupe_latest, normalize_stream
 from crawl_assets.normalize.edits import EditHistories
-from crawl_assets.pipeline.edit_versions import earlier_versions, observe, resolved
+from crawl_assets.pipeline.edit_versions import earlier_versions, observe, resolved, stored_histories
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 from crawl_assets.schema import Record, Rejection
 
@@ -90,6 +90,7 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
     result = BatchResult()
     seen: Counter[str] = Counter()
     edits = EditHistories(m.platform)  # edited posts: every version resolved against the batch's histories
+    x_ids: set[str] = set()  # and those earlier parts hold naming a version read here
 
     def records() -> Iterator[Record]:
         with lake.open_raw(batch) as stream:
@@ -98,11 +99,15 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
                     result.rejected.append(item.model_dump(mode="json"))
                 else:
                     observe(edits, {"platform": item.platform, "metadata": item.metadata})
+                    if item.platform == "x":
+                        x_ids.add(item.native_id)
                     yield item
 
     def chunks() -> Iterator[pa.Table]:
         buffer: list[dict[str, Any]] = []
-        for record in dedupe_latest(records()):
+        for n, record in enumerate(dedupe_latest(records())):
+            if n == 0:  # every record of the batch is read (dedupe_latest), none resolved yet
+                stored_histories(lake, batch, TABLE, edits, x_ids)
             buffer.append(resolved(edits, record.model_dump(mode="json")))
             if len(buffer) >= CHUNK_ROWS:
                 yield flush(buffer)
@@ -125,3 +130,16 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
     result.rows = lake.write_part_chunks(part, chunks(), RECORDS_SCHEMA, version=NORMALIZER_VERSION)
     result.duplicates = sorted(k for k, n in seen.items() if n > 1)
     return result
+
+
+MAX_REJECTED_SHARE = 0.2  # above this share of bad items among those read, no_failed_batches fails
+
+
+def normalization_problem(failed: int, records: int, rejected: int) -> str | None:
+    """Why a sync's normalization needs a look (a batch could not be normalized, too many items rejected),
+    or None. ``rejected`` counts bad items only (not non-posts such as service messages)."""
+    problems = [f"{failed} batch{'es' if failed > 1 else ''} could not be normalized"] if failed else []
+    read = records + rejected
+    if read and rejected / read > MAX_REJECTED_SHARE:
+        problems.append(f"{rejected} of {read} items rejected ({rejected / read:.0%}, over {MAX_REJECTED_SHARE:.0%})")
+    return "; ".join(problems) + " (reasons in the quarantine files)" if problems else None

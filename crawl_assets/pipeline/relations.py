@@ -4,12 +4,13 @@ author–hashtag participation tables, rebuilt from its current records (pandas 
 from datetime import datetime
 from typing import NamedTuple
 
+import orjson
 import pandas as pd
 import pyarrow as pa
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import EDGES_SCHEMA
-from crawl_assets.normalize.edges import author_hashtag, edges_frame, hashtag_cooccurrence
+from crawl_assets.normalize.edges import author_hashtag, edges_frame, hashtag_cooccurrence, is_superseded
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 
@@ -35,12 +36,17 @@ class EdgeView(NamedTuple):
 
 def current_records(lake: Lake, tenant: str, platform: str, source: str) -> list[EdgeView]:
     """The source's records, one per key, the latest observation winning (parts are in collection
-    order); only the columns edges need are read, so memory stays far below the records' size."""
+    order); only the columns edges need are read, so memory stays far below the records' size. A key whose
+    latest observation is a superseded version of an edited X post is left out (history, not a post)."""
     latest: dict[str, EdgeView] = {}
-    for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=list(EdgeView._fields)):
+    for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source,
+                                    columns=[*EdgeView._fields, "metadata"]):
         columns = [table.column(name).to_pylist() for name in EdgeView._fields]
-        for row in zip(*columns):
-            latest[row[0]] = EdgeView(*row)
+        for row, meta in zip(zip(*columns), table.column("metadata").to_pylist()):
+            if meta and '"superseded_by"' in meta and is_superseded(orjson.loads(meta)):
+                latest.pop(row[0], None)
+            else:
+                latest[row[0]] = EdgeView(*row)
     return list(latest.values())
 
 
