@@ -76,19 +76,21 @@ class PersonalData(Enricher):
                                  **({"text_clean_redacted": redacted} if redacted is not None else {}))
 
 
+def redacted_record(record: dict[str, Any], clean_spans: list[Span]) -> dict[str, Any]:
+    """The redacted view of one record: ``text`` left out, ``text_clean`` with ``clean_spans`` (spans over
+    ``text_clean``) replaced by their type labels."""
+    view = {k: v for k, v in record.items() if k != "text"}
+    if clean_spans and view.get("text_clean"):
+        view["text_clean"] = redact(view["text_clean"], clean_spans)
+    return view
+
+
+def clean_spans(spans: list[dict[str, Any]]) -> list[Span]:
+    """The ``text_clean`` spans of a row's (or a feature document's) ``spans``."""
+    return [Span(s["type"], s["start"], s["end"]) for s in spans if s["field"] == "text_clean"]
+
+
 def redacted_records(records: list[dict[str, Any]], rows: pa.Table) -> list[dict[str, Any]]:
-    """The redacted view: ``records`` with ``text_clean`` replaced by the span-redacted text where the
-    personal-data rows (``extract``'s output, any ``redacted_view``) found something; ``text`` left out of
-    every record, so the view never carries the observed text."""
-    spans_by_key: dict[str, list[Any]] = {}
-    for key, spans in zip(rows.column("key").to_pylist(), rows.column("spans").to_pylist()):
-        spans_by_key[key] = spans
-    out = []
-    for record in records:
-        view = {k: v for k, v in record.items() if k != "text"}
-        found = spans_by_key.get(record.get("key"))
-        if found and view.get("text_clean"):
-            clean = [Span(s["type"], s["start"], s["end"]) for s in found if s["field"] == "text_clean"]
-            view["text_clean"] = redact(view["text_clean"], clean)
-        out.append(view)
-    return out
+    """The redacted view of ``records`` from personal-data rows (``extract``'s output, any ``redacted_view``)."""
+    spans = dict(zip(rows.column("key").to_pylist(), rows.column("spans").to_pylist()))
+    return [redacted_record(r, clean_spans(spans.get(r.get("key")) or [])) for r in records]
