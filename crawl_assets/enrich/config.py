@@ -50,11 +50,8 @@ def build(name: str, params: dict[str, Any] | None = None) -> Enricher:
     return ENRICHERS[name](**(params or {}))
 
 
-def load_enrichers(path: Path | None = None) -> list[Enricher]:
-    """The enabled enrichers, configured; every enricher at its defaults when the file does not exist."""
-    path = path or config_path()
-    if not path.exists():
-        return [cls() for cls in ENRICHERS.values()]
+def read_config(path: Path) -> dict[str, Any]:
+    """The ``enrichers`` section of ``path``: enricher name -> parameters (checked for shape and names)."""
     try:
         if path.stat().st_size > MAX_CONFIG_BYTES:
             raise EnrichmentConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes")
@@ -66,20 +63,29 @@ def load_enrichers(path: Path | None = None) -> list[Enricher]:
     section = data.get("enrichers") or {}
     if not isinstance(section, dict):
         raise EnrichmentConfigError(f"{path}: 'enrichers' must map enricher names to their parameters")
+    unknown = set(section) - set(ENRICHERS)
+    if unknown:
+        raise EnrichmentConfigError(f"{path}: unknown enricher(s) {', '.join(sorted(map(str, unknown)))}; "
+                                    f"expected {', '.join(ENRICHERS)}")
+    for name, params in section.items():
+        if params is not None and not isinstance(params, dict):
+            raise EnrichmentConfigError(f"{path}: enrichers.{name} must be a mapping of parameters")
+    return {name: dict(params or {}) for name, params in section.items()}
+
+
+def load_enrichers(path: Path | None = None) -> list[Enricher]:
+    """The enabled enrichers, configured; every enricher at its defaults when the file does not exist."""
+    path = path or config_path()
+    if not path.exists():
+        return [cls() for cls in ENRICHERS.values()]
+    section = read_config(path)
     enabled = []
     for name, cls in ENRICHERS.items():
-        params = section.get(name) or {}
-        if not isinstance(params, dict):
-            raise EnrichmentConfigError(f"{path}: enrichers.{name} must be a mapping of parameters")
-        params = dict(params)
+        params = section.get(name, {})
         if not params.pop("enabled", True):
             continue
         try:
             enabled.append(cls(**params))
         except ValueError as exc:
             raise EnrichmentConfigError(f"{path}: enrichers.{name}: {exc}") from None
-    unknown = set(section) - set(ENRICHERS)
-    if unknown:
-        raise EnrichmentConfigError(f"{path}: unknown enricher(s) {', '.join(sorted(map(str, unknown)))}; "
-                                    f"expected {', '.join(ENRICHERS)}")
     return enabled
