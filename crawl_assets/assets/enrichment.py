@@ -86,7 +86,7 @@ def build_enrichment_asset(platform: str, enricher: Enricher, *, cluster_configu
         if elasticsearch.hosts and cluster_configured:
             with elasticsearch.get_client() as client:
                 indexed = index_features(client, the_lake, enricher, tenant, platform, source,
-                                         run_id=context.run.run_id)
+                                         run_id=context.run.run_id, removed_keys=result.removed_keys)
         parts = [(s.batch_id, s.records_version) for s in
                  store.part_states(the_lake, enricher.name, enricher.stamp, tenant, platform, source) if s.current]
         metadata = {"enricher_stamp": enricher.stamp, "parts_enriched": len(result.parts_enriched),

@@ -46,10 +46,6 @@ class IndexResult:
         return self.stats.unaccounted == 0 and self.stats.failed == 0
 
 
-def _marker(name: str, tenant: str, platform: str, source: str, batch_id: str) -> str:
-    return f"{store.source_dir(name, tenant, platform, source)}/_indexed/{batch_id}.done"
-
-
 def _marker_body(stamp: str, records_version: str) -> bytes:
     return f"{stamp} {records_version}".encode()
 
@@ -75,11 +71,18 @@ def delete_ids(client: Elasticsearch, tenant: str, ids: list[str]) -> int:
 
 
 def index_features(client: Elasticsearch, lake: Lake, enricher: Enricher, tenant: str, platform: str, source: str,
-                   *, run_id: str | None = None) -> IndexResult:
-    """Send the source's (and, for a tenant-wide enricher, the tenant's) features not indexed yet."""
+                   *, run_id: str | None = None, removed_keys: set[str] = frozenset()) -> IndexResult:
+    """Send the source's (and, for a tenant-wide enricher, the tenant's) features not indexed yet; delete
+    the documents of ``removed_keys`` (records of parts that are gone: retention, erasure) that no
+    remaining part of the source holds."""
     setup_indices(client, [tenant])
     if enricher.scope == "record":
-        return _index_parts(client, lake, enricher, tenant, platform, source, run_id)
+        result = _index_parts(client, lake, enricher, tenant, platform, source, run_id)
+        if removed_keys:
+            remaining = {k for _, t in lake.read_parts(store.RECORDS_TABLE, tenant, platform, source, columns=["key"])
+                         for k in t.column("key").to_pylist()}
+            result.deleted += delete_ids(client, tenant, [f"{enricher.name}:{k}" for k in sorted(removed_keys - remaining)])
+        return result
     return index_tenant(client, lake, enricher, tenant, run_id=run_id)
 
 
@@ -87,7 +90,7 @@ def _index_parts(client: Elasticsearch, lake: Lake, enricher: Enricher, tenant: 
                  run_id: str | None) -> IndexResult:
     result = IndexResult()
     states = [s for s in store.part_states(lake, enricher.name, enricher.stamp, tenant, platform, source) if s.current]
-    pending = [s for s in states if _read_marker(lake, _marker(enricher.name, tenant, platform, source, s.batch_id))
+    pending = [s for s in states if _read_marker(lake, store.marker_path(enricher.name, tenant, platform, source, s.batch_id))
                != _marker_body(enricher.stamp, s.records_version)]
     if not pending:
         return result
@@ -104,12 +107,12 @@ def _index_parts(client: Elasticsearch, lake: Lake, enricher: Enricher, tenant: 
         # a record of this part without a finding loses the document an earlier observation (or an earlier
         # stamp) of it left; keys seen only here and never indexed before have none to lose
         found = set(rows.column("key").to_pylist())
-        indexed_before = _read_marker(lake, _marker(enricher.name, tenant, platform, source, state.batch_id))
+        indexed_before = _read_marker(lake, store.marker_path(enricher.name, tenant, platform, source, state.batch_id))
         stale = [f"{enricher.name}:{k}" for k in keys_by_part.get(state.batch_id, [])
                  if k not in found and (indexed_before is not None or parts_of[k] > 1)]
         result.deleted += delete_ids(client, tenant, stale)
         if stats.unaccounted == 0 and stats.failed == 0:
-            lake.write_bytes(_marker(enricher.name, tenant, platform, source, state.batch_id),
+            lake.write_bytes(store.marker_path(enricher.name, tenant, platform, source, state.batch_id),
                              _marker_body(enricher.stamp, state.records_version))
             result.parts_indexed += 1
     return result

@@ -37,6 +37,7 @@ class SourceResult:
     parts_enriched: list[str] = field(default_factory=list)
     parts_up_to_date: int = 0
     parts_removed: int = 0
+    removed_keys: set[str] = field(default_factory=set)  # keys of removed parts (their documents may go)
     records_read: int = 0
     rows_written: int = 0
     failed: list[str] = field(default_factory=list)  # "batch: reason"
@@ -74,7 +75,11 @@ def enrich_source(lake: Lake, enricher: Enricher, tenant: str, platform: str, so
         result.records_read += records.num_rows
         result.rows_written += rows.num_rows
     for batch_id in store.orphan_parts(lake, enricher.name, tenant, platform, source):
-        result.parts_removed += store.remove(lake, store.part_path(enricher.name, tenant, platform, source, batch_id))
+        relative = store.part_path(enricher.name, tenant, platform, source, batch_id)
+        if enricher.scope == "record":
+            gone = store.read_table(lake, relative, columns=["key"])
+            result.removed_keys.update(gone.column("key").to_pylist() if gone is not None else ())
+        result.parts_removed += store.remove_part(lake, enricher.name, tenant, platform, source, batch_id)
     if enricher.scope == "tenant":
         result.tenant = combine_tenant(lake, enricher, tenant, now=now)
     return result

@@ -36,6 +36,11 @@ def part_path(name: str, tenant: str, platform: str, source: str, batch_id: str)
     return f"{source_dir(name, tenant, platform, source)}/{batch_id}.parquet"
 
 
+def marker_path(name: str, tenant: str, platform: str, source: str, batch_id: str) -> str:
+    """The index marker of a feature part (``crawl_assets.enrich.index``)."""
+    return f"{source_dir(name, tenant, platform, source)}/_indexed/{batch_id}.done"
+
+
 def tenant_path(name: str, tenant: str, table: str) -> str:
     return f"{AREA}/{name}/{tenant}/{TENANT_DIR}/{table}.parquet"
 
@@ -96,6 +101,12 @@ def remove(lake: Lake, relative: str) -> bool:
         lake.fs.rm(lake.path(relative))
         return True
     return False
+
+
+def remove_part(lake: Lake, name: str, tenant: str, platform: str, source: str, batch_id: str) -> bool:
+    """A feature part and its index marker gone; whether the part existed."""
+    remove(lake, marker_path(name, tenant, platform, source, batch_id))
+    return remove(lake, part_path(name, tenant, platform, source, batch_id))
 
 
 def read_table(lake: Lake, relative: str, columns: list[str] | None = None) -> pa.Table | None:

@@ -61,8 +61,7 @@ def erase_feature_files(lake: Lake, tenant: str, keys: set[str]) -> FeatureErasu
     out = FeatureErasure(personal_data=personal_data_found(lake, tenant, keys))
     for name, platform, source in _source_dirs(lake, tenant):
         for batch_id in store.orphan_parts(lake, name, tenant, platform, source):
-            out.parts_removed += store.remove(lake, store.part_path(name, tenant, platform, source, batch_id))
-            store.remove(lake, f"{store.source_dir(name, tenant, platform, source)}/_indexed/{batch_id}.done")
+            out.parts_removed += store.remove_part(lake, name, tenant, platform, source, batch_id)
     for name in ENRICHERS:
         folder = lake.path(f"{store.AREA}/{name}/{tenant}/{store.TENANT_DIR}")
         if lake.fs.exists(folder):

@@ -99,3 +99,26 @@ def test_changes_are_sent_as_changes(es: EsTarget, tmp_path):
     assert cluster["near_duplicates"]["member_count"] == 2
     assert second["near_duplicates"].stats.docs == 1, "only the changed cluster document is sent"
     assert second["trends"].stats.docs == 0, "no trend changed"
+
+
+def test_features_of_a_part_that_is_gone_leave_the_index(es: EsTarget, tmp_path):
+    """A normalized part removed (retention, or an erasure's rewrite): its feature part goes at the next run,
+    and so do its documents, unless another part of the source still holds the record."""
+    lake = Lake(str(tmp_path / "lake"))
+    src = f"{es.tenant}.x.main"
+    write_part(lake, [record("x:a", "mail a@example.com", tenant=es.tenant, source=src),
+                      record("x:b", "mail b@example.com", tenant=es.tenant, source=src)], batch_id(1),
+               tenant=es.tenant, source=src)
+    write_part(lake, [record("x:b", "mail b@example.com again", tenant=es.tenant, source=src,
+                             edited_at="2026-03-02T00:00:00Z")], batch_id(2), tenant=es.tenant, source=src)
+    pii = ENRICHERS["personal_data"]()
+    enrich_source(lake, pii, es.tenant, "x", src)
+    index_features(es.client, lake, pii, es.tenant, "x", src)
+    features = f"crawl-features-{es.tenant}"
+    assert {"personal_data:x:a", "personal_data:x:b"} <= set(all_docs(es.client, features))
+    lake.fs.rm(lake.path(lake.table_part("normalized_records", es.tenant, "x", src, batch_id(1))))
+    result = enrich_source(lake, pii, es.tenant, "x", src)
+    assert result.parts_removed == 1 and result.removed_keys == {"x:a", "x:b"}
+    indexed = index_features(es.client, lake, pii, es.tenant, "x", src, removed_keys=result.removed_keys)
+    docs = all_docs(es.client, features)
+    assert "personal_data:x:a" not in docs and "personal_data:x:b" in docs and indexed.deleted == 1
