@@ -59,7 +59,7 @@ def build_enrichment_asset(platform: str, enricher: Enricher, *, cluster_configu
         key=key,
         deps=[dg.AssetKey([platform, RECORDS_TABLE])],
         partitions_def=SOURCE_PARTITIONS[platform],
-        group_name=platform,
+        group_name=f"{platform}_{PREFIX}",  # beside the platform group, whose lineage stays readable
         code_version=enricher.stamp,
         kinds={"parquet", "elasticsearch"} if cluster_configured else {"parquet"},
         description=description,

@@ -68,6 +68,7 @@ def test_lineage_and_sync_jobs_leave_enrichment_to_its_own_job():
         node = graph.get(_key(name))
         assert node.parent_keys == {dg.AssetKey(["x", "normalized_records"])}
         assert node.partitions_def.name == "x_sources" and node.code_version.startswith(f"{name}/")
+        assert node.group_name == "x_enrichment"
     assert not any(k.path[1:2] == ["enrichment"] for k in defs.resolve_job_def("x_sync").asset_layer.selected_asset_keys)
     assert {k.path[-1] for k in defs.resolve_job_def("x_enrich").asset_layer.selected_asset_keys} == set(ENRICHERS)
 
