@@ -133,8 +133,24 @@ def combine_tenant(lake: Lake, enricher: Enricher, tenant: str, *, now: datetime
         for table_name, table in tables.items():
             store.write_tenant_table(lake, store.tenant_path(enricher.name, tenant, table_name), table,
                                      stamp=enricher.stamp, generation=generation)
+        if _inputs_gone(lake, paths):
+            # an erasure removed a part while we read it (it removes the tables after the parts): what we
+            # wrote may hold the erased records, so it goes; the next run rebuilds from what remains
+            for table_name in tables:
+                store.remove(lake, store.tenant_path(enricher.name, tenant, table_name))
+            return TenantResult(generation, rebuilt=False, parts=len(paths))
         return TenantResult(generation, rebuilt=True, rows={k: v.num_rows for k, v in tables.items()},
                             parts=len(paths))
+
+
+def _inputs_gone(lake: Lake, paths: list[str]) -> bool:
+    """Whether the normalized part of any feature part in ``paths`` is gone."""
+    for relative in paths:
+        _, _, tenant, platform, source, name = relative.split("/")
+        batch_id = name.removesuffix(".parquet")
+        if not lake.exists(lake.table_part(store.RECORDS_TABLE, tenant, platform, source, batch_id)):
+            return True
+    return False
 
 
 def read_tenant_table(lake: Lake, enricher: Enricher, tenant: str, table: str) -> pa.Table | None:

@@ -100,3 +100,24 @@ def test_tenant_tables_join_platforms_and_rebuild_only_on_change(tmp_path):
     assert enrich_source(lake, enricher, "acme", "x", SRC, now=NOW).tenant.rebuilt is False
     write_part(lake, [record("x:5", TEXT, author="c")], batch_id(2))
     assert enrich_source(lake, enricher, "acme", "x", SRC, now=NOW).tenant.rows == {"clusters": 1, "members": 3}
+
+
+class _ErasedWhileCombining(NearDuplicates):
+    """Stands for an erasure that removes a normalized part while the tenant tables are being rebuilt."""
+
+    def combine(self, rows, context):
+        rows = list(rows)
+        lake, part = self.erase_during
+        lake.fs.rm(lake.path(part))
+        return super().combine(iter(rows), context)
+
+
+def test_tables_built_while_an_input_part_was_erased_are_not_kept(tmp_path):
+    lake = Lake(str(tmp_path / "lake"))
+    write_part(lake, [record("x:1", TEXT, author="a"), record("x:2", TEXT + "!", author="b")], batch_id(1))
+    enricher = _ErasedWhileCombining()
+    enricher.erase_during = (lake, lake.table_part("normalized_records", "acme", "x", SRC, batch_id(1)))
+    result = enrich_source(lake, enricher, "acme", "x", SRC, now=NOW)
+    assert result.tenant is not None and result.tenant.rebuilt is False
+    assert read_tenant_table(lake, enricher, "acme", "clusters") is None, "no table holding erased records"
+    assert read_tenant_table(lake, enricher, "acme", "members") is None
