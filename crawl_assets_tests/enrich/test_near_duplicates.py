@@ -105,3 +105,20 @@ def test_documents_carry_clusters_and_memberships_labelled_inferred():
     assert all(d["inferred"] and d["tenant"] == "acme" and d["updated_at"] == "2026-04-01T00:00:00Z" for d in docs)
     member = next(d for d in docs if d["key"] == "near_duplicates:telegram:c1")
     assert member["record_key"] == "telegram:c1" and member["near_duplicates"]["cluster_id"].startswith("nd-")
+
+
+def test_batched_signatures_equal_datasketchs_own_minhash():
+    """The signatures are computed for many texts at once; they must stay exactly datasketch's, so stored
+    signatures and the library's LSH parameters keep meaning what they say."""
+    import zlib
+
+    import numpy as np
+    from datasketch import MinHash
+
+    from crawl_assets.enrich.near_duplicates import minhash_signatures, shingles
+
+    texts = [shingles(t) for t in ("the same slogan copied by many accounts today", "قطعی برق در تهران ادامه دارد",
+                                   "one", "a b c d e f g h i j k l m n o p")] * 1300  # more than one batch
+    for num_perm, seed in ((64, 1), (128, 7)):
+        expected = [m.hashvalues for m in MinHash.generator(texts, num_perm=num_perm, seed=seed, hashfunc=zlib.crc32)]
+        assert np.array_equal(minhash_signatures(texts, num_perm, seed), np.array(expected))
