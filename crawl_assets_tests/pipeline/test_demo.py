@@ -71,7 +71,7 @@ def test_demo_on_postgres_instance(tmp_path, pg_url):
     with engine.connect() as conn:
         statuses = [row[0] for row in conn.execute(sa.text("SELECT status FROM runs"))]
     engine.dispose()
-    assert statuses.count("SUCCESS") == 4 and len(statuses) == 4  # three syncs and the health checks
+    assert statuses.count("SUCCESS") == 7 and len(statuses) == 7  # three syncs, their enrichment, the health checks
 
 
 def test_demo_indexes_into_elasticsearch_when_configured(tmp_path, es_cluster):
