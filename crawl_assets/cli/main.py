@@ -11,6 +11,7 @@ COMMANDS: list[str] = [
     "crawl_assets.cli.status:status",
     "crawl_assets.cli.normalize:normalize",
     "crawl_assets.cli.normalize:schema",
+    "crawl_assets.cli.enrich:enrich",
     "crawl_assets.cli.sources:sources",
     "crawl_assets.cli.es:es",
     "crawl_assets.cli.demo:demo",
