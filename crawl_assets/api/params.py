@@ -20,6 +20,7 @@ MAX_VALUES = 50
 MAX_VALUE = 200
 MAX_QUERY = 1000
 SLUG = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+SOURCE = r"^([a-z0-9][a-z0-9_-]{0,62}\.){0,2}[a-z0-9][a-z0-9_-]{0,62}$"
 LANG = r"^[a-z]{2,3}$"
 # No control characters (a value is a term, never syntax).
 PRINTABLE = r"^[^\x00-\x1f\x7f]+$"
@@ -53,7 +54,7 @@ def _check_items(name: str, values: list[str] | None, pattern: str, max_length: 
     return tuple(dict.fromkeys(out))
 
 
-_RULES = {SLUG: "lowercase letters, digits, '-' or '_'", LANG: "an ISO 639 code such as fa or en",
+_RULES = {SLUG: "lowercase letters, digits, '-' or '_'", SOURCE: "a source name or TENANT.PLATFORM.NAME", LANG: "an ISO 639 code such as fa or en",
           PRINTABLE: "printable text"}
 
 
@@ -63,7 +64,8 @@ def record_filter(
         "prefix*. ZWNJ, Arabic/Persian letter forms and digits are folded."))] = None,
     platform: Annotated[list[Literal[get_args(Platform)]] | None, Query(max_length=MAX_VALUES,  # type: ignore[misc]
                                                                         description="Platforms (repeat)")] = None,
-    source: Annotated[list[str] | None, _values("Registered source names (repeat)", SLUG, 63)] = None,
+    source: Annotated[list[str] | None, _values("Sources: a registered name (gen-a) or a key (acme.x.gen-a) (repeat)",
+                                                SOURCE, 190)] = None,
     lang: Annotated[list[str] | None, _values("Languages, ISO 639-1 (repeat)", LANG, 3)] = None,
     author: Annotated[list[str] | None, _values("Authors: platform id or handle, @ optional (repeat)")] = None,
     hashtag: Annotated[list[str] | None, _values("Hashtags, # optional; folded like the index (repeat)")] = None,
@@ -81,7 +83,7 @@ def record_filter(
         raise bad_request("q: give words to search for (no control characters)")
     return RecordFilter(
         q=q.strip() if q else None, platforms=tuple(dict.fromkeys(platform or [])),
-        sources=_check_items("source", source, SLUG, 63), langs=_check_items("lang", lang, LANG, 3),
+        sources=_check_items("source", source, SOURCE, 190), langs=_check_items("lang", lang, LANG, 3),
         authors=_check_items("author", author, PRINTABLE), hashtags=_check_items("hashtag", hashtag, PRINTABLE),
         mentions=_check_items("mention", mention, PRINTABLE), kinds=_check_items("kind", kind, SLUG, 63),
         start=lo, end=hi, deleted=deleted)

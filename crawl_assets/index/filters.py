@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from crawl_assets.index.naming import check_tenant
 from crawl_assets.index.queries import TEXT_FIELDS, author_query
 from crawl_assets.normalize.text import fold_tag
+from crawl_assets.schema.record import Platform
 
 Deleted = Literal["exclude", "include", "only"]
 DELETED_CHOICES: tuple[str, ...] = ("exclude", "include", "only")
@@ -50,11 +51,13 @@ class RecordFilter:
             out[name] = value.isoformat() if isinstance(value, datetime) else list(value) if isinstance(value, tuple) else value
         return out
 
-    def clauses(self) -> list[dict[str, Any]]:
-        """Filter-context clauses (no tenant, no text query, no deletion rule)."""
+    def clauses(self, tenant: str) -> list[dict[str, Any]]:
+        """Filter-context clauses (no tenant term, no text query, no deletion rule). A source is a registered
+        name (``gen-a``: that name on any platform of ``tenant``) or a full key (``acme.x.gen-a``)."""
         out: list[dict[str, Any]] = []
-        for field, values in (("platform", self.platforms), ("source", self.sources), ("lang", self.langs),
-                              ("kind", self.kinds)):
+        if self.sources:
+            out.append({"terms": {"source": source_keys(tenant, self.sources)}})
+        for field, values in (("platform", self.platforms), ("lang", self.langs), ("kind", self.kinds)):
             if values:
                 out.append({"terms": {field: list(values)}})
         if self.hashtags:
@@ -69,6 +72,17 @@ class RecordFilter:
         return out
 
 
+def source_keys(tenant: str, sources: tuple[str, ...]) -> list[str]:
+    """Source keys (``tenant.platform.name``) a filter's ``sources`` stand for, all of ``tenant``."""
+    out = set()
+    for value in sources:
+        if "." in value:
+            out.add(value)
+        else:
+            out.update(f"{tenant}.{platform}.{value}" for platform in get_args(Platform))
+    return sorted(out)
+
+
 def text_clause(text: str) -> dict[str, Any]:
     """A user's search string: words AND-ed, ``"phrases"``, ``a | b``, ``-word``, ``prefix*``; no field syntax.
     ``text`` reads ZWNJ as a space, ``text.joined`` drops it, so either spelling of a compound matches."""
@@ -81,7 +95,7 @@ def scoped_query(tenant: str, flt: RecordFilter | None = None, extra: list[dict[
     """A ``bool`` query: the tenant term, the filter's clauses, ``extra`` clauses, the text query (scored) and
     the deletion rule (``exclude``: tombstones left out; ``only``: tombstones alone; ``include``: both)."""
     flt = flt or RecordFilter()
-    query: dict[str, Any] = {"bool": {"filter": [{"term": {"tenant": check_tenant(tenant)}}, *flt.clauses(),
+    query: dict[str, Any] = {"bool": {"filter": [{"term": {"tenant": check_tenant(tenant)}}, *flt.clauses(tenant),
                                                  *(extra or [])]}}
     if use_text and flt.q:
         query["bool"]["must"] = [text_clause(flt.q)]
