@@ -1,5 +1,9 @@
-"""A ``networks.Graph`` written as GEXF 1.3 (Gephi's format), GraphML or an edge-list CSV, as a stream of
+"""A ``networks.Graph`` written as GEXF 1.2 (Gephi's format), GraphML or an edge-list CSV, as a stream of
 byte chunks (a node or an edge at a time, grouped into chunks of about ``CHUNK`` bytes).
+
+GEXF 1.2 (namespace ``http://www.gexf.net/1.2draft``) rather than 1.3: every Gephi since 0.8 opens it, networkx
+writes it by default, and the tests validate it against the ``gexfpy`` bindings of its schema; 1.3 adds
+nothing these graphs need (the edge's kind is an edge attribute here).
 
 GEXF and GraphML carry the producing query and the caution note in their own metadata (``<meta>
 <description>``, ``<desc>``); the CSV is a plain edge list Gephi's spreadsheet import reads (``Source``,
@@ -27,6 +31,7 @@ EXTENSIONS = {"gexf": "gexf", "graphml": "graphml", "csv": "csv"}
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 NODE_ATTRS = [("kind", "string"), ("platform", "string"), ("handle", "string"), ("records", "integer")]
 EDGE_ATTRS = [("first_at", "string"), ("last_at", "string")]
+GEXF_EDGE_ATTRS = [*EDGE_ATTRS, ("kind", "string")]
 
 
 def _a(value: Any) -> str:
@@ -59,8 +64,8 @@ def describe(graph: Graph, query: dict[str, Any]) -> str:
 def gexf(graph: Graph, query: dict[str, Any]) -> Iterator[bytes]:
     def parts() -> Iterator[str]:
         yield ('<?xml version="1.0" encoding="UTF-8"?>\n'
-               '<gexf xmlns="http://gexf.net/1.3" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
-               'xsi:schemaLocation="http://gexf.net/1.3 http://gexf.net/1.3/gexf.xsd" version="1.3">\n'
+               '<gexf xmlns="http://www.gexf.net/1.2draft" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
+               'xsi:schemaLocation="http://www.gexf.net/1.2draft http://www.gexf.net/1.2draft/gexf.xsd" version="1.2">\n'
                f'  <meta lastmodifieddate="{date.today().isoformat()}">\n    <creator>crawl_assets</creator>\n'
                f'    <keywords>{_t(graph.kind)}</keywords>\n    <description>{_t(describe(graph, query))}</description>\n'
                '  </meta>\n'
@@ -69,7 +74,7 @@ def gexf(graph: Graph, query: dict[str, Any]) -> Iterator[bytes]:
         for i, (name, kind) in enumerate(NODE_ATTRS):
             yield f'      <attribute id="n{i}" title="{name}" type="{kind}"/>\n'
         yield '    </attributes>\n    <attributes class="edge">\n'
-        for i, (name, kind) in enumerate(EDGE_ATTRS):
+        for i, (name, kind) in enumerate(GEXF_EDGE_ATTRS):
             yield f'      <attribute id="e{i}" title="{name}" type="{kind}"/>\n'
         yield f'    </attributes>\n    <nodes count="{len(graph.nodes)}">\n'
         for node in graph.nodes.values():
@@ -78,9 +83,9 @@ def gexf(graph: Graph, query: dict[str, Any]) -> Iterator[bytes]:
             yield f'      <node id={_a(node.id)} label={_a(node.label)}><attvalues>{values}</attvalues></node>\n'
         yield f'    </nodes>\n    <edges count="{len(graph.edges)}">\n'
         for i, ((a, b), e) in enumerate(graph.edges.items()):
-            yield (f'      <edge id="{i}" source={_a(a)} target={_a(b)} weight="{e.weight}" kind={_a(graph.kind)}>'
+            yield (f'      <edge id="{i}" source={_a(a)} target={_a(b)} weight="{e.weight}">'
                    f'<attvalues><attvalue for="e0" value={_a(e.first_at)}/><attvalue for="e1" value={_a(e.last_at)}/>'
-                   '</attvalues></edge>\n')
+                   f'<attvalue for="e2" value={_a(graph.kind)}/></attvalues></edge>\n')
         yield '    </edges>\n  </graph>\n</gexf>\n'
 
     return _chunks(parts())
