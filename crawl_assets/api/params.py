@@ -1,12 +1,14 @@
 """The query parameters every read shares (the filter), validated with clear messages.
 
 Lists are repeated parameters (``?platform=x&platform=telegram``); each holds at most ``MAX_VALUES``
-values of at most ``MAX_VALUE`` characters. Instants are ISO 8601 (``2026-01-31``, ``2026-01-31T10:00:00Z``,
-an offset, or naive meaning UTC).
+values of at most ``MAX_VALUE`` characters. Instants are exactly what the schema says: an RFC 3339
+date-time with ``Z`` or an offset (``2026-01-31T10:00:00Z``), or a date (``2026-01-31``: midnight UTC);
+no epoch numbers, no local times without an offset.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Annotated, Literal, get_args
 
@@ -32,19 +34,36 @@ def _values(description: str, pattern: str = PRINTABLE, max_length: int = MAX_VA
                  json_schema_extra={"items": {"type": "string", "pattern": pattern, "maxLength": max_length, "minLength": 1}})
 
 
-def utc(value: datetime | None, name: str) -> datetime | None:
-    if value is None:
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
+INSTANT_SCHEMA = {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}]}
+
+
+def instant(description: str):  # noqa: ANN201
+    return Query(description=description + " (RFC 3339 date-time with Z or an offset, or a date: midnight UTC)",
+                 max_length=40, json_schema_extra=INSTANT_SCHEMA)
+
+
+def utc(text: str | None, name: str) -> datetime | None:
+    """A query parameter's instant, strictly as documented; 400 naming the parameter otherwise."""
+    if text is None:
         return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
+    try:
+        if _DATE.fullmatch(text):
+            value = datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+        elif _DATE_TIME.fullmatch(text):
+            value = datetime.fromisoformat(text.upper())
+        else:
+            raise ValueError(text)
+    except ValueError:
+        raise bad_request(f"{name}: {text[:40]!r} is not a date-time with Z or an offset (2026-01-31T10:00:00Z) "
+                          "or a date (2026-01-31)") from None
     if not 1900 <= value.year <= 2200:
         raise bad_request(f"{name}: year must be between 1900 and 2200")
     return value.astimezone(timezone.utc)
 
 
 def _check_items(name: str, values: list[str] | None, pattern: str, max_length: int = MAX_VALUE) -> tuple[str, ...]:
-    import re
-
     out = []
     for value in values or []:
         if not value or len(value) > max_length or not re.fullmatch(pattern.strip("^$"), value):
@@ -72,8 +91,8 @@ def record_filter(
     mention: Annotated[list[str] | None, _values("Mentioned handles, @ optional (repeat)")] = None,
     kind: Annotated[list[str] | None, _values("Record kinds: post, reply, quote, repost, comment, review, ... (repeat)",
                                               SLUG, 63)] = None,
-    start: Annotated[datetime | None, Query(description="created_at >= start (ISO 8601; naive means UTC)")] = None,
-    end: Annotated[datetime | None, Query(description="created_at < end (ISO 8601; naive means UTC)")] = None,
+    start: Annotated[str | None, instant("created_at >= start")] = None,
+    end: Annotated[str | None, instant("created_at < end")] = None,
     deleted: Annotated[DeletedRule, Query(description="Tombstones: exclude (default), include, or only them")] = "exclude",
 ) -> RecordFilter:
     lo, hi = utc(start, "start"), utc(end, "end")

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ErrorBody, bad_request, not_found
 from crawl_assets.api.models import AuthorProfile, Counts, Timeline, Top, Trends
-from crawl_assets.api.params import PRINTABLE, record_filter, utc
+from crawl_assets.api.params import PRINTABLE, instant, record_filter, utc
 from crawl_assets.index import aggregations, trends as trend_index
 from crawl_assets.index.filters import RecordFilter
 from crawl_assets.index.profiles import author_profile
@@ -74,7 +74,7 @@ def rising(request: Request, who: CallerDep, flt: FilterDep,
            field: Annotated[Literal["hashtags", "mentions", "words"], Query()] = "hashtags",
            window: Annotated[str, Query(max_length=8, pattern=r"^[1-9][0-9]{0,3}[mhd]$",
                                         description="Window length: 30m, 6h, 1d, 7d")] = "1d",
-           until: Annotated[datetime | None, Query(description="End of the current window (default: now)")] = None,
+           until: Annotated[str | None, instant("End of the current window (default: now)")] = None,
            baseline: Annotated[int, Query(ge=1, le=trend_index.MAX_BASELINE_WINDOWS)] = 4,
            candidates: Annotated[int, Query(ge=1, le=trend_index.MAX_CANDIDATES)] = 200,
            min_count: Annotated[int, Query(ge=1, le=1_000_000)] = 3,
