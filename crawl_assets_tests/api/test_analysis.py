@@ -57,3 +57,28 @@ def test_an_author_profile_from_observed_data(demo) -> None:
     by_id = demo("/v1/authors/502")
     assert by_id["records"] == prof["records"]
     demo("/v1/authors/nobody_at_all", expect=404)
+
+
+def test_inferred_features_come_only_from_the_enrichment_layer_labelled(world, demo, tmp_path) -> None:
+    """No pipeline step fills the authors index yet: an author document with model-made ``enrichment`` is
+    written here through the project's sink, for demo and (other values) for rival, the same author id."""
+    from crawl_assets.index.sink import index_documents
+
+    before = demo("/v1/authors/bot_d")
+    assert before["observed_profile"] is None and before["inferred"] is None
+    doc = {"key": "x:504", "platform": "x", "tenant": "demo", "source": "demo.x.gen-a", "author_id": "504",
+           "handle": "bot_d", "display_name": "Bot D", "verified": False, "last_seen": "2026-03-07T00:00:00Z",
+           "provenance": {"collected_at": "2026-03-07T00:00:00Z", "method": "api"},
+           "enrichment": {"bot_score": 0.93, "model": "example-classifier-1"}}
+    rival = {**doc, "tenant": "rival", "source": "rival.x.gen-r", "display_name": "Rival's view",
+             "enrichment": {"bot_score": 0.01, "model": "rival-model"}}
+    for d in (doc, rival):
+        stats = index_documents(world.es, [d], family="authors", tenant=d["tenant"], deadletter_root=str(tmp_path))
+        assert stats.failed == 0
+    world.es.indices.refresh(index="crawl-authors-*")
+    prof = demo("/v1/authors/bot_d")
+    assert prof["observed_profile"]["display_name"] == "Bot D" and "enrichment" not in prof["observed_profile"]
+    assert prof["inferred"] == {"source": "enrichment (model-made, not observed)",
+                                "features": {"bot_score": 0.93, "model": "example-classifier-1"}}
+    assert {k: v for k, v in prof.items() if k not in ("observed_profile", "inferred")} == \
+        {k: v for k, v in before.items() if k not in ("observed_profile", "inferred")}, "observed figures unchanged"
