@@ -91,35 +91,33 @@ def parquet(plan: ExportPlan) -> Iterator[bytes]:
                        metadata={HEADER_KEY: orjson.dumps(plan.header)})
     sink = _Sink()
     writer = pq.ParquetWriter(sink, schema, compression="zstd")
-    rows: dict[str, list[Any]] = {f: [] for f in plan.fields}
-    count = 0
 
-    def flush() -> bytes:
-        nonlocal rows, count
+    def batch(page: list[dict[str, Any]]) -> pa.RecordBatch:
+        """One page as Arrow columns at once: a row group waits as compact Arrow data, not Python objects."""
         columns = []
         for f in plan.fields:
-            values = rows[f]
+            values = [doc.get(f) for doc in page]
             if f in TIMES:
-                columns.append(pa.array(values, pa.string()).cast(pa.timestamp("ms", tz="UTC")) if values
-                               else pa.array([], schema.field(f).type))
+                columns.append(pa.array(values, pa.string()).cast(pa.timestamp("ms", tz="UTC")))
             elif f in OBJECTS:
                 columns.append(pa.array([None if v is None else orjson.dumps(v).decode() for v in values], pa.string()))
             else:
                 columns.append(pa.array(values, schema.field(f).type))
-        writer.write_table(pa.Table.from_arrays(columns, schema=schema))
-        rows, count = {f: [] for f in plan.fields}, 0
+        return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+    def flush(batches: list[pa.RecordBatch]) -> bytes:
+        writer.write_table(pa.Table.from_batches(batches, schema=schema))  # one row group
         return sink.drain()
 
+    pending: list[pa.RecordBatch] = []
     try:
         for page in plan.pages():
-            for doc in page:
-                for f in plan.fields:
-                    rows[f].append(doc.get(f))
-            count += len(page)
-            if count >= ROW_GROUP:
-                yield flush()
-        if count:
-            yield flush()
+            pending.append(batch(page))
+            if sum(b.num_rows for b in pending) >= ROW_GROUP:
+                yield flush(pending)
+                pending = []
+        if pending:
+            yield flush(pending)
     finally:
         writer.close()
     yield sink.drain()
