@@ -8,17 +8,15 @@ Elasticsearch with the official Python client.
    a real node (started here from the test distribution unless ``--es-url`` is given) with the project's sink.
 2. Start ``crawl-assets api serve`` (uvicorn, one worker) with a key made by ``crawl-assets api keys create``.
 3. Check that every compared request (``api_requests.REQUESTS``) answers the same, non-empty, through the API
-   and straight from Elasticsearch; stop otherwise (a baseline that produced nothing is no baseline).
+   and straight from Elasticsearch; stop otherwise (a baseline that produced nothing is no baseline). Then
+   ``--sequential`` calls per endpoint one at a time, API and direct alternating (the API's own cost).
 4. From a second process, locust (headless, ``constant_throughput``, ``api_locust.py``) sends the weighted
    mix at a fixed rate through the API and, at the same rate in the same run, straight to Elasticsearch.
    Every call's time (request + JSON decoding) is recorded; an empty answer is a failure. Prints p50/p95/p99
    per endpoint, direct beside API, and the goals: the API adds <= 10 ms at p50 and <= 25% at p95.
-5. Exports every live record as JSON lines through the API, and the same records with
-   ``elasticsearch.helpers.scan`` (the official client's bulk read, in its own process, the same fields):
-   records/s, CPU seconds and peak RSS side by side (interleaved rounds, medians), asserting the same count
-   and the same keys. Goal: >= 20k records/s with the server's RSS <= 200 MiB for a 1M-record export. Then a
-   Parquet export (API only).
-
+5. Exports every live record as JSON lines through the API and with ``elasticsearch.helpers.scan`` (own process,
+   same fields): records/s, CPU seconds, peak RSS side by side (interleaved rounds, medians), same count and
+   keys asserted. Goal: >= 20k records/s, server RSS <= 200 MiB for 1M records. Then Parquet (API only).
 Machine load matters (2 shared cores): the load average is printed beside the figures.
 """
 
@@ -30,7 +28,6 @@ import json
 import os
 import random
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -76,12 +73,6 @@ def generate(n: int, seed: int = 1):
         }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def index_records(es_url: str, n: int, workdir: Path) -> float:
     from crawl_assets.index.client import build_client
     from crawl_assets.index.sink import index_documents
@@ -124,6 +115,31 @@ def check_same_answers(api_url: str, key: str, es_url: str) -> None:
         shown.append(f"{name} {len(mine)} items" + (f" ({sum(mine):,} records)" if name == "timeline" else ""))
     es.close()
     print("same non-empty answers through the API and straight from Elasticsearch: " + ", ".join(shown))
+
+
+def sequential_latency(api_url: str, key: str, es_url: str, calls: int) -> None:
+    """``calls`` calls per endpoint, one at a time, API and direct alternating: the API's own cost without
+    queueing (the load below adds the machine's contention)."""
+    from elasticsearch import Elasticsearch
+
+    es = Elasticsearch(es_url, request_timeout=60)
+    api = httpx.Client(headers={"Authorization": f"Bearer {key}"}, timeout=60)
+    print(f"\none call at a time ({calls} per endpoint and side, alternating; ms, call + JSON decoding):")
+    print(f"{'endpoint':<14} | {'direct p50':>10}{'p95':>8} | {'API p50':>8}{'p95':>8} | {'+p50 ms':>8}")
+    for name, (path, params, body, _) in REQUESTS.items():
+        times: dict[str, list[float]] = {"api": [], "direct": []}
+        for _ in range(calls):
+            began = time.perf_counter()
+            assert non_empty(name, api_answer(name, api.get(api_url + path, params=params).raise_for_status().json()))
+            times["api"].append((time.perf_counter() - began) * 1000)
+            began = time.perf_counter()
+            assert non_empty(name, direct_answer(name, es.search(index=ALIAS, ignore_unavailable=True, **body).body))
+            times["direct"].append((time.perf_counter() - began) * 1000)
+        a, d = times["api"], times["direct"]
+        print(f"{name:<14} | {pct(d, 50):>10.1f}{pct(d, 95):>8.1f} | {pct(a, 50):>8.1f}{pct(a, 95):>8.1f} | "
+              f"{pct(a, 50) - pct(d, 50):>8.1f}")
+    api.close()
+    es.close()
 
 
 def run_load(api_url: str, es_url: str, key: str, rate: float, seconds: int, workdir: Path) -> dict[str, list[float]]:
@@ -202,7 +218,7 @@ def cpu_seconds(pid: int | None) -> float:
 def api_export(api_url: str, key: str, server_pid: int, es_pid: int | None, fmt: str) -> dict:
     from crawl_assets.index.exports import DEFAULT_FIELDS
 
-    es_cpu, cpu = cpu_seconds(es_pid), cpu_seconds(server_pid)
+    es_cpu, cpu, mine = cpu_seconds(es_pid), cpu_seconds(server_pid), resource.getrusage(resource.RUSAGE_SELF)
     count, acc, size, header, lines = 0, 0, 0, None, 0
     with PeakRss(server_pid) as rss:
         began = time.perf_counter()
@@ -224,7 +240,12 @@ def api_export(api_url: str, key: str, server_pid: int, es_pid: int | None, fmt:
     if fmt == "jsonl":
         assert lines == header["records"] + 1 == count + 1, (lines, header["records"], count)
     return {"records": header["records"], "seconds": took, "rss_mib": rss.peak / 2**20, "digest": acc, "bytes": size,
-            "cpu": cpu_seconds(server_pid) - cpu, "es_cpu": cpu_seconds(es_pid) - es_cpu}
+            "cpu": cpu_seconds(server_pid) - cpu + _cpu(resource.getrusage(resource.RUSAGE_SELF)) - _cpu(mine),
+            "es_cpu": cpu_seconds(es_pid) - es_cpu}
+
+
+def _cpu(usage: resource.struct_rusage) -> float:
+    return usage.ru_utime + usage.ru_stime
 
 
 def peer_export(es_url: str) -> None:
@@ -269,7 +290,8 @@ def compare_exports(api_url: str, key: str, server_pid: int, es_url: str, es_pid
         runs["API JSON lines, server"].append(mine)
     records = runs["API JSON lines, server"][0]["records"]
     print(f"\nexport of the same {records:,} records (same keys, checked each round), {rounds} interleaved rounds, "
-          f"load average {os.getloadavg()[0]:.2f}; both sides decode every record on the client side:")
+          f"load average {os.getloadavg()[0]:.2f}; both sides decode every record on the client side (CPU: the API's "
+          "server + this client; helpers.scan's process):")
     medians = {}
     for label, rs in runs.items():
         for r in rs:
@@ -305,6 +327,8 @@ def start_server(es_url: str, workdir: Path) -> tuple[subprocess.Popen, str, str
     key = subprocess.run([sys.executable, "-m", "crawl_assets.cli.main", "api", "keys", "create", "--tenant", TENANT,
                           "--name", "bench", "--rate", "100000"], env=env, capture_output=True, text=True,
                          check=True, cwd=REPO).stdout.strip().split()[-1]
+    from crawl_assets_tests.es_node.node import free_port
+
     port = free_port()
     api_url = f"http://127.0.0.1:{port}"
     server = subprocess.Popen([sys.executable, "-m", "crawl_assets.cli.main", "api", "serve", "--port", str(port),
@@ -325,6 +349,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--rate", type=float, default=20.0, help="requests per second per side (API, direct)")
+    parser.add_argument("--sequential", type=int, default=30, help="calls per endpoint one at a time (0: none)")
     parser.add_argument("--seconds", type=int, default=60, help="length of the load (0: no load)")
     parser.add_argument("--es-url", default=os.environ.get("CRAWL_TEST_ES_URL", ""))
     parser.add_argument("--export-rounds", type=int, default=2, help="interleaved export rounds per side (0: none)")
@@ -348,6 +373,8 @@ def main() -> int:
         check_same_answers(api_url, key, args.es_url)
         print(f"API server RSS after the check, before any load: {psutil.Process(server.pid).memory_info().rss / 2**20:,.0f} MiB")
         load_ok = export_ok = True
+        if args.sequential:
+            sequential_latency(api_url, key, args.es_url, args.sequential)
         if args.seconds:
             before = os.getloadavg()[0]
             result = run_load(api_url, args.es_url, key, args.rate, args.seconds, workdir)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sys
 import time
 from collections import Counter, defaultdict
@@ -17,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import gevent  # noqa: E402
 import requests  # noqa: E402
 from elasticsearch import Elasticsearch  # noqa: E402
 from locust import User, constant_throughput, events, task  # noqa: E402
@@ -48,6 +50,11 @@ class _Timed(User):
     abstract = True
     wait_time = constant_throughput(RATE)
     side = ""
+
+    def stagger(self) -> None:
+        """Start at a random point of the first period: users started together would otherwise stay in phase
+        and send their requests in bursts (queueing, not the rate asked for)."""
+        gevent.sleep(random.uniform(0, 1 / RATE))
 
     def call(self, name: str) -> list:
         raise NotImplementedError
@@ -91,6 +98,7 @@ class Api(_Timed):
         self.session = requests.Session()
         self.session.headers["Authorization"] = "Bearer " + os.environ["BENCH_KEY"]
         self.base = os.environ["BENCH_API"]
+        self.stagger()
 
     def call(self, name: str) -> list:
         path, params, _, _ = REQUESTS[name]
@@ -104,6 +112,7 @@ class Direct(_Timed):
 
     def on_start(self) -> None:
         self.es = Elasticsearch(os.environ["BENCH_ES"], request_timeout=60)
+        self.stagger()
 
     def call(self, name: str) -> list:
         _, _, body, _ = REQUESTS[name]
