@@ -1,7 +1,10 @@
 """Language identification on our own labelled set of short texts, ours side by side with the peers.
 
-    python bench/lang_eval.py            # every candidate that is installed (pip install -e ".[langeval]")
+    python bench/lang_eval.py            # every candidate (the dev extra installs them: pip install -e ".[dev]")
     python bench/lang_eval.py --only ours
+
+A candidate that cannot be imported is a failure (exit 2, named), not a line to skip: a comparison whose
+baselines produced nothing proves nothing.
 
 The set (crawl_assets_tests/normalize/lang_eval/) is our own writing: 690 texts of at most 120 characters
 in English, Persian, Arabic, Russian, Turkish, Urdu, French, German and Spanish, plus mixed-script,
@@ -226,6 +229,7 @@ def main(argv: list[str]) -> int:
           f"{'us/call':>8s} {'load s':>7s}")
     chosen: list[str | None] | None = None
     failed = False
+    missing: list[str] = []
     for name, factory in CANDIDATES.items():
         if args.only and args.only not in name:
             continue
@@ -235,7 +239,8 @@ def main(argv: list[str]) -> int:
             for text in WARM_UP:  # models loaded lazily per language or script are loaded before timing
                 detect(text)
         except ImportError as exc:
-            print(f"{name:40s} not installed ({exc.name}): pip install -e '.[langeval]'")
+            print(f"{name:40s} NOT INSTALLED ({exc.name}): pip install -e '.[dev]'")
+            missing.append(name)
             continue
         load_s = time.perf_counter() - started
         figures, answers = evaluate(detect, samples)
@@ -255,6 +260,10 @@ def main(argv: list[str]) -> int:
         for text, expected, answer in wrong:
             print(f"  {expected or '-'} -> {answer or '-'}: {text}")
         print("\ngoals met" if not failed else "\nGOALS NOT MET")
+    if missing:
+        print(f"\nFAILED: {len(missing)} candidate(s) not installed, no comparison for them: {', '.join(missing)}",
+              file=sys.stderr)
+        return 2
     return 1 if failed else 0
 
 

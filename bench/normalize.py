@@ -6,7 +6,9 @@ file), then the ratios against the targets: >= 10x twarc-csv, within 2x of parse
 The input (bench/out/x_v2_<N>.jsonl, made once) imitates what twarc2 writes for search/recent with its
 default expansions: 100 tweets per page, every tweet with context annotations, entity annotations and
 edit controls, full user objects and referenced tweets in ``includes``, ~60% Persian text. Only documented
-API v2 fields are used (twarc-csv drops a whole batch on an unknown column).
+API v2 fields twarc-csv 0.7.2 knows are used: it drops a whole batch on a column it does not know (a user's
+``public_metrics.like_count`` made it write 0 rows), so every contender's output rows are counted and must
+equal the input's tweets.
 
 twarc-csv runs from its own virtualenv (bench/out/twarc-venv, created if missing) with pandas<3: twarc-csv
 0.7.2 crashes under pandas 3. Usage: python bench/normalize.py [--tweets 100000] [--skip-twarc] [--repeat 3]
@@ -17,6 +19,7 @@ the machine is shared; the best of ``--repeat`` interleaved runs is kept.
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import random
 import subprocess
@@ -60,7 +63,7 @@ def _user(rng: random.Random, user_id: str) -> dict[str, Any]:
         "pinned_tweet_id": "1700000000000000000", "profile_image_url": f"https://pbs.example.com/p/{handle}.jpg",
         "protected": False, "url": "https://t.co/profile1", "verified": False, "verified_type": "none",
         "public_metrics": {"followers_count": rng.randint(0, 10**5), "following_count": rng.randint(0, 2000),
-                           "tweet_count": rng.randint(0, 10**5), "listed_count": rng.randint(0, 99), "like_count": 5},
+                           "tweet_count": rng.randint(0, 10**5), "listed_count": rng.randint(0, 99)},
         "entities": {"url": {"urls": [{"start": 0, "end": 23, "url": "https://t.co/profile1",
                                        "expanded_url": "https://example.org/me", "display_url": "example.org/me"}]}},
     }  # fmt: skip
@@ -147,7 +150,8 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
-def measure(cmd: list[str], stdout: Any = subprocess.DEVNULL) -> tuple[float, float, float, int]:
+def measure(cmd: list[str], stdout: Any = subprocess.DEVNULL, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> tuple[float, float, float, int]:
     """(wall s, user+sys CPU s of the process and its workers, peak RSS MiB, exit code) of one command.
 
     Peak RSS is the larger of the kernel's own peak for the process (os.wait4) and the peak of the
@@ -155,7 +159,7 @@ def measure(cmd: list[str], stdout: Any = subprocess.DEVNULL) -> tuple[float, fl
     start = time.perf_counter()
     # stderr to a file, not a pipe: twarc2's progress bar would fill a pipe and block.
     with tempfile.TemporaryFile() as errors:
-        proc = subprocess.Popen(cmd, stdout=stdout, stderr=errors)
+        proc = subprocess.Popen(cmd, stdout=stdout, stderr=errors, cwd=cwd, env=env)
         peak = 0
         while True:
             waited, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -195,11 +199,21 @@ def twarc_csv() -> Path | None:
     return exe if result.returncode == 0 and exe.exists() else None
 
 
+def _lines(path: Path) -> int:
+    with path.open("rb") as handle:
+        return sum(1 for _ in handle)
+
+
+def _csv_rows(path: Path) -> int:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return sum(1 for _ in csv.DictReader(handle))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tweets", type=int, default=100_000)
     parser.add_argument("--skip-twarc", action="store_true")
-    parser.add_argument("--repeat", type=int, default=3, help="interleaved runs of ours and parse-only")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved runs of every contender")
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
     data = OUT / f"x_v2_{args.tweets}.jsonl"
@@ -212,31 +226,48 @@ def main() -> None:
     crawl = [python, "-m", "crawl_assets.cli.main", "normalize", "-q", "--format", "x-v2"]
     alone = [python, "-m", "crawl_assets.cli.normalize", "-q", "--format", "x-v2"]
     edges = ["--relations-out", str(OUT / "edges.jsonl"), str(data)]
-    runs: dict[str, tuple[float, float, float, int]] = {}
-    # Interleaved repeats, best of each: the machine may be shared, and the first read warms the page cache.
-    for _ in range(args.repeat):
-        for label, cmd in (
-            ("parse-only (orjson)", [python, "-c", PARSE_ONLY, str(data)]),
-            ("crawl-assets normalize", crawl + edges),
-            ("  same, module alone", alone + edges),
-            ("  same, one process", alone + ["--jobs", "1"] + edges),
-        ):
-            result = measure(cmd)
-            if label not in runs or result[1] < runs[label][1]:
-                runs[label] = result
+    records_out = OUT / "records.jsonl"
+    csv_out = OUT / "twarc.csv"
+    # Every contender writes what it produces to a real file, and its output is counted after each run:
+    # a contender that produced nothing (or less than the input) is reported, never compared.
+    contenders: list[tuple[str, list[str], Path | None]] = [
+        ("parse-only (orjson)", [python, "-c", PARSE_ONLY, str(data)], None),
+        ("crawl-assets normalize", crawl + edges, records_out),
+        ("  same, module alone", alone + edges, records_out),
+        ("  same, one process", alone + ["--jobs", "1"] + edges, records_out),
+    ]
     if not args.skip_twarc:
         exe = twarc_csv()
         if exe is None:
-            print("twarc-csv could not be installed: skipped", file=sys.stderr)
-        else:
-            csv_out = OUT / "twarc.csv"
-            runs["twarc2 csv"] = measure([str(exe), "--bearer-token", "dummy", "csv", str(data), str(csv_out)])
+            sys.exit("twarc-csv could not be installed: no baseline (use --skip-twarc to measure ours alone)")
+        contenders.append(("twarc2 csv", [str(exe), "--bearer-token", "dummy", "csv", str(data), str(csv_out)], None))
+    runs: dict[str, tuple[float, float, float, int]] = {}
+    produced: dict[str, int] = {}
+    # Interleaved repeats, best CPU of each, the peer as many times as ours: the machine may be shared,
+    # and the first read warms the page cache.
+    for _ in range(args.repeat):
+        for label, cmd, stdout_file in contenders:
+            if stdout_file is None:
+                result = measure(cmd, cwd=OUT)
+            else:
+                with stdout_file.open("wb") as sink:
+                    result = measure(cmd, stdout=sink, cwd=OUT)
+            if label == "twarc2 csv":
+                produced[label] = _csv_rows(csv_out)
+            elif stdout_file is not None:
+                produced[label] = _lines(stdout_file)
+            if label not in runs or result[1] < runs[label][1]:
+                runs[label] = result
 
     n = args.tweets
-    print(f"{'what':<26}{'wall s':>8}{'CPU s':>8}{'records/s wall':>16}{'records/s CPU':>15}{'peak RSS MiB':>14}")
+    print(f"{'what':<26}{'wall s':>8}{'CPU s':>8}{'records/s wall':>16}{'records/s CPU':>15}{'peak RSS MiB':>14}{'output':>10}")
     for label, (wall, cpu, rss, code) in runs.items():
         note = "" if code == 0 else f"  (exit {code})"
-        print(f"{label:<26}{wall:>8.2f}{cpu:>8.2f}{n / wall:>16,.0f}{n / cpu:>15,.0f}{rss:>14.0f}{note}")
+        rows = f"{produced[label]:,}" if label in produced else "-"
+        print(f"{label:<26}{wall:>8.2f}{cpu:>8.2f}{n / wall:>16,.0f}{n / cpu:>15,.0f}{rss:>14.0f}{rows:>10}{note}")
+    short = {label: rows for label, rows in produced.items() if rows != n}
+    if short:
+        sys.exit(f"not comparable: these wrote a different number of rows than the {n:,} input tweets: {short}")
     ours, parse = runs["crawl-assets normalize"], runs["parse-only (orjson)"]
     one = runs["  same, one process"]
     print(f"ours / parse-only time: {ours[0] / parse[0]:.2f}x wall, {ours[1] / parse[1]:.2f}x CPU (target <= 2x)")

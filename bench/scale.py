@@ -8,8 +8,9 @@ Prints:
   3. sustained source-syncs/s: the sources the ticks request, synced by ``x_sync_batch_no_index`` runs
      executed in ``--workers`` parallel processes (the run workers a daemon would launch), each
      source going raw → normalized_records → relation_edges with its checkpoint, health and metadata
-     in the instance. First syncs (timelines fetched from scratch) and incremental re-syncs (nothing new)
-     are timed apart. The index step is left out (measured by bench/es_sink.py).
+     in the instance. First syncs (timelines fetched from scratch), the scheduler's next round (mostly other
+     sources' first syncs: it prefers never-synced ones; the overlap is printed) and incremental re-syncs
+     of the same sources (nothing new) are timed and labelled apart. The index step is left out (measured by bench/es_sink.py).
 
 Storage: a fresh Postgres database when ``--pg`` (or CRAWL_BENCH_PG_URL) names a server, else SQLite.
 
@@ -32,9 +33,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 
-def write_registry(path: Path, n: int, accounts: list[str]) -> None:
+def write_registry(path: Path, n: int, accounts: list[str], only: set[int] | None = None) -> None:
+    """``n`` X sources ``s00000``...; ``only``: keep just these numbers (same names and accounts)."""
     lines = ["sources:"]
     for i in range(n):
+        if only is not None and i not in only:
+            continue
         lines += [f"  - name: s{i:05d}", "    tenant: bench", "    platform: x", "    kind: account_timeline",
                   f"    identifier: {accounts[i % len(accounts)]}", "    policy: {interval_minutes: 60}",
                   "    options: {max_results: 100}"]
@@ -82,15 +86,25 @@ def tick(defs, instance, cursor: str | None = None):
     return result, time.perf_counter() - started
 
 
+def make_due_again(instance, n: int) -> None:
+    """Move every synced source's last success two hours back, as if its 60-minute interval had passed."""
+    from dataclasses import replace
+
+    from crawl_assets.monitoring.health import load_health, save_health
+
+    health = load_health(instance, [f"bench.x.s{i:05d}" for i in range(n)])
+    save_health(instance, {k: replace(h, last_success=h.last_success - 7200) for k, h in health.items() if h.last_success})
+
+
 def batches_of(result) -> list[list[str]]:
     return [r.run_config["ops"]["x_sync_sources_no_index"]["config"]["partitions"]
             for r in result.run_requests if r.job_name == "x_sync_batch_no_index"]
 
 
-def sync_round(defs, instance, workers: int, target: int, pool: ProcessPoolExecutor) -> tuple[int, float, list[float]]:
+def sync_round(defs, instance, workers: int, target: int, pool: ProcessPoolExecutor) -> tuple[set[str], float, list[float]]:
     """Ticks request batches; workers run them; until ``target`` sources were synced. Returns
-    (sources synced, wall seconds, tick seconds)."""
-    done, ticks, cursor = 0, [], None
+    (the partition keys synced, wall seconds, tick seconds)."""
+    done, ticks, cursor, keys = 0, [], None, set()
     started = time.perf_counter()
     while done < target:
         result, took = tick(defs, instance, cursor)
@@ -106,9 +120,11 @@ def sync_round(defs, instance, workers: int, target: int, pool: ProcessPoolExecu
                 break
             trimmed.append(b[:budget])
             budget -= len(trimmed[-1])
+        for batch in trimmed:
+            keys.update(batch)
         for n, _ in pool.map(_sync_batch, trimmed):
             done += n
-    return done, time.perf_counter() - started, ticks
+    return keys, time.perf_counter() - started, ticks
 
 
 def main() -> None:
@@ -148,7 +164,7 @@ def main() -> None:
         with XAPIServer(corpus, rate_limit=10**9) as server:
             os.environ["CRAWL_X_BASE_URL"] = server.url
             write_registry(Path(os.environ["CRAWL_REGISTRY"]), args.sources, accounts)
-            run(args, storage, tmp)
+            run(args, storage, tmp, accounts)
     finally:
         if db_admin is not None:
             import sqlalchemy as sa
@@ -161,7 +177,7 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def run(args, storage: str, tmp: Path) -> None:
+def run(args, storage: str, tmp: Path, accounts: list[str]) -> None:
     import dagster as dg
 
     from crawl_assets.definitions import build_definitions
@@ -208,21 +224,26 @@ def run(args, storage: str, tmp: Path) -> None:
         # 3. sustained syncs
         with ProcessPoolExecutor(args.workers) as pool:
             list(pool.map(_warm, range(args.workers)))
-            done, wall, ticks = sync_round(defs, instance, args.workers, args.sync, pool)
-            print(f"first syncs: {done} sources in {wall:.1f} s = {done / wall:.1f} source-syncs/s "
+            first, wall, ticks = sync_round(defs, instance, args.workers, args.sync, pool)
+            print(f"first syncs: {len(first)} sources in {wall:.1f} s = {len(first) / wall:.1f} source-syncs/s "
                   f"({args.workers} run workers, batches up to {args.batch}); ticks {max(ticks):.2f} s max")
-            # make the same sources due again (as if their interval had passed): incremental re-syncs
-            from dataclasses import replace
-
-            from crawl_assets.monitoring.health import load_health, save_health
-
-            keys = [f"bench.x.s{i:05d}" for i in range(args.sources)]
-            health = load_health(instance, keys)
-            synced = {k: replace(h, last_success=h.last_success - 7200) for k, h in health.items() if h.last_success}
-            save_health(instance, synced)
-            done2, wall2, ticks2 = sync_round(defs, instance, args.workers, len(synced), pool)
-            print(f"incremental re-syncs: {done2} sources in {wall2:.1f} s = {done2 / wall2:.1f} source-syncs/s; "
-                  f"ticks {max(ticks2):.2f} s max (health for {len(synced)} sources in the instance)")
+            make_due_again(instance, args.sources)
+            # (a) what the scheduler does next on its own: it prefers never-synced sources, so this round is
+            # mostly other sources' first syncs; the overlap with the first round is printed, not assumed.
+            chosen, wall2, _ = sync_round(defs, instance, args.workers, len(first), pool)
+            overlap = len(chosen & first)
+            print(f"next round, the scheduler's choice: {len(chosen)} sources in {wall2:.1f} s = "
+                  f"{len(chosen) / wall2:.1f} source-syncs/s (re-syncs of first-round sources among them: {overlap})")
+            # (b) true incremental re-syncs: the registry holds only the first round's sources, all due again,
+            # each already synced (nothing new at the stand-in: the checkpoints make every fetch a no-op).
+            numbers = {int(key.rsplit(".s", 1)[1]) for key in first}
+            write_registry(Path(os.environ["CRAWL_REGISTRY"]), args.sources, accounts, only=numbers)
+            make_due_again(instance, args.sources)
+            again, wall3, ticks3 = sync_round(defs, instance, args.workers, len(first), pool)
+            if not again or not again <= first:
+                raise SystemExit(f"re-sync round synced {len(again - first)} sources outside the first round")
+            print(f"incremental re-syncs of the same sources: {len(again)} of {len(first)} in {wall3:.1f} s = "
+                  f"{len(again) / wall3:.1f} source-syncs/s; ticks {max(ticks3):.2f} s max")
         _, took3 = tick(defs, instance)
         print(f"scheduler tick after the syncs: {took3:.2f} s")
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")

@@ -13,4 +13,7 @@ FAKE_HTTP_BEARER = "Bearer " + "abcdefghijklmnopqrstuvwxyz012345"
 FAKE_HEX64_KEY = "9f86d081884c7d65" * 4  # a 64-hex API key (many SaaS keys, webhook secrets)
 FAKE_GITLAB_TOKEN = "gl" + "pat-" + "xY7_abcdefGHIJ12345klm"
 FAKE_AWS_KEY_ID = "AK" + "IA" + "IOSFODNN7EXAMPLQ"
+# a JSON Web Token (header.payload.signature, base64url; header {"alg":"HS256","typ":"JWT"}), made up
+FAKE_JWT = "eyJ" + "hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9" + ".eyJ" + "zdWIiOiIxMjM0IiwibmFtZSI6InRlc3QifQ" + ".c2lnbmF0dXJlX21hZGVfdXA"
+FAKE_JWT_SHORT = "eyJ" + "hbGciOiJub25lIn0" + ".eyJ" + "zdWIiOiIxIn0" + "."  # {"alg":"none"}, {"sub":"1"}: short, unsigned
 FAKE_URL_API_KEY = "https://forum.example.org/latest.json?" + "api_" + "key=3f9c2a71b8e4d605"

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+import pyarrow.compute as pc
+
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.normalize.edits import EditHistories, history_of
+from crawl_assets.normalize.edits import FIELD, EditHistories, history_of
+
+# the stored metadata text (sorted-key JSON) of a record listing more than one version
+_MANY_VERSIONS = r'"edit_history_tweet_ids":\["[0-9]+","'
 
 
 def observe(edits: EditHistories, row: dict[str, Any]) -> None:
@@ -40,3 +46,20 @@ def earlier_versions(lake: Lake, batch: RawBatch, table: str, edits: EditHistori
         for row in arrow_to_records(part.take(hits)) if hits else ():
             latest[row["key"]] = row
     return [resolved(edits, row) for row in latest.values()]
+
+
+def stored_histories(lake: Lake, batch: RawBatch, table: str, edits: EditHistories, ids: set[str]) -> None:
+    """Join into ``edits`` the histories earlier parts hold that name one of ``ids`` (X ids this batch read):
+    a version read after its post's newer version was stored (listing only itself) is then resolved as
+    superseded too, whichever batch came first. Only the metadata column is read, rows filtered by a regex."""
+    m = batch.manifest
+    if m.platform != "x" or not ids:
+        return
+    earlier = {p for p in lake.part_ids(table, m.tenant, m.platform, m.source) if p < m.batch_id}
+    for _, part in lake.read_parts(table, m.tenant, m.platform, m.source, columns=["metadata"],
+                                   include=earlier.__contains__):
+        column = part.column("metadata")
+        for text in column.filter(pc.fill_null(pc.match_substring_regex(column, _MANY_VERSIONS), False)).to_pylist():
+            history = orjson.loads(text).get(FIELD)
+            if isinstance(history, list) and not ids.isdisjoint(history):
+                edits.add(history)

@@ -18,7 +18,7 @@ import pyarrow as pa
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
 from crawl_assets.assets.deriver_version import NORMALIZER_VERSION
-from crawl_assets.assets.edit_versions import earlier_versions, observe, resolved
+from crawl_assets.assets.edit_versions import earlier_versions, observe, resolved, stored_histories
 from crawl_assets.assets.records_preview import preview_metadata
 from crawl_assets.normalize import NormalizeContext, dedupe_latest, normalize_stream
 from crawl_assets.normalize.edits import EditHistories
@@ -99,6 +99,7 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
     result = BatchResult()
     seen: Counter[str] = Counter()
     edits = EditHistories()  # edited X posts: every version resolved against the batch's histories
+    x_ids: set[str] = set()  # and those earlier parts hold naming a version read here
 
     def records() -> Iterator[Record]:
         with lake.open_raw(batch) as stream:
@@ -107,11 +108,15 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
                     result.rejected.append(item.model_dump(mode="json"))
                 else:
                     observe(edits, {"platform": item.platform, "metadata": item.metadata})
+                    if item.platform == "x":
+                        x_ids.add(item.native_id)
                     yield item
 
     def chunks() -> Iterator[pa.Table]:
         buffer: list[dict[str, Any]] = []
-        for record in dedupe_latest(records()):
+        for n, record in enumerate(dedupe_latest(records())):
+            if n == 0:  # every record of the batch is read (dedupe_latest), none resolved yet
+                stored_histories(lake, batch, TABLE, edits, x_ids)
             buffer.append(resolved(edits, record.model_dump(mode="json")))
             if len(buffer) >= CHUNK_ROWS:
                 yield flush(buffer)
@@ -136,6 +141,19 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
     return result
 
 
+MAX_REJECTED_SHARE = 0.2  # above this share of bad items among those read, no_failed_batches fails
+
+
+def normalization_problem(failed: int, records: int, rejected: int) -> str | None:
+    """Why a sync's normalization needs a look (a batch could not be normalized, too many items rejected),
+    or None. ``rejected`` counts bad items only (not non-posts such as service messages)."""
+    problems = [f"{failed} batch{'es' if failed > 1 else ''} could not be normalized"] if failed else []
+    read = records + rejected
+    if read and rejected / read > MAX_REJECTED_SHARE:
+        problems.append(f"{rejected} of {read} items rejected ({rejected / read:.0%}, over {MAX_REJECTED_SHARE:.0%})")
+    return "; ".join(problems) + " (reasons in the quarantine files)" if problems else None
+
+
 def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.AssetsDefinition:
     key = dg.AssetKey([platform, TABLE])
 
@@ -151,6 +169,10 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                               description="Each part holds one record per key (latest observation wins)."),
             dg.AssetCheckSpec("records_match_schema", asset=key, blocking=True,
                               description="Every stored row reads back as a valid Record."),
+            dg.AssetCheckSpec("no_failed_batches", asset=key, blocking=False,
+                              description="No batch failed normalization and at most "
+                                          f"{MAX_REJECTED_SHARE:.0%} of the items read were rejected (a warning: "
+                                          "the other batches are stored; reasons in the quarantine files)."),
         ],
     )
     def _normalized(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
@@ -187,6 +209,7 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
             records += done.rows
             rejected += errors
             not_posts += len(rejects) - errors
+        problem = normalization_problem(failed, records, rejected)
         return dg.MaterializeResult(
             metadata={
                 "batches_normalized": written,
@@ -207,6 +230,10 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                 dg.AssetCheckResult(
                     check_name="records_match_schema", passed=not invalid,
                     metadata={"invalid_rows": len(invalid), "examples": invalid[:10]},
+                ),
+                dg.AssetCheckResult(
+                    check_name="no_failed_batches", passed=problem is None, severity=dg.AssetCheckSeverity.WARN,
+                    metadata={"batches_failed": failed, "rejected": rejected, "problem": problem or "none"},
                 ),
             ],
         )

@@ -1,6 +1,10 @@
 """What a ``normalized_records`` materialization shows besides its counts: a small preview of records and
 the per-language and per-kind counts of the records it wrote.
 
+The Dagster instance (its event log) is not erased by ``crawl-assets erase``, so nothing personal goes into
+it: the preview names records by key and shows when, in which language and of which kind they are; never
+an author's handle or id, nor text (read those in the lake or the index, where erasure reaches).
+
 The preview is a Markdown table kept under 1,000 characters, the size the Dagster UI renders inline in
 the materialization's metadata (a longer one hides behind a "Show Markdown" button).
 """
@@ -15,29 +19,26 @@ import dagster as dg
 
 from crawl_assets.lake import Lake
 
-PREVIEW_COLUMNS = ["key", "created_at", "author_handle", "author_id", "lang", "kind", "text", "deleted"]
+PREVIEW_COLUMNS = ["key", "created_at", "lang", "kind", "deleted"]  # no author, no text: see above
 PREVIEW_ROWS = 5
-EXCERPT = 48
 INLINE_LIMIT = 1000  # the UI renders shorter Markdown inline
 
 
-def _cell(value: Any, width: int | None = None) -> str:
+def _cell(value: Any) -> str:
     text = " ".join(str(value if value is not None else "").split())
-    if width and len(text) > width:
-        text = text[: width - 1].rstrip() + "…"
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("_", "\\_") or "-"
 
 
 def preview_table(rows: Sequence[dict[str, Any]], limit: int = INLINE_LIMIT) -> str:
-    """Markdown: key, time, author, lang, kind and a text excerpt of up to ``PREVIEW_ROWS`` rows, newest first."""
-    header = "| key | time | author | lang | kind | text |\n|---|---|---|---|---|---|\n"
+    """Markdown: key, time, lang, kind and state of up to ``PREVIEW_ROWS`` rows, newest first."""
+    header = "| key | time | lang | kind | state |\n|---|---|---|---|---|\n"
     lines = []
     for row in sorted(rows, key=lambda r: str(r.get("created_at") or ""), reverse=True)[:PREVIEW_ROWS]:
         when = row.get("created_at")
         when = when.strftime("%Y-%m-%dT%H:%MZ") if hasattr(when, "strftime") else str(when or "")
-        text = "(deleted)" if row.get("deleted") else row.get("text")
-        lines.append(f"| {_cell(row.get('key'))} | {_cell(when)} | {_cell(row.get('author_handle') or row.get('author_id'))} "
-                     f"| {_cell(row.get('lang'))} | {_cell(row.get('kind'))} | {_cell(text, EXCERPT)} |\n")
+        state = "deleted" if row.get("deleted") else "live"
+        lines.append(f"| {_cell(row.get('key'))} | {_cell(when)} | {_cell(row.get('lang'))} | {_cell(row.get('kind'))} "
+                     f"| {state} |\n")
     while lines and len(header) + sum(map(len, lines)) >= limit:
         lines.pop()
     return header + "".join(lines)

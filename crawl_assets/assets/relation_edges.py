@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 import dagster as dg
+import orjson
 import pandas as pd
 import pyarrow as pa
 
@@ -14,7 +15,7 @@ from crawl_assets.assets.normalized_records import split_source_key
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import EDGES_SCHEMA
 from crawl_assets.assets.deriver_version import NORMALIZER_VERSION
-from crawl_assets.normalize.edges import author_hashtag, edges_frame, hashtag_cooccurrence
+from crawl_assets.normalize.edges import author_hashtag, edges_frame, hashtag_cooccurrence, is_superseded
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.resources.lake import LakeResource
 
@@ -40,12 +41,17 @@ class EdgeView(NamedTuple):
 
 def current_records(lake: Lake, tenant: str, platform: str, source: str) -> list[EdgeView]:
     """The source's records, one per key, the latest observation winning (parts are in collection
-    order); only the columns edges need are read, so memory stays far below the records' size."""
+    order); only the columns edges need are read, so memory stays far below the records' size. A key whose
+    latest observation is a superseded version of an edited X post is left out (history, not a post)."""
     latest: dict[str, EdgeView] = {}
-    for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=list(EdgeView._fields)):
+    for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source,
+                                    columns=[*EdgeView._fields, "metadata"]):
         columns = [table.column(name).to_pylist() for name in EdgeView._fields]
-        for row in zip(*columns):
-            latest[row[0]] = EdgeView(*row)
+        for row, meta in zip(zip(*columns), table.column("metadata").to_pylist()):
+            if meta and '"superseded_by"' in meta and is_superseded(orjson.loads(meta)):
+                latest.pop(row[0], None)
+            else:
+                latest[row[0]] = EdgeView(*row)
     return list(latest.values())
 
 

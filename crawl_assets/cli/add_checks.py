@@ -5,8 +5,9 @@ or silently ignore part of what the user asked for.
 - an export file outside the tenant's import root or reached through a symbolic link
   (``crawl_assets.sources.exports``, the same confinement the sync applies), or that does not exist;
 - an export file that does not read as its format (``--option format=…``, else the platform's default):
-  its first items are run through that format's normalizer; when none is a record (or a known
-  non-post), the sync would quarantine everything. The formats it does read as are named.
+  its first items are run through that format's normalizer with the source's normalization options
+  (``timezone``, ``languages``: refused when invalid); when none is a record (only errors and known
+  non-posts), the sync would quarantine everything. The formats it does read as are named.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 from collections.abc import Iterable
 
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
-from crawl_assets.normalize.context import NORMALIZE_OPTIONS
+from crawl_assets.normalize.context import NORMALIZE_OPTIONS, normalize_options
 from crawl_assets.registry.models import EXPORT_FORMATS
 from crawl_assets.sources.catalog import plugins
 
@@ -35,6 +36,12 @@ def refusal(entry: SourceEntry, registry: Registry, option_names: Iterable[str])
     if not export:
         return None
     from crawl_assets.sources.exports import ExportPathRefused, check_export_location
+
+    try:
+        normalize_options(entry.options)
+    except ValueError as exc:  # "options.timezone: unknown time zone …"
+        option, _, why = str(exc).partition(": ")
+        return f"field {option!r}: {why}"
 
     try:
         path = check_export_location(entry)
@@ -66,11 +73,12 @@ def unreadable_as(entry: SourceEntry, fmt: str) -> str | None:
     try:
         with os.fdopen(open_export(entry), "rb") as fh:
             content = decode_input(fh)
+            context = NormalizeContext(**normalize_options(entry.options))  # as the sync will read it
             items = list(itertools.islice(normalize_stream(fmt, content.stream, name=entry.identifier,
-                                                           context=NormalizeContext()), SNIFF_ITEMS))
+                                                           context=context), SNIFF_ITEMS))
     except Exception as exc:  # noqa: BLE001 - any parse failure means "not this format"
         return f"{type(exc).__name__}: {exc}"[:300]
     errors = [i for i in items if isinstance(i, Rejection) and i.error]
-    if items and len(errors) == len(items):
-        return errors[0].reason[:300]
+    if errors and all(isinstance(i, Rejection) for i in items):  # no record, only errors and non-posts
+        return errors[0].reason[:500]
     return None

@@ -16,16 +16,27 @@ import click
                    "erases each of them (two people may share a name: read the list).")
 @click.option("--yes", is_flag=True, help="With --author-name: erase the listed matches without asking.")
 @click.option("--source", default=None, help="Source key ({tenant}.{platform}.{name}) whose data is erased.")
+@click.option("--legacy-tenant", is_flag=True,
+              help="The tenant is named under the earlier rule (e.g. 'acme-', 'a--b'; its registry entries are now "
+                   "invalid): erase ALL of its data, lake and indices.")
 @click.option("--es-url", default=None, help="Elasticsearch URL (default: $CRAWL_ES_URL; unset: lake only, "
               "then run it again with a cluster before re-indexing).")
 def erase(tenant: str, author: str | None, author_name: str | None, yes: bool, source: str | None,
-          es_url: str | None) -> None:
+          legacy_tenant: bool, es_url: str | None) -> None:
     """Hard-delete data for a deletion request; records what was erased (without the data)."""
-    from crawl_assets import settings
+    from crawl_assets import names, settings
     from crawl_assets.erasure import Selector
     from crawl_assets.lake import Lake
 
     lake = Lake(settings.lake_root())
+    if legacy_tenant:
+        _erase_legacy(lake, tenant, es_url, other=(author, author_name, source))
+        return
+    try:
+        names.check_tenant(tenant)
+    except ValueError as exc:
+        hint = " (a tenant named under the earlier rule: --legacy-tenant)" if names.is_slug(tenant) else ""
+        raise click.UsageError(f"--tenant: {exc}{hint}") from None
     try:
         if author_name is not None:
             if author is not None or source is not None:
@@ -35,16 +46,9 @@ def erase(tenant: str, author: str | None, author_name: str | None, yes: bool, s
             selectors = [Selector(tenant=tenant, author=author, source=source)]
     except ValueError as exc:
         raise click.UsageError(f"{exc} (use --author ID, --author-name NAME or --source KEY)") from None
-    url = es_url or os.environ.get("CRAWL_ES_URL")
-    client = None
-    if url:
-        from crawl_assets.resources.elasticsearch import CredentialsInUrl, ElasticsearchResource
-
-        try:
-            client = ElasticsearchResource.from_env(url).get_client()
-        except CredentialsInUrl as exc:
-            raise click.UsageError(str(exc)) from None
+    client = _client(es_url)
     try:
+        _check_tenant_has_data(lake, tenant, client)
         for selector in selectors:
             _run(lake, client, selector)
     finally:
@@ -52,6 +56,53 @@ def erase(tenant: str, author: str | None, author_name: str | None, yes: bool, s
             client.close()
     if client is None:
         click.echo("index not touched: no Elasticsearch configured (set CRAWL_ES_URL or --es-url)", err=True)
+
+
+def _client(es_url: str | None):
+    url = es_url or os.environ.get("CRAWL_ES_URL")
+    if not url:
+        return None
+    from crawl_assets.resources.elasticsearch import CredentialsInUrl, ElasticsearchResource
+
+    try:
+        return ElasticsearchResource.from_env(url).get_client()
+    except CredentialsInUrl as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _erase_legacy(lake, tenant: str, es_url: str | None, other: tuple) -> None:
+    from crawl_assets.erasure.legacy import check_legacy_tenant, erase_legacy_tenant
+
+    if any(v is not None for v in other):
+        raise click.UsageError("--legacy-tenant erases the whole tenant: give no --author, --author-name or --source")
+    try:
+        check_legacy_tenant(tenant)
+    except ValueError as exc:
+        raise click.UsageError(f"--tenant: {exc}") from None
+    client = _client(es_url)
+    try:
+        report = erase_legacy_tenant(lake, client, tenant)
+    finally:
+        if client is not None:
+            client.close()
+    click.echo(json.dumps(report.as_dict(), indent=2))
+    if client is None:
+        click.echo("index not touched: no Elasticsearch configured (set CRAWL_ES_URL or --es-url, run it again)",
+                   err=True)
+    click.echo(f"now remove tenant {tenant!r}'s entries from the registry (or re-add them under a valid name)",
+               err=True)
+
+
+def _check_tenant_has_data(lake, tenant: str, client) -> None:
+    """A tenant with nothing in the lake is most likely a typo: said loudly; without a cluster to look in
+    as well, nothing is erased and nothing logged."""
+    from crawl_assets.lake.tempfiles import tenant_folders
+
+    if any(lake.fs.glob(lake.path(folder)) for folder in tenant_folders(tenant) if not folder.startswith("erasure/")):
+        return
+    click.echo(f"warning: tenant {tenant!r} has no data in the lake {lake.root} (is the name right?)", err=True)
+    if client is None:
+        raise click.ClickException(f"nothing to erase for tenant {tenant!r}: nothing erased, nothing logged")
 
 
 def _run(lake, client, selector) -> None:
@@ -65,9 +116,12 @@ def _run(lake, client, selector) -> None:
         raise click.ClickException(f"{exc}: nothing was erased; run it again when the sync is done") from None
     except ErasureIncomplete as exc:
         click.echo(json.dumps(exc.report.as_dict(), indent=2))
-        raise click.ClickException(f"the lake is erased (logged) but the index step failed: "
-                                   f"{type(exc.__cause__).__name__}; run the same command again") from None
+        raise click.ClickException(f"erasure not complete (logged): {exc.report.status}") from None
     click.echo(json.dumps(report.as_dict(), indent=2))
+    for source, count in sorted(report.records_without_author.items()):
+        click.echo(f"warning: {source}: {count} records have no author_id, so --author cannot tell whether they "
+                   f"are this person's; check them (crawl-assets erase --author-name NAME lists by name) or erase "
+                   f"the whole source with --source {source}", err=True)
 
 
 def _by_name(lake, tenant: str, name: str, yes: bool) -> list:

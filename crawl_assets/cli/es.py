@@ -91,7 +91,8 @@ def setup(tenants: tuple[str, ...], retention: tuple[str, ...], dry_run: bool, u
     for line in renamed.renamed:
         click.echo(f"{verb}rename (earlier naming scheme): {line}")
     for name in renamed.skipped:
-        click.echo(f"error: {name}: its tenant name is no longer valid; not renamed", err=True)
+        click.echo(f"error: {name}: its tenant name is no longer valid; not renamed (erase that tenant's data: "
+                   f"crawl-assets erase --tenant TENANT --legacy-tenant)", err=True)
     click.echo(f"templates: {', '.join(report.templates)}" + (" (not written: dry run)" if dry_run else ""))
     for line in report.aliases_added:
         click.echo(f"{verb}add alias: {line}")

@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import IO
 
 import click
+import orjson
 
 from crawl_assets.normalize.build import InputError, UnknownFormatError, parse_instant
 from crawl_assets.normalize.context import NormalizeContext, normalize_options
 from crawl_assets.normalize.dedupe import Deduper
+from crawl_assets.normalize.edges import is_superseded
 from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.normalize.formats import FORMATS, get_normalizer
 from crawl_assets.normalize.output import rewritten_line
@@ -218,8 +220,10 @@ def _write(deduper: Deduper, relations_out: str | None, edits: EditHistories) ->
     edges_file = open(relations_out, "wb") if relations_out else None  # noqa: SIM115
     try:
         # record lines are the blocks' main payloads, edge lines the side; versions of edited posts are rewritten
+        # (a superseded version's edges are dropped: its post's live version has them)
         deduper.write_winners(out, edges_file, rewrite=lambda line: rewritten_line(line, edits.resolve),
-                              rewrite_keys=edits.keys() if edits else ())
+                              rewrite_keys=edits.keys() if edits else (),
+                              keep_side=lambda line: not is_superseded(orjson.loads(line).get("metadata")))
         out.flush()
     finally:
         if edges_file is not None:

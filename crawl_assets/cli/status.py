@@ -1,4 +1,5 @@
-"""``crawl-assets status``: one line per source (state, last success, lag, last error) from the instance."""
+"""``crawl-assets status``: one line per source (state, last success, lag, last error) from the instance;
+with no error to show, the problem of the source's last normalization (its ``no_failed_batches`` check)."""
 
 import json
 import os
@@ -46,6 +47,7 @@ def status(platform, states, as_json, registry_path) -> None:
     import dagster as dg
 
     from crawl_assets import settings
+    from crawl_assets.monitoring.normalization import normalization_problems
     from crawl_assets.monitoring.status import source_statuses
     from crawl_assets.scheduling.registry_view import registry_view
 
@@ -57,6 +59,7 @@ def status(platform, states, as_json, registry_path) -> None:
     os.environ.setdefault("DAGSTER_HOME", str(settings.dagster_home()))  # the instance `crawl-assets demo` uses
     with dg.DagsterInstance.get() as instance:
         rows = source_statuses(instance, entries)
+        problems = normalization_problems(instance, [r.entry for r in rows if r.state != "never"])
     rows = [r for r in rows if not states or r.state in states]
     now = time.time()
     if not as_json:
@@ -64,16 +67,18 @@ def status(platform, states, as_json, registry_path) -> None:
     for r in rows:
         h = r.health
         reason = r.entry.status_reason if r.entry.paused else h.last_error
+        problem = problems.get(r.entry.key)
         if as_json:
             click.echo(json.dumps({"key": r.entry.key, "state": r.state, "last_success": h.last_success,
                                    "lag_seconds": r.lag_seconds, "failures": h.failures,
                                    "last_error": h.last_error or None, "paused_reason": r.entry.status_reason,
-                                   "retry_after": h.retry_after, "last_run_id": h.last_run_id or None},
+                                   "retry_after": h.retry_after, "last_run_id": h.last_run_id or None,
+                                   "normalization_problem": problem},
                                   ensure_ascii=False))
             continue
         last = _ago(now - h.last_success) + " ago" if h.last_success else "never"
         click.echo(f"{r.entry.key:<44} {r.state:<8} {last:<13} {_ago(r.lag_seconds):>7} {h.failures:>5}  "
-                   f"{shorten(reason or '')}")
+                   f"{shorten(reason or (f'normalization: {problem}' if problem else ''))}")
     if not as_json:
         counts: dict[str, int] = {}
         for r in rows:

@@ -44,7 +44,8 @@ class Selector:
 
 
 class ErasureIncomplete(RuntimeError):
-    """The lake step ran (and was logged) but the index step failed; the same erasure run again finishes it."""
+    """A step failed (logged in ``report.status``): the lake step half-way (every batch either rewritten or
+    left as it was) or the index step after it; the same erasure run again finishes it."""
 
     def __init__(self, report: "ErasureReport"):
         super().__init__(report.status)
@@ -66,6 +67,9 @@ class ErasureReport:
     deadletters_removed: int = 0
     status: str = "complete"
     sources: list[str] = field(default_factory=list)
+    # by author: per source, the records with no author_id (X archives without account.js, pages read without
+    # author fields...): --author cannot reach them; --source or --author-name can
+    records_without_author: dict[str, int] = field(default_factory=dict)
     log: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -91,19 +95,14 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
     # a killed writer's temporary file may hold part of what is erased: gone first (no sync of the tenant runs)
     report.temp_files_removed = sweep(lake, tenant_folders(tenant))
     parts: list[LakeErasure] = []
-    for platform, source in sources:
-        if selector.source is not None:
-            if source != selector.source:
-                continue
-            part = erase_source(lake, tenant, platform, source)
-        else:
-            part = erase_author(lake, tenant, platform, source, selector.author, report.erasure_id,
-                                keys=frozenset(selector.records))
-            subject = Subject.of(persons_of(platform), selector.author, frozenset(part.item_ids))
-            report.landed_events_scrubbed += erase_landed(lake, tenant, platform, source, subject)
-        if part.keys or part.batches_deleted or part.batches_rewritten:
-            report.sources.append(source)
-        parts.append(part)
+    try:
+        _erase_lake(lake, selector, sources, report, parts)
+    except Exception as exc:
+        # a batch left as it was (its half-written copy removed) still holds the data: logged, without data,
+        # then failed; running the same erasure again redoes what is left
+        report.status = f"lake step failed ({type(exc).__name__}): run the same erasure again"
+        _log(lake, selector, report, None, now)
+        raise ErasureIncomplete(report) from exc
     keys = set().union(*(p.keys for p in parts)) if parts else set()
     edges = [e for p in parts for e in p.edges]
     report.records, report.edges = len(keys), len(edges)
@@ -124,6 +123,26 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
         report.deadletters_removed += erase_deadletters(lake, tenant, ErasedSet(frozenset(found), frozenset()))
     _log(lake, selector, report, client, now)
     return report
+
+
+def _erase_lake(lake: Lake, selector: Selector, sources: list[tuple[str, str]], report: ErasureReport,
+                parts: list[LakeErasure]) -> None:
+    tenant = selector.tenant
+    for platform, source in sources:
+        if selector.source is not None:
+            if source != selector.source:
+                continue
+            part = erase_source(lake, tenant, platform, source)
+        else:
+            part = erase_author(lake, tenant, platform, source, selector.author, report.erasure_id,
+                                keys=frozenset(selector.records))
+            subject = Subject.of(persons_of(platform), selector.author, frozenset(part.item_ids))
+            report.landed_events_scrubbed += erase_landed(lake, tenant, platform, source, subject)
+            if selector.author is not None and part.without_author:
+                report.records_without_author[source] = part.without_author
+        if part.keys or part.batches_deleted or part.batches_rewritten:
+            report.sources.append(source)
+        parts.append(part)
 
 
 def _erase_index(client: Elasticsearch, tenant: str, selector: Selector, keys: set[str], edges: list[dict[str, Any]],
@@ -149,6 +168,8 @@ def _log(lake: Lake, selector: Selector, report: ErasureReport, client: Elastics
         "by": "author" if selector.author is not None else "source" if selector.source is not None else "records",
         "subject": subject_digest(str(subject)),
         "index_erased": client is not None and report.status == "complete",
-        **{k: v for k, v in report.as_dict().items() if k not in ("erasure_id", "log", "sources")},
+        **{k: v for k, v in report.as_dict().items()
+           if k not in ("erasure_id", "log", "sources", "records_without_author")},
         "sources": len(report.sources),
+        "records_without_author": sum(report.records_without_author.values()),
     })

@@ -77,7 +77,8 @@ def migrate_legacy_indices(client: Elasticsearch, tenants: Iterable[str] | None 
         family, tenant, month = found[old]
         if not names.is_tenant(tenant):
             report.skipped.append(old)
-            log.warning("index %s: tenant %r is no longer a valid name; rename the tenant, then migrate", old, tenant)
+            log.warning("index %s: tenant %r is no longer a valid name; its data can only be erased: "
+                        "crawl-assets erase --tenant %s --legacy-tenant", old, tenant, tenant)
             continue
         new = index_name(family, tenant, month)
         report.renamed.append(f"{old} -> {new}")

@@ -1,7 +1,8 @@
 """The queries the index is for, as plain functions over a client (the later API reuses them).
 
 Every query goes through one tenant's read alias and also filters on that tenant, so a tenant never
-sees another's documents; tombstones (``deleted: true``) are left out unless asked for. Each ``*_query``
+sees another's documents; tombstones (``deleted: true``) are left out unless asked for, and so are earlier
+versions of edited X posts (``metadata.superseded_by``: a post edited twice counts once). Each ``*_query``
 builds the request body; the function beside it runs it and shapes the answer.
 
 * ``search_text``: Persian-aware full text: ``text`` (ZWNJ read as a space) and ``text.joined`` (ZWNJ
@@ -22,15 +23,18 @@ from elasticsearch import Elasticsearch, NotFoundError
 from crawl_assets.index.naming import check_tenant, read_alias
 
 TEXT_FIELDS = ["text", "text.joined"]
+SUPERSEDED = "metadata.superseded_by"  # an earlier version of an edited X post (a key in the flattened field)
 
 
 def _filtered(tenant: str, must: list[dict[str, Any]] | None = None, filters: list[dict[str, Any]] | None = None,
-              include_deleted: bool = False) -> dict[str, Any]:
+              include_deleted: bool = False, include_superseded: bool = False) -> dict[str, Any]:
     query: dict[str, Any] = {"bool": {"filter": [{"term": {"tenant": check_tenant(tenant)}}, *(filters or [])]}}
     if must:
         query["bool"]["must"] = must
-    if not include_deleted:
-        query["bool"]["must_not"] = [{"term": {"deleted": True}}]
+    must_not = ([] if include_deleted else [{"term": {"deleted": True}}]) + (
+        [] if include_superseded else [{"exists": {"field": SUPERSEDED}}])
+    if must_not:
+        query["bool"]["must_not"] = must_not
     return query
 
 
@@ -48,16 +52,19 @@ def _search(client: Elasticsearch, tenant: str, **body: Any) -> dict[str, Any]:
 
 
 def search_text_query(tenant: str, text: str, *, lang: str | None = None, start: Any = None, end: Any = None,
-                      include_deleted: bool = False) -> dict[str, Any]:
+                      include_deleted: bool = False, include_superseded: bool = False) -> dict[str, Any]:
     match = {"multi_match": {"query": text, "fields": TEXT_FIELDS, "type": "best_fields", "operator": "and"}}
     filters = ([{"term": {"lang": lang}}] if lang else []) + _range(start, end)
-    return _filtered(tenant, [match], filters, include_deleted)
+    return _filtered(tenant, [match], filters, include_deleted, include_superseded)
 
 
 def search_text(client: Elasticsearch, tenant: str, text: str, *, lang: str | None = None, start: Any = None,
-                end: Any = None, size: int = 20, include_deleted: bool = False) -> list[dict[str, Any]]:
-    """Records whose text matches all words of ``text``, best first (then newest)."""
-    query = search_text_query(tenant, text, lang=lang, start=start, end=end, include_deleted=include_deleted)
+                end: Any = None, size: int = 20, include_deleted: bool = False,
+                include_superseded: bool = False) -> list[dict[str, Any]]:
+    """Records whose text matches all words of ``text``, best first (then newest); earlier versions of edited
+    X posts only with ``include_superseded``."""
+    query = search_text_query(tenant, text, lang=lang, start=start, end=end, include_deleted=include_deleted,
+                              include_superseded=include_superseded)
     resp = _search(client, tenant, query=query, size=size, sort=["_score", {"created_at": "desc"}])
     return [hit["_source"] for hit in resp["hits"]["hits"]]
 
@@ -91,7 +98,8 @@ def author_posts(client: Elasticsearch, tenant: str, author: str, size: int = 10
     ``metadata.edit_history_tweet_ids`` lists the chain: the chain is one entry, the latest version,
     with ``history`` = the earlier versions (oldest first). Other platforms edit in place: their
     entry carries ``edited_at`` and an empty ``history``."""
-    resp = _search(client, tenant, size=size, query=_filtered(tenant, filters=[author_query(author)]),
+    resp = _search(client, tenant, size=size, query=_filtered(tenant, filters=[author_query(author)],
+                                                               include_superseded=True),  # folded below
                    sort=[{"created_at": "desc"}, {"key": "asc"}])
     docs = [hit["_source"] for hit in resp["hits"]["hits"]]
     chains: dict[str, list[dict[str, Any]]] = {}

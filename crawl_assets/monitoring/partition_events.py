@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import dagster as dg
 
 from crawl_assets.monitoring.health import record_failure
+from crawl_assets.registry.secrets import redact_secrets
 
 FAILURE_KEY = "sync_failed"  # the observation metadata naming a failure (never a checkpoint)
 MAX_REASON = 2000
@@ -37,6 +38,11 @@ class SyncFailure:
     message: str
     retry_after: float | None = None  # epoch seconds: the server asked us to wait until then
     paused_reason: str | None = None  # the source was paused (a configuration or permission error)
+
+    def __post_init__(self) -> None:  # server text may echo a credential: never stored as is
+        object.__setattr__(self, "message", redact_secrets(self.message, MAX_REASON))
+        if self.paused_reason is not None:
+            object.__setattr__(self, "paused_reason", redact_secrets(self.paused_reason, MAX_REASON))
 
     @classmethod
     def of(cls, exc: BaseException, *, where: str = "", now: float | None = None) -> "SyncFailure":

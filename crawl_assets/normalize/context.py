@@ -24,12 +24,14 @@ class NormalizeContext:
     # The source's own settings a normalizer may need (registry options, or the CLI's flags):
     timezone: str | None = None  # IANA name of an export's local time (Telegram Desktop exports without unix times)
     languages: tuple[str, ...] | None = None  # ISO 639-1 codes the source's texts are in (narrows detection)
+    account_id: str | None = None  # the X account an account archive belongs to (its tweets' author_id)
 
 
 # Source options (registry ``options``) that change how a source's raw data is normalized. An export
 # ingested with them keeps them in its batch manifest (``extra["normalize"]``), so the pipeline normalizes
 # it exactly as ``crawl-assets normalize`` with the same flags does.
-NORMALIZE_OPTIONS = ("timezone", "languages")
+NORMALIZE_OPTIONS = ("timezone", "languages", "account_id")
+ACCOUNT_ID = re.compile(r"[0-9]{1,20}")
 _ZONE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_+\-]*(?:/[A-Za-z0-9_+\-]+){0,2}")
 
 
@@ -54,6 +56,10 @@ def normalize_options(options: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError(f"options.timezone: {exc}") from None
     if options.get("languages") not in (None, ""):
         found["languages"] = check_languages(options["languages"])
+    if options.get("account_id") not in (None, ""):
+        if not ACCOUNT_ID.fullmatch(str(options["account_id"])):
+            raise ValueError(f"options.account_id: {str(options['account_id'])[:40]!r} is not a numeric X account id")
+        found["account_id"] = str(options["account_id"])
     return found
 
 

@@ -212,15 +212,17 @@ class Deduper:
                 begin = end
 
     def write_winners(self, main_out: IO[bytes], side_out: IO[bytes] | None = None,
-                      rewrite: Callable[[bytes], bytes] | None = None, rewrite_keys: Iterable[str] = ()) -> None:
+                      rewrite: Callable[[bytes], bytes] | None = None, rewrite_keys: Iterable[str] = (),
+                      keep_side: Callable[[bytes], bool] = lambda payload: True) -> None:
         """Write the winners' ``main`` payloads to ``main_out`` and ``side`` payloads to ``side_out``, in input
         order, as they are (payloads carry their own separators); a block that wins whole is one write.
-        The main payload of a winner whose key is in ``rewrite_keys`` goes through ``rewrite`` first."""
+        The main payload of a winner whose key is in ``rewrite_keys`` goes through ``rewrite`` first; its side
+        payload is written only when ``keep_side`` of the rewritten payload is true."""
         targets = set(_split(key_hashes(list(rewrite_keys)))) if rewrite is not None else set()
         for flags, main_ends, side_ends, main, side, hashes in self._blocks():
             if targets and not targets.isdisjoint(_split(hashes)):
                 self._write_rewritten(flags, main_ends, side_ends, main, side, hashes, main_out, side_out,
-                                      rewrite, targets)  # type: ignore[arg-type]
+                                      rewrite, targets, keep_side)  # type: ignore[arg-type]
                 continue
             if all(flags):
                 main_out.write(main)
@@ -238,13 +240,16 @@ class Deduper:
     @staticmethod
     def _write_rewritten(flags: list[bool], main_ends: array, side_ends: array, main: bytes, side: bytes,
                          hashes: bytes, main_out: IO[bytes], side_out: IO[bytes] | None,
-                         rewrite: Callable[[bytes], bytes], targets: set[bytes]) -> None:  # fmt: skip
+                         rewrite: Callable[[bytes], bytes], targets: set[bytes],
+                         keep_side: Callable[[bytes], bool]) -> None:  # fmt: skip
         main_begin = side_begin = 0
         for i, (won, main_end, side_end) in enumerate(zip(flags, main_ends, side_ends)):
             if won:
                 payload = main[main_begin:main_end]
-                main_out.write(rewrite(payload) if hashes[16 * i : 16 * i + 16] in targets else payload)
-                if side_out is not None and side_end > side_begin:
+                rewritten = hashes[16 * i : 16 * i + 16] in targets
+                payload = rewrite(payload) if rewritten else payload
+                main_out.write(payload)
+                if side_out is not None and side_end > side_begin and (not rewritten or keep_side(payload)):
                     side_out.write(side[side_begin:side_end])
             main_begin, side_begin = main_end, side_end
 

@@ -34,14 +34,24 @@ def hashtag_node(tag: str) -> str:
     return f"hashtag:{tag}"
 
 
+def is_superseded(metadata: dict[str, Any] | None) -> bool:
+    """An earlier version of an edited X post (``metadata.superseded_by``): history, not a post of its own."""
+    return bool((metadata or {}).get("superseded_by"))
+
+
 def record_edges(record: Record) -> Iterator[EdgeRow]:
-    """The edges one record contributes, as (type, src, dst, created_at, platform, tenant) tuples."""
+    """The edges one record contributes, as (type, src, dst, created_at, platform, tenant) tuples; none for
+    a superseded version (its post's live version has the edges)."""
+    if is_superseded(getattr(record, "metadata", None)):
+        return iter(())
     return _edges(record.key, record.created_at, record.platform, record.tenant, record.reply_to,
                   record.quote_of, record.repost_of, record.mentions, record.hashtags)  # fmt: skip
 
 
 def document_edges(doc: dict[str, Any]) -> Iterator[EdgeRow]:
     """``record_edges`` of a record document (the unvalidated dict form, see ``normalize_documents``)."""
+    if is_superseded(doc.get("metadata")):
+        return iter(())
     return _edges(doc["key"], doc["created_at"], doc["platform"], doc["tenant"], doc["reply_to"],
                   doc["quote_of"], doc["repost_of"], doc["mentions"], doc["hashtags"])  # fmt: skip
 

@@ -98,4 +98,5 @@ def mismatch(fmt: str, head: bytes) -> str | None:
     guess = guess_format(head)
     if guess is None or guess == fmt or guess not in DESCRIPTIONS:
         return None
-    return f"this looks like {DESCRIPTIONS[guess]}, not {fmt}: use --format {guess} (or the source's format {guess!r})"
+    return (f"this looks like {DESCRIPTIONS[guess]}, not {fmt}: use --format {guess} (crawl-assets normalize) "
+            f"or --option format={guess} (crawl-assets sources add)")

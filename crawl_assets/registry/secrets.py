@@ -29,6 +29,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("API key in a URL", re.compile(
         r"(?i)[?&#;](?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password|"
         r"passwd|pwd|sig|signature|key)=[^&#\s]{6,}")),
+    # header.payload[.signature], base64url; both JSON objects, so each starts with "eyJ" ('{"'); unsigned too
+    ("JSON Web Token", re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")),
     ("Slack app / Stripe live key", re.compile(r"\b(?:xapp-|sk_live_|rk_live_)[A-Za-z0-9_-]{20,}")),
 ]
 REDACTED = "[redacted]"

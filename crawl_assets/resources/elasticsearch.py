@@ -1,4 +1,5 @@
-"""Elasticsearch connection as a Dagster resource: the official 9.x client, orjson, auth from ``EnvVar``."""
+"""Elasticsearch connection as a Dagster resource: the official 8.x client (pinned <9: it talks to 8.x and
+9.x clusters), orjson, auth from ``EnvVar``."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ class ElasticsearchResource(dg.ConfigurableResource):
     """Where and how to reach the cluster. Fill secrets with ``dg.EnvVar`` so they never land in run config.
 
     Auth: ``api_key`` (the encoded form, or ``id:key``) wins over ``username``/``password``; both empty
-    means no auth (the local docker-compose cluster and the protocol test server).
+    means no auth (the local docker-compose cluster and the tests' real node, security off).
     """
 
     hosts: list[str] = Field(default_factory=lambda: [DEFAULT_URL], description="Node URLs.")

@@ -80,6 +80,9 @@ def enforce(lake: Lake, client: Elasticsearch | None, policy: RetentionPolicy, n
             report.landed_events_deleted += _expire_files(lake, f"landing/{tenant}/*/*/*/*.json",
                                                           lambda p: _batch_time(p.rsplit("/", 1)[-1]), cutoff)
             _expire_files(lake, f"landing/{tenant}/*/*/_deliveries/*", lambda p: _modified(lake, p), cutoff)
+            # quarantine files hold raw snippets: they go with raw, also a failed batch's (it has no part) and
+            # those whose batch is gone already
+            _expire_files(lake, f"quarantine/{tenant}/*/*/*.jsonl", lambda p: _batch_time(p.rsplit("/", 1)[-1]), cutoff)
         if rule.normalized_days:  # dead letters are copies of records and edges
             report.deadletter_files_deleted += _expire_files(lake, f"deadletter/*/*/{tenant}/*.jsonl",
                                                              lambda p: _letter_time(p.rsplit("/", 1)[-1]),
@@ -92,7 +95,8 @@ def enforce(lake: Lake, client: Elasticsearch | None, policy: RetentionPolicy, n
                 for batch in lake.raw_batches(tenant, platform, source):
                     if datetime.fromisoformat(batch.manifest.collected_at) < cutoff:
                         _remove(lake, f"raw/{src}/{batch.manifest.batch_id}.jsonl.gz",
-                                f"raw/{src}/{batch.manifest.batch_id}.meta.json")
+                                f"raw/{src}/{batch.manifest.batch_id}.meta.json",
+                                f"quarantine/{src}/{batch.manifest.batch_id}.jsonl")
                         report.raw_batches_deleted += 1
                         touched = True
             if rule.normalized_days:

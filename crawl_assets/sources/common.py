@@ -25,6 +25,7 @@ from crawl_assets.monitoring.partition_events import SyncFailure, report_failure
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.policies import TRANSIENT_RETRY
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
+from crawl_assets.registry.secrets import redact_secrets
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 from crawl_assets.scheduling.policy import Health
 from crawl_assets.scheduling.registry_view import registry_view
@@ -88,6 +89,11 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
     except ValueError as exc:
         os.close(fd)
         raise dg.Failure(f"source {entry.key!r}: {exc} (registry {registry.path})", allow_retries=False) from None
+    if entry.export_format == "x-archive" and "account_id" not in options:
+        from crawl_assets.sources.x.archive_account import archive_account_id
+
+        if account := archive_account_id(entry):  # the archive's owner: its tweets' author
+            options["account_id"] = account
     with os.fdopen(fd, "rb") as fh:
         sha = _sha256(fh)
         name = entry.identifier.rsplit("/", 1)[-1]
@@ -201,6 +207,10 @@ def build_raw_asset(
     def _sync(context: dg.AssetExecutionContext, entry: SourceEntry, reg: Registry) -> dg.MaterializeResult:
         lake = context.resources.lake.lake()
         if entry.kind is SourceKind.export_file:
+            try:
+                normalize_options(entry.options)
+            except ValueError as exc:  # a registry edited by hand: pause (no retry can fix it) until resumed
+                raise fail_permanently(context, entry, f"{exc} (registry {reg.path})") from None
             ingest = ingest_export_file(entry, reg, lake, context.run.run_id)
             context.log.info(f"{entry.key}: {ingest.reason}")
             batches = [ingest.batch] if ingest.batch else []
@@ -273,7 +283,10 @@ def pause_source(registry_path: str | os.PathLike[str], key: str, reason: str) -
 
 
 def fail_permanently(context: dg.AssetExecutionContext, entry: SourceEntry, reason: str) -> dg.Failure:
-    """Pause the source with the reason and return the no-retry failure to raise."""
+    """Pause the source with the reason and return the no-retry failure to raise. The reason often quotes a
+    server's error text, which may echo a credential: redacted before it goes anywhere (the registry, the
+    run log, the Failure and its metadata, the partition's observation copied from it)."""
+    reason = redact_secrets(reason)
     pause_source(registry_file(context), entry.key, reason)
     context.log.error(f"{entry.key}: paused: {reason}")
     return dg.Failure(f"source {entry.key!r} paused: {reason}", allow_retries=False, metadata={"paused_reason": reason})

@@ -32,7 +32,7 @@ def export_record_stats(lake: Lake, batch: RawBatch, now: datetime | None = None
     """Record counts and the newest record's age for one stored export batch."""
     m = batch.manifest
     context = NormalizeContext(tenant=m.tenant, source=m.source, method=m.method, run_id=m.run_id,
-                               raw_pointer=batch.path)
+                               raw_pointer=batch.path, **m.extra.get("normalize", {}))  # as normalize_batch reads it
     edited: dict[str, datetime | None] = {}  # key -> edited_at of its latest observation in the export
     fetched = deleted = 0
     newest: datetime | None = None

@@ -55,12 +55,22 @@ def _refuse_link(where: str, part: str) -> ExportPathRefused:
     return ExportPathRefused(f"{where}: {part!r} is a symbolic link; links are not followed under the import root")
 
 
+def _refuse_root_link(where: str, root: Path) -> ExportPathRefused:
+    return ExportPathRefused(f"{where}: the tenant's import folder {root} is a symbolic link; links are not "
+                             "followed: make it a real folder")
+
+
 def open_export(entry: SourceEntry) -> int:
     """A read-only descriptor of the entry's export file, opened without following any link; the caller
     closes it. ``ExportPathRefused`` when confinement fails, ``FileNotFoundError``/``OSError`` otherwise."""
     root, parts = relative_export_path(entry)
     where = f"source {entry.key!r}: export file {entry.identifier!r}"
-    fd = os.open(root, _DIR_FLAGS)
+    try:
+        fd = os.open(root, _DIR_FLAGS)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and root.is_symlink():
+            raise _refuse_root_link(where, root) from None
+        raise
     try:
         for part in parts[:-1]:
             try:
@@ -90,6 +100,8 @@ def check_export_location(entry: SourceEntry) -> Path:
     """For ``sources add``: the file's path when the identifier stays inside the tenant's import root and
     no existing part of it is a symbolic link (a missing file is not refused here)."""
     root, parts = relative_export_path(entry)
+    if root.is_symlink():  # lstat: the tenant's folder itself
+        raise _refuse_root_link(f"source {entry.key!r}: export file {entry.identifier!r}", root)
     path = root
     for part in parts:
         path = path / part

@@ -19,7 +19,8 @@ from crawl_assets.registry import secrets as detector
 from crawl_assets.scheduling import registry_view as view_module
 from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.sources.common import pause_source
-from crawl_assets_tests.fakes import FAKE_AWS_KEY_ID, FAKE_GITLAB_TOKEN, FAKE_HEX64_KEY, FAKE_URL_API_KEY, FAKE_X_BEARER
+from crawl_assets_tests.fakes import (FAKE_AWS_KEY_ID, FAKE_GITLAB_TOKEN, FAKE_HEX64_KEY, FAKE_JWT, FAKE_JWT_SHORT,
+                                      FAKE_URL_API_KEY, FAKE_X_BEARER)
 
 ENTRY = "  - {{name: {name}, tenant: {tenant}, platform: x, kind: search_query, identifier: q}}\n"
 
@@ -135,7 +136,8 @@ def test_a_pause_reason_never_stores_a_secret_nor_breaks_the_registry(tmp_path):
     assert shown.returncode == 0 and FAKE_GITLAB_TOKEN not in shown.stdout
 
 
-@pytest.mark.parametrize("secret", [FAKE_HEX64_KEY, FAKE_GITLAB_TOKEN, FAKE_AWS_KEY_ID, FAKE_URL_API_KEY])
+@pytest.mark.parametrize("secret", [FAKE_HEX64_KEY, FAKE_GITLAB_TOKEN, FAKE_AWS_KEY_ID, FAKE_URL_API_KEY, FAKE_JWT,
+                                    FAKE_JWT_SHORT])
 def test_the_secret_detector_knows_common_key_shapes(secret):
     assert detector.looks_like_secret(secret)
     assert detector.looks_like_secret(f"see {secret} here")

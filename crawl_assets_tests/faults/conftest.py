@@ -18,7 +18,7 @@ from crawl_assets_tests.standins.x_corpus import build_corpus
 
 
 def scale() -> float:
-    """``CRAWL_FAULTS_SCALE`` (default 1): multiplies data sizes and kill points; bench/faults_full.py sets 4."""
+    """``CRAWL_FAULTS_SCALE`` (default 1): multiplies data sizes and kill points; bench/fuzz_full.py faults sets 4."""
     return float(os.environ.get("CRAWL_FAULTS_SCALE", "1"))
 
 

@@ -60,13 +60,21 @@ def check_normalizer(fmt: str, payload: bytes, *, line_based: bool) -> list[Reco
         for number, line in enumerate(payload.removeprefix(codecs.BOM_UTF8).split(b"\n"), start=1):
             if line.strip() and _must_account(fmt, line):
                 assert number in seen, f"{fmt}: line {number} vanished without a record or a rejection"
-    elif fmt != "play-csv" and not _valid_json(payload):
+    elif fmt != "play-csv" and not _valid_json(payload, lenient_space=fmt in YAJL_FORMATS):
         assert any(isinstance(i, Rejection) for i in items), f"{fmt}: a broken document gave no rejection"
     return items
 
 
-def _valid_json(document: bytes) -> bool:
+# Formats read by ijson's yajl backend, whose lexer takes vertical tab and form feed for whitespace between
+# tokens (found by bench/fuzz_full.py at 10,000 cases: '"type":\v"message"' read as the message it is).
+# Nothing is lost that way, so such a document counts as valid here; inside a string yajl still refuses them.
+YAJL_FORMATS = frozenset({"telegram-export"})
+
+
+def _valid_json(document: bytes, *, lenient_space: bool = False) -> bool:
     document = document.removeprefix(codecs.BOM_UTF8)  # a UTF-8 BOM is accepted by every format
+    if lenient_space:
+        document = document.replace(b"\x0b", b" ").replace(b"\x0c", b" ")
     body = document.partition(b"=")[2] if document.lstrip().startswith(b"window.") else document
     try:
         json.loads(body.decode("utf-8", "replace"))  # bytes that are not UTF-8 cost their characters only

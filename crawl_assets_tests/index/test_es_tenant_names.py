@@ -1,6 +1,6 @@
 """Index and alias names are injective in the tenant (issue 15, item 3), and indices of the earlier
-naming scheme are renamed without losing a document or a version. Through the ``es`` fixture: the
-protocol test server, or a real cluster when ``CRAWL_TEST_ES_URL`` is set."""
+naming scheme are renamed without losing a document or a version. Through the ``es`` fixture: the real
+Elasticsearch node the tests start, or the cluster ``CRAWL_TEST_ES_URL`` names."""
 
 from __future__ import annotations
 

@@ -52,3 +52,27 @@ def test_a_source_may_name_its_languages():
     records, _ = run("telegram", lines(telethon_message(1, "Crash on Startup")),
                      dataclasses.replace(CONTEXT, languages=("en",)))
     assert records[0].lang == "en"
+
+
+def test_the_bench_fails_loudly_when_a_baseline_is_missing(tmp_path):
+    """A baseline that cannot be imported fails the bench (exit 2, named); with it installed (the dev extra)
+    the same run compares it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[2] / "bench" / "lang_eval.py"
+    (tmp_path / "langdetect.py").write_text("raise ImportError('hidden for the test', name='langdetect')\n")
+
+    def run_bench(*env_path: str) -> subprocess.CompletedProcess:
+        import os
+
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(env_path)}
+        return subprocess.run([sys.executable, str(bench), "--only", "langdetect"], capture_output=True, text=True,
+                              timeout=600, env=env)
+
+    hidden = run_bench(str(tmp_path))
+    assert hidden.returncode == 2 and "NOT INSTALLED" in hidden.stdout and "langdetect" in hidden.stderr
+    installed = run_bench()
+    assert installed.returncode == 0, installed.stderr
+    assert "langdetect" in installed.stdout and "NOT INSTALLED" not in installed.stdout

@@ -134,7 +134,7 @@ def _archive_tweet(batch: Batch, ordinal: int, item: Any, deleted: bool = False)
             "platform": "x",
             "kind": kind,
             "native_id": tweet_id,
-            "author_id": None,
+            "author_id": batch.context.account_id,  # the archive's owner (account.js, or the account_id option)
             "author_handle": None,
             "created_at": created,
             "deleted": deleted,
