@@ -19,6 +19,7 @@ COMMANDS: list[str] = [
     "crawl_assets.cli.erase:erase",
     "crawl_assets.cli.webhooks:webhooks",
     "crawl_assets.cli.ui:ui",
+    "crawl_assets.cli.api:api",
 ]
 
 
