@@ -6,6 +6,7 @@ import dagster as dg
 
 from crawl_assets import settings
 from crawl_assets.assets import derived_assets, raw_asset
+from crawl_assets.assets.enrichment import configured_enrichers, enrichment_assets, enrichment_job
 from crawl_assets.assets.retention import retention, retention_job, retention_schedule
 from crawl_assets.catalog_notes import describe_empty_platform, platforms_with_sources
 from crawl_assets.sensors.webhook_sensor import build_webhook_sensor
@@ -53,6 +54,7 @@ def build_definitions() -> dg.Definitions:
     webhook_jobs: dict[str, dg.UnresolvedAssetJobDefinition] = {}
     with_index = bool(es.url.strip())
     in_use = platforms_with_sources()
+    enrichers = configured_enrichers()
     for platform, spec in catalog.catalog().specs.items():
         raw = raw_asset(platform)
         chain = [raw, *derived_assets(platform, raw, cluster_configured=with_index)]
@@ -68,6 +70,13 @@ def build_definitions() -> dg.Definitions:
         if spec.webhook is not None:
             webhook_jobs[platform] = single[with_index]
         checks += build_health_checks(platform, sources)
+        # -- enrichment (docs/ENRICHMENT.md): after normalized_records, not in the sync jobs ----------------
+        enrichment = enrichment_assets(platform, enrichers, cluster_configured=with_index)
+        if in_use is not None and platform not in in_use and enrichment:
+            enrichment = describe_empty_platform(platform, enrichment)
+        if enrichment:
+            assets += enrichment
+            jobs.append(enrichment_job(platform))
     sensors.append(build_webhook_sensor(webhook_jobs))
     check_job, check_schedule = health_check_job_and_schedule(checks)
     return dg.Definitions(

@@ -32,7 +32,8 @@ PLATFORM_TAG = "crawl/platform"
 
 
 def build_sync_job(platform: str, raw: dg.AssetsDefinition, *, include_index: bool = True) -> "dg.UnresolvedAssetJobDefinition":
-    selection = dg.AssetSelection.assets(raw).downstream()
+    # enrichment assets are downstream too, but run by their own job (crawl_assets.assets.enrichment)
+    selection = dg.AssetSelection.assets(raw).downstream() - dg.AssetSelection.key_prefixes([platform, "enrichment"])
     name = f"{platform}_sync"
     if not include_index:
         selection = selection - dg.AssetSelection.assets(dg.AssetKey([platform, "search_index"]))

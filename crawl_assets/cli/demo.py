@@ -122,6 +122,7 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
 
     indexing = bool(os.environ.get("CRAWL_ES_URL"))
     failures = 0
+    synced: list[str] = []
     lake = Lake(settings.lake_root())
     click.echo(f"DAGSTER_HOME  {home}\nregistry      {registry_path}\nlake          {lake.root}\n")
     for key in keys:
@@ -133,6 +134,7 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
             failures += 1
             click.echo(f"{key}: run {result.run_id} FAILED; see the run in the UI", err=True)
             continue
+        synced.append(key)
         meta = _metadata(result, platform)
         click.echo(f"{key}")
         click.echo(f"  run {result.run_id}")
@@ -141,6 +143,15 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
             click.echo("  edges by type: " + ", ".join(f"{t} {n}" for t, n in meta["by_type"].items()))
         if indexing:
             click.echo(f"  indexed: {meta['indexed']}")
+    jobs = {j.name for j in defs.resolve_all_job_defs()}
+    for key in [k for k in synced if f"{k.split('.')[1]}_enrich" in jobs]:  # the features (docs/ENRICHMENT.md): their own job, after the syncs
+        result = defs.resolve_job_def(f"{key.split('.')[1]}_enrich").execute_in_process(
+            partition_key=key, instance=instance, raise_on_error=False, run_config=QUIET)
+        if not result.success:
+            failures += 1
+            click.echo(f"{key}: enrichment run {result.run_id} FAILED; see the run in the UI", err=True)
+            continue
+        click.echo(f"{key} enriched: " + ", ".join(_enriched(result)))
     # The schedule runs them every 10 minutes; run them once now so the UI shows results, not "not evaluated".
     checks = defs.resolve_job_def("source_health_checks").execute_in_process(
         instance=instance, raise_on_error=False, run_config=QUIET)
@@ -154,6 +165,19 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
                    "`docker compose up -d elasticsearch` and re-run with CRAWL_ES_URL=http://localhost:9200.")
     click.echo("\nOpen the UI: crawl-assets ui" + (f" --home {home}" if home_given else "") + "   (then http://127.0.0.1:3000)")
     return failures
+
+
+def _enriched(result) -> list[str]:
+    """One phrase per enricher of an enrichment run: the rows it wrote (tenant tables: their rows)."""
+    out = []
+    for event in result.get_asset_materialization_events():
+        mat = event.event_specific_data.materialization
+        meta = {k: v.value for k, v in mat.metadata.items()}
+        tables = {k.removeprefix("tenant_").removesuffix("_rows"): v for k, v in meta.items()
+                  if k.startswith("tenant_") and k.endswith("_rows")}
+        rows = ", ".join(f"{v} {k}" for k, v in tables.items()) if tables else f"{meta.get('rows_written', 0)} rows"
+        out.append(f"{mat.asset_key.path[-1]} ({rows})")
+    return out
 
 
 def _metadata(result, platform: str) -> dict:

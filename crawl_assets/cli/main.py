@@ -11,6 +11,7 @@ COMMANDS: list[str] = [
     "crawl_assets.cli.status:status",
     "crawl_assets.cli.normalize:normalize",
     "crawl_assets.cli.normalize:schema",
+    "crawl_assets.cli.enrich:enrich",
     "crawl_assets.cli.sources:sources",
     "crawl_assets.cli.es:es",
     "crawl_assets.cli.demo:demo",
@@ -18,6 +19,7 @@ COMMANDS: list[str] = [
     "crawl_assets.cli.erase:erase",
     "crawl_assets.cli.webhooks:webhooks",
     "crawl_assets.cli.ui:ui",
+    "crawl_assets.cli.api:api",
 ]
 
 

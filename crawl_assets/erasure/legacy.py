@@ -46,7 +46,8 @@ def erase_legacy_tenant(lake: Lake, client: Elasticsearch | None, tenant: str, *
     from crawl_assets.index.legacy_names import legacy_indices
 
     out = LegacyTenantErasure(check_legacy_tenant(tenant))
-    patterns = [f"{area}/{tenant}" for area in AREAS] + [f"tables/*/{tenant}", f"deadletter/*/*/{tenant}"]
+    patterns = [f"{area}/{tenant}" for area in AREAS] + [f"tables/*/{tenant}", f"features/*/{tenant}",
+                                                         f"deadletter/*/*/{tenant}"]
     for pattern in patterns:
         for path in lake.fs.glob(lake.path(pattern)):
             lake.fs.rm(path, recursive=True)

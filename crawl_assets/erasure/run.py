@@ -12,6 +12,7 @@ from elasticsearch import Elasticsearch
 
 from crawl_assets import names
 from crawl_assets.erasure.deadletters import ErasedSet, erase_deadletters
+from crawl_assets.erasure.features import erase_feature_documents, erase_feature_files
 from crawl_assets.erasure.lake import LakeErasure, erase_author, erase_source, tenant_sources
 from crawl_assets.erasure.landing import erase_landed
 from crawl_assets.erasure.log import append_entry, subject_digest
@@ -65,6 +66,10 @@ class ErasureReport:
     landed_events_scrubbed: int = 0
     temp_files_removed: int = 0
     deadletters_removed: int = 0
+    personal_data_found: dict[str, int] = field(default_factory=dict)  # types of personal data the erased records held
+    feature_parts_removed: int = 0
+    feature_tables_removed: int = 0
+    index_features_deleted: int = 0
     status: str = "complete"
     sources: list[str] = field(default_factory=list)
     # by author: per source, the records with no author_id (X archives without account.js, pages read without
@@ -110,6 +115,9 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
     report.batches_deleted = sum(p.batches_deleted for p in parts)
     report.lines_dropped = sum(p.lines_dropped for p in parts)
     keys |= set(selector.records)
+    features = erase_feature_files(lake, tenant, keys)
+    report.personal_data_found = features.personal_data
+    report.feature_parts_removed, report.feature_tables_removed = features.parts_removed, features.tenant_tables_removed
     report.deadletters_removed = erase_deadletters(lake, tenant, ErasedSet(
         frozenset(keys), frozenset(edge_id(e) for e in edges), selector.author, selector.source))
     if client is not None:
@@ -149,6 +157,8 @@ def _erase_index(client: Elasticsearch, tenant: str, selector: Selector, keys: s
                  report: ErasureReport) -> set[str]:
     report.index_records_deleted = erase_documents(client, tenant, keys, family="records")
     report.index_edges_deleted = erase_documents(client, tenant, {edge_id(e) for e in edges}, family="edges")
+    report.index_features_deleted = erase_feature_documents(client, tenant, keys, author=selector.author,
+                                                            source=selector.source)
     if selector.records:  # by key: erase_documents above already covers them, whenever the lake step ran
         return set()
     # what the index still holds of the subject (e.g. the lake step ran in an earlier, interrupted erasure)

@@ -3,6 +3,7 @@
     crawl-{family}-{tenant}.{YYYY.MM}    a month of a tenant's records or edges
     crawl-{family}-{tenant}.undated      monthly families: documents without a created_at
     crawl-authors-{tenant}.all           unpartitioned family
+    crawl-features-{tenant}.all          unpartitioned: enrichment features (crawl_assets.enrich), joined by key
     crawl-{family}-{tenant}              the tenant's read alias (never an index name: no '.')
 
 Names are derived, never stored, so every writer (sink, replay, backfill) routes a document to the same
@@ -20,9 +21,9 @@ from typing import Literal
 
 from crawl_assets import names
 
-Family = Literal["records", "edges", "authors"]
-FAMILIES: tuple[Family, ...] = ("records", "edges", "authors")
-# Families partitioned by month; authors (profiles) have one index per tenant.
+Family = Literal["records", "edges", "authors", "features"]
+FAMILIES: tuple[Family, ...] = ("records", "edges", "authors", "features")
+# Families partitioned by month; authors (profiles) and features (enrichment) have one index per tenant.
 MONTHLY: frozenset[str] = frozenset({"records", "edges"})
 PREFIX = "crawl"
 UNPARTITIONED_SUFFIX = "all"

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from elasticsearch import Elasticsearch, NotFoundError
 
 from crawl_assets.index.generations import parse_physical
-from crawl_assets.index.naming import check_family, index_pattern, read_alias
+from crawl_assets.index.naming import FAMILIES, check_family, index_pattern, read_alias
 
 
 def count_query(tenant: str, source: str | None = None, include_tombstones: bool = False,
@@ -53,7 +53,7 @@ class IndexStat:
 
 def index_stats(client: Elasticsearch, family: str | None = None, tenant: str | None = None) -> list[IndexStat]:
     """One row per concrete index of ours (docs, store bytes, tombstones), sorted by name."""
-    families = [check_family(family)] if family else ["records", "edges", "authors"]
+    families = [check_family(family)] if family else list(FAMILIES)
     rows: list[IndexStat] = []
     for fam in families:
         cat = client.cat.indices(index=index_pattern(fam, tenant), format="json", bytes="b",

@@ -3,38 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from urllib.parse import urlsplit
-
 import dagster as dg
 from elasticsearch import Elasticsearch
-from elasticsearch.serializer import OrjsonSerializer
 from pydantic import Field
 
-from crawl_assets import settings
+from crawl_assets.index.client import DEFAULT_URL, CredentialsInUrl, build_client, check_hosts, client_settings_from_env
 
-DEFAULT_URL = "http://localhost:9200"
-
-
-class CredentialsInUrl(ValueError):
-    """A node URL carries user info (``user:password@``). Refused: the hosts are resource config, which
-    Dagster stores in the instance (run config and repository snapshots); the message holds no part of it."""
-
-
-def check_hosts(hosts: Iterable[str], variable: str = "CRAWL_ES_URL") -> list[str]:
-    """``hosts`` when none carries credentials, else ``CredentialsInUrl`` naming the variables to use."""
-    out = list(hosts)
-    for host in out:
-        try:
-            split = urlsplit(host if "://" in host else f"http://{host}")
-            has_userinfo = split.username is not None or split.password is not None
-        except ValueError:
-            has_userinfo = "@" in host
-        if has_userinfo:
-            raise CredentialsInUrl(
-                f"{variable} must not hold credentials (user:password@ in the URL would be stored with the Dagster "
-                "instance): give the URL without them and set CRAWL_ES_USERNAME and CRAWL_ES_PASSWORD, or CRAWL_ES_API_KEY")
-    return out
+__all__ = ["DEFAULT_URL", "CredentialsInUrl", "ElasticsearchResource", "check_hosts"]
 
 
 class ElasticsearchResource(dg.ConfigurableResource):
@@ -58,32 +33,10 @@ class ElasticsearchResource(dg.ConfigurableResource):
     def from_env(cls, url: str | None = None) -> "ElasticsearchResource":
         """Built from ``CRAWL_ES_URL`` (comma-separated), ``CRAWL_ES_API_KEY``, ``CRAWL_ES_USERNAME``,
         ``CRAWL_ES_PASSWORD``, ``CRAWL_ES_CA_CERTS``, ``CRAWL_ES_VERIFY_CERTS``: for the CLI, outside Dagster."""
-        es = settings.elasticsearch()
-        return cls(
-            hosts=check_hosts(es.host_list(url, DEFAULT_URL)),
-            api_key=es.api_key,
-            username=es.username,
-            password=es.password,
-            ca_certs=es.ca_certs,
-            verify_certs=es.verify_certs,
-        )
+        return cls(**client_settings_from_env(url))
 
     def get_client(self) -> Elasticsearch:
         """A new client; the caller closes it (``with resource.get_client() as es:``)."""
-        check_hosts(self.hosts, "hosts")
-        kwargs: dict = {
-            "request_timeout": self.request_timeout,
-            "max_retries": self.max_retries,
-            "retry_on_timeout": self.retry_on_timeout,
-            "serializer": OrjsonSerializer(),
-        }
-        if self.api_key:
-            key = self.api_key
-            kwargs["api_key"] = tuple(key.split(":", 1)) if ":" in key else key
-        elif self.username:
-            kwargs["basic_auth"] = (self.username, self.password)
-        if any(h.startswith("https") for h in self.hosts):
-            kwargs["verify_certs"] = self.verify_certs
-            if self.ca_certs:
-                kwargs["ca_certs"] = self.ca_certs
-        return Elasticsearch(self.hosts, **kwargs)
+        return build_client(self.hosts, api_key=self.api_key, username=self.username, password=self.password,
+                            ca_certs=self.ca_certs, verify_certs=self.verify_certs, request_timeout=self.request_timeout,
+                            max_retries=self.max_retries, retry_on_timeout=self.retry_on_timeout)

@@ -46,8 +46,9 @@ def test_demo_in_empty_home_on_sqlite(tmp_path):
     os.environ["DAGSTER_HOME"] = str(home)
     with dg.DagsterInstance.get() as instance:
         runs = instance.get_runs()
-    assert sorted(r.job_name for r in runs) == ["source_health_checks", "telegram_sync_no_index", "x_sync_no_index",
-                                                "x_sync_no_index"]
+    assert sorted(r.job_name for r in runs) == ["source_health_checks", "telegram_enrich", "telegram_sync_no_index",
+                                                "x_enrich", "x_enrich", "x_sync_no_index", "x_sync_no_index"]
+    assert "demo.x.sample-search enriched: account_activity (" in first.stdout
     assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
 
     # Running it again fetches nothing twice: no new raw batch, same counts.
@@ -70,7 +71,7 @@ def test_demo_on_postgres_instance(tmp_path, pg_url):
     with engine.connect() as conn:
         statuses = [row[0] for row in conn.execute(sa.text("SELECT status FROM runs"))]
     engine.dispose()
-    assert statuses.count("SUCCESS") == 4 and len(statuses) == 4  # three syncs and the health checks
+    assert statuses.count("SUCCESS") == 7 and len(statuses) == 7  # three syncs, their enrichment, the health checks
 
 
 def test_demo_indexes_into_elasticsearch_when_configured(tmp_path, es_cluster):

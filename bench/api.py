@@ -1,0 +1,396 @@
+"""The query API under load, side by side with the same requests a user would otherwise send straight to
+Elasticsearch with the official Python client.
+
+    pip install -e ".[dev,bench]"
+    python bench/api.py [--records 1000000] [--rate 20] [--seconds 60] [--export-rounds 2] [--es-url URL]
+
+1. Index ``--records`` generated records (Persian/English text, hashtags, mentions, replies over a year) into
+   a real node (started here from the test distribution unless ``--es-url`` is given) with the project's sink.
+2. Start ``crawl-assets api serve`` (uvicorn, one worker) with a key made by ``crawl-assets api keys create``.
+3. Check that every compared request (``api_requests.REQUESTS``) answers the same, non-empty, through the API
+   and straight from Elasticsearch; stop otherwise (a baseline that produced nothing is no baseline). Then
+   ``--sequential`` calls per endpoint one at a time, API and direct alternating (the API's own cost).
+4. From a second process, locust (headless, ``constant_throughput``, ``api_locust.py``) sends the weighted
+   mix at a fixed rate through the API and, at the same rate in the same run, straight to Elasticsearch.
+   Every call's time (request + JSON decoding) is recorded; an empty answer is a failure. Prints p50/p95/p99
+   per endpoint, direct beside API, and the goals: the API adds <= 10 ms at p50 and <= 25% at p95.
+5. Exports every live record as JSON lines through the API and with ``elasticsearch.helpers.scan`` (own process,
+   same fields): records/s, CPU seconds, peak RSS side by side (interleaved rounds, medians), same count and
+   keys asserted. Goal: >= 20k records/s, server RSS <= 200 MiB for 1M records. Then Parquet (API only).
+Machine load matters (2 shared cores): the load average is printed beside the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import httpx
+import orjson
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from api_requests import ALIAS, REQUESTS, TENANT, api_answer, direct_answer, non_empty  # noqa: E402
+
+WORDS = ["خبر", "بازار", "دانش\u200cآموزان", "تهران", "اقتصاد", "گزارش", "market", "report", "news", "سلام", "دنیا", "امروز"]
+TAGS = ["اقتصاد", "تهران", "news", "ورزش", "فناوری", "انتخابات", "سلامت", "فرهنگ"] + [f"t{i}" for i in range(200)]
+
+
+def generate(n: int, seed: int = 1):
+    rng = random.Random(seed)
+    start = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    for i in range(n):
+        when = start + timedelta(seconds=int(i * 365 * 86400 / n))
+        author = rng.randrange(20_000)
+        yield {
+            "key": f"x:{10_000_000 + i}", "platform": "x", "tenant": TENANT, "source": f"{TENANT}.x.s{i % 4}",
+            "kind": "reply" if i % 5 == 0 else "post", "native_id": str(10_000_000 + i), "author_id": str(author),
+            "author_handle": f"user{author}", "created_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"), "edited_at": None,
+            "deleted": i % 97 == 0, "deleted_at": None,
+            "text": " ".join(rng.choices(WORDS, k=12)), "text_clean": " ".join(rng.choices(WORDS, k=12)),
+            "lang": "fa" if i % 3 else "en", "reply_to": f"x:{10_000_000 + rng.randrange(max(i, 1))}" if i % 5 == 0 else None,
+            "quote_of": None, "repost_of": None, "conversation_id": f"x:{10_000_000 + i}",
+            "hashtags": rng.sample(TAGS[:8], 1) + rng.sample(TAGS[8:], 1), "mentions": [f"user{rng.randrange(20_000)}"],
+            "urls": [], "media": [], "metrics": {"likes": i % 50}, "metadata": {},
+            "provenance": {"collected_at": "2026-01-01T00:00:00Z", "method": "api", "source": "s", "format": "x-v2",
+                           "run_id": "bench", "raw_pointer": "raw/x.jsonl.gz", "raw_line": i + 1},
+            "enrichment": {},
+        }
+
+
+def index_records(es_url: str, n: int, workdir: Path) -> float:
+    from crawl_assets.index.client import build_client
+    from crawl_assets.index.sink import index_documents
+
+    client = build_client([es_url], request_timeout=120)
+    have = client.count(index=ALIAS, ignore_unavailable=True).get("count", 0) if client.indices.exists_alias(name=ALIAS) else 0
+    if have == n:
+        print(f"index: the {have:,} records are already there")
+        return 0.0
+    if have:  # another --records left other documents (a key's created_at depends on n): start again
+        for name in client.indices.get_alias(name=ALIAS).body:
+            client.indices.delete(index=name)
+        print(f"index: deleted the tenant's {have:,} records of an earlier run")
+    began = time.perf_counter()
+    stats = index_documents(client, generate(n), family="records", tenant=TENANT, deadletter_root=str(workdir / "lake"))
+    client.indices.refresh(index=ALIAS)
+    took = time.perf_counter() - began
+    print(f"index: {n:,} records in {took:.0f} s ({n / took:,.0f}/s) with the project's sink")
+    assert stats.failed == 0, f"{stats.failed} records failed to index"
+    return took
+
+
+def _digest(keys_seen: int, acc: int, key: str) -> tuple[int, int]:
+    """An order-free digest of a set of keys: their count and the sum of their 64-bit hashes."""
+    return keys_seen + 1, (acc + int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")) % 2**64
+
+
+def check_same_answers(api_url: str, key: str, es_url: str) -> None:
+    from elasticsearch import Elasticsearch
+
+    es = Elasticsearch(es_url, request_timeout=60)
+    shown = []
+    for name, (path, params, body, _) in REQUESTS.items():
+        resp = httpx.get(api_url + path, params=params, headers={"Authorization": f"Bearer {key}"}, timeout=60)
+        resp.raise_for_status()
+        mine = api_answer(name, resp.json())
+        theirs = direct_answer(name, es.search(index=ALIAS, ignore_unavailable=True, **body).body)
+        assert non_empty(name, theirs), f"{name}: Elasticsearch answered nothing: no baseline"
+        assert mine == theirs, f"{name}: the API answered {mine[:5]}..., Elasticsearch {theirs[:5]}..."
+        shown.append(f"{name} {len(mine)} items" + (f" ({sum(mine):,} records)" if name == "timeline" else ""))
+    es.close()
+    print("same non-empty answers through the API and straight from Elasticsearch: " + ", ".join(shown))
+
+
+def sequential_latency(api_url: str, key: str, es_url: str, calls: int) -> None:
+    """``calls`` calls per endpoint, one at a time, API and direct alternating: the API's own cost without
+    queueing (the load below adds the machine's contention)."""
+    from elasticsearch import Elasticsearch
+
+    es = Elasticsearch(es_url, request_timeout=60)
+    api = httpx.Client(headers={"Authorization": f"Bearer {key}"}, timeout=60)
+    print(f"\none call at a time ({calls} per endpoint and side, alternating; ms, call + JSON decoding):")
+    print(f"{'endpoint':<14} | {'direct p50':>10}{'p95':>8} | {'API p50':>8}{'p95':>8} | {'+p50 ms':>8}")
+    for name, (path, params, body, _) in REQUESTS.items():
+        times: dict[str, list[float]] = {"api": [], "direct": []}
+        for _ in range(calls):
+            began = time.perf_counter()
+            assert non_empty(name, api_answer(name, api.get(api_url + path, params=params).raise_for_status().json()))
+            times["api"].append((time.perf_counter() - began) * 1000)
+            began = time.perf_counter()
+            assert non_empty(name, direct_answer(name, es.search(index=ALIAS, ignore_unavailable=True, **body).body))
+            times["direct"].append((time.perf_counter() - began) * 1000)
+        a, d = times["api"], times["direct"]
+        print(f"{name:<14} | {pct(d, 50):>10.1f}{pct(d, 95):>8.1f} | {pct(a, 50):>8.1f}{pct(a, 95):>8.1f} | "
+              f"{pct(a, 50) - pct(d, 50):>8.1f}")
+    api.close()
+    es.close()
+
+
+def run_load(api_url: str, es_url: str, key: str, rate: float, seconds: int, workdir: Path) -> dict[str, list[float]]:
+    users = 10  # per side; each sends rate/users requests per second
+    timings = workdir / "timings.json"
+    env = {**os.environ, "BENCH_KEY": key, "BENCH_API": api_url, "BENCH_ES": es_url,
+           "BENCH_RATE_PER_USER": str(rate / users), "BENCH_TIMINGS": str(timings), "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "locust", "-f", str(REPO / "bench" / "api_locust.py"), "--headless",
+           "-u", str(2 * users), "-r", str(2 * users), "-t", f"{seconds}s", "--only-summary", "--loglevel", "WARNING"]
+    done = subprocess.run(cmd, env=env, check=False, capture_output=True, text=True, timeout=seconds + 180)
+    if not timings.exists():
+        raise SystemExit(f"locust wrote no timings (exit {done.returncode}): {done.stderr[-2000:]}")
+    return json.loads(timings.read_text())
+
+
+def pct(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
+
+
+def print_load(rows: dict[str, list[float]], failures: dict[str, int], args: argparse.Namespace, load: tuple) -> bool:
+    print(f"\nmixed load: {args.rate:g} req/s through the API and {args.rate:g} req/s straight to Elasticsearch "
+          f"(official client) for {args.seconds} s over {args.records:,} records; load average {load[0]:.2f} before, "
+          f"{load[1]:.2f} after (2 shared cores). Milliseconds, call + JSON decoding.")
+    print(f"{'endpoint':<14}{'calls':>7}{'fail':>6} | {'direct p50':>10}{'p95':>8}{'p99':>8} | {'API p50':>8}{'p95':>8}"
+          f"{'p99':>8} | {'+p50 ms':>8}{'+p95 %':>8}")
+    verdicts = []
+    for name in REQUESTS:
+        api, direct = rows.get(f"api {name}", []), rows.get(f"direct {name}", [])
+        fails = failures.get(f"api {name}", 0) + failures.get(f"direct {name}", 0)
+        if len(api) < 2 or len(direct) < 2:
+            print(f"{name}: too few successful calls to compare (API {len(api)}, direct {len(direct)}, failures {fails})")
+            verdicts.append(False)
+            continue
+        a = {q: pct(api, q) for q in (50, 95, 99)}
+        d = {q: pct(direct, q) for q in (50, 95, 99)}
+        plus50, plus95 = a[50] - d[50], (a[95] / d[95] - 1) * 100
+        print(f"{name:<14}{len(api):>7}{fails:>6} | {d[50]:>10.1f}{d[95]:>8.1f}{d[99]:>8.1f} | "
+              f"{a[50]:>8.1f}{a[95]:>8.1f}{a[99]:>8.1f} | {plus50:>8.1f}{plus95:>8.0f}")
+        verdicts.append(plus50 <= 10 and plus95 <= 25 and fails == 0)
+    met = all(verdicts)
+    print("goal: the API adds <= 10 ms at p50 and <= 25% at p95, no failure: " + ("MET" if met else "NOT MET"))
+    return met
+
+
+class PeakRss:
+    """Samples a process's RSS (children included) every 50 ms while in a ``with`` block."""
+
+    def __init__(self, pid: int) -> None:
+        self.proc, self.peak, self._done = psutil.Process(pid), 0, threading.Event()
+
+    def _sample(self) -> None:
+        while not self._done.is_set():
+            try:
+                self.peak = max(self.peak, sum(p.memory_info().rss for p in [self.proc, *self.proc.children(True)]))
+            except psutil.NoSuchProcess:
+                return
+            time.sleep(0.05)
+
+    def __enter__(self) -> "PeakRss":
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+def cpu_seconds(pid: int | None) -> float:
+    if pid is None:
+        return float("nan")
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def api_export(api_url: str, key: str, server_pid: int, es_pid: int | None, fmt: str) -> dict:
+    from crawl_assets.index.exports import DEFAULT_FIELDS
+
+    es_cpu, cpu, mine = cpu_seconds(es_pid), cpu_seconds(server_pid), resource.getrusage(resource.RUSAGE_SELF)
+    count, acc, size, header, lines = 0, 0, 0, None, 0
+    with PeakRss(server_pid) as rss:
+        began = time.perf_counter()
+        with httpx.stream("GET", f"{api_url}/v1/exports/records", params={"format": fmt, "order": "index"},
+                          headers={"Authorization": f"Bearer {key}"}, timeout=600) as resp:
+            resp.raise_for_status()
+            header = json.loads(resp.headers["X-Crawl-Query"])
+            if fmt == "jsonl":
+                for line in resp.iter_lines():
+                    lines += 1
+                    row = orjson.loads(line)
+                    if "_export" not in row:
+                        count, acc = _digest(count, acc, row["key"])
+            else:
+                for chunk in resp.iter_bytes():
+                    size += len(chunk)
+        took = time.perf_counter() - began
+    assert header["fields"] == list(DEFAULT_FIELDS)
+    if fmt == "jsonl":
+        assert lines == header["records"] + 1 == count + 1, (lines, header["records"], count)
+    return {"records": header["records"], "seconds": took, "rss_mib": rss.peak / 2**20, "digest": acc, "bytes": size,
+            "cpu": cpu_seconds(server_pid) - cpu + _cpu(resource.getrusage(resource.RUSAGE_SELF)) - _cpu(mine),
+            "es_cpu": cpu_seconds(es_pid) - es_cpu}
+
+
+def _cpu(usage: resource.struct_rusage) -> float:
+    return usage.ru_utime + usage.ru_stime
+
+
+def peer_export(es_url: str) -> None:
+    """``--peer-export``: every live record of the tenant with ``helpers.scan``, the API export's fields; prints
+    its figures as JSON (run in its own process, so its RSS is its own)."""
+    from elasticsearch import Elasticsearch, helpers
+
+    from crawl_assets.index.exports import DEFAULT_FIELDS
+    from crawl_assets.index.filters import scoped_query
+
+    es = Elasticsearch(es_url, request_timeout=120)
+    count, acc = 0, 0
+    began = time.perf_counter()
+    for hit in helpers.scan(es, index=ALIAS, query={"query": scoped_query(TENANT)}, size=5000,
+                            _source=list(DEFAULT_FIELDS), scroll="2m"):
+        count, acc = _digest(count, acc, hit["_source"]["key"])
+    took = time.perf_counter() - began
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"records": count, "seconds": took, "digest": acc, "rss_mib": usage.ru_maxrss / 1024,
+                      "cpu": usage.ru_utime + usage.ru_stime}))
+
+
+def _peer_round(es_url: str, es_pid: int | None) -> dict:
+    es_cpu = cpu_seconds(es_pid)
+    out = subprocess.run([sys.executable, __file__, "--peer-export", "--es-url", es_url], capture_output=True,
+                         text=True, check=True, cwd=REPO)
+    peer = json.loads(out.stdout.strip().splitlines()[-1])
+    peer["es_cpu"] = cpu_seconds(es_pid) - es_cpu
+    return peer
+
+
+def compare_exports(api_url: str, key: str, server_pid: int, es_url: str, es_pid: int | None, rounds: int) -> bool:
+    """``rounds`` interleaved rounds (helpers.scan, then the API); every round's figures and the medians."""
+    runs: dict[str, list[dict]] = {"helpers.scan, own process": [], "API JSON lines, server": []}
+    for _ in range(rounds):
+        peer = _peer_round(es_url, es_pid)
+        mine = api_export(api_url, key, server_pid, es_pid, "jsonl")
+        assert peer["records"] > 0, "helpers.scan read nothing: no baseline"
+        assert (mine["records"], mine["digest"]) == (peer["records"], peer["digest"]), \
+            f"the API exported {mine['records']} records, helpers.scan read {peer['records']} (or other keys)"
+        runs["helpers.scan, own process"].append(peer)
+        runs["API JSON lines, server"].append(mine)
+    records = runs["API JSON lines, server"][0]["records"]
+    print(f"\nexport of the same {records:,} records (same keys, checked each round), {rounds} interleaved rounds, "
+          f"load average {os.getloadavg()[0]:.2f}; both sides decode every record on the client side (CPU: the API's "
+          "server + this client; helpers.scan's process):")
+    medians = {}
+    for label, rs in runs.items():
+        for r in rs:
+            print(f"  {label:<28} {r['records'] / r['seconds']:>9,.0f} records/s  {r['seconds']:>6.1f} s  "
+                  f"CPU {r['cpu']:>6.1f} s (+ Elasticsearch {r['es_cpu']:.1f} s)  peak RSS {r['rss_mib']:,.0f} MiB")
+        medians[label] = {k: statistics.median(r[k] for r in rs) for k in ("seconds", "cpu", "es_cpu", "rss_mib")}
+    peer, mine = medians["helpers.scan, own process"], medians["API JSON lines, server"]
+    print(f"  medians: API / helpers.scan = {peer['seconds'] / mine['seconds']:.2f}x the rate (wall), "
+          f"{(peer['cpu'] + peer['es_cpu']) / (mine['cpu'] + mine['es_cpu']):.2f}x (CPU seconds, Elasticsearch's "
+          f"included); API {records / mine['seconds']:,.0f} records/s, server peak RSS {mine['rss_mib']:,.0f} MiB")
+    ok = records / mine["seconds"] >= 20_000 and mine["rss_mib"] <= 200
+    print("goal: >= 20,000 records/s and <= 200 MiB server RSS: " + ("MET" if ok else "NOT MET"))
+    parquet = api_export(api_url, key, server_pid, es_pid, "parquet")
+    print(f"  API Parquet (no peer run)   {parquet['records'] / parquet['seconds']:>9,.0f} records/s  "
+          f"{parquet['bytes'] / 2**20:,.0f} MiB  peak RSS {parquet['rss_mib']:,.0f} MiB")
+    return ok
+
+
+def listening_pid(url: str) -> int | None:
+    """The process listening on ``url``'s port on this machine (for its CPU time), if it can be seen."""
+    port = httpx.URL(url).port
+    try:
+        return next((c.pid for c in psutil.net_connections("tcp") if c.laddr and c.laddr.port == port
+                     and c.status == psutil.CONN_LISTEN and c.pid), None)
+    except psutil.AccessDenied:
+        return None
+
+
+def start_server(es_url: str, workdir: Path) -> tuple[subprocess.Popen, str, str]:
+    env = {**os.environ, "DAGSTER_HOME": str(workdir / "home"), "CRAWL_ES_URL": es_url}
+    (workdir / "home").mkdir(exist_ok=True)
+    env.pop("DAGSTER_PG_URL", None)
+    key = subprocess.run([sys.executable, "-m", "crawl_assets.cli.main", "api", "keys", "create", "--tenant", TENANT,
+                          "--name", "bench", "--rate", "100000"], env=env, capture_output=True, text=True,
+                         check=True, cwd=REPO).stdout.strip().split()[-1]
+    from crawl_assets_tests.es_node.node import free_port
+
+    port = free_port()
+    api_url = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, "-m", "crawl_assets.cli.main", "api", "serve", "--port", str(port),
+                               "--rate", "100000"], env=env, cwd=REPO, stdout=subprocess.DEVNULL,
+                              stderr=open(workdir / "server.log", "wb"))
+    for _ in range(300):
+        try:
+            if httpx.get(f"{api_url}/healthz", timeout=1).status_code == 200:
+                return server, api_url, key
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    server.terminate()
+    raise SystemExit(f"the API did not come up: {(workdir / 'server.log').read_text()[-2000:]}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--rate", type=float, default=20.0, help="requests per second per side (API, direct)")
+    parser.add_argument("--sequential", type=int, default=30, help="calls per endpoint one at a time (0: none)")
+    parser.add_argument("--seconds", type=int, default=60, help="length of the load (0: no load)")
+    parser.add_argument("--es-url", default=os.environ.get("CRAWL_TEST_ES_URL", ""))
+    parser.add_argument("--export-rounds", type=int, default=2, help="interleaved export rounds per side (0: none)")
+    parser.add_argument("--peer-export", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.peer_export:
+        peer_export(args.es_url)
+        return 0
+    workdir = Path(tempfile.mkdtemp(prefix="bench_api_"))
+    node = None
+    if not args.es_url:
+        from crawl_assets_tests.es_node.node import RealNode
+
+        node = RealNode(heap="1g").start()
+        args.es_url = node.url
+    es_pid = node._server_pid() if node else listening_pid(args.es_url)  # noqa: SLF001 - for its CPU time
+    server = None
+    try:
+        index_records(args.es_url, args.records, workdir)
+        server, api_url, key = start_server(args.es_url, workdir)
+        check_same_answers(api_url, key, args.es_url)
+        print(f"API server RSS after the check, before any load: {psutil.Process(server.pid).memory_info().rss / 2**20:,.0f} MiB")
+        load_ok = export_ok = True
+        if args.sequential:
+            sequential_latency(api_url, key, args.es_url, args.sequential)
+        if args.seconds:
+            before = os.getloadavg()[0]
+            result = run_load(api_url, args.es_url, key, args.rate, args.seconds, workdir)
+            load_ok = print_load(result["times"], result["failures"], args, (before, os.getloadavg()[0]))
+            for error in result["errors"]:
+                print("  failure:", error)
+        if args.export_rounds:
+            export_ok = compare_exports(api_url, key, server.pid, args.es_url, es_pid, args.export_rounds)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=30)
+        if node is not None:
+            node.stop()
+    return 0 if load_ok and export_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

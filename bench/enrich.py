@@ -1,0 +1,323 @@
+"""Bench: each enricher on 100k normalized records, side by side with what a user would otherwise run.
+
+Per enricher, each measurement in its own process (so peak RSS is that enricher's): records/s per core
+(records / the process's CPU time, user+sys; every implementation here is single-threaded) and wall time,
+peak RSS (and its growth over the RSS with the libraries loaded: "+work"), and the rows each produced
+(a peer that produced nothing is reported as a failed baseline; scrubadub's peak is that of its own
+process, imports included).
+
+* ours: ``enrich_source`` over a lake of 10 normalized parts of 10k records (reads the parts, writes the
+  feature parts; tenant-wide enrichers also combine), exactly what the Dagster asset runs;
+* peers, on the same records read from one Parquet file:
+  - personal_data: scrubadub 2.0.1 (``Scrubber().iter_filth`` with its default detectors), from its own
+    virtualenv (bench/out/scrubadub-venv, created if missing); on ``--peer-sample`` records (it is slow);
+  - near_duplicates: datasketch used as its documentation shows (``MinHash.update`` per shingle,
+    ``MinHashLSH`` insert and query, union-find over the candidates), same shingles and threshold;
+  - trends: pandas (explode hashtags and terms, distinct records per term and window, mean of the 7
+    preceding windows by rolling over a pivot, scipy's Poisson tail), same rules;
+  - account_activity: pandas ``groupby(...).apply`` computing the same features per author;
+  - classifier: the baseline model's ``predict_proba`` on a list of texts (the floor of the hook).
+
+Goals (issue 21): trends and account activity >= 100k records/s, near-duplicates >= 20k, personal data
+>= 50k, memory bounded. Usage: python bench/enrich.py [--records 100000] [--repeat 3] [--only NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import time
+import venv
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+SCRUB_VENV = OUT / "scrubadub-venv"
+PARTS = 10
+GOALS = {"personal_data": 50_000, "near_duplicates": 20_000, "account_activity": 100_000, "trends": 100_000,
+         "classifier": None}
+EN = ("market price report city council meeting weather snow road school teacher water power outage bus train "
+      "ticket hospital doctor football match team goal music concert film review phone app update bug login "
+      "delivery order late refund support thanks please today tomorrow morning evening people street").split()
+FA = ("بازار قیمت گزارش شهر جلسه شورا هوا برف جاده مدرسه معلم آب برق قطعی اتوبوس قطار بلیت بیمارستان پزشک "
+      "فوتبال مسابقه تیم گل موسیقی کنسرت فیلم نقد گوشی برنامه به‌روزرسانی ورود تحویل سفارش دیر بازپرداخت "
+      "پشتیبانی ممنون لطفا امروز فردا صبح عصر مردم خیابان").split()
+TAGS = [f"tag{i}" for i in range(150)] + ["قطعی_برق", "اقتصاد", "تهران", "خبر_فوری"]
+PERSIAN_DIGITS = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
+ARABIC_DIGITS = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
+
+
+def _text(rng: random.Random) -> str:
+    words = FA if rng.random() < 0.6 else EN
+    return " ".join(rng.choice(words) for _ in range(rng.randint(8, 20)))
+
+
+def _pii(rng: random.Random) -> str:
+    phone = f"0912{rng.randint(1000000, 9999999)}"
+    return rng.choice([f"call {phone}", f"شماره {phone.translate(PERSIAN_DIGITS)}",
+                       f"رقم {phone.translate(ARABIC_DIGITS)}", f"mail user{rng.randint(1, 999)}@example.com"])
+
+
+def make_records(n: int, path: Path) -> None:
+    """``n`` normalized records of our own making: 60% Persian, 15% copies of 400 lightly edited campaign
+    texts, 5% with a phone (three digit systems) or e-mail, 10% reposts, 15% replies, one hashtag burst."""
+    from crawl_assets.lake.tables import records_to_arrow
+    from crawl_assets.normalize.text import clean_text
+    import pyarrow.parquet as pq
+
+    rng = random.Random(21)
+    campaigns = [_text(rng) for _ in range(400)]
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    rows = []
+    for i in range(n):
+        at = t0 + timedelta(seconds=rng.randint(0, 30 * 86400))
+        roll = rng.random()
+        text = rng.choice(campaigns) + rng.choice(["", "!", " " + rng.choice(EN)]) if roll < 0.15 else _text(rng)
+        if rng.random() < 0.05:
+            text += " " + _pii(rng)
+        tags = [rng.choice(TAGS) for _ in range(rng.randint(0, 2))]
+        if at.day == 25 and rng.random() < 0.3:
+            tags.append("قطعی_برق")
+        kind = "repost" if roll > 0.9 else "reply" if roll > 0.75 else "post"
+        rows.append({"key": f"x:{i}", "platform": "x", "tenant": "bench", "source": "bench.x.main", "kind": kind,
+                     "native_id": str(i), "author_id": f"u{int(rng.paretovariate(1.2)) % 3000}",
+                     "author_handle": None, "created_at": at.isoformat(), "lang": "fa" if text[:1] > "z" else "en",
+                     "text": text, "text_clean": clean_text(text), "hashtags": sorted(set(tags)),
+                     "repost_of": "x:0" if kind == "repost" else None, "reply_to": "x:1" if kind == "reply" else None,
+                     "provenance": {"collected_at": (at + timedelta(hours=1)).isoformat(), "method": "api"}})
+    pq.write_table(records_to_arrow(rows), path)
+
+
+def make_lake(records: Path, root: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from crawl_assets.pipeline.version import NORMALIZER_VERSION
+    from crawl_assets.lake import Lake
+
+    table = pq.read_table(records)
+    lake, size = Lake(str(root)), -(-table.num_rows // PARTS)
+    for p in range(PARTS):
+        part = lake.table_part("normalized_records", "bench", "x", "bench.x.main", f"20260101T0000{p:02d}000000Z-b")
+        lake.write_part(part, table.slice(p * size, size), version=NORMALIZER_VERSION)
+
+
+# -- workers (one process each) -------------------------------------------------------------------------
+def ours(name: str, root: Path) -> int:
+    from crawl_assets.enrich import build
+    from crawl_assets.enrich.run import enrich_source
+    from crawl_assets.lake import Lake
+
+    shutil.rmtree(root / "features", ignore_errors=True)
+    enricher = build(name)
+    result = enrich_source(Lake(str(root)), enricher, "bench", "x", "bench.x.main")
+    assert not result.failed, result.failed
+    return result.rows_written if result.tenant is None else result.tenant.rows[enricher.tables[0]]
+
+
+def peer_near_duplicates(table) -> int:
+    import zlib
+
+    from datasketch import MinHash, MinHashLSH
+
+    from crawl_assets.enrich.near_duplicates import shingles
+
+    lsh, hashes = MinHashLSH(threshold=0.6, num_perm=64), {}
+    for i, (kind, text) in enumerate(zip(table.column("kind").to_pylist(), table.column("text_clean").to_pylist())):
+        grams = shingles(text or "") if kind != "repost" else []
+        if sum(1 for g in grams if b" " not in g) < 6:
+            continue
+        m = MinHash(num_perm=64, seed=1, hashfunc=zlib.crc32)
+        for g in grams:
+            m.update(g)
+        hashes[i] = m
+        lsh.insert(i, m)
+    parent = {i: i for i in hashes}
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, m in hashes.items():
+        for j in lsh.query(m):
+            if j != i and m.jaccard(hashes[j]) >= 0.6:
+                parent[find(j)] = find(i)
+    sizes: dict[int, int] = {}
+    for i in hashes:
+        sizes[find(i)] = sizes.get(find(i), 0) + 1
+    return sum(1 for s in sizes.values() if s > 1)
+
+
+def peer_trends(table) -> int:
+    import numpy as np
+    import pandas as pd
+    from scipy.stats import poisson
+
+    df = table.select(["key", "created_at", "hashtags", "text_clean"]).to_pandas()
+    tags = df[["key", "created_at", "hashtags"]].explode("hashtags").dropna().rename(columns={"hashtags": "term"})
+    words = df.assign(term=df["text_clean"].str.lower().str.split(r"[^\w\u200c]+", regex=True))
+    words = words[["key", "created_at", "term"]].explode("term")
+    words = words[words["term"].str.len() >= 3]
+    terms = pd.concat([tags.assign(kind="hashtag"), words.assign(kind="term")])
+    terms["window"] = terms["created_at"].dt.floor("24h")
+    counts = terms.groupby(["kind", "term", "window"])["key"].nunique().unstack(fill_value=0)
+    counts = counts[counts.max(axis=1) >= 5]
+    baseline = counts.T.shift(1).rolling(7, min_periods=3).mean().T
+    lam = np.maximum(baseline.to_numpy(), 0.5)
+    values = counts.to_numpy()
+    p = poisson.sf(values - 1, lam)
+    hits = (values >= 5) & (values >= 2 * lam) & (p <= 0.001) & ~np.isnan(baseline.to_numpy())
+    return int(hits.sum())
+
+
+def peer_account_activity(table) -> int:
+    import numpy as np
+    import pandas as pd
+
+    df = table.select(["key", "author_id", "created_at", "kind", "lang", "text_clean"]).to_pandas()
+
+    def features(g: pd.DataFrame) -> pd.Series:
+        t = g["created_at"].sort_values()
+        gaps = t.diff().dt.total_seconds().dropna()
+        hours = t.dt.hour.value_counts(normalize=True).reindex(range(24), fill_value=0).to_numpy()
+        nz = hours[hours > 0]
+        own = g.loc[g["kind"] != "repost", "text_clean"]
+        return pd.Series({
+            "posts": len(g), "active_days": t.dt.date.nunique(),
+            "posts_per_day": len(g) / max(1.0, (t.iloc[-1] - t.iloc[0]).total_seconds() / 86400),
+            "hour_entropy": float(-(nz * np.log2(nz)).sum()), "gap_median_s": gaps.median(),
+            "gap_cv": gaps.std() / gaps.mean() if len(gaps) > 1 else np.nan,
+            "repost_share": (g["kind"] == "repost").mean(), "reply_share": (g["kind"] == "reply").mean(),
+            "self_duplicate_ratio": own.duplicated(keep=False).mean() if len(own) else np.nan,
+            "languages": g["lang"].value_counts().to_dict()})
+
+    return len(df.groupby("author_id").apply(features, include_groups=False))
+
+
+def peer_classifier(table) -> int:
+    import skops.io as sio
+
+    from crawl_assets.enrich.classifier import BASELINE
+
+    model = sio.load(BASELINE, trusted=None)
+    texts = [t for t in table.column("text_clean").to_pylist() if t and t.strip()]
+    return len(model.predict_proba(texts))
+
+
+def peer_scrubadub(texts_path: Path) -> int:
+    code = ("import json,sys,scrubadub\ns=scrubadub.Scrubber()\nn=0\n"
+            "for line in open(sys.argv[1]):\n    n+=sum(1 for _ in s.iter_filth(json.loads(line)))\nprint(n)")
+    out = subprocess.run([str(SCRUB_VENV / "bin" / "python"), "-c", code, str(texts_path)], capture_output=True,
+                         text=True, check=True)
+    return int(out.stdout.split()[-1])
+
+
+def worker(args: argparse.Namespace) -> None:
+    # imports first: the figures are of the work, not of loading libraries (peak RSS includes them)
+    import datasketch  # noqa: F401
+    import pandas  # noqa: F401
+    import pyarrow.parquet as pq
+    import scipy.stats  # noqa: F401
+    import skops.io  # noqa: F401
+    import sklearn.pipeline  # noqa: F401
+
+    import crawl_assets.enrich.config  # noqa: F401
+    import crawl_assets.enrich.run  # noqa: F401
+
+    with open("/proc/self/statm") as fh:
+        loaded = int(fh.read().split()[1]) * resource.getpagesize() / 2**20  # RSS with the libraries loaded
+    wall, cpu = time.perf_counter(), time.process_time()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if args.impl == "ours":
+        rows = ours(args.worker, Path(args.lake))
+        n = pq.ParquetFile(args.records).metadata.num_rows
+    elif args.worker == "personal_data":
+        rows, n = peer_scrubadub(Path(args.texts)), sum(1 for _ in open(args.texts))
+    else:
+        table = pq.read_table(args.records)
+        rows, n = globals()[f"peer_{args.worker}"](table), table.num_rows
+    done = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = time.process_time() - cpu + (done.ru_utime + done.ru_stime - children.ru_utime - children.ru_stime)
+    rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, done.ru_maxrss) / 1024
+    print(json.dumps({"records": n, "rows": rows, "cpu_s": cpu, "wall_s": time.perf_counter() - wall, "rss_mib": rss,
+                      "loaded_mib": loaded}))
+
+
+def run(impl: str, name: str, args: argparse.Namespace, paths: dict[str, Path]) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--worker", name, "--impl", impl, "--records", str(paths["records"]),
+                          "--lake", str(paths["lake"]), "--texts", str(paths["texts"])],
+                         capture_output=True, text=True)
+    if out.returncode:
+        return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def ensure_scrubadub() -> bool:
+    if (SCRUB_VENV / "bin" / "python").exists():
+        return True
+    venv.create(SCRUB_VENV, with_pip=True)
+    pip = [str(SCRUB_VENV / "bin" / "pip"), "install", "-q", "scrubadub==2.0.1"]
+    return subprocess.run(pip, check=False).returncode == 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", default=100_000, type=lambda v: v if not v.isdigit() else int(v))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", nargs="*", default=list(GOALS))
+    parser.add_argument("--peer-sample", type=int, default=10_000, help="records scrubadub reads (it is slow)")
+    parser.add_argument("--worker"), parser.add_argument("--impl"), parser.add_argument("--lake")
+    parser.add_argument("--texts")
+    args = parser.parse_args()
+    if args.worker:
+        return worker(args)
+    OUT.mkdir(exist_ok=True)
+    paths = {"records": OUT / f"enrich_records_{args.records}.parquet", "lake": OUT / f"enrich_lake_{args.records}",
+             "texts": OUT / f"enrich_texts_{args.records}_{args.peer_sample}.jsonl"}
+    if not paths["records"].exists():
+        make_records(args.records, paths["records"])
+    if not paths["lake"].exists():
+        make_lake(paths["records"], paths["lake"])
+    if not paths["texts"].exists():
+        import pyarrow.parquet as pq
+
+        texts = pq.read_table(paths["records"], columns=["text"]).column("text").to_pylist()[:args.peer_sample]
+        paths["texts"].write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in texts), encoding="utf-8")
+    if "personal_data" in args.only and not ensure_scrubadub():
+        print("scrubadub could not be installed: personal_data has no baseline in this run")
+    results: dict[tuple[str, str], list[dict]] = {}
+    for _ in range(args.repeat):  # interleaved: ours and the peer alternate, so a busy moment hits both
+        for name in args.only:
+            for impl in ("ours", "peer"):
+                results.setdefault((name, impl), []).append(run(impl, name, args, paths))
+    print(f"\n{'enricher':<17}{'impl':<6}{'records':>9}{'rows':>9}{'rec/s/core':>12}{'rec/s wall':>12}"
+          f"{'peak MiB':>10}{'+work MiB':>10}   goal / vs peer")
+    for name in args.only:
+        best = {}
+        for impl in ("ours", "peer"):
+            ok = [r for r in results[(name, impl)] if "error" not in r]
+            if not ok:
+                print(f"{name:<17}{impl:<6}  failed: {results[(name, impl)][-1]['error']}")
+                continue
+            r = best[impl] = max(ok, key=lambda r: r["records"] / r["cpu_s"])
+            note = ""
+            if impl == "ours" and GOALS[name]:
+                note = f"goal >= {GOALS[name]:,}: {'met' if r['records'] / r['cpu_s'] >= GOALS[name] else 'NOT met'}"
+            if impl == "peer":
+                note = "BASELINE PRODUCED NOTHING" if r["rows"] == 0 else ""
+                if "ours" in best and r["rows"]:
+                    ratio = (best["ours"]["records"] / best["ours"]["cpu_s"]) / (r["records"] / r["cpu_s"])
+                    note = f"ours {ratio:.1f}x the peer's records/s per core"
+            print(f"{name:<17}{impl:<6}{r['records']:>9,}{r['rows']:>9,}{r['records'] / r['cpu_s']:>12,.0f}"
+                  f"{r['records'] / r['wall_s']:>12,.0f}{r['rss_mib']:>10.0f}{r['rss_mib'] - r['loaded_mib']:>10.0f}   {note}")
+
+
+if __name__ == "__main__":
+    main()

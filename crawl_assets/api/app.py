@@ -1,0 +1,56 @@
+"""The query and analysis API (FastAPI): every endpoint reads one tenant's records, the tenant named by the
+caller's API key. ``create_app`` takes its collaborators (an Elasticsearch client, a key store), so tests
+and the CLI build it the same way; ``crawl-assets api serve`` runs it on uvicorn. docs/API.md walks through it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from elasticsearch import Elasticsearch
+from fastapi import FastAPI
+
+from crawl_assets.api import errors
+from crawl_assets.api.keys import KeyStore
+from crawl_assets.api.models import Health
+from crawl_assets.api.ratelimit import RateLimiter, StreamSlots
+
+DESCRIPTION = """Search, aggregate and export one tenant's collected records (crawl_assets).
+
+Authenticate with `Authorization: Bearer <key>` (keys: `crawl-assets api keys create --tenant T --name N`).
+Every answer concerns only the key's tenant. Errors are `{"error", "message"}` with a 4xx for a bad request,
+429 with `Retry-After` past the key's rate limit, 503 with `Retry-After` when the index is unreachable.
+Networks show observed interactions and co-occurrences: proximity is not evidence of coordination.
+"""
+
+
+@dataclass
+class ApiState:
+    es: Elasticsearch
+    keys: KeyStore
+    limiter: RateLimiter = field(default_factory=RateLimiter)
+    streams: StreamSlots = field(default_factory=StreamSlots)
+    cursor_secret: bytes = b""
+
+    def __post_init__(self) -> None:
+        if not self.cursor_secret:
+            self.cursor_secret = self.keys.shared_secret("cursor_secret")
+
+
+def create_app(es: Elasticsearch, keys: KeyStore, *, rate_per_minute: int = 600, streams_per_key: int = 2,
+               **extra: Any) -> FastAPI:
+    from crawl_assets.api import routes_analysis, routes_records, routes_streams
+
+    app = FastAPI(title="crawl_assets API", version="1", description=DESCRIPTION, docs_url="/docs",
+                  redoc_url=None, **extra)
+    app.state.api = ApiState(es, keys, RateLimiter(rate_per_minute), StreamSlots(streams_per_key))
+    errors.install(app)
+
+    @app.get("/healthz", response_model=Health, tags=["service"], summary="The API process is up (no key needed)")
+    def healthz() -> Health:
+        return Health(status="ok")
+
+    for module in (routes_records, routes_analysis, routes_streams):
+        app.include_router(module.router)
+    return app

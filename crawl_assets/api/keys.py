@@ -1,0 +1,167 @@
+"""API keys: created, listed and revoked by the operator (``crawl-assets api keys``), each bound to one tenant.
+
+A key is ``cak_<id>_<secret>``: ``id`` is 12 hex characters (48 random bits) that name the key in listings
+and logs, ``secret`` 32 random bytes (256 bits, URL-safe base64). Only the SHA-256 of the secret is stored,
+in table ``crawl_api_keys`` of the Dagster instance's database (``crawl_assets.instance_db``: the
+instance's Postgres, or SQLite in ``$DAGSTER_HOME/storage/crawl_api.db`` beside Dagster's own files, so
+API lookups never wait on the daemon's SQLite locks).
+
+Why SHA-256 and not a slow password hash: slow hashes (bcrypt, scrypt, argon2) exist to make guessing a
+low-entropy *password* from its hash expensive. A 256-bit random secret cannot be guessed whatever the
+hash costs (2^256 tries), so a single SHA-256 is as safe and keeps every request's check to microseconds;
+the comparison is constant-time. The full key is shown once, at creation; it is never stored, logged or
+listed.
+
+Verified keys are cached for ``cache_seconds`` (default 5): a revocation takes effect within that time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from crawl_assets import instance_db, names
+
+PREFIX = "cak_"
+KEY_RE = re.compile(r"cak_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
+ID_RE = re.compile(r"[0-9a-f]{12}")
+MAX_NAME = 200
+
+metadata = sa.MetaData()
+keys_table = sa.Table(
+    "crawl_api_keys", metadata,
+    sa.Column("key_id", sa.String(12), primary_key=True),
+    sa.Column("tenant", sa.String(63), nullable=False, index=True),
+    sa.Column("name", sa.String(MAX_NAME), nullable=False),
+    sa.Column("secret_sha256", sa.String(64), nullable=False),
+    sa.Column("rate_per_minute", sa.Integer, nullable=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
+)
+meta_table = sa.Table(
+    "crawl_api_meta", metadata,
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("value", sa.String(256), nullable=False),
+)
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """A key as listed: never its secret or hash."""
+
+    key_id: str
+    tenant: str
+    name: str
+    rate_per_minute: int | None
+    created_at: datetime
+    revoked_at: datetime | None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("ascii")).hexdigest()
+
+
+def database_url() -> str:
+    if instance_db.postgres_configured():
+        return instance_db.postgres_url()
+    folder = instance_db.sqlite_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{Path(folder, 'crawl_api.db')}"
+
+
+class KeyStore:
+    def __init__(self, url: str | None = None, cache_seconds: float = 5.0) -> None:
+        self.url = url or database_url()
+        self.engine = sa.create_engine(self.url, pool_pre_ping=True)
+        metadata.create_all(self.engine)
+        self.cache_seconds = cache_seconds
+        self._cache: dict[str, tuple[float, ApiKey | None, str | None]] = {}
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def create(self, tenant: str, name: str, rate_per_minute: int | None = None) -> tuple[ApiKey, str]:
+        """A new key for ``tenant``: (its listing, the full key to hand over once)."""
+        names.check_tenant(tenant)
+        if not name or len(name) > MAX_NAME or any(ord(c) < 32 for c in name):
+            raise ValueError(f"a key name is 1-{MAX_NAME} printable characters")
+        if rate_per_minute is not None and not 1 <= rate_per_minute <= 100_000:
+            raise ValueError("rate_per_minute must be between 1 and 100000")
+        key_id, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
+        row = ApiKey(key_id, tenant, name, rate_per_minute, datetime.now(timezone.utc), None)
+        with self.engine.begin() as conn:
+            conn.execute(keys_table.insert().values(key_id=key_id, tenant=tenant, name=name, secret_sha256=_digest(secret),
+                                                    rate_per_minute=rate_per_minute, created_at=row.created_at))
+        return row, f"{PREFIX}{key_id}_{secret}"
+
+    def list(self, tenant: str | None = None) -> list[ApiKey]:
+        query = sa.select(keys_table).order_by(keys_table.c.tenant, keys_table.c.created_at)
+        if tenant is not None:
+            query = query.where(keys_table.c.tenant == tenant)
+        with self.engine.connect() as conn:
+            return [self._row(r) for r in conn.execute(query)]
+
+    def revoke(self, key_id: str) -> bool:
+        """Revoke a key by id; False when there is no active key of that id."""
+        if not ID_RE.fullmatch(key_id or ""):
+            raise ValueError(f"invalid key id {key_id!r}: 12 hex characters, as `crawl-assets api keys list` shows")
+        with self.engine.begin() as conn:
+            done = conn.execute(keys_table.update().where(keys_table.c.key_id == key_id, keys_table.c.revoked_at.is_(None))
+                                .values(revoked_at=datetime.now(timezone.utc))).rowcount
+        with self._lock:
+            self._cache.pop(key_id, None)
+        return bool(done)
+
+    def verify(self, presented: str) -> ApiKey | None:
+        """The active key ``presented`` is, else None (malformed, unknown, wrong secret or revoked)."""
+        match = KEY_RE.fullmatch(presented or "")
+        if not match:
+            return None
+        key_id, secret = match.groups()
+        now = time.monotonic()
+        with self._lock:
+            cached = self._cache.get(key_id)
+        if cached is None or now - cached[0] > self.cache_seconds:
+            with self.engine.connect() as conn:
+                row = conn.execute(sa.select(keys_table).where(keys_table.c.key_id == key_id)).first()
+            cached = (now, self._row(row) if row else None, row.secret_sha256 if row else None)
+            with self._lock:
+                if len(self._cache) > 10_000:
+                    self._cache.clear()
+                self._cache[key_id] = cached
+        _, key, digest = cached
+        if key is None or digest is None or not hmac.compare_digest(digest, _digest(secret)) or not key.active:
+            return None
+        return key
+
+    def shared_secret(self, name: str) -> bytes:
+        """A random 256-bit secret stored once in the database, the same for every worker (signs cursors)."""
+        try:
+            with self.engine.begin() as conn:
+                if conn.execute(sa.select(meta_table.c.value).where(meta_table.c.name == name)).first() is None:
+                    conn.execute(meta_table.insert().values(name=name, value=secrets.token_hex(32)))
+        except sa.exc.IntegrityError:
+            pass  # another worker created it first
+        with self.engine.connect() as conn:
+            return bytes.fromhex(conn.execute(sa.select(meta_table.c.value).where(meta_table.c.name == name)).scalar_one())
+
+    @staticmethod
+    def _row(r: sa.Row) -> ApiKey:
+        def utc(v: datetime | None) -> datetime | None:
+            return v.replace(tzinfo=timezone.utc) if v is not None and v.tzinfo is None else v
+
+        return ApiKey(r.key_id, r.tenant, r.name, r.rate_per_minute, utc(r.created_at), utc(r.revoked_at))

@@ -1,0 +1,108 @@
+"""The query parameters every read shares (the filter), validated with clear messages.
+
+Lists are repeated parameters (``?platform=x&platform=telegram``); each holds at most ``MAX_VALUES``
+values of at most ``MAX_VALUE`` characters. Instants are exactly what the schema says: an RFC 3339
+date-time with ``Z`` or an offset (``2026-01-31T10:00:00Z``), or a date (``2026-01-31``: midnight UTC);
+no epoch numbers, no local times without an offset.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Annotated, Literal, get_args
+
+from fastapi import Query
+
+from crawl_assets.api.errors import bad_request
+from crawl_assets.index.filters import RecordFilter
+from crawl_assets.schema.record import Platform
+
+MAX_VALUES = 50
+MAX_VALUE = 200
+MAX_QUERY = 1000
+SLUG = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+SOURCE = r"^([a-z0-9][a-z0-9_-]{0,62}\.){0,2}[a-z0-9][a-z0-9_-]{0,62}$"
+LANG = r"^[a-z]{2,3}$"
+# No control characters (a value is a term, never syntax).
+PRINTABLE = r"^[^\x00-\x1f\x7f]+$"
+DeletedRule = Literal["exclude", "include", "only"]
+
+
+def _values(description: str, pattern: str = PRINTABLE, max_length: int = MAX_VALUE):  # noqa: ANN202
+    return Query(description=description, max_length=MAX_VALUES,
+                 json_schema_extra={"items": {"type": "string", "pattern": pattern, "maxLength": max_length, "minLength": 1}})
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
+INSTANT_SCHEMA = {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}]}
+
+
+def instant(description: str):  # noqa: ANN201
+    return Query(description=description + " (RFC 3339 date-time with Z or an offset, or a date: midnight UTC)",
+                 max_length=40, json_schema_extra=INSTANT_SCHEMA)
+
+
+def utc(text: str | None, name: str) -> datetime | None:
+    """A query parameter's instant, strictly as documented; 400 naming the parameter otherwise."""
+    if text is None:
+        return None
+    try:
+        if _DATE.fullmatch(text):
+            value = datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+        elif _DATE_TIME.fullmatch(text):
+            value = datetime.fromisoformat(text.upper())
+        else:
+            raise ValueError(text)
+    except ValueError:
+        raise bad_request(f"{name}: {text[:40]!r} is not a date-time with Z or an offset (2026-01-31T10:00:00Z) "
+                          "or a date (2026-01-31)") from None
+    if not 1900 <= value.year <= 2200:
+        raise bad_request(f"{name}: year must be between 1900 and 2200")
+    return value.astimezone(timezone.utc)
+
+
+def _check_items(name: str, values: list[str] | None, pattern: str, max_length: int = MAX_VALUE) -> tuple[str, ...]:
+    out = []
+    for value in values or []:
+        if not value or len(value) > max_length or not re.fullmatch(pattern.strip("^$"), value):
+            raise bad_request(f"{name}: {value[:50]!r} is not a valid value ({_RULES.get(pattern, 'printable text')}, "
+                              f"at most {max_length} characters)")
+        out.append(value)
+    return tuple(dict.fromkeys(out))
+
+
+_RULES = {SLUG: "lowercase letters, digits, '-' or '_'", SOURCE: "a source name or TENANT.PLATFORM.NAME", LANG: "an ISO 639 code such as fa or en",
+          PRINTABLE: "printable text"}
+
+
+def record_filter(
+    q: Annotated[str | None, Query(max_length=MAX_QUERY, description=(
+        "Full-text query over the Persian-aware text fields: words are AND-ed; \"a phrase\", a | b, -word, "
+        "prefix*. ZWNJ, Arabic/Persian letter forms and digits are folded."))] = None,
+    platform: Annotated[list[Literal[get_args(Platform)]] | None, Query(max_length=MAX_VALUES,  # type: ignore[misc]
+                                                                        description="Platforms (repeat)")] = None,
+    source: Annotated[list[str] | None, _values("Sources: a registered name (gen-a) or a key (acme.x.gen-a) (repeat)",
+                                                SOURCE, 190)] = None,
+    lang: Annotated[list[str] | None, _values("Languages, ISO 639-1 (repeat)", LANG, 3)] = None,
+    author: Annotated[list[str] | None, _values("Authors: platform id or handle, @ optional (repeat)")] = None,
+    hashtag: Annotated[list[str] | None, _values("Hashtags, # optional; folded like the index (repeat)")] = None,
+    mention: Annotated[list[str] | None, _values("Mentioned handles, @ optional (repeat)")] = None,
+    kind: Annotated[list[str] | None, _values("Record kinds: post, reply, quote, repost, comment, review, ... (repeat)",
+                                              SLUG, 63)] = None,
+    start: Annotated[str | None, instant("created_at >= start")] = None,
+    end: Annotated[str | None, instant("created_at < end")] = None,
+    deleted: Annotated[DeletedRule, Query(description="Tombstones: exclude (default), include, or only them")] = "exclude",
+) -> RecordFilter:
+    lo, hi = utc(start, "start"), utc(end, "end")
+    if lo and hi and lo >= hi:
+        raise bad_request("start must be before end")
+    if q is not None and (not q.strip() or any(ord(c) < 32 and c not in "\t\n" for c in q)):
+        raise bad_request("q: give words to search for (no control characters)")
+    return RecordFilter(
+        q=q.strip() if q else None, platforms=tuple(dict.fromkeys(platform or [])),
+        sources=_check_items("source", source, SOURCE, 190), langs=_check_items("lang", lang, LANG, 3),
+        authors=_check_items("author", author, PRINTABLE), hashtags=_check_items("hashtag", hashtag, PRINTABLE),
+        mentions=_check_items("mention", mention, PRINTABLE), kinds=_check_items("kind", kind, SLUG, 63),
+        start=lo, end=hi, deleted=deleted)

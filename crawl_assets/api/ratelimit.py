@@ -1,0 +1,76 @@
+"""Per-key limits: a token bucket of requests per minute, and a cap on a key's concurrent streamed exports.
+
+The bucket holds ``burst`` tokens (a sixth of the per-minute rate, at least 5) and refills continuously;
+a request takes one token or is refused with the seconds until the next one (``Retry-After``). State is
+per process: with ``--workers N`` each worker grants the rate, so a key gets at most ``N`` times it.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    stamp: float
+
+
+@dataclass
+class RateLimiter:
+    default_per_minute: int = 600
+    clock: Callable[[], float] = time.monotonic
+    _buckets: dict[str, _Bucket] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @staticmethod
+    def burst(per_minute: int) -> float:
+        return max(5.0, per_minute / 6)
+
+    def take(self, key_id: str, per_minute: int | None = None) -> float:
+        """0 when the request may go on, else the seconds to wait."""
+        rate = per_minute or self.default_per_minute
+        capacity = self.burst(rate)
+        now = self.clock()
+        with self._lock:
+            bucket = self._buckets.get(key_id)
+            if bucket is None:
+                bucket = self._buckets[key_id] = _Bucket(capacity, now)
+            bucket.tokens = min(capacity, bucket.tokens + (now - bucket.stamp) * rate / 60)
+            bucket.stamp = now
+            if bucket.tokens >= 1:
+                bucket.tokens -= 1
+                return 0.0
+            return (1 - bucket.tokens) * 60 / rate
+
+
+@dataclass
+class StreamSlots:
+    """At most ``per_key`` streamed exports at a time per key."""
+
+    per_key: int = 2
+    _open: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def acquire(self, key_id: str) -> bool:
+        with self._lock:
+            if self._open.get(key_id, 0) >= self.per_key:
+                return False
+            self._open[key_id] = self._open.get(key_id, 0) + 1
+            return True
+
+    def release(self, key_id: str) -> None:
+        with self._lock:
+            left = self._open.get(key_id, 0) - 1
+            if left > 0:
+                self._open[key_id] = left
+            else:
+                self._open.pop(key_id, None)
+
+
+def retry_after_header(seconds: float) -> str:
+    return str(max(1, math.ceil(seconds)))

@@ -1,0 +1,105 @@
+"""Aggregations, trends and author profiles."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from functools import lru_cache
+from typing import Annotated, Literal
+from zoneinfo import available_timezones
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+
+from crawl_assets.api.auth import CallerDep
+from crawl_assets.api.errors import ERROR_RESPONSES, ErrorBody, bad_request, not_found
+from crawl_assets.api.models import AuthorProfile, Counts, Timeline, Top, Trends
+from crawl_assets.api.params import PRINTABLE, instant, record_filter, utc
+from crawl_assets.index import aggregations, trends as trend_index
+from crawl_assets.index.filters import RecordFilter
+from crawl_assets.index.profiles import author_profile
+
+router = APIRouter(prefix="/v1", tags=["analysis"], responses=ERROR_RESPONSES)
+FilterDep = Annotated[RecordFilter, Depends(record_filter)]
+Interval = Literal["minute", "hour", "day", "week", "month", "quarter", "year"]
+DURATION = re.compile(r"([1-9][0-9]{0,3})([mhd])")
+TREND_METHOD = ("score = (count - expected) / sqrt(expected + 1), expected = the item's share of the baseline "
+                "windows' records x the current window's records; see docs/API.md#trends")
+
+
+@lru_cache(maxsize=1)
+def _zones() -> frozenset[str]:
+    return frozenset(available_timezones()) | {"UTC"}
+
+
+def _zone(tz: str) -> str:
+    if tz not in _zones():
+        raise bad_request(f"tz: unknown time zone {tz[:60]!r} (an IANA name such as UTC or Asia/Tehran)")
+    return tz
+
+
+@router.get("/aggregations/timeline", response_model=Timeline, summary="Records over time (date histogram)")
+def timeline(request: Request, who: CallerDep, flt: FilterDep,
+             interval: Annotated[Interval, Query(description="Calendar bucket")] = "day",
+             tz: Annotated[str, Query(max_length=64, description="IANA time zone of the buckets")] = "UTC") -> Timeline:
+    try:
+        rows = aggregations.timeline(request.app.state.api.es, who.tenant, flt, interval, _zone(tz))
+    except aggregations.TooManyBuckets as exc:
+        raise bad_request(str(exc)) from None
+    return Timeline(interval=interval, time_zone=tz, buckets=rows)
+
+
+@router.get("/aggregations/top/{field}", response_model=Top, summary="Most frequent hashtags, authors, mentions, languages, ...")
+def top(request: Request, who: CallerDep, flt: FilterDep,
+        field: Annotated[Literal["hashtags", "authors", "mentions", "languages", "sources", "platforms", "kinds"], Path()],
+        size: Annotated[int, Query(ge=1, le=aggregations.MAX_TOP)] = 20) -> Top:
+    got = aggregations.top(request.app.state.api.es, who.tenant, flt, field, size)
+    return Top(field=field, **got)
+
+
+@router.get("/aggregations/counts", response_model=Counts, summary="Live, deleted, edited and superseded records")
+def counts(request: Request, who: CallerDep, flt: FilterDep) -> Counts:
+    return Counts(**aggregations.counts(request.app.state.api.es, who.tenant, flt))
+
+
+def _duration(text: str) -> timedelta:
+    match = DURATION.fullmatch(text)
+    if not match:
+        raise bad_request(f"window: {text[:30]!r} is not a duration such as 30m, 6h, 1d or 7d")
+    n, unit = int(match.group(1)), match.group(2)
+    return {"m": timedelta(minutes=n), "h": timedelta(hours=n), "d": timedelta(days=n)}[unit]
+
+
+@router.get("/trends", response_model=Trends, summary="Hashtags, mentions or words rising against the preceding windows")
+def rising(request: Request, who: CallerDep, flt: FilterDep,
+           field: Annotated[Literal["hashtags", "mentions", "words"], Query()] = "hashtags",
+           window: Annotated[str, Query(max_length=8, pattern=r"^[1-9][0-9]{0,3}[mhd]$",
+                                        description="Window length: 30m, 6h, 1d, 7d")] = "1d",
+           until: Annotated[str | None, instant("End of the current window (default: now)")] = None,
+           baseline: Annotated[int, Query(ge=1, le=trend_index.MAX_BASELINE_WINDOWS)] = 4,
+           candidates: Annotated[int, Query(ge=1, le=trend_index.MAX_CANDIDATES)] = 200,
+           min_count: Annotated[int, Query(ge=1, le=1_000_000)] = 3,
+           size: Annotated[int, Query(ge=1, le=100)] = 20) -> Trends:
+    if flt.start or flt.end:
+        raise bad_request("trends take `until` and `window` (and `baseline` windows before it), not start/end")
+    end = utc(until, "until") or datetime.now(timezone.utc)
+    try:
+        got = trend_index.trends(request.app.state.api.es, who.tenant, flt, what=field, end=end,
+                                 window=_duration(window), baseline=baseline, candidates=candidates,
+                                 min_count=min_count, size=size)
+    except ValueError as exc:
+        raise bad_request(str(exc)) from None
+    return Trends(method=TREND_METHOD, **got)
+
+
+@router.get("/authors/{author_ref}", response_model=AuthorProfile, response_model_by_alias=True,
+            summary="An author's profile from observed data (inferred features labelled)",
+            responses={404: {"model": ErrorBody, "description": "No record of that author for this tenant"}})
+def author(request: Request, who: CallerDep, flt: FilterDep,
+           author_ref: Annotated[str, Path(max_length=200, pattern=PRINTABLE,
+                                       description="Platform author id or handle (@ optional)")],
+           interval: Annotated[Literal["day", "week", "month", "quarter", "year"],
+                               Query(description="Activity bucket")] = "month") -> AuthorProfile:
+    got = author_profile(request.app.state.api.es, who.tenant, author_ref, flt, interval)
+    if got is None:
+        raise not_found(f"no records of author {author_ref!r}")
+    return AuthorProfile.model_validate(got)

@@ -1,0 +1,67 @@
+"""Search, one record, one thread."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+
+from crawl_assets.api import cursor as cursors
+from crawl_assets.api.auth import CallerDep
+from crawl_assets.api.errors import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request, not_found
+from crawl_assets.api.models import RecordDetail, SearchPage, Thread
+from crawl_assets.api.params import record_filter
+from crawl_assets.index.conversations import MAX_THREAD, record_with_history, thread
+from crawl_assets.index.filters import RecordFilter
+from crawl_assets.index.search import CursorExpired, search_page
+
+MAX_PAGE = 500
+KEY_PATTERN = r"^[a-z]+:[^\s/]{1,500}$"
+router = APIRouter(prefix="/v1", tags=["records"], responses=ERROR_RESPONSES)
+FilterDep = Annotated[RecordFilter, Depends(record_filter)]
+KeyPath = Annotated[str, Path(description="A record key such as x:1790000000000000001 or telegram:100:42",
+                              pattern=KEY_PATTERN, max_length=512)]
+
+
+@router.get("/search", response_model=SearchPage, summary="Search records (Persian-aware), filtered, paged",
+            responses={410: {"model": ErrorBody, "description": "The cursor's snapshot expired"}})
+def search(request: Request, who: CallerDep, flt: FilterDep,
+           sort: Annotated[Literal["relevance", "newest", "oldest"], Query(
+               description="relevance (needs q; else newest), newest or oldest; ties by key")] = "relevance",
+           size: Annotated[int, Query(ge=1, le=MAX_PAGE, description=f"Records per page (1-{MAX_PAGE})")] = 20,
+           cursor: Annotated[str | None, Query(max_length=cursors.MAX_CURSOR,
+                                               description="`next` of the previous page")] = None) -> SearchPage:
+    state = request.app.state.api
+    fingerprint = cursors.query_fingerprint(who.tenant, flt, sort, size)
+    cont = None
+    if cursor:
+        try:
+            cont = cursors.decode(state.cursor_secret, fingerprint, cursor)
+        except cursors.BadCursor as exc:
+            raise bad_request(str(exc)) from None
+    try:
+        page = search_page(state.es, who.tenant, flt, sort=sort, size=size, cont=cont)
+    except CursorExpired as exc:
+        raise ApiProblem(410, "cursor_expired", str(exc)) from None
+    nxt = cursors.encode(state.cursor_secret, fingerprint, page.next) if page.next else None
+    return SearchPage(records=page.records, total=page.total, total_exact=page.total_exact, next=nxt)
+
+
+@router.get("/records/{key}", response_model=RecordDetail, summary="One record with its edit history and tombstone state",
+            responses={404: {"model": ErrorBody, "description": "No record of that key for this tenant"}})
+def record(request: Request, who: CallerDep, key: KeyPath) -> RecordDetail:
+    found = record_with_history(request.app.state.api.es, who.tenant, key)
+    if found is None:
+        raise not_found(f"no record {key!r}")
+    return RecordDetail.model_validate(found)
+
+
+@router.get("/threads/{key}", response_model=Thread, summary="The conversation of a record, in order",
+            responses={404: {"model": ErrorBody, "description": "No record of that key for this tenant"}})
+def conversation(request: Request, who: CallerDep, key: KeyPath,
+                 limit: Annotated[int, Query(ge=1, le=MAX_THREAD, description="Most records of the conversation")] = MAX_THREAD,
+                 ) -> Thread:
+    found = thread(request.app.state.api.es, who.tenant, key, limit=limit)
+    if found is None:
+        raise not_found(f"no record {key!r}")
+    return Thread.model_validate(found)

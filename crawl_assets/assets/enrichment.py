@@ -1,0 +1,133 @@
+"""Enrichment assets: ``{platform}/enrichment/{enricher}``, one per configured enricher and platform,
+partitioned by source like the rest, downstream of ``normalized_records``. Thin: the work is in
+``crawl_assets.enrich`` (no Dagster there).
+
+* ``code_version`` is the enricher's stamp (declared version + hash of its parameters, model file and
+  code): a changed stamp shows the asset as stale ("code version changed") in the UI, and materializing it
+  re-derives that enricher's features only; records are never rewritten.
+* The materialization's data version identifies the features it leaves (the stamp and the normalized
+  parts they were read from; for a tenant-wide enricher, the tenant tables' inputs).
+* Incremental: a partition's run reads only normalized parts not yet enriched at the current stamp.
+* The features are indexed in the tenant's own index when a cluster is configured (``CRAWL_ES_URL``).
+
+The sync jobs do not run these assets (a sync stays as fast as before); ``{platform}_enrich`` runs them for
+the chosen sources, and the UI's "Materialize stale" re-derives what a new stamp marked stale.
+"""
+
+import hashlib
+import logging
+
+import dagster as dg
+
+from crawl_assets.enrich import Enricher, EnrichmentConfigError, load_enrichers, store
+from crawl_assets.enrich.index import IndexResult, index_features
+from crawl_assets.enrich.run import SourceResult, TenantBusy, enrich_source
+from crawl_assets.partitions import SOURCE_PARTITIONS
+from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize import split_source_key
+from crawl_assets.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.resources.lake import LakeResource
+
+PREFIX = "enrichment"
+log = logging.getLogger(__name__)
+
+
+def enrichment_key(platform: str, name: str) -> dg.AssetKey:
+    return dg.AssetKey([platform, PREFIX, name])
+
+
+def enrichment_selection(platform: str) -> dg.AssetSelection:
+    return dg.AssetSelection.key_prefixes([platform, PREFIX])
+
+
+def data_version(lake_parts: list[tuple[str, str]], enricher: Enricher, result: SourceResult) -> str:
+    digest = hashlib.sha256(enricher.stamp.encode())
+    for batch_id, version in lake_parts:
+        digest.update(f"\0{batch_id}\0{version}".encode())
+    if result.tenant is not None:
+        digest.update(f"\0tenant\0{result.tenant.generation}".encode())
+    return digest.hexdigest()[:16]
+
+
+def build_enrichment_asset(platform: str, enricher: Enricher, *, cluster_configured: bool) -> dg.AssetsDefinition:
+    key = enrichment_key(platform, enricher.name)
+    scope = "each record" if enricher.scope == "record" else "the tenant (all its sources and platforms)"
+    description = (f"{enricher.description}\n\nInferred features of {platform} records, kept apart from them "
+                   f"(docs/ENRICHMENT.md); computed over {scope}. Stamp `{enricher.stamp}`.")
+
+    @dg.asset(
+        key=key,
+        deps=[dg.AssetKey([platform, RECORDS_TABLE])],
+        partitions_def=SOURCE_PARTITIONS[platform],
+        group_name=f"{platform}_{PREFIX}",  # beside the platform group, whose lineage stays readable
+        code_version=enricher.stamp,
+        kinds={"parquet", "elasticsearch"} if cluster_configured else {"parquet"},
+        description=description,
+        metadata={"enricher": enricher.name, "enricher_version": enricher.version, "enricher_stamp": enricher.stamp,
+                  "parameters": dg.MetadataValue.json(enricher.describe()["params"])},
+        check_specs=[dg.AssetCheckSpec("every_part_enriched", asset=key,
+                                       description="No normalized part of the source failed to enrich."),
+                     *([dg.AssetCheckSpec("features_indexed", asset=key,
+                                          description="Every feature document sent was indexed or dead-lettered.")]
+                       if cluster_configured else [])],
+    )
+    def _enrich(context: dg.AssetExecutionContext, lake: LakeResource,
+                elasticsearch: ElasticsearchResource) -> dg.MaterializeResult:
+        the_lake = lake.lake()
+        source = context.partition_key
+        tenant, _ = split_source_key(source)
+        try:
+            result = enrich_source(the_lake, enricher, tenant, platform, source)
+        except TenantBusy as exc:
+            raise dg.RetryRequested(max_retries=5, seconds_to_wait=30) from exc
+        for failure in result.failed:
+            context.log.warning(f"{enricher.name}: part not enriched (tried again next run): {failure}")
+        indexed: IndexResult | None = None
+        if elasticsearch.hosts and cluster_configured:
+            with elasticsearch.get_client() as client:
+                indexed = index_features(client, the_lake, enricher, tenant, platform, source,
+                                         run_id=context.run.run_id, removed_keys=result.removed_keys)
+        parts = [(s.batch_id, s.records_version) for s in
+                 store.part_states(the_lake, enricher.name, enricher.stamp, tenant, platform, source) if s.current]
+        metadata = {"enricher_stamp": enricher.stamp, "parts_enriched": len(result.parts_enriched),
+                    "parts_up_to_date": result.parts_up_to_date, "parts_failed": len(result.failed),
+                    "parts_removed": result.parts_removed, "records_read": result.records_read,
+                    "rows_written": result.rows_written}
+        if result.tenant is not None:
+            metadata.update({"tenant_tables_rebuilt": result.tenant.rebuilt,
+                             **{f"tenant_{name}_rows": n for name, n in result.tenant.rows.items()}})
+        if indexed is not None:
+            metadata.update({"features_sent": indexed.stats.docs, "features_failed": indexed.stats.failed,
+                             "features_deleted": indexed.deleted, "features_unchanged": indexed.unchanged})
+        checks = [dg.AssetCheckResult(check_name="every_part_enriched", passed=not result.failed,
+                                      metadata={"failed_parts": len(result.failed), "examples": result.failed[:5]})]
+        if cluster_configured:
+            checks.append(dg.AssetCheckResult(check_name="features_indexed", passed=indexed is not None and
+                                              indexed.accounted,
+                                              metadata={"dead_lettered": indexed.stats.failed if indexed else 0}))
+        return dg.MaterializeResult(metadata=metadata, check_results=checks,
+                                    data_version=dg.DataVersion(data_version(parts, enricher, result)))
+
+    return _enrich
+
+
+def configured_enrichers() -> list[Enricher]:
+    """The enabled enrichers (``enrichment.yaml``, else every enricher at its defaults). A bad file costs the
+    enrichment assets only: the error is logged naming the file and key, and the syncs still load."""
+    try:
+        return load_enrichers()
+    except EnrichmentConfigError as exc:
+        log.error("enrichment disabled until the file is fixed and the code location reloaded: %s", exc)
+        return []
+
+
+def enrichment_assets(platform: str, enrichers: list[Enricher], *,
+                      cluster_configured: bool) -> list[dg.AssetsDefinition]:
+    """One asset per enabled enricher."""
+    return [build_enrichment_asset(platform, e, cluster_configured=cluster_configured) for e in enrichers]
+
+
+def enrichment_job(platform: str) -> "dg.UnresolvedAssetJobDefinition":
+    return dg.define_asset_job(
+        name=f"{platform}_enrich", selection=enrichment_selection(platform), executor_def=dg.in_process_executor,
+        description=f"Enrich {platform} sources: every enricher's features of the chosen partitions (incremental).")

@@ -1,0 +1,174 @@
+"""The classifier hook: label each record's text (sentiment, topic, ...) with a model the user provides.
+
+The interface a model meets: given a list of texts, ``predict_proba(texts)`` returns one row of class
+probabilities per text, in the order of ``classes_``. A scikit-learn ``Pipeline`` that starts with a text
+vectorizer meets it as is. Models load only from a local path (nothing is downloaded):
+
+* ``*.skops``: a scikit-learn pipeline saved with ``skops.io.dump``. skops refuses to build objects of types
+  it does not trust; types outside its default list must be named in ``trusted_types`` (after reading
+  ``skops.io.get_untrusted_types(file=...)`` yourself);
+* ``*.joblib`` / ``*.pkl``: only with ``allow_pickle: true``: unpickling runs code from the file, so use it
+  only for files you made;
+* a directory holding ``config.json``: a Hugging Face sequence-classification model, loaded with
+  ``transformers`` (not a dependency of crawl_assets: install ``transformers`` and ``torch`` to use it), with
+  ``local_files_only``.
+
+The model's bytes are part of the enricher's stamp, so a retrained model re-labels everything and nothing
+else does. Without ``model`` the shipped baseline (``models/sentiment_baseline.skops``: positive, negative,
+neutral, Persian and English, trained by ``python -m crawl_assets.enrich.models.train_baseline`` from the
+labelled set beside it; its measured accuracy is in ``models/sentiment_baseline.json``) is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+import pyarrow as pa
+
+from crawl_assets.enrich.base import CombineContext, Enricher, record_feature
+from crawl_assets.enrich.columns import CONTEXT_COLUMNS, CONTEXT_FIELDS, context, record_documents
+
+MODELS = Path(__file__).parent / "models"
+BASELINE = MODELS / "sentiment_baseline.skops"
+SCORE = pa.struct([pa.field("label", pa.string()), pa.field("score", pa.float32())])
+PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
+
+
+class ClassifierError(ValueError):
+    """The model cannot be loaded or used; the message says why and what to do."""
+
+
+class TextModel(Protocol):
+    classes_: Sequence[str]
+
+    def predict_proba(self, texts: list[str]) -> Any: ...
+
+
+class _HuggingFace:
+    """A local Hugging Face text-classification model behind the same interface."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            from transformers import pipeline  # type: ignore[import-not-found]
+        except ImportError as exc:
+            raise ClassifierError(f"{path} is a Hugging Face model directory; install transformers and torch "
+                                  "to use it (pip install transformers torch)") from exc
+        self._pipe = pipeline("text-classification", model=str(path), tokenizer=str(path), top_k=None,
+                              truncation=True, local_files_only=True)
+        self.classes_ = [self._pipe.model.config.id2label[i] for i in sorted(self._pipe.model.config.id2label)]
+
+    def predict_proba(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), len(self.classes_)))
+        position = {label: i for i, label in enumerate(self.classes_)}
+        for row, scores in enumerate(self._pipe(texts)):
+            for item in scores:
+                out[row, position[item["label"]]] = item["score"]
+        return out
+
+
+def load_model(path: Path, *, allow_pickle: bool = False, trusted_types: Sequence[str] = ()) -> TextModel:
+    """The model at ``path`` (see the module docstring for the formats); ``ClassifierError`` says why not."""
+    if not path.exists():
+        raise ClassifierError(f"model {path} does not exist")
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ClassifierError(f"{path} is a directory without config.json: not a Hugging Face model")
+        return _HuggingFace(path)
+    if path.suffix == ".skops":
+        import skops.io as sio
+
+        untrusted = sorted(set(sio.get_untrusted_types(file=path)) - set(trusted_types))
+        if untrusted:
+            raise ClassifierError(f"{path} holds types skops does not trust by default: {', '.join(untrusted)}; "
+                                  "if you made this file, list them in the classifier's 'trusted_types'")
+        model = sio.load(path, trusted=list(trusted_types) or None)
+    elif path.suffix in PICKLE_SUFFIXES:
+        if not allow_pickle:
+            raise ClassifierError(f"{path} is a pickle: loading it runs code from the file. Set 'allow_pickle: "
+                                  "true' only for a file you made, or save the model with skops.io.dump")
+        import joblib
+
+        model = joblib.load(path)
+    else:
+        raise ClassifierError(f"{path}: unknown model format (expected .skops, .joblib/.pkl, or a Hugging Face "
+                              "model directory)")
+    if not hasattr(model, "predict_proba") or not hasattr(model, "classes_"):
+        raise ClassifierError(f"{path}: the model has no predict_proba/classes_ (a fitted classifier is needed)")
+    return model
+
+
+class Classifier(Enricher):
+    name: ClassVar[str] = "classifier"
+    version: ClassVar[str] = "1"
+    columns: ClassVar[tuple[str, ...]] = (*CONTEXT_COLUMNS, "text_clean")
+    description: ClassVar[str] = "Labels from a user-provided model (scikit-learn via skops or joblib, or a " \
+                                 "local Hugging Face model); the shipped baseline labels sentiment."
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._model: TextModel | None = None
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        return {"model": "", "task": "sentiment", "batch_size": 1000, "allow_pickle": False, "trusted_types": []}
+
+    def validate(self) -> None:
+        p = self.params
+        if not (isinstance(p["batch_size"], int) and p["batch_size"] >= 1):
+            raise ValueError("classifier: 'batch_size' must be a positive integer")
+        if not isinstance(p["task"], str) or not p["task"].replace("_", "").isalnum():
+            raise ValueError("classifier: 'task' must be a word (letters, digits, _)")
+        if not self.model_path.exists():
+            raise ValueError(f"classifier: model {self.model_path} does not exist")
+
+    @property
+    def model_path(self) -> Path:
+        return Path(self.params["model"]).expanduser() if self.params["model"] else BASELINE
+
+    def model_files(self) -> list[Path]:
+        path = self.model_path
+        return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+
+    def hashed_params(self) -> dict[str, Any]:
+        # the model is identified by its bytes (model_files), not by where it lies
+        return {**self.params, "model": self.model_path.name}
+
+    def model(self) -> TextModel:
+        if self._model is None:
+            self._model = load_model(self.model_path, allow_pickle=self.params["allow_pickle"],
+                                     trusted_types=self.params["trusted_types"])
+        return self._model
+
+    @property
+    def part_schema(self) -> pa.Schema:
+        return self.stamped_schema([*CONTEXT_FIELDS, pa.field("task", pa.string()), pa.field("label", pa.string()),
+                                    pa.field("score", pa.float32()), pa.field("scores", pa.list_(SCORE)),
+                                    pa.field("model", pa.string())])
+
+    def extract(self, records: pa.Table) -> pa.Table:
+        texts = records.column("text_clean").to_pylist()
+        rows = [i for i, t in enumerate(texts) if t and t.strip()]
+        model = self.model()
+        classes = [str(c) for c in model.classes_]
+        labels, best, scores = [], [], []
+        size = self.params["batch_size"]
+        for start in range(0, len(rows), size):
+            batch = [texts[i] for i in rows[start:start + size]]
+            proba = np.asarray(model.predict_proba(batch), dtype=float)
+            top = proba.argmax(axis=1)
+            labels += [classes[j] for j in top]
+            best += proba[np.arange(len(batch)), top].tolist()
+            scores += [[{"label": c, "score": round(float(s), 4)} for c, s in zip(classes, row)] for row in proba]
+        n = len(rows)
+        return self.table(self.part_schema, {**context(records, rows), "task": [self.params["task"]] * n,
+                                             "label": labels, "score": best, "scores": pa.array(scores, pa.list_(SCORE)),
+                                             "model": [f"{self.model_path.name}#{self.stamp.rsplit('+', 1)[1]}"] * n})
+
+    def documents(self, table: str, rows: pa.Table, context: CombineContext | None) -> Iterator[dict[str, Any]]:
+        for ref, payload in record_documents(rows, ("task", "label", "score", "scores", "model")):
+            payload["score"] = round(payload["score"], 4)
+            payload["scores"] = {s["label"]: round(s["score"], 4) for s in payload["scores"]}
+            yield record_feature(self, ref, classifier=payload)

@@ -1,0 +1,85 @@
+"""Erasure of enrichment features (``crawl_assets.enrich``): derived from records, so they go with them.
+
+Lake: the personal-data findings of the erased records are counted by type first (the erasure report says
+what kinds of personal data the erasure removed, never the values); then every feature part whose normalized
+part is gone (erased, or rewritten under a new batch id) is removed, with its index marker, and the tenant's
+tenant-wide tables (clusters, trends, accounts) and their index state: they mix every record of the tenant,
+and the next enrichment run rebuilds them from what remains (an erased record's rewritten batch is enriched
+again then too).
+
+Index: the record-level documents of the erased records (``{enricher}:{key}``), the documents of the author
+or source, and every tenant-wide document of the tenant (sent again by the next enrichment run).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from elasticsearch import Elasticsearch
+
+from crawl_assets.enrich import ENRICHERS, store
+from crawl_assets.index.naming import read_alias
+from crawl_assets.index.scan import delete_matching
+from crawl_assets.lake import Lake
+
+TENANT_KINDS = ("cluster", "trend", "account")
+_CHUNK = 1000
+
+
+@dataclass
+class FeatureErasure:
+    personal_data: dict[str, int] = field(default_factory=dict)  # span type -> findings in erased records
+    parts_removed: int = 0
+    tenant_tables_removed: int = 0
+
+
+def personal_data_found(lake: Lake, tenant: str, keys: set[str]) -> dict[str, int]:
+    """Personal-data findings (spans) by type in the latest feature rows of ``keys``."""
+    counts: Counter[str] = Counter()
+    if not keys:
+        return {}
+    for _, rows in store.read_parts(lake, store.tenant_parts(lake, "personal_data", tenant)):
+        for key, spans in zip(rows.column("key").to_pylist(), rows.column("spans").to_pylist()):
+            if key in keys:
+                counts.update(s["type"] for s in spans)
+    return dict(sorted(counts.items()))
+
+
+def _source_dirs(lake: Lake, tenant: str) -> list[tuple[str, str, str]]:
+    """(enricher, platform, source) of every feature folder of the tenant."""
+    out = []
+    for path in lake.fs.glob(lake.path(f"{store.AREA}/*/{tenant}/*/*")):
+        name, _, platform, source = path.rstrip("/").split("/")[-4:]
+        if platform != store.TENANT_DIR and name in ENRICHERS and lake.fs.isdir(path):
+            out.append((name, platform, source))
+    return sorted(out)
+
+
+def erase_feature_files(lake: Lake, tenant: str, keys: set[str]) -> FeatureErasure:
+    """The lake side (see the module docstring); call it after the records' parts were erased or rewritten."""
+    out = FeatureErasure(personal_data=personal_data_found(lake, tenant, keys))
+    for name, platform, source in _source_dirs(lake, tenant):
+        for batch_id in store.orphan_parts(lake, name, tenant, platform, source):
+            out.parts_removed += store.remove_part(lake, name, tenant, platform, source, batch_id)
+    for name in ENRICHERS:
+        folder = lake.path(f"{store.AREA}/{name}/{tenant}/{store.TENANT_DIR}")
+        if lake.fs.exists(folder):
+            out.tenant_tables_removed += len(lake.fs.glob(f"{folder}/*.parquet"))
+            lake.fs.rm(folder, recursive=True)
+    return out
+
+
+def erase_feature_documents(client: Elasticsearch, tenant: str, keys: set[str], *, author: str | None = None,
+                            source: str | None = None) -> int:
+    """Hard-delete the features of the erased records, author or source, and the tenant-wide documents."""
+    alias = read_alias("features", tenant)
+    deleted = delete_matching(client, alias, {"terms": {"kind": list(TENANT_KINDS)}})
+    ordered = sorted(keys)
+    for start in range(0, len(ordered), _CHUNK):
+        deleted += delete_matching(client, alias, {"terms": {"record_key": ordered[start:start + _CHUNK]}})
+    if author is not None:
+        deleted += delete_matching(client, alias, {"term": {"author_id": author}})
+    if source is not None:
+        deleted += delete_matching(client, alias, {"term": {"source": source}})
+    return deleted

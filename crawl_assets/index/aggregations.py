@@ -1,0 +1,116 @@
+"""Aggregations over one tenant's filtered records: counts over time, top values, and the overview counts
+(live, deleted, edited, superseded). Bucket counts are bounded: a timeline never has more than
+``MAX_TIMELINE_BUCKETS`` buckets (checked before the query runs, from the range or the data's own span),
+a top list never more than ``MAX_TOP``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from elasticsearch import Elasticsearch, NotFoundError
+
+from crawl_assets.index.filters import RecordFilter, scoped_query
+from crawl_assets.index.naming import parse_instant, read_alias
+
+MAX_TIMELINE_BUCKETS = 2000
+MAX_TOP = 1000
+# Calendar intervals the timeline takes, with their longest length (for the bucket bound).
+INTERVALS: dict[str, timedelta] = {"minute": timedelta(minutes=1), "hour": timedelta(hours=1),
+                                   "day": timedelta(days=1), "week": timedelta(weeks=1),
+                                   "month": timedelta(days=28), "quarter": timedelta(days=89),
+                                   "year": timedelta(days=365)}
+# What a top list can rank: the API's name -> the indexed field.
+TOP_FIELDS: dict[str, str] = {"hashtags": "hashtags", "authors": "author_id", "mentions": "mentions",
+                              "languages": "lang", "sources": "source", "platforms": "platform", "kinds": "kind"}
+
+
+class TooManyBuckets(ValueError):
+    """The timeline would need more buckets than allowed; the message says what to change."""
+
+
+def run(client: Elasticsearch, tenant: str, body: dict[str, Any]) -> dict[str, Any]:
+    """One ``size: 0`` search through the tenant's alias; a tenant without an index gets empty aggregations."""
+    try:
+        return client.search(index=read_alias("records", tenant), ignore_unavailable=True, size=0,
+                             track_total_hits=True, **body).body
+    except NotFoundError:
+        return {"hits": {"total": {"value": 0}}, "aggregations": {}}
+
+
+def _span(client: Elasticsearch, tenant: str, flt: RecordFilter) -> tuple[datetime, datetime] | None:
+    resp = run(client, tenant, {"query": scoped_query(tenant, flt),
+                                "aggs": {"lo": {"min": {"field": "created_at"}}, "hi": {"max": {"field": "created_at"}}}})
+    aggs = resp.get("aggregations") or {}
+    lo, hi = (aggs.get(k, {}).get("value") for k in ("lo", "hi"))
+    if lo is None or hi is None:
+        return None
+    return parse_instant(int(lo)), parse_instant(int(hi))
+
+
+def timeline(client: Elasticsearch, tenant: str, flt: RecordFilter, interval: str = "day",
+             time_zone: str = "UTC") -> list[dict[str, Any]]:
+    """Records per calendar ``interval`` in ``time_zone`` (empty buckets inside the range included):
+    ``[{"start": ISO, "count": n}]``."""
+    if interval not in INTERVALS:
+        raise ValueError(f"unknown interval {interval!r}; expected one of {', '.join(INTERVALS)}")
+    span = (flt.start, flt.end) if flt.start and flt.end else _span(client, tenant, flt)
+    if span is None:
+        return []
+    lo = flt.start or span[0]
+    hi = flt.end or span[1]
+    buckets = int((hi - lo) / INTERVALS[interval]) + 2
+    if buckets > MAX_TIMELINE_BUCKETS:
+        raise TooManyBuckets(f"a {interval} timeline from {lo.isoformat()} to {hi.isoformat()} would have about "
+                             f"{buckets} buckets (at most {MAX_TIMELINE_BUCKETS}): choose a longer interval or a "
+                             "shorter range (start, end)")
+    hist: dict[str, Any] = {"field": "created_at", "calendar_interval": interval, "time_zone": time_zone,
+                            "min_doc_count": 0}
+    if flt.start and flt.end:
+        hist["extended_bounds"] = {"min": flt.start.isoformat(), "max": (flt.end - timedelta(milliseconds=1)).isoformat()}
+    resp = run(client, tenant, {"query": scoped_query(tenant, flt), "aggs": {"t": {"date_histogram": hist}}})
+    rows = (resp.get("aggregations") or {}).get("t", {}).get("buckets", [])
+    return [{"start": b["key_as_string"], "count": b["doc_count"]} for b in rows]
+
+
+def top(client: Elasticsearch, tenant: str, flt: RecordFilter, what: str, size: int = 20) -> dict[str, Any]:
+    """The ``size`` most frequent values of ``what`` (a ``TOP_FIELDS`` name) among the filtered records:
+    ``{"buckets": [{"value", "count"}...], "other": n, "missing": n}``; authors carry their platform and handle."""
+    if what not in TOP_FIELDS:
+        raise ValueError(f"unknown field {what!r}; expected one of {', '.join(TOP_FIELDS)}")
+    if not 1 <= size <= MAX_TOP:
+        raise ValueError(f"size must be between 1 and {MAX_TOP}")
+    field = TOP_FIELDS[what]
+    terms: dict[str, Any] = {"terms": {"field": field, "size": size, "shard_size": max(size * 2, 100)}}
+    if what == "authors":
+        terms["aggs"] = {"handle": {"terms": {"field": "author_handle", "size": 1}},
+                         "platform": {"terms": {"field": "platform", "size": 1}}}
+    resp = run(client, tenant, {"query": scoped_query(tenant, flt),
+                                "aggs": {"top": terms, "missing": {"missing": {"field": field}}}})
+    aggs = resp.get("aggregations") or {}
+    out = []
+    for b in aggs.get("top", {}).get("buckets", []):
+        row: dict[str, Any] = {"value": b["key"], "count": b["doc_count"]}
+        if what == "authors":
+            row["handle"] = next((h["key"] for h in b["handle"]["buckets"]), None)
+            row["platform"] = next((h["key"] for h in b["platform"]["buckets"]), None)
+        out.append(row)
+    return {"buckets": out, "other": aggs.get("top", {}).get("sum_other_doc_count", 0),
+            "missing": aggs.get("missing", {}).get("doc_count", 0)}
+
+
+def counts(client: Elasticsearch, tenant: str, flt: RecordFilter) -> dict[str, int]:
+    """Among the filtered records, tombstones included whatever the filter says: ``records`` (all),
+    ``live``, ``deleted``, ``edited`` (an ``edited_at``), ``superseded`` (earlier versions of an edited X post)."""
+    everything = replace(flt, deleted="include")
+    aggs = {"deleted": {"filter": {"term": {"deleted": True}}},
+            "edited": {"filter": {"exists": {"field": "edited_at"}}},
+            "superseded": {"filter": {"exists": {"field": "metadata.superseded_by"}}}}
+    resp = run(client, tenant, {"query": scoped_query(tenant, everything), "aggs": aggs})
+    total = int(resp["hits"]["total"]["value"])
+    got = resp.get("aggregations") or {}
+    deleted = int(got.get("deleted", {}).get("doc_count", 0))
+    return {"records": total, "live": total - deleted, "deleted": deleted,
+            "edited": int(got.get("edited", {}).get("doc_count", 0)),
+            "superseded": int(got.get("superseded", {}).get("doc_count", 0))}

@@ -1,0 +1,126 @@
+"""Encoders of an ``exports.ExportPlan``: JSON lines, CSV and Parquet, each a generator of byte chunks."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from crawl_assets.index.exports import LISTS, OBJECTS, TIMES
+
+if TYPE_CHECKING:
+    from crawl_assets.index.exports import ExportPlan
+
+HEADER_KEY = "crawl_assets.export"
+
+
+def jsonl(plan: ExportPlan) -> Iterator[bytes]:
+    yield orjson.dumps({"_export": plan.header}) + b"\n"
+    fields = plan.fields
+    for page in plan.pages():
+        yield b"".join(orjson.dumps({f: doc.get(f) for f in fields}) + b"\n" for doc in page)
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, (list, dict)):
+        return orjson.dumps(value).decode()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def csv_rows(plan: ExportPlan) -> Iterator[bytes]:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    buf.write("# crawl_assets export " + orjson.dumps(plan.header).decode() + "\n")
+    writer.writerow(plan.fields)
+    yield buf.getvalue().encode("utf-8")
+    fields = plan.fields
+    for page in plan.pages():
+        buf.seek(0)
+        buf.truncate()
+        writer.writerows([_cell(doc.get(f)) for f in fields] for doc in page)
+        yield buf.getvalue().encode("utf-8")
+
+
+class _Sink(io.RawIOBase):
+    """A write-only file that keeps what was written until ``drain``: Parquet bytes leave as they are made."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.pos = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        chunk = bytes(data)
+        self.parts.append(chunk)
+        self.pos += len(chunk)
+        return len(chunk)
+
+    def tell(self) -> int:
+        return self.pos
+
+    def drain(self) -> bytes:
+        out, self.parts = b"".join(self.parts), []
+        return out
+
+
+def parquet(plan: ExportPlan) -> Iterator[bytes]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from crawl_assets.index.exports import ROW_GROUP
+
+    def arrow_type(field: str) -> pa.DataType:
+        if field in TIMES:
+            return pa.timestamp("ms", tz="UTC")
+        if field == "deleted":
+            return pa.bool_()
+        if field in LISTS:
+            return pa.list_(pa.string())
+        return pa.string()
+
+    schema = pa.schema([pa.field(f, arrow_type(f)) for f in plan.fields],
+                       metadata={HEADER_KEY: orjson.dumps(plan.header)})
+    sink = _Sink()
+    writer = pq.ParquetWriter(sink, schema, compression="zstd")
+
+    def batch(page: list[dict[str, Any]]) -> pa.RecordBatch:
+        """One page as Arrow columns at once: a row group waits as compact Arrow data, not Python objects."""
+        columns = []
+        for f in plan.fields:
+            values = [doc.get(f) for doc in page]
+            if f in TIMES:
+                columns.append(pa.array(values, pa.string()).cast(pa.timestamp("ms", tz="UTC")))
+            elif f in OBJECTS:
+                columns.append(pa.array([None if v is None else orjson.dumps(v).decode() for v in values], pa.string()))
+            else:
+                columns.append(pa.array(values, schema.field(f).type))
+        return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+    def flush(batches: list[pa.RecordBatch]) -> bytes:
+        writer.write_table(pa.Table.from_batches(batches, schema=schema))  # one row group
+        return sink.drain()
+
+    pending: list[pa.RecordBatch] = []
+    try:
+        for page in plan.pages():
+            pending.append(batch(page))
+            if sum(b.num_rows for b in pending) >= ROW_GROUP:
+                yield flush(pending)
+                pending = []
+        if pending:
+            yield flush(pending)
+    finally:
+        writer.close()
+    yield sink.drain()
+
+
+WRITERS = {"jsonl": jsonl, "csv": csv_rows, "parquet": parquet}

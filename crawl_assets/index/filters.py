@@ -1,0 +1,106 @@
+"""The one filter set every read of the API shares, turned into an Elasticsearch query scoped to a tenant.
+
+A ``RecordFilter`` holds values only: each becomes a ``term``/``terms``/``range`` clause on a fixed field,
+the text query a ``simple_query_string`` over the Persian-aware text fields (its syntax has no field
+names, so a query cannot name ``tenant``, ``_index`` or any other field). ``scoped_query`` always adds
+the tenant term, and every search goes through the tenant's read alias (``naming.read_alias``): a
+tenant never reaches another's documents whatever the filter holds.
+
+Hashtags and mentions are folded like the records store them (``#خبر_فوري`` finds ``خبر_فوری``);
+authors match a platform id or a handle (``queries.author_query``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any, Literal, get_args
+
+from crawl_assets.index.naming import check_tenant
+from crawl_assets.index.queries import TEXT_FIELDS, author_query
+from crawl_assets.normalize.text import fold_tag
+from crawl_assets.schema.record import Platform
+
+Deleted = Literal["exclude", "include", "only"]
+DELETED_CHOICES: tuple[str, ...] = ("exclude", "include", "only")
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    """Which records a request is about. Empty tuples mean "any"; values inside one field are OR-ed,
+    fields are AND-ed. ``start``/``end`` bound ``created_at`` as [start, end)."""
+
+    q: str | None = None
+    platforms: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    langs: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    hashtags: tuple[str, ...] = ()
+    mentions: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    start: datetime | None = None
+    end: datetime | None = None
+    deleted: Deleted = "exclude"
+
+    def describe(self) -> dict[str, Any]:
+        """The filter as plain JSON values (for export headers: the query that produced a file)."""
+        out: dict[str, Any] = {}
+        for name, value in asdict(self).items():
+            if value in (None, (), []):
+                continue
+            out[name] = value.isoformat() if isinstance(value, datetime) else list(value) if isinstance(value, tuple) else value
+        return out
+
+    def clauses(self, tenant: str) -> list[dict[str, Any]]:
+        """Filter-context clauses (no tenant term, no text query, no deletion rule). A source is a registered
+        name (``gen-a``: that name on any platform of ``tenant``) or a full key (``acme.x.gen-a``)."""
+        out: list[dict[str, Any]] = []
+        if self.sources:
+            out.append({"terms": {"source": source_keys(tenant, self.sources)}})
+        for field, values in (("platform", self.platforms), ("lang", self.langs), ("kind", self.kinds)):
+            if values:
+                out.append({"terms": {field: list(values)}})
+        if self.hashtags:
+            out.append({"terms": {"hashtags": sorted({fold_tag(t) for t in self.hashtags})}})
+        if self.mentions:
+            out.append({"terms": {"mentions": sorted({fold_tag(m) for m in self.mentions})}})
+        if self.authors:
+            out.append({"bool": {"should": [author_query(a) for a in self.authors], "minimum_should_match": 1}})
+        bounds = {op: v.isoformat() for op, v in (("gte", self.start), ("lt", self.end)) if v is not None}
+        if bounds:
+            out.append({"range": {"created_at": bounds}})
+        return out
+
+
+def source_keys(tenant: str, sources: tuple[str, ...]) -> list[str]:
+    """Source keys (``tenant.platform.name``) a filter's ``sources`` stand for, all of ``tenant``."""
+    out = set()
+    for value in sources:
+        if "." in value:
+            out.add(value)
+        else:
+            out.update(f"{tenant}.{platform}.{value}" for platform in get_args(Platform))
+    return sorted(out)
+
+
+def text_clause(text: str) -> dict[str, Any]:
+    """A user's search string: words AND-ed, ``"phrases"``, ``a | b``, ``-word``, ``prefix*``; no field syntax.
+    ``text`` reads ZWNJ as a space, ``text.joined`` drops it, so either spelling of a compound matches."""
+    return {"simple_query_string": {"query": text, "fields": TEXT_FIELDS, "default_operator": "and",
+                                    "flags": "AND|OR|NOT|PHRASE|PREFIX|PRECEDENCE|WHITESPACE|ESCAPE"}}
+
+
+def scoped_query(tenant: str, flt: RecordFilter | None = None, extra: list[dict[str, Any]] | None = None,
+                 *, use_text: bool = True) -> dict[str, Any]:
+    """A ``bool`` query: the tenant term, the filter's clauses, ``extra`` clauses, the text query (scored) and
+    the deletion rule (``exclude``: tombstones left out; ``only``: tombstones alone; ``include``: both)."""
+    flt = flt or RecordFilter()
+    query: dict[str, Any] = {"bool": {"filter": [{"term": {"tenant": check_tenant(tenant)}}, *flt.clauses(tenant),
+                                                 *(extra or [])]}}
+    if use_text and flt.q:
+        query["bool"]["must"] = [text_clause(flt.q)]
+    if flt.deleted == "exclude":
+        query["bool"]["must_not"] = [{"term": {"deleted": True}}]
+    elif flt.deleted == "only":
+        query["bool"]["filter"].append({"term": {"deleted": True}})
+    return query

@@ -1,0 +1,106 @@
+"""Paged record search: a filter, a sort, a page size, and deep pagination with ``search_after`` over a
+point in time (no ``from``: a page is never addressed by offset, so page 10,001 costs what page 2 does).
+
+Every sort ends with ``key`` (unique per record), so pages follow one total order. The first page is a
+plain search through the tenant's alias; only when it is full is a point in time opened and returned in
+the ``Page``'s continuation, and every later page reads that snapshot (documents indexed meanwhile do
+not shift the pages). A continuation whose point in time has expired raises ``CursorExpired``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from elasticsearch import ApiError, Elasticsearch, NotFoundError
+
+from crawl_assets.index.filters import RecordFilter, scoped_query
+from crawl_assets.index.naming import read_alias
+
+Sort = Literal["relevance", "newest", "oldest"]
+SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
+KEEP_ALIVE = "2m"
+TOTAL_EXACT_UP_TO = 10_000
+
+_ORDER: dict[str, list[Any]] = {
+    "relevance": ["_score", {"created_at": "desc"}, {"key": "asc"}],
+    "newest": [{"created_at": {"order": "desc", "missing": "_last"}}, {"key": "asc"}],
+    "oldest": [{"created_at": {"order": "asc", "missing": "_last"}}, {"key": "asc"}],
+}
+
+
+class CursorExpired(LookupError):
+    """The point in time of a continuation is gone (kept ``KEEP_ALIVE`` after each page)."""
+
+
+@dataclass(frozen=True)
+class Continuation:
+    pit: str
+    after: list[Any]
+
+
+@dataclass
+class Page:
+    records: list[dict[str, Any]]
+    total: int
+    total_exact: bool
+    next: Continuation | None
+
+
+def sort_clause(sort: str, flt: RecordFilter) -> list[Any]:
+    """The sort; ``relevance`` without a text query is ``newest`` (every score would be equal)."""
+    if sort not in _ORDER:
+        raise ValueError(f"unknown sort {sort!r}; expected one of {', '.join(SORTS)}")
+    return _ORDER["newest" if sort == "relevance" and not flt.q else sort]
+
+
+def search_body(tenant: str, flt: RecordFilter, sort: str, size: int, after: list[Any] | None = None) -> dict[str, Any]:
+    """The request body of one page (the bench sends the same body straight to Elasticsearch)."""
+    body: dict[str, Any] = {"query": scoped_query(tenant, flt), "sort": sort_clause(sort, flt), "size": size,
+                            "track_total_hits": TOTAL_EXACT_UP_TO}
+    if after is not None:
+        body["search_after"] = after
+    return body
+
+
+def search_page(client: Elasticsearch, tenant: str, flt: RecordFilter, *, sort: str = "relevance", size: int = 20,
+                cont: Continuation | None = None) -> Page:
+    body = search_body(tenant, flt, sort, size, cont.after if cont else None)
+    pit = cont.pit if cont else None
+    try:
+        if pit is None:
+            resp = client.search(index=read_alias("records", tenant), ignore_unavailable=True, **body).body
+        else:
+            resp = client.search(pit={"id": pit, "keep_alive": KEEP_ALIVE}, **body).body
+            pit = resp.get("pit_id", pit)
+    except NotFoundError as exc:
+        if pit is not None:
+            raise CursorExpired("this cursor's snapshot has expired; start again from the first page") from exc
+        return Page([], 0, True, None)  # the tenant has no index yet
+    except ApiError as exc:
+        if pit is not None and _is_missing_context(exc):
+            raise CursorExpired("this cursor's snapshot has expired; start again from the first page") from exc
+        raise
+    hits = resp["hits"]["hits"]
+    total = resp["hits"].get("total") or {"value": len(hits), "relation": "eq"}
+    nxt = None
+    if len(hits) == size and hits:
+        if pit is None:
+            pit = client.open_point_in_time(index=read_alias("records", tenant), keep_alive=KEEP_ALIVE,
+                                            ignore_unavailable=True)["id"]
+        nxt = Continuation(pit, list(hits[-1]["sort"]))
+    elif pit is not None:
+        close_quietly(client, pit)
+    return Page([h["_source"] for h in hits], int(total["value"]), total.get("relation") == "eq", nxt)
+
+
+def _is_missing_context(exc: ApiError) -> bool:
+    text = str(getattr(exc, "body", "") or exc)
+    return "search_context_missing_exception" in text or "No search context found" in text
+
+
+def close_quietly(client: Elasticsearch, pit: str) -> None:
+    try:
+        client.close_point_in_time(id=pit)
+    except (ApiError, NotFoundError):
+        pass  # expired already: nothing to free

@@ -1,0 +1,125 @@
+"""The classifier hook end to end: the shipped baseline labels texts; a user's scikit-learn pipeline loads
+from a local path (skops; joblib only when allowed); unsafe or unknown files are refused with the reason."""
+
+from __future__ import annotations
+
+import json
+
+import joblib
+import pytest
+import skops.io as sio
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
+
+from crawl_assets.enrich.classifier import BASELINE, Classifier, ClassifierError, load_model
+from crawl_assets.enrich.models import train_baseline
+from crawl_assets_tests.enrich.records import record, table
+
+TOPICS = [("the match ended two nil, great goal", "sport"), ("the striker scored in the final", "sport"),
+          ("the team won the league", "sport"), ("parliament passed the budget law", "politics"),
+          ("the minister resigned after the vote", "politics"), ("elections are held next month", "politics")]
+
+
+def _topic_model():
+    texts, labels = zip(*TOPICS)
+    return Pipeline([("v", TfidfVectorizer()), ("c", LogisticRegression())]).fit(list(texts), list(labels))
+
+
+def test_the_baseline_labels_obvious_sentiment_in_persian_and_english():
+    rows = [record("x:1", "I love this app, it works perfectly, thank you"),
+            record("x:2", "Terrible update, the app crashes every time"),
+            record("x:3", "عالی بود، خیلی ممنونم از پشتیبانی"),
+            record("x:4", "افتضاحه، پولم رو پس بدید"),
+            record("x:5", "")]
+    enricher = Classifier()
+    out = enricher.extract(table(rows))
+    assert out.column("key").to_pylist() == ["x:1", "x:2", "x:3", "x:4"], "an empty text is not labelled"
+    assert out.column("label").to_pylist() == ["positive", "negative", "positive", "negative"]
+    row = out.to_pylist()[0]
+    assert {s["label"] for s in row["scores"]} == {"positive", "negative", "neutral"}
+    assert row["task"] == "sentiment" and row["model"].startswith("sentiment_baseline.skops#")
+    assert row["inferred"] is True and row["enricher_version"] == enricher.stamp
+
+
+def test_the_baseline_card_states_its_measured_accuracy():
+    card = json.loads(BASELINE.with_suffix(".json").read_text())
+    assert card["evaluation"]["texts"] == 360 and card["labels"] == ["negative", "neutral", "positive"]
+    assert card["evaluation"]["accuracy"] > card["evaluation"]["majority_class_accuracy"] + 0.2
+
+
+def test_the_training_script_reproduces_a_working_model(tmp_path):
+    card = train_baseline.train(tmp_path)
+    assert (tmp_path / "sentiment_baseline.skops").stat().st_size < 1_000_000
+    assert card["evaluation"]["accuracy"] == json.loads(BASELINE.with_suffix(".json").read_text())["evaluation"]["accuracy"]
+    model = load_model(tmp_path / "sentiment_baseline.skops")
+    assert list(model.predict_proba(["great, thanks!"]).shape) == [1, 3]
+
+
+def test_a_user_model_from_a_local_path_labels_in_batches(tmp_path):
+    path = tmp_path / "topics.skops"
+    sio.dump(_topic_model(), path)
+    enricher = Classifier(model=str(path), task="topic", batch_size=2)
+    rows = [record(f"x:{i}", t) for i, (t, _) in enumerate(TOPICS)]
+    out = enricher.extract(table(rows))
+    assert out.column("label").to_pylist() == [label for _, label in TOPICS]
+    assert set(out.column("task").to_pylist()) == {"topic"}
+    assert enricher.stamp != Classifier().stamp
+    # the stamp follows the model's bytes, not its location
+    moved = tmp_path / "elsewhere" / "topics.skops"
+    moved.parent.mkdir()
+    moved.write_bytes(path.read_bytes())
+    assert Classifier(model=str(moved), task="topic", batch_size=2).stamp == enricher.stamp
+    sio.dump(Pipeline([("v", TfidfVectorizer()), ("c", LogisticRegression(C=0.5))]).fit(
+        [t for t, _ in TOPICS], [label for _, label in TOPICS]), path)
+    assert Classifier(model=str(path), task="topic", batch_size=2).stamp != enricher.stamp, "a retrained model"
+
+
+def test_pickles_load_only_when_allowed(tmp_path):
+    path = tmp_path / "topics.joblib"
+    joblib.dump(_topic_model(), path)
+    with pytest.raises(ClassifierError, match="allow_pickle"):
+        Classifier(model=str(path)).extract(table([record("x:1", "the team won")]))
+    out = Classifier(model=str(path), allow_pickle=True).extract(table([record("x:1", "the team won the final")]))
+    assert out.column("label").to_pylist() == ["sport"]
+
+
+def test_files_that_are_not_models_are_refused_with_the_reason(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        Classifier(model=str(tmp_path / "missing.skops"))
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(ClassifierError, match="unknown model format"):
+        load_model(tmp_path / "notes.txt")
+    hf = tmp_path / "hf-model"
+    hf.mkdir()
+    with pytest.raises(ClassifierError, match="without config.json"):
+        load_model(hf)
+    (hf / "config.json").write_text("{}")
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        with pytest.raises(ClassifierError, match="install transformers"):
+            load_model(hf)
+    # a skops file holding a type skops does not trust is refused unless the user names it
+    untrusted = tmp_path / "untrusted.skops"
+    sio.dump({"model": _topic_model(), "extra": Marker()}, untrusted)
+    name = f"{Marker.__module__}.Marker"
+    with pytest.raises(ClassifierError, match=name):
+        load_model(untrusted)
+    with pytest.raises(ClassifierError, match="predict_proba"):  # trusted now, but a dict is no model
+        load_model(untrusted, trusted_types=[name])
+    with pytest.raises(ClassifierError, match="predict_proba"):
+        load_model(_dumped(tmp_path, {"not": "a model"}))
+
+
+class Marker:
+    """A type skops does not know (its module is not in skops' trusted list)."""
+
+    def __init__(self) -> None:
+        self.value = 1
+
+
+def _dumped(tmp_path, obj):
+    path = tmp_path / "obj.skops"
+    sio.dump(obj, path)
+    return path

@@ -1,0 +1,124 @@
+"""Near-duplicate clusters: a planted text repeated and lightly edited by several accounts on two platforms
+is one cluster with exactly those members; unrelated texts, reposts and short texts are in none."""
+
+from __future__ import annotations
+
+import random
+
+import pyarrow.compute as pc
+from datetime import datetime, timedelta, timezone
+
+from crawl_assets.enrich.base import CombineContext
+from crawl_assets.enrich.near_duplicates import NearDuplicates, shingles
+from crawl_assets_tests.enrich.records import T0, record, table
+
+NOW = CombineContext("acme", datetime(2026, 4, 1, tzinfo=timezone.utc))
+CAMPAIGN = "The new metro line in Tehran opens next week and officials say the fare will be lower than buses"
+EDITS = [
+    CAMPAIGN,
+    "The new metro line in Tehran opens next week! Officials said the fare will be lower than buses",
+    "the new metro line in tehran opens next week and officials say the fare will be lower than the buses",
+    CAMPAIGN + " https://example.org/a?utm=1 @someone",
+]
+PERSIAN = ["خط جدید مترو تهران هفته آینده افتتاح می‌شود و به گفته مسئولان کرایه آن کمتر از اتوبوس است",
+           "خط جدید مترو تهران هفته آینده افتتاح می‌شود و به گفته مسئولان کرایه‌اش کمتر از اتوبوس است"]
+WORDS = ("river mountain coffee bicycle library winter garden piano teacher market window football "
+         "sunrise engine harbor lantern orchard pepper castle meadow violin canyon ").split()
+
+
+def _unrelated(n: int, rng: random.Random) -> list[str]:
+    return [" ".join(rng.sample(WORDS, 12)) for _ in range(n)]
+
+
+def _records() -> list[dict]:
+    rng = random.Random(4)
+    rows = []
+    for i, text in enumerate(EDITS):
+        platform = "x" if i % 2 == 0 else "telegram"
+        rows.append(record(f"{platform}:c{i}", text, platform=platform, author=f"acct{i}", at=T0 + timedelta(hours=i)))
+    rows.append(record("x:again", CAMPAIGN, author="acct0", at=T0 + timedelta(days=2)))
+    rows.append(record("x:rt", CAMPAIGN, kind="repost", author="acct9", at=T0 + timedelta(hours=5)))
+    for i, text in enumerate(PERSIAN):
+        rows.append(record(f"telegram:p{i}", text, platform="telegram", author=f"fa{i}", at=T0 + timedelta(hours=i)))
+    rows += [record("x:s1", "good morning all", author="a"), record("x:s2", "good morning all", author="b")]
+    rows += [record(f"x:u{i}", t, author=f"u{i}", at=T0 + timedelta(minutes=i)) for i, t in enumerate(_unrelated(200, rng))]
+    return rows
+
+
+def test_planted_duplicates_form_exactly_their_clusters():
+    enricher = NearDuplicates()
+    rows = _records()
+    part = enricher.extract(table(rows))
+    keys = set(part.filter(pc.is_valid(part.column("signature"))).column("key").to_pylist())
+    assert "x:rt" not in keys, "a repost is a share, not a copy"
+    assert not {"x:s1", "x:s2"} & keys, "texts shorter than min_words are left out"
+    out = enricher.combine([part.slice(0, 150), part.slice(150)], NOW)  # two parts, as from two batches
+    clusters = {tuple(sorted(m)) for m in _members(out)}
+    assert clusters == {("telegram:c1", "telegram:c3", "x:again", "x:c0", "x:c2"), ("telegram:p0", "telegram:p1")}
+    campaign = next(c for c in out["clusters"].to_pylist() if c["first_key"] == "x:c0")
+    assert campaign["member_count"] == 5 and campaign["account_count"] == 4
+    assert campaign["accounts"] == ["acct0", "acct1", "acct2", "acct3"]
+    assert campaign["platforms"] == ["telegram", "x"]
+    assert campaign["first_seen"] == T0 and campaign["last_seen"] == T0 + timedelta(days=2)
+    assert campaign["min_similarity"] >= 0.6 and campaign["cluster_id"].startswith("nd-")
+    sims = {m["key"]: m["similarity"] for m in out["members"].to_pylist()}
+    assert sims["x:c0"] == sims["x:again"] == 1.0 and sims["telegram:c1"] < 1.0
+
+
+def _members(out) -> list[list[str]]:
+    by: dict[str, list[str]] = {}
+    for row in out["members"].to_pylist():
+        by.setdefault(row["cluster_id"], []).append(row["key"])
+    return list(by.values())
+
+
+def test_the_latest_observation_of_a_key_counts_and_ids_are_stable():
+    enricher = NearDuplicates()
+    first = enricher.extract(table([record("x:c0", CAMPAIGN, author="a"), record("x:c2", EDITS[2], author="b")]))
+    assert len(_members(enricher.combine([first], NOW))) == 1
+    # x:c2 edited into something else in a later batch: no cluster any more
+    later = enricher.extract(table([record("x:c2", " ".join(WORDS[:14]), author="b")]))
+    assert enricher.combine([first, later], NOW)["clusters"].num_rows == 0
+    shortened = enricher.extract(table([record("x:c2", "too short now", author="b")]))  # no signature at all
+    assert enricher.combine([first, shortened], NOW)["clusters"].num_rows == 0
+    again = enricher.combine([first], NOW)["clusters"].column("cluster_id").to_pylist()
+    assert again == enricher.combine([first], NOW)["clusters"].column("cluster_id").to_pylist()
+
+
+def test_threshold_is_a_parameter_of_the_stamp():
+    strict = NearDuplicates(threshold=0.95)
+    out = strict.combine([strict.extract(table(_records()))], NOW)
+    assert {tuple(sorted(m)) for m in _members(out)} == {("telegram:c3", "x:again", "x:c0")}  # links, @handles aside
+    assert strict.stamp != NearDuplicates().stamp
+
+
+def test_shingles_ignore_case_links_handles_and_punctuation():
+    assert set(shingles("Hello, World! https://x.y/z @me")) == set(shingles("hello world"))
+
+
+def test_documents_carry_clusters_and_memberships_labelled_inferred():
+    enricher = NearDuplicates()
+    out = enricher.combine([enricher.extract(table(_records()))], NOW)
+    docs = list(enricher.documents("clusters", out["clusters"], NOW)) + \
+        list(enricher.documents("members", out["members"], NOW))
+    assert {d["kind"] for d in docs} == {"cluster", "record"}
+    assert all(d["inferred"] and d["tenant"] == "acme" and d["updated_at"] == "2026-04-01T00:00:00Z" for d in docs)
+    member = next(d for d in docs if d["key"] == "near_duplicates:telegram:c1")
+    assert member["record_key"] == "telegram:c1" and member["near_duplicates"]["cluster_id"].startswith("nd-")
+
+
+def test_batched_signatures_equal_datasketchs_own_minhash():
+    """The signatures are computed for many texts at once; they must stay exactly datasketch's, so stored
+    signatures and the library's LSH parameters keep meaning what they say."""
+    import zlib
+
+    import numpy as np
+    from datasketch import MinHash
+
+    from crawl_assets.enrich.near_duplicates import minhash_signatures, shingles
+
+    texts = [shingles(t) for t in ("the same slogan copied by many accounts today", "قطعی برق در تهران ادامه دارد",
+                                   "one", "a b c d e f g h i j k l m n o p")] * 1300  # more than one batch
+    for num_perm, seed in ((64, 1), (128, 7)):
+        expected = [m.hashvalues for m in MinHash.generator(texts, num_perm=num_perm, seed=seed, hashfunc=zlib.crc32)]
+        assert np.array_equal(minhash_signatures(texts, num_perm, seed), np.array(expected))
