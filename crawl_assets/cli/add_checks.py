@@ -53,6 +53,10 @@ def refusal(entry: SourceEntry, registry: Registry, option_names: Iterable[str])
     problem = unreadable_as(entry, fmt)
     if problem is None:
         return None
+    from crawl_assets.sources.telegram.normalize_export import NEEDS_TIMEZONE
+
+    if problem.startswith(NEEDS_TIMEZONE):  # the format is right: the export needs its computer's time zone
+        return f"field 'options.timezone': {path}: {problem}"
     fits = [f for f in EXPORT_FORMATS[entry.platform] if f != fmt and unreadable_as(entry, f) is None]
     named = "named" if "format" in entry.options else "the default, none was named"
     hint = f"it reads as {' or '.join(fits)}: add --option format={fits[0]}" if fits else \

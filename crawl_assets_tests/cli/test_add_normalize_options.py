@@ -39,7 +39,8 @@ def test_add_reads_the_export_with_its_options_and_refuses_bad_ones(tmp_path):
     registry = tmp_path / "sources.yaml"
 
     no_zone = _add(registry)  # only service messages read and every post rejected: the sync would give nothing
-    assert no_zone.exit_code == 2 and "timezone" in no_zone.output, no_zone.output
+    assert no_zone.exit_code == 2 and "field 'options.timezone'" in no_zone.output, no_zone.output
+    assert "options.format" not in no_zone.output, "the format is right: only the time zone is missing"
     for bad, field in (("timezone=Mars/Olympus", "options.timezone"), ("languages=english", "options.languages")):
         refused = _add(registry, "timezone=Asia/Tehran", bad)
         assert refused.exit_code == 2 and f"field '{field}'" in refused.output, refused.output

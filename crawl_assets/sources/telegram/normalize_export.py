@@ -196,13 +196,15 @@ def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any) ->
 
 
 LOCAL_TIME = "local_time_converted"
+# How a rejection for a missing time zone begins (``sources add`` reports it against options.timezone).
+NEEDS_TIMEZONE = "field 'date_unixtime' missing"
 
 
 def _local_time(context: NormalizeContext, value: Any, field: str) -> datetime:
     """An export's local ``date``/``edited`` (``2019-05-01T12:34:56``) as UTC, with the source's timezone."""
     if context.timezone is None:
         raise InputError(
-            f"field 'date_unixtime' missing: this export was made before Telegram Desktop wrote it, and its "
+            f"{NEEDS_TIMEZONE}: this export was made before Telegram Desktop wrote it, and its "
             f"'{field}' is the exporting computer's local time; give the time zone that computer was set to (an "
             "IANA name): in the source's registry options (options: {timezone: Asia/Tehran}), or crawl-assets "
             "normalize --timezone Asia/Tehran")
