@@ -85,8 +85,8 @@ SITES: dict[str, Site] = {
     # indexing
     "index.pending": Site("crawl_assets.assets.search_index", "pending_records", "before", "index"),
     "index.setup": Site("crawl_assets.assets.search_index", "setup_indices", "before", "index"),
-    "index.bulk_send": Site("crawl_assets.index.sink", "BulkSink._request", "before", "index"),
-    "index.bulk_applied": Site("crawl_assets.index.sink", "BulkSink._request", "after", "index"),
+    "index.bulk_send": Site("crawl_assets.index.bulk_send", "BulkSender._request", "before", "index"),
+    "index.bulk_applied": Site("crawl_assets.index.bulk_send", "BulkSender._request", "after", "index"),
     "index.count": Site("crawl_assets.assets.search_index", "count_documents", "before", "index"),
     "index.marker": Site("crawl_assets.lake.store", "Lake.write_bytes", "before", "index",
                          _contains(1, "relative", "index_state/")),
