@@ -49,9 +49,9 @@ def personal_data_found(lake: Lake, tenant: str, keys: set[str]) -> dict[str, in
 def _source_dirs(lake: Lake, tenant: str) -> list[tuple[str, str, str]]:
     """(enricher, platform, source) of every feature folder of the tenant."""
     out = []
-    for path in lake.fs.glob(lake.path(f"{store.AREA}/*/{tenant}/*/*")):
-        name, _, platform, source = path.rstrip("/").split("/")[-4:]
-        if platform != store.TENANT_DIR and name in ENRICHERS and lake.fs.isdir(path):
+    for path in store.source_folders(lake, tenant):
+        name, _, platform, source = path.split("/")[-4:]
+        if name in ENRICHERS:
             out.append((name, platform, source))
     return sorted(out)
 
@@ -63,10 +63,7 @@ def erase_feature_files(lake: Lake, tenant: str, keys: set[str]) -> FeatureErasu
         for batch_id in store.orphan_parts(lake, name, tenant, platform, source):
             out.parts_removed += store.remove_part(lake, name, tenant, platform, source, batch_id)
     for name in ENRICHERS:
-        folder = lake.path(f"{store.AREA}/{name}/{tenant}/{store.TENANT_DIR}")
-        if lake.fs.exists(folder):
-            out.tenant_tables_removed += len(lake.fs.glob(f"{folder}/*.parquet"))
-            lake.fs.rm(folder, recursive=True)
+        out.tenant_tables_removed += store.remove_tenant_tables(lake, name, tenant)
     return out
 
 

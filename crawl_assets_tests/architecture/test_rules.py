@@ -12,28 +12,7 @@ ALLOWED: dict[str, set[str]] = {
         "crawl_assets_tests/standins/telegram_mtproto.py",
         "crawl_assets_tests/standins/x_api.py",
     },
-    "lake_leaks": {
-        # arrived with main at 2763c5c (erasure of a tenant named under the earlier rule)
-        "crawl_assets/cli/erase.py: .fs",
-        "crawl_assets/cli/erase.py: area path",
-        "crawl_assets/erasure/legacy.py: .fs",
-        "crawl_assets/erasure/legacy.py: area path",
-        "crawl_assets/erasure/deadletters.py: .fs",
-        "crawl_assets/erasure/deadletters.py: area path",
-        "crawl_assets/erasure/lake.py: .fs",
-        "crawl_assets/erasure/lake.py: area path",
-        "crawl_assets/erasure/landing.py: .fs",
-        "crawl_assets/erasure/log.py: .fs",
-        "crawl_assets/erasure/log.py: area path",
-        "crawl_assets/index/deadletter.py: .fs",
-        "crawl_assets/index/deadletter.py: area path",
-        "crawl_assets/retention/enforce.py: .fs",
-        "crawl_assets/retention/enforce.py: area path",
-        # arrived with main at 8687087 (issue 21: the features/ lake area, erasure of features)
-        "crawl_assets/enrich/index.py: .fs",
-        "crawl_assets/enrich/store.py: .fs",
-        "crawl_assets/erasure/features.py: .fs",
-    },
+    "lake_leaks": set(),
     # settings.py reads the environment once per entry; instance_db.py resolves the instance's database from it
     # for instance_storage.py, named by dagster.yaml (Dagster builds it, not our entry points), and for the
     # API's key store (main moved it there at f31bb3d)
