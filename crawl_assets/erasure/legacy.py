@@ -42,14 +42,12 @@ def check_legacy_tenant(tenant: str) -> str:
 def erase_legacy_tenant(lake: Lake, client: Elasticsearch | None, tenant: str, *,
                         now: datetime | None = None) -> LegacyTenantErasure:
     """Remove every lake folder of the legacy-named ``tenant`` and (with a client) its indices; log it."""
-    from crawl_assets.index.legacy_names import legacy_indices
+    from crawl_assets.index.legacy_names import delete_legacy_indices
 
     out = LegacyTenantErasure(check_legacy_tenant(tenant))
     out.folders_removed = lake.remove_tenant(tenant)
     if client is not None:
-        for index in legacy_indices(client, [tenant]):
-            client.indices.delete(index=index, ignore_unavailable=True)
-            out.indices_deleted.append(index)
+        out.indices_deleted = delete_legacy_indices(client, [tenant])
         out.index_erased = True
     out.log = lake.append_erasure_log(tenant, {
         "at": (now or datetime.now(timezone.utc)).isoformat(), "tenant": tenant, "by": "legacy_tenant",

@@ -12,13 +12,13 @@ from elasticsearch import Elasticsearch
 
 from crawl_assets import names
 from crawl_assets.erasure.deadletters import ErasedSet, erase_deadletters
-from crawl_assets.erasure.features import erase_feature_documents, erase_feature_files
+from crawl_assets.erasure.features import erase_feature_files
 from crawl_assets.erasure.lake import LakeErasure, erase_author, erase_source
 from crawl_assets.erasure.landing import erase_landed
 from crawl_assets.erasure.log import subject_digest
 from crawl_assets.erasure.scrub import Subject, persons_of
-from crawl_assets.index.erasure import erase_documents, erase_matching, selector_query
-from crawl_assets.index.sink import edge_id
+from crawl_assets.index.documents import edge_id
+from crawl_assets.index.erasure import erase_documents, erase_feature_documents, erase_matching, selector_query
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tempfiles import sweep, tenant_folders
 from crawl_assets.scheduling.locks import source_lock
