@@ -69,16 +69,7 @@ ALLOWED: dict[str, set[str]] = {
         # arrived with main at 8687087 (staleness of the enrichment assets after a stamp change)
         "crawl_assets_tests/enrich/test_assets.py",
     },
-    "telethon_private_use": {
-        "crawl_assets/sources/telegram/client.py: ._call",
-        "crawl_assets/sources/telegram/client.py: ._log",
-        "crawl_assets/sources/telegram/client.py: ._self_id",
-        "crawl_assets/sources/telegram/client.py: ._sender",
-        "crawl_assets/sources/telegram/client.py: def _call",
-        "crawl_assets/sources/telegram/login.py: ._sender",
-        "crawl_assets/sources/telegram/resource.py: ._self_id",
-        "crawl_assets/sources/telegram/resource.py: sender_factory",
-    },
+    "telethon_private_use": set(),
     "platform_literals": {
         "crawl_assets/schema/record.py",
         # arrived with main at 2763c5c (X edit histories across parts, the demo tenant's X archive owner)

@@ -10,7 +10,6 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from telethon import TelegramClient, errors
 from telethon.sessions import StringSession
@@ -67,7 +66,7 @@ def app_credentials(tenant: str = DEFAULT_TENANT, credential: str | None = None,
 
 
 async def login(app: AppCredentials, *, phone: Callable[[], str], code: Callable[[], str],
-                password: Callable[[], str], sender: Any = None) -> str:
+                password: Callable[[], str]) -> str:
     """Log in interactively (code, and the 2FA password when the account has one); the session string.
 
     A wrong code or password is asked again (Telethon's ``start``); after ``MAX_ATTEMPTS`` wrong ones, or any
@@ -75,8 +74,6 @@ async def login(app: AppCredentials, *, phone: Callable[[], str], code: Callable
     """
     client = TelegramClient(StringSession(), app.api_id, app.api_hash, receive_updates=False,
                             device_model=DEVICE_MODEL, system_version=SYSTEM_VERSION, app_version=APP_VERSION)
-    if sender is not None:
-        client._sender = sender
     try:
         await client.start(phone=phone, code_callback=code, password=password, max_attempts=MAX_ATTEMPTS)
         return client.session.save()

@@ -11,7 +11,6 @@ at my.telegram.org): a credential without its own falls back to its tenant's def
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -21,7 +20,7 @@ import dagster as dg
 from pydantic import Field
 
 from crawl_assets import settings
-from crawl_assets.sources.telegram.client import ClientSettings, CrawlClient, SenderFactory
+from crawl_assets.sources.telegram.client import ClientSettings, CrawlClient
 from crawl_assets.sources.telegram.errors import SourceGone
 from crawl_assets.sources.telegram.pacing import AccountLock
 from crawl_assets.sources.telegram.options import Budget
@@ -77,8 +76,6 @@ class TelegramResource(dg.ConfigurableResource):
     network_backoff_seconds: float = Field(2.0, ge=0, description="First backoff; doubles, with jitter.")
     account_wait_seconds: float = Field(60.0, ge=0, description="How long to wait for an account another run holds.")
     lock_dir: str = Field("", description="Account lock files; empty means $DAGSTER_HOME/locks.")
-    sender_factory: str = Field("", description="Tests and bench only: 'module:callable' returning a stand-in "
-                                "MTProto sender for a credential name. Empty in production.")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "TelegramResource":
@@ -114,12 +111,6 @@ class TelegramResource(dg.ConfigurableResource):
         return Budget(max_pages=self.max_pages_per_run, max_messages=self.max_messages_per_run,
                       pages_per_batch=self.pages_per_checkpoint)
 
-    def _factory(self) -> SenderFactory | None:
-        if not self.sender_factory:
-            return None
-        module, _, attr = self.sender_factory.partition(":")
-        return getattr(importlib.import_module(module), attr)
-
     def build_client(self, tenant: str, credential: str | None = None, last_request: float = 0.0) -> CrawlClient:
         """A new, unconnected client for one of ``tenant``'s accounts (``SourceGone`` if it is not configured)."""
         key = credential_key(tenant, credential)
@@ -133,10 +124,8 @@ class TelegramResource(dg.ConfigurableResource):
             api_id = int(cred.api_id)
         except ValueError:
             raise SourceGone(f"the api_id of Telegram credential {key!r} is not a number") from None
-        factory = self._factory()
         return CrawlClient(credential=key, api_id=api_id, api_hash=cred.api_hash, session=cred.session,
-                           settings=self.client_settings(), sender=factory(credential or "default") if factory else None,
-                           last_request=last_request)
+                           settings=self.client_settings(), last_request=last_request)
 
     @asynccontextmanager
     async def connected(self, tenant: str, credential: str | None = None) -> AsyncIterator[CrawlClient]:
@@ -156,6 +145,6 @@ class TelegramResource(dg.ConfigurableResource):
         key = credential_key(tenant, credential)
         try:
             async with self.connected(tenant, credential) as client:
-                return {"credential": key, "ok": True, "user_id": client._self_id}
+                return {"credential": key, "ok": True, "user_id": client.user_id}
         except SourceGone as exc:
             return {"credential": key, "ok": False, "reason": exc.reason}

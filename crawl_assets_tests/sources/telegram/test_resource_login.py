@@ -88,9 +88,9 @@ def test_login_returns_a_session_string_and_writes_nothing(world, tmp_path, monk
     account = world.account("fresh")
     account.authorized = False
     before = sorted(p.name for p in Path.home().iterdir()) if Path.home().exists() else []
+    world.login_account = account.name
     session = asyncio.run(login(AppCredentials(12345, HASH), phone=lambda: account.phone, code=lambda: account.code,
-                                password=lambda: pytest.fail("no 2FA on this account"),
-                                sender=tm.StandinSender(world, account)))
+                                password=lambda: pytest.fail("no 2FA on this account")))
     assert account.authorized
     restored = StringSession(session)
     assert restored.dc_id == 2 and restored.auth_key is not None
@@ -138,16 +138,15 @@ def _two_step_account(world: tm.World, name: str) -> tm.Account:
 def _login_with(world: tm.World, account: tm.Account, passwords: list[str]) -> str:
     """``login()`` against the stand-in, answering the password prompt from ``passwords`` in turn."""
     answers = iter(passwords)
+    world.login_account = account.name
     return asyncio.run(login(AppCredentials(12345, HASH), phone=lambda: account.phone, code=lambda: account.code,
-                             password=lambda: next(answers), sender=tm.StandinSender(world, account)))
+                             password=lambda: next(answers)))
 
 
 def _use_standin_for_the_cli(world: tm.World, account: tm.Account, monkeypatch, tmp_path: Path) -> Path:
-    """The command's client talks to the stand-in; app credentials set; an empty working directory."""
-    import telethon.client.telegrambaseclient as base
-
-    # the stand-in takes the place of Telethon's MTProtoSender for the client the command builds
-    monkeypatch.setattr(base, "MTProtoSender", lambda *a, **k: tm.StandinSender(world, account))
+    """The command's client talks to the stand-in (``world`` fixture) as ``account``; app credentials set; an
+    empty working directory."""
+    world.login_account = account.name
     monkeypatch.setenv("CRAWL_TELEGRAM_API_ID", "12345")
     monkeypatch.setenv("CRAWL_TELEGRAM_API_HASH", HASH)
     cwd = tmp_path / "cwd"
