@@ -51,9 +51,6 @@ ALLOWED: dict[str, set[str]] = {
         "crawl_assets/sensors/scheduling.py",
         "crawl_assets/sources/play/resource.py",
         "crawl_assets/sources/rest_resource.py",
-        "crawl_assets/sources/telegram/login.py",
-        "crawl_assets/sources/telegram/resource.py",
-        "crawl_assets/sources/tenant_secrets.py",
         "crawl_assets/sources/x/resource.py",
         "crawl_assets/webhooks/app.py",
         # arrived with main at 8687087 (enrichment.yaml) and f31bb3d (the API server and its CLI)

@@ -6,7 +6,6 @@ the caller prints it for the user to put into ``CRAWL_TELEGRAM_SESSION[__TENANT[
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 from telethon import TelegramClient, errors
 from telethon.sessions import StringSession
 
+from crawl_assets import settings
 from crawl_assets.sources.telegram.client import APP_VERSION, DEVICE_MODEL, SYSTEM_VERSION
 from crawl_assets.sources.telegram.resource import DEFAULT_TENANT, app_vars
 
@@ -50,7 +50,7 @@ def app_credentials(tenant: str = DEFAULT_TENANT, credential: str | None = None,
                     api_hash: str | None = None) -> AppCredentials:
     """The app's ``api_id``/``api_hash``: given explicitly, or from the variables ``app_vars`` picks for the
     tenant's credential (its own, its tenant's default app, the operator's app)."""
-    env = os.environ
+    env = settings.environment()
     id_var, hash_var = app_vars(tenant, credential, "api_id", env), app_vars(tenant, credential, "api_hash", env)
     raw_id = api_id or env.get(id_var)
     raw_hash = api_hash or env.get(hash_var)

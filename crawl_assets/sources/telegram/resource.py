@@ -11,7 +11,6 @@ at my.telegram.org): a credential without its own falls back to its tenant's def
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -52,14 +51,6 @@ def app_vars(tenant: str, credential: str | None, field: str, env: Mapping[str, 
     return next((var for var in chain if env.get(var)), chain[-1])
 
 
-def _float(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    try:
-        return float(value) if value else default
-    except ValueError:
-        raise ValueError(f"environment variable {name}: expected a number, got {value!r}") from None
-
-
 class TelegramResource(dg.ConfigurableResource):
     """Authorized accounts by credential name, and how gently they are used."""
 
@@ -81,8 +72,8 @@ class TelegramResource(dg.ConfigurableResource):
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "TelegramResource":
         """The pool from the environment: one account per set ``CRAWL_TELEGRAM_SESSION[__TENANT[__NAME]]``,
         with its app's ``api_id``/``api_hash`` (see ``app_vars``). Values stay ``EnvVar`` references;
-        tunables are read as plain numbers."""
-        env = os.environ if environ is None else environ
+        tunables set in the environment come as plain numbers (``settings.telegram_tunables``)."""
+        env = settings.environment() if environ is None else environ
         creds: dict[str, TelegramCredential] = {}
         for found in secrets_from_env(f"{ENV_PREFIX}SESSION", env):
             tenant, name = found.tenant, found.name or None
@@ -90,13 +81,7 @@ class TelegramResource(dg.ConfigurableResource):
                 api_id=dg.EnvVar(app_vars(tenant, name, "api_id", env)),
                 api_hash=dg.EnvVar(app_vars(tenant, name, "api_hash", env)),
                 session=found.value)
-        return cls(
-            credentials=creds,
-            request_interval_seconds=_float("CRAWL_TELEGRAM_REQUEST_INTERVAL", 1.0),
-            flood_sleep_threshold_seconds=int(_float("CRAWL_TELEGRAM_FLOOD_SLEEP_MAX", 60)),
-            max_pages_per_run=int(_float("CRAWL_TELEGRAM_MAX_PAGES", 200)),
-            max_messages_per_run=int(_float("CRAWL_TELEGRAM_MAX_MESSAGES", 20_000)),
-        )
+        return cls(credentials=creds, **settings.telegram_tunables(env))
 
     # -- what the collector uses --------------------------------------------------------------
     def client_settings(self) -> ClientSettings:

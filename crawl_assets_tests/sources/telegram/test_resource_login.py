@@ -59,6 +59,17 @@ def test_from_env_builds_a_pool_of_envvar_references(no_telegram_env, monkeypatc
         assert SESSION not in text and HASH not in text
 
 
+def test_from_env_reads_the_tunables_set_and_refuses_one_that_is_not_a_number(no_telegram_env, monkeypatch):
+    monkeypatch.setenv("CRAWL_TELEGRAM_REQUEST_INTERVAL", "2.5")
+    monkeypatch.setenv("CRAWL_TELEGRAM_FLOOD_SLEEP_MAX", "30")
+    resource = TelegramResource.from_env()
+    assert (resource.request_interval_seconds, resource.flood_sleep_threshold_seconds) == (2.5, 30)
+    assert (resource.max_pages_per_run, resource.max_messages_per_run) == (200, 20_000)  # unset: the defaults
+    monkeypatch.setenv("CRAWL_TELEGRAM_MAX_MESSAGES", "lots")
+    with pytest.raises(ValueError, match="CRAWL_TELEGRAM_MAX_MESSAGES: expected a number, got 'lots'"):
+        TelegramResource.from_env()
+
+
 def test_from_env_without_any_session_is_an_empty_pool(no_telegram_env):
     """No unset EnvVar in the config: it would fail every Telegram run at start, export sources included.
     A live source then fails naming CRAWL_TELEGRAM_SESSION (see test_asset)."""
