@@ -29,9 +29,6 @@ ALLOWED: dict[str, set[str]] = {
         "crawl_assets/sensors/scheduling.py",
         "crawl_assets/sources/play/resource.py",
         "crawl_assets/sources/rest_resource.py",
-        "crawl_assets/sources/telegram/login.py",
-        "crawl_assets/sources/telegram/resource.py",
-        "crawl_assets/sources/tenant_secrets.py",
         "crawl_assets/sources/x/resource.py",
         "crawl_assets/webhooks/app.py",
         # arrived with main at 8687087 (enrichment.yaml) and f31bb3d (the API server and its CLI)
@@ -47,16 +44,7 @@ ALLOWED: dict[str, set[str]] = {
         # arrived with main at 8687087 (staleness of the enrichment assets after a stamp change)
         "crawl_assets_tests/enrich/test_assets.py",
     },
-    "telethon_private_use": {
-        "crawl_assets/sources/telegram/client.py: ._call",
-        "crawl_assets/sources/telegram/client.py: ._log",
-        "crawl_assets/sources/telegram/client.py: ._self_id",
-        "crawl_assets/sources/telegram/client.py: ._sender",
-        "crawl_assets/sources/telegram/client.py: def _call",
-        "crawl_assets/sources/telegram/login.py: ._sender",
-        "crawl_assets/sources/telegram/resource.py: ._self_id",
-        "crawl_assets/sources/telegram/resource.py: sender_factory",
-    },
+    "telethon_private_use": set(),
     "platform_literals": {
         "crawl_assets/schema/record.py",
         # arrived with main at 2763c5c (X edit histories across parts, the demo tenant's X archive owner)

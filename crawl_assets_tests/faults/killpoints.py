@@ -58,8 +58,8 @@ SITES: dict[str, Site] = {
     # fetch
     "x.request": Site("crawl_assets.sources.x.client", "XClient.get", "before", "fetch"),
     "x.response": Site("crawl_assets.sources.x.client", "XClient.get", "after", "fetch"),
-    "telegram.request": Site("crawl_assets.sources.telegram.client", "CrawlClient._call", "before", "fetch"),
-    "telegram.response": Site("crawl_assets.sources.telegram.client", "CrawlClient._call", "after", "fetch"),
+    "telegram.request": Site("crawl_assets.sources.telegram.client", "CrawlClient.__call__", "before", "fetch"),
+    "telegram.response": Site("crawl_assets.sources.telegram.client", "CrawlClient.__call__", "after", "fetch"),
     "telegram.refresh_window": Site("crawl_assets.sources.telegram.sink", "LakeSink.save_window", "before", "fetch"),
     # lake writes
     "lake.raw_tmp_written": Site("fsspec.implementations.local", "LocalFileSystem.mv", "before", "lake",
