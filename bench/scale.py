@@ -20,6 +20,7 @@ Storage: a fresh Postgres database when ``--pg`` (or CRAWL_BENCH_PG_URL) names a
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shutil
 import sys
@@ -184,7 +185,10 @@ def run(args, storage: str, tmp: Path, accounts: list[str]) -> None:
     from crawl_assets.partitions import SOURCE_PARTITIONS
     from crawl_assets.resources.lake import RegistryResource
     from crawl_assets.scheduling import registry_view as view
-    from crawl_assets.sensors.registry_sensor import registry_partitions_sensor
+    from crawl_assets.sensors.registry_sensor import build_registry_sensor
+    from crawl_assets.settings import Settings
+
+    sensor = build_registry_sensor()
 
     print(f"{args.sources} X sources, {storage} instance, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
     defs = build_definitions()
@@ -193,14 +197,14 @@ def run(args, storage: str, tmp: Path, accounts: list[str]) -> None:
         view._cache.clear()
         started = time.perf_counter()
         ctx = dg.build_sensor_context(instance=instance)
-        result = registry_partitions_sensor(ctx, registry=RegistryResource())
+        result = sensor(ctx, registry=RegistryResource())
         evaluated = time.perf_counter() - started
         for req in result.dynamic_partitions_requests:
             instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
         cold = time.perf_counter() - started
         assert len(instance.get_dynamic_partitions(SOURCE_PARTITIONS["x"].name)) == args.sources
         started = time.perf_counter()
-        registry_partitions_sensor(dg.build_sensor_context(instance=instance), registry=RegistryResource())
+        sensor(dg.build_sensor_context(instance=instance), registry=RegistryResource())
         warm = time.perf_counter() - started
         view._cache.clear()  # a new process: the pickled snapshot instead of YAML
         started = time.perf_counter()
@@ -215,9 +219,9 @@ def run(args, storage: str, tmp: Path, accounts: list[str]) -> None:
         logging.getLogger("dagster").setLevel(logging.WARNING)
         _, took = tick(defs, instance)
         _, took2 = tick(defs, instance)
-        os.environ["CRAWL_SCHEDULER_WINDOW"] = str(args.sources)
-        _, full = tick(defs, instance)
-        del os.environ["CRAWL_SCHEDULER_WINDOW"]
+        config = Settings.from_env()  # the knobs are read when the definitions are built
+        whole = dataclasses.replace(config, scheduler=dataclasses.replace(config.scheduler, window=args.sources))
+        _, full = tick(build_definitions(whole), instance)
         print(f"scheduler tick (window 2,500 of {args.sources}): {took:.2f} s first, {took2:.2f} s next; "
               f"whole registry in one tick: {full:.2f} s")
 

@@ -1,10 +1,11 @@
-"""The one ``Definitions`` object: assets by platform, sync jobs, sensors and resources."""
+"""The one ``Definitions`` object: assets by platform, sync jobs, sensors and resources, built from the
+settings read once (``Settings.from_env()``) when the code location loads."""
 
 from __future__ import annotations
 
 import dagster as dg
 
-from crawl_assets import settings
+from crawl_assets.settings import Settings
 from crawl_assets.assets import derived_assets, raw_asset
 from crawl_assets.assets.enrichment import configured_enrichers, enrichment_assets, enrichment_job
 from crawl_assets.assets.retention import retention, retention_job, retention_schedule
@@ -12,43 +13,28 @@ from crawl_assets.catalog_notes import describe_empty_platform, platforms_with_s
 from crawl_assets.sensors.webhook_sensor import build_webhook_sensor
 from crawl_assets.jobs import build_batch_job, build_sync_job
 from crawl_assets.monitoring.checks import build_health_checks, health_check_job_and_schedule, sources_asset
-from crawl_assets.resources.elasticsearch import ElasticsearchResource, check_hosts
+from crawl_assets.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.resources.lake import LakeResource, RegistryResource
-from crawl_assets.sensors.registry_sensor import registry_partitions_sensor
+from crawl_assets.sensors.registry_sensor import build_registry_sensor
 from crawl_assets.sensors.scheduling import build_scheduling_sensor
 from crawl_assets.core import catalog
 from crawl_assets.core.spec import resolve
 
 
-def _secret(name: str, value: str) -> dg.EnvVar | str:
-    """An ``EnvVar`` when the variable is set (the value stays out of run config), else empty."""
-    return dg.EnvVar(name) if value else ""
-
-
-def elasticsearch_resource(es: settings.ElasticsearchSettings) -> ElasticsearchResource:
-    """From ``CRAWL_ES_URL`` (comma-separated hosts); no hosts means ``search_index`` reports the
-    missing setting instead of guessing a cluster. A URL with credentials is refused (``CredentialsInUrl``):
-    the hosts are stored with the instance's snapshots, the password would be too."""
-    return ElasticsearchResource(
-        hosts=check_hosts(es.host_list()),
-        api_key=_secret("CRAWL_ES_API_KEY", es.api_key),
-        username=es.username,
-        password=_secret("CRAWL_ES_PASSWORD", es.password),
-        ca_certs=es.ca_certs,
-    )
-
-
-def build_definitions() -> dg.Definitions:
+def build_definitions(config: Settings | None = None) -> dg.Definitions:
     """Per platform: the asset chain, single-source and batch sync jobs (with and without the index
     step), a scheduling sensor (driving the jobs with the index step when ``CRAWL_ES_URL`` is set) and
     the source health checks."""
     assets: list[dg.AssetsDefinition | dg.AssetSpec] = []
     jobs: list = []
-    sensors: list[dg.SensorDefinition] = [registry_partitions_sensor]
+    config = config or Settings.from_env()
+    sensors: list[dg.SensorDefinition] = [build_registry_sensor(config.registry_sensor_interval_seconds)]
     checks: list[dg.AssetChecksDefinition] = []
-    es = settings.elasticsearch()
+    es = config.elasticsearch
+    # no CRAWL_ES_URL: no hosts, and search_index reports the missing setting instead of guessing a cluster
     resources: dict[str, dg.ConfigurableResource] = {
-        "lake": LakeResource(), "registry": RegistryResource(), "elasticsearch": elasticsearch_resource(es),
+        "lake": LakeResource(), "registry": RegistryResource(),
+        "elasticsearch": ElasticsearchResource.from_settings(es, secrets_as_env=True),
         **{platform: resolve(spec.resource)() for platform, spec in catalog.catalog().specs.items() if spec.resource},
     }
     webhook_jobs: dict[str, dg.UnresolvedAssetJobDefinition] = {}
@@ -66,7 +52,7 @@ def build_definitions() -> dg.Definitions:
         single = {flag: build_sync_job(platform, raw, include_index=flag) for flag in (True, False)}
         batch = {flag: build_batch_job(platform, chain, include_index=flag, resource_defs=resources) for flag in (True, False)}
         jobs += [single[True], single[False], batch[True], batch[False]]
-        sensors.append(build_scheduling_sensor(platform, single[with_index], batch[with_index]))
+        sensors.append(build_scheduling_sensor(platform, single[with_index], batch[with_index], config))
         if spec.webhook is not None:
             webhook_jobs[platform] = single[with_index]
         checks += build_health_checks(platform, sources)

@@ -54,5 +54,10 @@ def postgres_url() -> str:
         db = config["postgres_db"]
         user = quote(db["username"]) + (f":{quote(db['password'])}" if db["password"] else "")
         url = f"{db['scheme']}://{user}@{db['hostname']}:{db['port']}/{db['db_name']}"
+    return psycopg2_url(url)
+
+
+def psycopg2_url(url: str) -> str:
+    """``url`` with the driver that is installed (a bare ``postgresql://`` means psycopg 3 to SQLAlchemy 2.1)."""
     scheme, sep, rest = url.partition("://")
     return f"{PG_SCHEME}://{rest}" if sep and scheme in ("postgresql", "postgres") else url

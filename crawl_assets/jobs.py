@@ -3,7 +3,7 @@
 
 Both run in-process: a run then costs seconds instead of a subprocess per step.
 
-The batch job runs, for each source in turn, the very same asset functions as ``{platform}_sync``
+The batch job runs, for each source in turn, the very same step functions the assets of ``{platform}_sync`` run
 (raw → normalized_records → relation_edges → search_index), under the source's lock. Before each step it
 writes the materialization-planned event Dagster writes for a partitioned run, and it reports the step
 as a materialization (and its checks) of that source's partition, so the partitions page shows each
@@ -15,16 +15,17 @@ other sources go on, and the run ends failed naming it; the scheduler then retri
 """
 
 
-import inspect
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import AbstractSet, Any
 
 import dagster as dg
 
+from crawl_assets.assets import derived_steps
 from crawl_assets.monitoring.health import load_health, mark_pending
 from crawl_assets.monitoring.partition_events import SyncFailure, plan_materialization, report_failure
+from crawl_assets.orchestration.steps import StepEnv, StepFn
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 
 BATCH_CONFIG_FIELD = "partitions"
@@ -50,43 +51,27 @@ def build_sync_job(platform: str, raw: dg.AssetsDefinition, *, include_index: bo
 
 @dataclass(frozen=True)
 class Step:
-    """One asset of a source's chain, callable outside Dagster's step machinery."""
+    """One asset of a source's chain: its plain step function and the checks it reports."""
 
-    assets_def: dg.AssetsDefinition
-    fn: Callable[..., Any]
-    resource_params: tuple[str, ...]
+    key: dg.AssetKey
+    run: StepFn
+    check_keys: AbstractSet[dg.AssetCheckKey]
     blocking_checks: frozenset[str]
 
-    @property
-    def key(self) -> dg.AssetKey:
-        return self.assets_def.key
-
     @classmethod
-    def of(cls, assets_def: dg.AssetsDefinition) -> "Step":
-        fn = assets_def.op.compute_fn.decorated_fn  # type: ignore[union-attr]
-        params = tuple(inspect.signature(fn).parameters)[1:]
+    def of(cls, assets_def: dg.AssetsDefinition, run: StepFn) -> "Step":
         blocking = frozenset(s.name for s in assets_def.check_specs if s.blocking)
-        return cls(assets_def, fn, params, blocking)
+        return cls(assets_def.key, run, assets_def.check_keys, blocking)
 
 
-class SourceStepContext:
-    """The op's context seen by one asset function for one source: ``partition_key`` and ``asset_key``
-    are that source's and that asset's; everything else (run, instance, log, resources) is the op's."""
+def raw_step(raw: dg.AssetsDefinition) -> StepFn:
+    """The raw asset's body as a step, called with the ``StepEnv`` as its context (it uses nothing else).
 
-    def __init__(self, context: dg.OpExecutionContext, step: Step, partition_key: str):
-        self._context = context
-        self.asset_key = step.key
-        self.selected_asset_check_keys = step.assets_def.check_keys
-        self.partition_key = partition_key
-        self.partition_keys = [partition_key]
-        self.has_partition_key = True
-        self.retry_number = 0
-
-    def log_event(self, event: Any) -> None:
-        self._context.log_event(event)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._context, name)
+    That body is written in ``crawl_assets/sources/common.py`` inside ``build_raw_asset``, which does not
+    expose it as a plain function yet; until it does, this is the one place that reaches a function
+    through Dagster's decorated-op internals."""
+    body = raw.op.compute_fn.decorated_fn  # type: ignore[union-attr]
+    return lambda env: body(env)
 
 
 @dataclass
@@ -97,14 +82,12 @@ class Outcome:
     seconds: float = 0.0
 
 
-def step_results(value: Any) -> list[dg.MaterializeResult]:
-    """What a step function produced: its returned result, or the results it yielded (an asset with an
-    optional output may yield none: it was not materialized, and its downstream steps do not run)."""
-    results = list(value) if inspect.isgenerator(value) else [value]
-    for result in results:
-        if not isinstance(result, dg.MaterializeResult):
-            raise TypeError(f"a sync step produced {type(result).__name__}, expected MaterializeResult")
-    return results
+def step_result(value: Any) -> dg.MaterializeResult | None:
+    """What a step produced: a result, or ``None`` for an optional output not materialized (its downstream
+    steps then do not run)."""
+    if value is not None and not isinstance(value, dg.MaterializeResult):
+        raise TypeError(f"a sync step produced {type(value).__name__}, expected MaterializeResult")
+    return value
 
 
 def _report(context: dg.OpExecutionContext, step: Step, key: str, result: dg.MaterializeResult) -> list[str]:
@@ -127,12 +110,11 @@ def sync_one(context: dg.OpExecutionContext, steps: Sequence[Step], key: str) ->
     try:
         with source_lock(key, wait_seconds=0):
             for step in steps:
-                proxy = SourceStepContext(context, step, key)
-                resources = {name: getattr(context.resources, name) for name in step.resource_params}
+                env = StepEnv.in_batch(context, step.key, key, step.check_keys)
                 plan_materialization(context, step.key, key)
                 try:
-                    results = step_results(step.fn(proxy, **resources))
-                    failed_checks = [name for result in results for name in _report(context, step, key, result)]
+                    result = step_result(step.run(env))
+                    failed_checks = _report(context, step, key, result) if result is not None else []
                 except (dg.RetryRequested, dg.Failure, Exception) as exc:  # noqa: B014 - named for readers
                     failure = SyncFailure.of(exc, where=step.key.to_user_string())
                     if step is not steps[0]:  # the raw step reports its own failures
@@ -144,7 +126,7 @@ def sync_one(context: dg.OpExecutionContext, steps: Sequence[Step], key: str) ->
                     report_failure(context, step.key, key, failure)
                     context.log.error(f"{key}: {failure.message}; later steps skipped")
                     return Outcome(key, "failed", failure.message, time.time() - started)
-                if not results:  # an optional output not materialized (the step logged why)
+                if result is None:  # an optional output not materialized (the step logged why)
                     break
                 if step is steps[0] and not load_health(context.instance, [key])[key].pending:
                     return Outcome(key, "ok", "nothing new", time.time() - started)  # nothing to derive
@@ -182,7 +164,8 @@ def build_batch_job(platform: str, assets: Sequence[dg.AssetsDefinition], *, inc
     ``Definitions`` must bind later makes Dagster 1.13 copy the sensors that name it, and that copy emits
     a BetaWarning about ``SensorDefinition`` owners we never set; tests bind theirs at execution."""
     chain = [a for a in assets if include_index or a.key != dg.AssetKey([platform, "search_index"])]
-    steps = [Step.of(a) for a in chain]
+    derived = derived_steps(platform)
+    steps = [Step.of(a, derived[a.key] if a.key in derived else raw_step(a)) for a in chain]
     resource_keys = set().union(*(a.required_resource_keys for a in chain))
 
     @dg.op(name=batch_op_name(platform, include_index), required_resource_keys=resource_keys, pool=f"{platform}_sources",

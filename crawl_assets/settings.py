@@ -1,40 +1,25 @@
-"""Where things live on disk, resolved from the environment in one place.
+"""Configuration from the environment, read in one place.
 
-Every path has an embedded default under ``DAGSTER_HOME`` so a fresh machine works with no
-configuration, and each can be overridden by one documented variable.
+Every entry point (the ``Definitions``, each CLI command, the API server's workers) calls
+``Settings.from_env()`` once and passes the values down; nothing else in the package reads or writes
+``os.environ``. Every path has an embedded default under ``DAGSTER_HOME`` so a fresh machine works with no
+configuration, and each can be overridden by one documented variable (docs/OPERATIONS.md). The
+module-level functions (``dagster_home()``, ``lake_root()``...) read one value when called, for code that
+has no settings handed to it yet.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from crawl_assets.scheduling.policy import Settings as SchedulerSettings
 
 DEFAULT_HOME = ".crawl_home"
-
-
-def dagster_home() -> Path:
-    """The Dagster instance folder (``DAGSTER_HOME``), or ``./.crawl_home`` when unset."""
-    return Path(os.environ.get("DAGSTER_HOME") or DEFAULT_HOME).resolve()
-
-
-def lake_root() -> str:
-    """Lake root: ``CRAWL_LAKE`` (a folder or any fsspec URL), else ``$DAGSTER_HOME/lake``."""
-    return os.environ.get("CRAWL_LAKE") or str(dagster_home() / "lake")
-
-
-def registry_path() -> Path:
-    """Source registry file: ``CRAWL_REGISTRY``, else ``$DAGSTER_HOME/sources.yaml``."""
-    value = os.environ.get("CRAWL_REGISTRY")
-    return Path(value).resolve() if value else dagster_home() / "sources.yaml"
-
-
-def import_root() -> Path:
-    """Where export files must be: ``CRAWL_IMPORT_ROOT``, else ``$DAGSTER_HOME/imports``; one folder per
-    tenant below it (``crawl_assets.sources.exports``)."""
-    value = os.environ.get("CRAWL_IMPORT_ROOT")
-    return Path(value).resolve() if value else dagster_home() / "imports"
 
 
 @dataclass(frozen=True)
@@ -56,9 +41,41 @@ class ElasticsearchSettings:
         return [h.strip() for h in (url or self.url or default).split(",") if h.strip()]
 
 
-def elasticsearch() -> ElasticsearchSettings:
-    """The cluster settings from the environment, read when called."""
-    env = os.environ
+def _number(env: Mapping[str, str], name: str, default: float) -> float:
+    value = env.get(name)
+    if not value:
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"environment variable {name}: expected a number, got {value!r}") from None
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("DAGSTER_HOME") or DEFAULT_HOME).resolve()
+
+
+def _registry(env: Mapping[str, str]) -> Path:
+    value = env.get("CRAWL_REGISTRY")
+    return Path(value).resolve() if value else _home(env) / "sources.yaml"
+
+
+def _imports(env: Mapping[str, str]) -> Path:
+    value = env.get("CRAWL_IMPORT_ROOT")
+    return Path(value).resolve() if value else _home(env) / "imports"
+
+
+def _retention(env: Mapping[str, str]) -> Path:
+    value = env.get("CRAWL_RETENTION")
+    return Path(value) if value else _registry(env).parent / "retention.yaml"
+
+
+def _enrichment(env: Mapping[str, str]) -> Path:
+    value = env.get("CRAWL_ENRICHMENT")
+    return Path(value).resolve() if value else _home(env) / "enrichment.yaml"
+
+
+def _elasticsearch(env: Mapping[str, str]) -> ElasticsearchSettings:
     return ElasticsearchSettings(
         url=env.get("CRAWL_ES_URL", ""),
         api_key=env.get("CRAWL_ES_API_KEY", ""),
@@ -67,6 +84,113 @@ def elasticsearch() -> ElasticsearchSettings:
         ca_certs=env.get("CRAWL_ES_CA_CERTS", ""),
         verify_certs=env.get("CRAWL_ES_VERIFY_CERTS", "true").lower() not in ("0", "false", "no"),
     )
+
+
+def _scheduler(env: Mapping[str, str]) -> "SchedulerSettings":
+    """The scheduler's knobs with the ``CRAWL_SCHEDULER_*`` overrides."""
+    from crawl_assets.scheduling.policy import Settings as SchedulerSettings  # the registry's models: heavy
+
+    d = SchedulerSettings()
+    return SchedulerSettings(
+        window=int(_number(env, "CRAWL_SCHEDULER_WINDOW", d.window)),
+        max_runs_in_flight=int(_number(env, "CRAWL_SCHEDULER_MAX_RUNS", d.max_runs_in_flight)),
+        max_batch=int(_number(env, "CRAWL_SCHEDULER_MAX_BATCH", d.max_batch)),
+        min_batch=int(_number(env, "CRAWL_SCHEDULER_MIN_BATCH", d.min_batch)),
+        backoff_base_seconds=_number(env, "CRAWL_SCHEDULER_BACKOFF_SECONDS", d.backoff_base_seconds),
+        backoff_cap_seconds=_number(env, "CRAWL_SCHEDULER_BACKOFF_CAP_SECONDS", d.backoff_cap_seconds),
+        probe_budget=int(_number(env, "CRAWL_SCHEDULER_PROBE_BUDGET", d.probe_budget)),
+    )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the package takes from the environment, read at once (``from_env``)."""
+
+    dagster_home: Path
+    lake_root: str  # CRAWL_LAKE: a folder or any fsspec URL
+    registry_path: Path  # CRAWL_REGISTRY
+    import_root: Path  # CRAWL_IMPORT_ROOT: export files, one folder per tenant below it
+    retention_path: Path  # CRAWL_RETENTION, else retention.yaml next to the registry
+    enrichment_path: Path  # CRAWL_ENRICHMENT, else $DAGSTER_HOME/enrichment.yaml
+    scheduler: "SchedulerSettings"  # CRAWL_SCHEDULER_* (docs/OPERATIONS.md)
+    elasticsearch: ElasticsearchSettings = field(default_factory=ElasticsearchSettings)
+    scheduler_interval_seconds: int = 30  # CRAWL_SCHEDULER_INTERVAL_SECONDS
+    registry_sensor_interval_seconds: int = 30  # CRAWL_REGISTRY_SENSOR_INTERVAL_SECONDS
+    scheduler_runs_per_credential: int | None = None  # CRAWL_SCHEDULER_RUNS_PER_CREDENTIAL (unset: each platform's own)
+    api_rate_per_minute: int = 600  # CRAWL_API_RATE: requests per key and minute
+    api_es_timeout_seconds: float = 30.0  # CRAWL_API_ES_TIMEOUT
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
+        """The settings of ``environ`` (default: this process's environment); a bad number raises naming it."""
+        env = os.environ if environ is None else environ
+        home, registry = _home(env), _registry(env)
+        return cls(
+            dagster_home=home,
+            lake_root=env.get("CRAWL_LAKE") or str(home / "lake"),
+            registry_path=registry,
+            import_root=_imports(env),
+            retention_path=_retention(env),
+            enrichment_path=_enrichment(env),
+            elasticsearch=_elasticsearch(env),
+            scheduler=_scheduler(env),
+            scheduler_interval_seconds=max(1, int(_number(env, "CRAWL_SCHEDULER_INTERVAL_SECONDS", 30))),
+            registry_sensor_interval_seconds=max(1, int(_number(env, "CRAWL_REGISTRY_SENSOR_INTERVAL_SECONDS", 30))),
+            scheduler_runs_per_credential=(int(_number(env, "CRAWL_SCHEDULER_RUNS_PER_CREDENTIAL", 0))
+                                           if env.get("CRAWL_SCHEDULER_RUNS_PER_CREDENTIAL") else None),
+            api_rate_per_minute=int(_number(env, "CRAWL_API_RATE", 600)),
+            api_es_timeout_seconds=_number(env, "CRAWL_API_ES_TIMEOUT", 30.0),
+        )
+
+
+def export(**values: str) -> None:
+    """Set variables for what reads the environment itself: Dagster (``DAGSTER_HOME``), and the processes
+    started from this one (the API's uvicorn workers, ``dg dev``)."""
+    os.environ.update(values)
+
+
+def dagster_home() -> Path:
+    """The Dagster instance folder (``DAGSTER_HOME``), or ``./.crawl_home`` when unset."""
+    return _home(os.environ)
+
+
+def lake_root() -> str:
+    """Lake root: ``CRAWL_LAKE`` (a folder or any fsspec URL), else ``$DAGSTER_HOME/lake``."""
+    return os.environ.get("CRAWL_LAKE") or str(dagster_home() / "lake")
+
+
+def registry_path() -> Path:
+    """Source registry file: ``CRAWL_REGISTRY``, else ``$DAGSTER_HOME/sources.yaml``."""
+    return _registry(os.environ)
+
+
+def import_root() -> Path:
+    """Where export files must be: ``CRAWL_IMPORT_ROOT``, else ``$DAGSTER_HOME/imports``; one folder per
+    tenant below it (``crawl_assets.sources.exports``)."""
+    return _imports(os.environ)
+
+
+def elasticsearch() -> ElasticsearchSettings:
+    """The cluster settings from the environment, read when called."""
+    return _elasticsearch(os.environ)
+
+
+def retention_path() -> Path:
+    """The retention policy file: ``CRAWL_RETENTION``, else ``retention.yaml`` next to the registry."""
+    return _retention(os.environ)
+
+
+def enrichment_path() -> Path:
+    """The enrichment file: ``CRAWL_ENRICHMENT``, else ``$DAGSTER_HOME/enrichment.yaml``."""
+    return _enrichment(os.environ)
+
+
+def use_dagster_home(home: Path | None = None) -> Path:
+    """Make ``home`` (default: the configured one, else ``./.crawl_home``) the instance Dagster opens in this
+    process and the processes it starts (``DagsterInstance.get()`` reads ``DAGSTER_HOME`` itself)."""
+    home = (home or dagster_home()).resolve()
+    export(DAGSTER_HOME=str(home))
+    return home
 
 
 def environment() -> Mapping[str, str]:
@@ -91,12 +215,12 @@ def telegram_tunables(environ: Mapping[str, str] | None = None) -> dict[str, flo
     a value that is not a number is refused naming its variable."""
     env = environment() if environ is None else environ
     out: dict[str, float] = {}
-    for field, (var, kind) in _TELEGRAM_TUNABLES.items():
+    for name, (var, kind) in _TELEGRAM_TUNABLES.items():
         value = env.get(var)
         if not value:
             continue
         try:
-            out[field] = kind(float(value))
+            out[name] = kind(float(value))
         except ValueError:
             raise ValueError(f"environment variable {var}: expected a number, got {value!r}") from None
     return out

@@ -8,7 +8,6 @@ The client retries a failed request once; a node still unreachable gives 503 wit
 from __future__ import annotations
 
 import logging
-import os
 import re
 
 from fastapi import FastAPI
@@ -16,6 +15,7 @@ from fastapi import FastAPI
 from crawl_assets.api.app import create_app
 from crawl_assets.api.keys import KeyStore
 from crawl_assets.index.client import build_client, client_settings_from_env
+from crawl_assets.settings import Settings
 
 
 # A key anywhere in a logged line (a caller who put it in the URL: refused, but the access log saw the URL).
@@ -48,6 +48,7 @@ def check_settings() -> None:
 
 def app() -> FastAPI:
     redact_logs()
-    timeout = float(os.environ.get("CRAWL_API_ES_TIMEOUT", "30"))
-    client = build_client(**client_settings_from_env(), request_timeout=timeout, max_retries=1, retry_on_timeout=False)
-    return create_app(client, KeyStore(), rate_per_minute=int(os.environ.get("CRAWL_API_RATE", "600")))
+    config = Settings.from_env()  # once per worker process
+    client = build_client(**client_settings_from_env(), request_timeout=config.api_es_timeout_seconds, max_retries=1,
+                          retry_on_timeout=False)
+    return create_app(client, KeyStore(), rate_per_minute=config.api_rate_per_minute)

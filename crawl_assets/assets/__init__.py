@@ -7,10 +7,13 @@ from functools import cache
 
 import dagster as dg
 
-from crawl_assets.assets.normalized_records import build_normalized_records
-from crawl_assets.assets.relation_edges import build_relation_edges
-from crawl_assets.assets.search_index import build_search_index
+from crawl_assets.assets.normalized_records import build_normalized_records, normalized_records_step
+from crawl_assets.assets.relation_edges import build_relation_edges, relation_edges_step
+from crawl_assets.assets.search_index import build_search_index, search_index_step
 from crawl_assets.core import catalog
+from crawl_assets.orchestration.steps import StepFn
+from crawl_assets.pipeline.normalize import TABLE as RECORDS
+from crawl_assets.pipeline.relations import TABLE as EDGES
 
 
 def derived_assets(platform: str, raw: dg.AssetsDefinition, *, cluster_configured: bool = True) -> list[dg.AssetsDefinition]:
@@ -21,6 +24,15 @@ def derived_assets(platform: str, raw: dg.AssetsDefinition, *, cluster_configure
     normalized = build_normalized_records(platform, raw)
     edges = build_relation_edges(platform, normalized)
     return [normalized, edges, build_search_index(platform, normalized, edges, cluster_configured=cluster_configured)]
+
+
+def derived_steps(platform: str) -> dict[dg.AssetKey, StepFn]:
+    """The plain function behind each derived asset, by asset key (the batch op runs them too)."""
+    return {
+        dg.AssetKey([platform, RECORDS]): normalized_records_step(platform),
+        dg.AssetKey([platform, EDGES]): relation_edges_step(platform),
+        dg.AssetKey([platform, "search_index"]): search_index_step(platform),
+    }
 
 
 @cache

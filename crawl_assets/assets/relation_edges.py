@@ -2,12 +2,18 @@
 hashtag co-occurrence and author–hashtag participation tables (pandas → Parquet)."""
 
 
+from functools import partial
+
 import dagster as dg
 
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.pipeline.normalize import split_source_key
 from crawl_assets.pipeline.relations import TABLE, write_relations
-from crawl_assets.resources.lake import LakeResource
+from crawl_assets.orchestration.steps import StepEnv, StepFn
+
+
+def relation_edges_step(platform: str) -> StepFn:
+    return partial(run_relation_edges, platform)
 
 
 def build_relation_edges(platform: str, normalized: dg.AssetsDefinition) -> dg.AssetsDefinition:
@@ -25,29 +31,35 @@ def build_relation_edges(platform: str, normalized: dg.AssetsDefinition) -> dg.A
             dg.AssetCheckSpec("edge_sources_exist", asset=key, blocking=True,
                               description="Every edge starts at a record of this source."),
         ],
+        required_resource_keys={"lake"},
     )
-    def _edges(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-        the_lake = lake.lake()
-        source = context.partition_key
-        tenant, _ = split_source_key(source)
-        records, edges, summary_rows, part = write_relations(the_lake, tenant, platform, source)
-        keys = {r.key for r in records}
-        orphans = sorted(set(edges["src"]) - keys)
-        by_type = edges["type"].value_counts().to_dict() if len(edges) else {}
-        return dg.MaterializeResult(
-            metadata={
-                "edges": len(edges),
-                **{f"edges_{t}": int(n) for t, n in sorted(by_type.items())},
-                **{f"{name}_rows": n for name, n in summary_rows.items()},
-                "records": len(records),
-                "path": dg.MetadataValue.path(the_lake.url(part)),
-            },
-            check_results=[
-                dg.AssetCheckResult(
-                    check_name="edge_sources_exist", passed=not orphans,
-                    metadata={"orphan_sources": len(orphans), "examples": orphans[:10]},
-                )
-            ],
-        )
+    def _edges(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+        return run_relation_edges(platform, StepEnv.of_asset(context))
 
     return _edges
+
+
+def run_relation_edges(platform: str, env: StepEnv) -> dg.MaterializeResult:
+    """The source's edges and co-occurrence tables, from all its normalized records."""
+    the_lake = env.resources.lake.lake()
+    source = env.partition_key
+    tenant, _ = split_source_key(source)
+    records, edges, summary_rows, part = write_relations(the_lake, tenant, platform, source)
+    keys = {r.key for r in records}
+    orphans = sorted(set(edges["src"]) - keys)
+    by_type = edges["type"].value_counts().to_dict() if len(edges) else {}
+    return dg.MaterializeResult(
+        metadata={
+            "edges": len(edges),
+            **{f"edges_{t}": int(n) for t, n in sorted(by_type.items())},
+            **{f"{name}_rows": n for name, n in summary_rows.items()},
+            "records": len(records),
+            "path": dg.MetadataValue.path(the_lake.url(part)),
+        },
+        check_results=[
+            dg.AssetCheckResult(
+                check_name="edge_sources_exist", passed=not orphans,
+                metadata={"orphan_sources": len(orphans), "examples": orphans[:10]},
+            )
+        ],
+    )

@@ -8,6 +8,7 @@ crash converges to the same index.
 
 
 from collections.abc import Iterator
+from functools import partial
 
 import dagster as dg
 
@@ -15,13 +16,11 @@ from crawl_assets.index.bootstrap import setup_indices
 from crawl_assets.index.sink import edge_id, index_documents
 from crawl_assets.index.stale_edges import stale_edge_tombstones
 from crawl_assets.index.stats import count_documents
-from crawl_assets.lake import Lake
 from crawl_assets.partitions import SOURCE_PARTITIONS
 # looked up here at call time (fault-injection sites patch this module's names)
 from crawl_assets.pipeline.index import edge_version_fields, marker_body, pending_edges, pending_records, scan_keys
 from crawl_assets.pipeline.normalize import split_source_key
-from crawl_assets.resources.elasticsearch import ElasticsearchResource
-from crawl_assets.resources.lake import LakeResource
+from crawl_assets.orchestration.steps import StepEnv, StepFn, as_output
 
 MISSING_CLUSTER = (
     "no Elasticsearch cluster is configured: set CRAWL_ES_URL (e.g. http://localhost:9200; "
@@ -36,6 +35,10 @@ def index_checks(key: dg.AssetKey) -> list[dg.AssetCheckSpec]:
         dg.AssetCheckSpec("index_count_matches", asset=key,
                           description="Live documents of the source in the index = its non-deleted records."),
     ]
+
+
+def search_index_step(platform: str) -> StepFn:
+    return partial(run_search_index, platform)
 
 
 def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg.AssetsDefinition, *,
@@ -56,22 +59,23 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
                             skippable=True)],
         check_specs=index_checks(key) if cluster_configured else [],
         can_subset=True,
+        required_resource_keys={"lake", "elasticsearch"},
     )
-    def _index(context: dg.AssetExecutionContext, lake: LakeResource,
-               elasticsearch: ElasticsearchResource) -> Iterator[dg.MaterializeResult]:
-        if not elasticsearch.hosts:
-            # info, not a warning: running without a cluster is a supported setup (the README's)
-            context.log.info(f"{context.partition_key}: {key.to_user_string()} not materialized: {MISSING_CLUSTER}")
-            return
-        yield index_source(context, lake.lake(), elasticsearch, platform, key)
+    def _index(context: dg.AssetExecutionContext) -> Iterator[dg.MaterializeResult]:
+        yield from as_output(run_search_index(platform, StepEnv.of_asset(context)))
 
     return _index
 
 
-def index_source(context: dg.AssetExecutionContext, the_lake: Lake, elasticsearch: ElasticsearchResource,
-                 platform: str, key: dg.AssetKey) -> dg.MaterializeResult:
-    """Send the source's pending parts and their edges, prune stale edges, and account for it all."""
-    source = context.partition_key
+def run_search_index(platform: str, env: StepEnv) -> dg.MaterializeResult | None:
+    """Send the source's pending parts and their edges, prune stale edges, and account for it all. Without a
+    cluster: nothing (the output is optional), and the log says what to set."""
+    source, key, elasticsearch = env.partition_key, env.asset_key, env.resources.elasticsearch
+    if not elasticsearch.hosts:
+        # info, not a warning: running without a cluster is a supported setup (the README's)
+        env.log.info(f"{source}: {key.to_user_string()} not materialized: {MISSING_CLUSTER}")
+        return None
+    the_lake = env.resources.lake.lake()
     tenant, _ = split_source_key(source)
     records, markers = pending_records(the_lake, tenant, platform, source)
     seen_before, expected = scan_keys(the_lake, tenant, platform, source, {r["key"] for r in records})
@@ -80,9 +84,9 @@ def index_source(context: dg.AssetExecutionContext, the_lake: Lake, elasticsearc
     with elasticsearch.get_client() as client:
         setup_indices(client, [tenant])
         rec_stats = index_documents(client, records, family="records", tenant=tenant,
-                                    deadletter_root=deadletter_root, run_id=context.run.run_id)
+                                    deadletter_root=deadletter_root, run_id=env.run.run_id)
         edge_stats = index_documents(client, edge_rows, family="edges", tenant=tenant,
-                                     deadletter_root=deadletter_root, run_id=context.run.run_id)
+                                     deadletter_root=deadletter_root, run_id=env.run.run_id)
         reobserved = {r["key"]: r for r in records if r["key"] in seen_before}
         keep: dict[str, set[str]] = {k: set() for k in reobserved}
         for edge in edge_rows:
@@ -90,7 +94,7 @@ def index_source(context: dg.AssetExecutionContext, the_lake: Lake, elasticsearc
                 keep[edge["src"]].add(edge_id(edge))
         stale = stale_edge_tombstones(client, tenant, reobserved, keep, edge_version_fields)
         prune_stats = index_documents(client, stale, family="edges", tenant=tenant,
-                                      deadletter_root=deadletter_root, run_id=context.run.run_id)
+                                      deadletter_root=deadletter_root, run_id=env.run.run_id)
         pruned = prune_stats.created + prune_stats.updated
         live = count_documents(client, tenant, source=source, family="records", include_tombstones=False)
     accounted = all(
@@ -99,7 +103,7 @@ def index_source(context: dg.AssetExecutionContext, the_lake: Lake, elasticsearc
     )
     if accounted:
         for marker in markers:
-            the_lake.write_bytes(marker, marker_body(context.run.run_id))
+            the_lake.write_bytes(marker, marker_body(env.run.run_id))
     return dg.MaterializeResult(
         asset_key=key,
         metadata={
@@ -114,5 +118,5 @@ def index_source(context: dg.AssetExecutionContext, the_lake: Lake, elasticsearc
                                 metadata={"dead_lettered": rec_stats.failed + edge_stats.failed}),
             dg.AssetCheckResult(check_name="index_count_matches", asset_key=key, passed=live == expected,
                                 metadata={"index": live, "normalized_live": expected}),
-        ) if dg.AssetCheckKey(key, r.check_name or "") in context.selected_asset_check_keys],
+        ) if dg.AssetCheckKey(key, r.check_name or "") in env.selected_asset_check_keys],
     )

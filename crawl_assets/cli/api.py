@@ -24,7 +24,6 @@ def api() -> None:
 def serve(host: str, port: int, workers: int, rate_per_minute: int, es_timeout: float) -> None:
     """Serve the API on uvicorn. Elasticsearch: CRAWL_ES_URL (+ CRAWL_ES_API_KEY or USERNAME/PASSWORD);
     keys: the Dagster instance's database (DAGSTER_HOME, or DAGSTER_PG_URL / DAGSTER_PG_*)."""
-    import os
 
     import uvicorn
 
@@ -35,8 +34,9 @@ def serve(host: str, port: int, workers: int, rate_per_minute: int, es_timeout: 
         check_settings()
     except (CredentialsInUrl, ValueError) as exc:
         fail(str(exc))
-    os.environ["CRAWL_API_RATE"] = str(rate_per_minute)
-    os.environ["CRAWL_API_ES_TIMEOUT"] = str(es_timeout)
+    from crawl_assets import settings
+
+    settings.export(CRAWL_API_RATE=str(rate_per_minute), CRAWL_API_ES_TIMEOUT=str(es_timeout))  # for the workers
     uvicorn.run("crawl_assets.api.server:app", factory=True, host=host, port=port, workers=workers,
                 log_level="info", access_log=True)
 

@@ -82,12 +82,11 @@ def demo(home: Path | None, es_url: str | None) -> None:
     from crawl_assets.resources.elasticsearch import CredentialsInUrl, check_hosts
 
     home_given = home is not None
-    home = (home or settings.dagster_home()).resolve()
-    os.environ["DAGSTER_HOME"] = str(home)
+    home = settings.use_dagster_home(home)
     if es_url:
-        os.environ["CRAWL_ES_URL"] = es_url
+        settings.export(CRAWL_ES_URL=es_url)  # the definitions (imported below) read it
     try:
-        check_hosts(os.environ.get("CRAWL_ES_URL", "").split(","))
+        check_hosts(settings.elasticsearch().host_list())
     except CredentialsInUrl as exc:
         raise click.UsageError(str(exc)) from None
     install_instance_yaml(home)
@@ -120,7 +119,7 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
         if isinstance(req, dg.AddDynamicPartitionsRequest):
             instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
 
-    indexing = bool(os.environ.get("CRAWL_ES_URL"))
+    indexing = bool(settings.elasticsearch().url)
     failures = 0
     synced: list[str] = []
     lake = Lake(settings.lake_root())

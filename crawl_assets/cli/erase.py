@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import click
 
@@ -59,7 +58,9 @@ def erase(tenant: str, author: str | None, author_name: str | None, yes: bool, s
 
 
 def _client(es_url: str | None):
-    url = es_url or os.environ.get("CRAWL_ES_URL")
+    from crawl_assets import settings
+
+    url = es_url or settings.elasticsearch().url
     if not url:
         return None
     from crawl_assets.resources.elasticsearch import CredentialsInUrl, ElasticsearchResource

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
@@ -127,7 +126,7 @@ def _last_sync(key: str) -> str:
 
     if not (settings.dagster_home() / "dagster.yaml").exists():
         return ""
-    os.environ.setdefault("DAGSTER_HOME", str(settings.dagster_home()))
+    settings.use_dagster_home()
     try:
         import time
 

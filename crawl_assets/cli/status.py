@@ -2,7 +2,6 @@
 with no error to show, the problem of the source's last normalization (its ``no_failed_batches`` check)."""
 
 import json
-import os
 import time
 
 import click
@@ -56,7 +55,7 @@ def status(platform, states, as_json, registry_path) -> None:
     except RegistryFileError as exc:
         fail(str(exc))
     entries = [e for e in reg.entries if platform is None or e.platform == platform]
-    os.environ.setdefault("DAGSTER_HOME", str(settings.dagster_home()))  # the instance `crawl-assets demo` uses
+    settings.use_dagster_home()  # the instance `crawl-assets demo` uses
     with dg.DagsterInstance.get() as instance:
         rows = source_statuses(instance, entries)
         problems = normalization_problems(instance, [r.entry for r in rows if r.state != "never"])

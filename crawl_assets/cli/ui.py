@@ -40,7 +40,7 @@ def start_event_log_consumer_at_end(home: Path) -> None:
         return
     import dagster as dg
 
-    os.environ["DAGSTER_HOME"] = str(home)
+    settings.use_dagster_home(home)
     with dg.DagsterInstance.get() as instance:
         keys = {_create_cursor_key(t) for t in DAGSTER_EVENT_TYPES}
         missing = keys - set(instance.daemon_cursor_storage.get_cursor_values(keys))
@@ -62,7 +62,7 @@ def ui(home: Path | None, port: int) -> None:
     if not workspace.exists():
         workspace.write_text(WORKSPACE)
     start_event_log_consumer_at_end(home)
-    os.environ["DAGSTER_HOME"] = str(home)
+    settings.use_dagster_home(home)  # for `dg dev` and the processes it starts
     os.chdir(home)
     click.echo(f"DAGSTER_HOME {home}: starting `dg dev` on http://127.0.0.1:{port} (Ctrl-C stops it)", err=True)
     sys.stdout.flush()

@@ -30,5 +30,6 @@ def serve(host: str, port: int, lake_root: str | None, registry_path: Path | Non
 
     from crawl_assets.webhooks.app import create_app
 
-    app = create_app(registry_path=registry_path or settings.registry_path(), lake_root=lake_root or settings.lake_root())
+    app = create_app(registry_path=registry_path or settings.registry_path(), lake_root=lake_root or settings.lake_root(),
+                     environ=settings.environment())
     uvicorn.run(app, host=host, port=port, log_level="info", access_log=False)

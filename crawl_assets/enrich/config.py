@@ -15,7 +15,6 @@ naming the file and the key.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +38,8 @@ class EnrichmentConfigError(ValueError):
 
 
 def config_path() -> Path:
-    value = os.environ.get("CRAWL_ENRICHMENT")
-    return Path(value).resolve() if value else settings.dagster_home() / "enrichment.yaml"
+    """``CRAWL_ENRICHMENT``, else ``$DAGSTER_HOME/enrichment.yaml`` (``crawl_assets.settings``)."""
+    return settings.enrichment_path()
 
 
 def build(name: str, params: dict[str, Any] | None = None) -> Enricher:

@@ -7,7 +7,9 @@ import dagster as dg
 from elasticsearch import Elasticsearch
 from pydantic import Field
 
-from crawl_assets.index.client import DEFAULT_URL, CredentialsInUrl, build_client, check_hosts, client_settings_from_env
+from crawl_assets.index.client import DEFAULT_URL, CredentialsInUrl, build_client, check_hosts
+from crawl_assets import settings
+from crawl_assets.settings import ElasticsearchSettings
 
 __all__ = ["DEFAULT_URL", "CredentialsInUrl", "ElasticsearchResource", "check_hosts"]
 
@@ -30,10 +32,24 @@ class ElasticsearchResource(dg.ConfigurableResource):
     retry_on_timeout: bool = True
 
     @classmethod
+    def from_settings(cls, es: ElasticsearchSettings, *, url: str | None = None, default_url: str = "",
+                      secrets_as_env: bool = False) -> "ElasticsearchResource":
+        """The resource for ``es`` (``url`` wins over its hosts; neither means ``default_url``'s, none = no cluster).
+
+        ``secrets_as_env``: the API key and password as ``EnvVar``s, so their values stay out of run config and
+        instance snapshots (the definitions); plain values for the CLI, outside Dagster. A URL with credentials
+        is refused (``CredentialsInUrl``): the hosts are stored with the instance's snapshots."""
+        def secret(name: str, value: str) -> dg.EnvVar | str:
+            return dg.EnvVar(name) if value and secrets_as_env else value
+
+        return cls(hosts=check_hosts(es.host_list(url, default_url)), api_key=secret("CRAWL_ES_API_KEY", es.api_key),
+                   username=es.username, password=secret("CRAWL_ES_PASSWORD", es.password), ca_certs=es.ca_certs,
+                   verify_certs=es.verify_certs)
+
+    @classmethod
     def from_env(cls, url: str | None = None) -> "ElasticsearchResource":
-        """Built from ``CRAWL_ES_URL`` (comma-separated), ``CRAWL_ES_API_KEY``, ``CRAWL_ES_USERNAME``,
-        ``CRAWL_ES_PASSWORD``, ``CRAWL_ES_CA_CERTS``, ``CRAWL_ES_VERIFY_CERTS``: for the CLI, outside Dagster."""
-        return cls(**client_settings_from_env(url))
+        """For the CLI: ``CRAWL_ES_*`` as set now, ``url`` winning over ``CRAWL_ES_URL``, else localhost."""
+        return cls.from_settings(settings.elasticsearch(), url=url, default_url=DEFAULT_URL)
 
     def get_client(self) -> Elasticsearch:
         """A new client; the caller closes it (``with resource.get_client() as es:``)."""

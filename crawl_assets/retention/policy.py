@@ -50,8 +50,8 @@ class RetentionPolicy(BaseModel):
 
 
 def policy_path() -> Path:
-    value = os.environ.get("CRAWL_RETENTION")
-    return Path(value) if value else settings.registry_path().parent / "retention.yaml"
+    """``CRAWL_RETENTION``, else ``retention.yaml`` next to the registry (``crawl_assets.settings``)."""
+    return settings.retention_path()
 
 
 def load_policy(path: str | os.PathLike[str] | None = None) -> RetentionPolicy:

@@ -8,7 +8,6 @@ typo must not make a source's partition, and its history in the UI, disappear.
 from __future__ import annotations
 
 import hashlib
-import os
 
 import dagster as dg
 
@@ -40,12 +39,18 @@ def partition_changes(
     return requests, counts
 
 
-@dg.sensor(
-    minimum_interval_seconds=max(1, int(os.environ.get("CRAWL_REGISTRY_SENSOR_INTERVAL_SECONDS") or 30)),
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Syncs the source registry file into the per-platform source partitions.",
-)
-def registry_partitions_sensor(context: dg.SensorEvaluationContext, registry: RegistryResource) -> dg.SensorResult | dg.SkipReason:
+def build_registry_sensor(interval_seconds: int = 30) -> dg.SensorDefinition:
+    """``registry_partitions_sensor``, ticking every ``interval_seconds`` (``CRAWL_REGISTRY_SENSOR_INTERVAL_SECONDS``)."""
+    return dg.sensor(
+        name="registry_partitions_sensor",
+        minimum_interval_seconds=interval_seconds,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Syncs the source registry file into the per-platform source partitions.",
+    )(sync_registry_partitions)
+
+
+def sync_registry_partitions(context: dg.SensorEvaluationContext, registry: RegistryResource) -> dg.SensorResult | dg.SkipReason:
+    """One tick of the registry sensor."""
     try:
         reg, _ = registry_view(registry.path or settings.registry_path())  # cached, libyaml: 10,000 entries in ~1-5 s cold
     except RegistryFileError as exc:

@@ -5,19 +5,19 @@ slice's sync health and the runs in flight from the instance in bulk (a few quer
 source), lets the pure policy (``crawl_assets.scheduling.policy``) decide, and requests: a single-source
 ``{platform}_sync`` run for each source that failed last time (retried alone, with step retries), and a
 few ``{platform}_sync_batch`` runs carrying the healthy due sources. Knobs come from the environment
-(``CRAWL_SCHEDULER_*``, docs/OPERATIONS.md), so tests and deployments tune them without code changes.
+(``CRAWL_SCHEDULER_*``, docs/OPERATIONS.md, read by ``crawl_assets.settings`` when the definitions load), so
+tests and deployments tune them without code changes.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
 import dagster as dg
 import orjson
 
-from crawl_assets import settings as paths
+from crawl_assets.settings import Settings as Config
 from crawl_assets.core import catalog
 from crawl_assets.jobs import BATCH_CONFIG_FIELD, PLATFORM_TAG, batch_op_name
 from crawl_assets.monitoring.health import load_health
@@ -29,34 +29,6 @@ from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.sensors.inflight import in_flight
 from crawl_assets.sources.exports import export_fingerprint
 
-
-
-def _env_number(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    if not value:
-        return default
-    try:
-        return float(value)
-    except ValueError:
-        raise ValueError(f"environment variable {name}: expected a number, got {value!r}") from None
-
-
-def scheduler_settings() -> Settings:
-    """``Settings`` with the ``CRAWL_SCHEDULER_*`` overrides."""
-    d = Settings()
-    return Settings(
-        window=int(_env_number("CRAWL_SCHEDULER_WINDOW", d.window)),
-        max_runs_in_flight=int(_env_number("CRAWL_SCHEDULER_MAX_RUNS", d.max_runs_in_flight)),
-        max_batch=int(_env_number("CRAWL_SCHEDULER_MAX_BATCH", d.max_batch)),
-        min_batch=int(_env_number("CRAWL_SCHEDULER_MIN_BATCH", d.min_batch)),
-        backoff_base_seconds=_env_number("CRAWL_SCHEDULER_BACKOFF_SECONDS", d.backoff_base_seconds),
-        backoff_cap_seconds=_env_number("CRAWL_SCHEDULER_BACKOFF_CAP_SECONDS", d.backoff_cap_seconds),
-        probe_budget=int(_env_number("CRAWL_SCHEDULER_PROBE_BUDGET", d.probe_budget)),
-    )
-
-
-def sensor_interval(name: str, default: int) -> int:
-    return max(1, int(_env_number(name, default)))
 
 
 _SORTED: dict[str, tuple[Registry, list[SourceEntry]]] = {}
@@ -72,7 +44,9 @@ def _sorted_entries(reg: Registry, platform: str) -> list[SourceEntry]:
 
 
 def decide(context: dg.SensorEvaluationContext, platform: str, registry_path: str,
-           settings: Settings, now: float | None = None) -> tuple[Plan, int, int]:
+           settings: Settings, now: float | None = None,
+           runs_per_credential: int | None = None) -> tuple[Plan, int, int]:
+    """``runs_per_credential``: the cap of runs per credential (``None``: the platform's own)."""
     """(plan, next cursor position, sources examined) for one tick of ``platform``'s scheduler."""
     reg, by_key = registry_view(registry_path)
     entries = _sorted_entries(reg, platform)
@@ -91,7 +65,8 @@ def decide(context: dg.SensorEvaluationContext, platform: str, registry_path: st
         free_slots=settings.max_runs_in_flight - flight.own_runs, settings=settings,
         probe=lambda e: export_fingerprint(e) or None,
         credential_runs=flight.credential_runs,
-        max_runs_per_credential=int(_env_number("CRAWL_SCHEDULER_RUNS_PER_CREDENTIAL", catalog.spec(platform).max_runs_per_credential)),
+        max_runs_per_credential=(catalog.spec(platform).max_runs_per_credential if runs_per_credential is None
+                                 else runs_per_credential),
     )
     return plan, next_pos, len(window)
 
@@ -110,14 +85,16 @@ def run_requests(plan: Plan, platform: str, single_job: str, batch_job: str) -> 
     return requests
 
 
-def build_scheduling_sensor(platform: str, single_job: Any,
-                            batch_job: dg.JobDefinition) -> dg.SensorDefinition:
-    """The scheduler of ``platform``: failing sources go to ``single_job``, healthy ones to ``batch_job``."""
+def build_scheduling_sensor(platform: str, single_job: Any, batch_job: dg.JobDefinition,
+                            config: Config) -> dg.SensorDefinition:
+    """The scheduler of ``platform``: failing sources go to ``single_job``, healthy ones to ``batch_job``;
+    its knobs and interval are ``config``'s."""
+    registry_default = str(config.registry_path)
 
     @dg.sensor(
         name=f"{platform}_scheduler",
         jobs=[single_job, batch_job],
-        minimum_interval_seconds=sensor_interval("CRAWL_SCHEDULER_INTERVAL_SECONDS", 30),
+        minimum_interval_seconds=config.scheduler_interval_seconds,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description=f"Requests syncs of due {platform} sources: failing ones alone ({single_job.name}), "
         f"healthy ones in batches ({batch_job.name}).",
@@ -127,8 +104,8 @@ def build_scheduling_sensor(platform: str, single_job: Any,
         started = time.perf_counter()
         resource: RegistryResource = context.resources.registry
         try:
-            plan, next_pos, examined = decide(context, platform, resource.path or str(paths.registry_path()),
-                                              scheduler_settings())
+            plan, next_pos, examined = decide(context, platform, resource.path or registry_default,
+                                              config.scheduler, runs_per_credential=config.scheduler_runs_per_credential)
         except RegistryFileError as exc:
             return dg.SkipReason(f"registry unreadable, nothing scheduled: {exc}")
         took = time.perf_counter() - started

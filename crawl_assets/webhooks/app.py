@@ -193,16 +193,17 @@ async def healthz(request: Request) -> Response:
     return JSONResponse({"ok": True})
 
 
-def create_app(*, registry_path: str | os.PathLike[str], lake_root: str, environ: Mapping[str, str] | None = None,
+def create_app(*, registry_path: str | os.PathLike[str], lake_root: str, environ: Mapping[str, str],
                max_body_bytes: int = MAX_BODY_BYTES, max_age_seconds: float = MAX_AGE_SECONDS,
                clock: Callable[[], float] = time.time) -> Starlette:
-    """The receiver app; ``environ`` holds the webhook secrets (default: the process environment)."""
+    """The receiver app; ``environ`` holds the webhook secrets (``crawl-assets webhooks serve`` passes the process
+    environment, through ``crawl_assets.settings``)."""
     app = Starlette(routes=[
         Route("/hooks/{platform}/{source}", receive, methods=["POST"]),
         Route("/hooks/{platform}/{source}", head_ok, methods=["HEAD"]),
         Route("/metrics", metrics, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
     ])
-    app.state.receiver = ReceiverState(Path(registry_path), Lake(lake_root), os.environ if environ is None else environ,
+    app.state.receiver = ReceiverState(Path(registry_path), Lake(lake_root), environ,
                                        max_body_bytes=max_body_bytes, max_age_seconds=max_age_seconds, clock=clock)
     return app

@@ -2,7 +2,7 @@ import dagster as dg
 import pytest
 
 from crawl_assets.resources.lake import RegistryResource
-from crawl_assets.sensors.registry_sensor import registry_partitions_sensor
+from crawl_assets.sensors.registry_sensor import build_registry_sensor
 
 
 KIND = {"telegram": "channel", "x": "search_query"}
@@ -17,7 +17,7 @@ def entries(names, platform="telegram", tenant="acme"):
 
 def tick(instance, path):
     ctx = dg.build_sensor_context(instance=instance, resources={"registry": RegistryResource(path=str(path))})
-    result = registry_partitions_sensor(ctx)
+    result = build_registry_sensor()(ctx)
     if isinstance(result, dg.SensorResult):
         for req in result.dynamic_partitions_requests or []:
             if isinstance(req, dg.AddDynamicPartitionsRequest):
@@ -73,6 +73,6 @@ def test_thousands_of_sources_go_in_one_request_per_platform(instance, tmp_path)
     path = tmp_path / "sources.yaml"
     path.write_text("sources:\n" + entries([f"c{i}" for i in range(3000)]) + entries([f"q{i}" for i in range(500)], platform="x"))
     ctx = dg.build_sensor_context(instance=instance, resources={"registry": RegistryResource(path=str(path))})
-    result = registry_partitions_sensor(ctx)
+    result = build_registry_sensor()(ctx)
     adds = result.dynamic_partitions_requests
     assert [(r.partitions_def_name, len(r.partition_keys)) for r in adds] == [("telegram_sources", 3000), ("x_sources", 500)]

@@ -1,0 +1,1 @@
+"""The Dagster side: the steps a source's chain runs (plain functions of a ``StepEnv``)."""
