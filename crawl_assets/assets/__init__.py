@@ -27,5 +27,7 @@ def derived_assets(platform: str, raw: dg.AssetsDefinition, *, cluster_configure
 def raw_asset(platform: str) -> dg.AssetsDefinition:
     """The raw asset of ``platform`` (one per process, so its identity is stable)."""
     from crawl_assets.sources.common import build_raw_asset
+    from crawl_assets.sources.pull import live_collector
 
-    return build_raw_asset(catalog.spec(platform))
+    spec = catalog.spec(platform)
+    return build_raw_asset(spec, live_collector(spec))

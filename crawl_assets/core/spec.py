@@ -80,6 +80,28 @@ class Sample:
 
 
 @dataclass(frozen=True)
+class PullSpec:
+    """A pull-based REST source, wired without code of its own: the shared collector runs ``sync`` with a
+    client from ``client`` and stores raw batches of ``raw_format`` (``crawl_assets.sources.pull``); the shared
+    resource (``crawl_assets.sources.rest_resource``, key = the platform) holds ``CRAWL_<PLATFORM>_BASE_URL``,
+    the per-tenant secrets ``CRAWL_<PLATFORM>_<secret>[__TENANT[__NAME]]``, retries and the run budget.
+
+    - ``sync``: ``"module:function"``, ``sync(client, entry, state, store, budget) -> SyncResult``;
+    - ``raw_format``: the format of the raw batches it writes (one of the spec's formats);
+    - ``client``: ``"module:function"``, ``open_client(resource, entry) -> client`` (an ``HttpClient``); its
+      ``http`` is closed after the sync;
+    - ``secret``: the credential's variable suffix ("" = the API needs none).
+
+    A platform that still has a resource of its own (``SourceSpec.resource``) builds its client there.
+    """
+
+    sync: str
+    raw_format: str
+    client: str = ""
+    secret: str = ""
+
+
+@dataclass(frozen=True)
 class SourceSpec:
     """One source type (platform).
 
@@ -98,11 +120,15 @@ class SourceSpec:
     identifier_hints: Mapping[str, str] = field(default_factory=dict)  # kind -> what --identifier takes
     persons: str = ""  # "module:attr" of its PersonIds (where its payloads name people; erasure uses it)
     options: tuple[str, ...] = ()  # registry option names its live kinds read
-    live: str = ""  # "module:function": the live collector (temporary: until the sync engine is shared)
-    resource: str = ""  # "module:factory" of its resource, keyed by the platform (temporary)
+    pull: PullSpec | None = None  # a pull-based REST source: collector and resource are the shared ones
+    live: str = ""  # "module:function": a live collector of its own (temporary: until the sync engine is shared)
+    resource: str = ""  # "module:factory" of a resource of its own, keyed by the platform (temporary)
     webhook: WebhookSpec | None = None
     max_runs_per_credential: int = 0  # runs of one credential at a time (0: no limit)
     samples: tuple[Sample, ...] = ()
+
+    def has_resource(self) -> bool:
+        return bool(self.resource or self.pull)
 
     def allowed_kinds(self) -> tuple[str, ...]:
         return self.kinds + ((EXPORT_FILE,) if self.export_formats else ())

@@ -39,9 +39,13 @@ def test_a_spec_names_only_code_that_exists(platform):
         assert callable(resolve(fmt.normalizer)), fmt.name
         if fmt.sniff:
             assert callable(resolve(fmt.sniff)), fmt.name
-    for target in (spec.persons, spec.live, spec.resource):
+    pull = spec.pull
+    for target in (spec.persons, spec.live, spec.resource, pull and pull.sync, pull and pull.client):
         if target:
             assert resolve(target) is not None, target
+    if pull:
+        assert callable(resolve(pull.sync)) and pull.raw_format in {f.name for f in spec.formats}
+        assert pull.client or spec.resource, "a pull source builds its client in PullSpec.client or its own resource"
     assert set(spec.identifier_hints) <= set(spec.allowed_kinds()) - {EXPORT_FILE}
     assert {s.format for s in spec.samples} <= set(spec.export_formats)
 

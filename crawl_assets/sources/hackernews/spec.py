@@ -1,6 +1,6 @@
 """Hacker News: stories and comments matching a search (public Algolia HN API)."""
 
-from crawl_assets.core.spec import FormatSpec, SourceSpec
+from crawl_assets.core.spec import FormatSpec, PullSpec, SourceSpec
 
 SPEC = SourceSpec(
     platform="hackernews",
@@ -15,6 +15,6 @@ SPEC = SourceSpec(
     identifier_hints={"search_query": "'<query>'"},
     persons="crawl_assets.sources.hackernews.normalize:PERSONS",
     options=("tags", "hits_per_page", "pages_per_batch"),
-    live="crawl_assets.sources.hackernews.collect:collect",
-    resource="crawl_assets.sources.hackernews.resource:HackerNewsResource.from_env",
+    pull=PullSpec(sync="crawl_assets.sources.hackernews.sync:sync_search", raw_format="hackernews",
+                  client="crawl_assets.sources.hackernews.client:open_client"),
 )

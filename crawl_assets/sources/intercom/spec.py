@@ -1,6 +1,6 @@
 """Intercom: conversations of a workspace through the REST API; each part is a record."""
 
-from crawl_assets.core.spec import FormatSpec, SourceSpec, WebhookSpec
+from crawl_assets.core.spec import FormatSpec, PullSpec, SourceSpec, WebhookSpec
 
 SPEC = SourceSpec(
     platform="intercom",
@@ -15,7 +15,7 @@ SPEC = SourceSpec(
     identifier_hints={"workspace": "<workspace id>"},
     persons="crawl_assets.sources.intercom.normalize:PERSONS",
     options=("per_page", "conversations_per_batch", "overlap_seconds"),
-    live="crawl_assets.sources.intercom.collect:collect",
+    pull=PullSpec(sync="crawl_assets.sources.intercom.sync:sync_workspace", raw_format="intercom"),
     resource="crawl_assets.sources.intercom.resource:IntercomResource.from_env",
     # X-Hub-Signature: sha1=<hex HMAC-SHA1 of the body, key = the app's client secret>; the notification id and
     # created_at are inside the signed body (the same id on every retry of one notification)
