@@ -8,7 +8,7 @@ from crawl_assets.assets import raw_asset
 from crawl_assets.core import catalog
 from crawl_assets.sources.rest_resource import RestSourceResource, resource_class, source_resource
 from crawl_assets_tests.sources.feedback_helpers import materialization_metadata, run_raw_asset
-from crawl_assets_tests.standins.hackernews_api import HackerNewsServer, make_items
+from crawl_assets_tests.sources.hackernews.standin import HackerNewsServer, make_items
 
 hackernews_items_raw = raw_asset("hackernews")
 

@@ -15,7 +15,7 @@ from crawl_assets.sources.hackernews.sync import sync_search
 from crawl_assets.sdk.sync import Budget
 from crawl_assets.sdk.http import RetrySettings
 from crawl_assets_tests.sources.feedback_helpers import LakeStore, normalize_batches
-from crawl_assets_tests.standins.hackernews_api import HackerNewsServer, make_items
+from crawl_assets_tests.sources.hackernews.standin import HackerNewsServer, make_items
 
 FAST = RetrySettings(max_retries=2, backoff_seconds=0.01, backoff_cap_seconds=0.05)
 
