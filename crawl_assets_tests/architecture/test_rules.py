@@ -80,7 +80,6 @@ ALLOWED: dict[str, set[str]] = {
         "crawl_assets/sources/telegram/resource.py: sender_factory",
     },
     "platform_literals": {
-        "crawl_assets/schema/record.py",
         # arrived with main at 2763c5c (X edit histories across parts, the demo tenant's X archive owner)
         "crawl_assets/pipeline/edit_versions.py",
         "crawl_assets/pipeline/normalize.py",
