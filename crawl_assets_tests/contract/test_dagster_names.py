@@ -56,7 +56,9 @@ def _installed_only(expected: dict, installed: set[str]) -> dict:
 
     return {
         "assets": {k: {**v, "deps": [d for d in v["deps"] if mine(d)]} for k, v in expected["assets"].items() if mine(k)},
-        "jobs": {k: {**v, "ops": [o for o in v["ops"] if mine(o)]} for k, v in expected["jobs"].items() if mine(k)},
+        "jobs": {k: {**v, "ops": [o for o in v["ops"] if mine(o)],
+                     "op_config": {o: c for o, c in v.get("op_config", {}).items() if mine(o)}}
+                 for k, v in expected["jobs"].items() if mine(k)},
         "sensors": {k: {**v, "jobs": [j for j in v["jobs"] if mine(j)]} for k, v in expected["sensors"].items() if mine(k)},
         "schedules": expected["schedules"],
         "resources": [r for r in expected["resources"] if mine(r)],
