@@ -10,21 +10,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from crawl_assets import names
 from crawl_assets.registry.secrets import looks_like_secret, redact_secrets
 from crawl_assets.core import catalog
+from crawl_assets.core.spec import EXPORT_FILE
 
 # Platforms, their kinds and export formats are declared by the source specs (crawl_assets/sources/*/spec.py).
 PLATFORMS: tuple[str, ...] = catalog.platforms()
 EXPORT_FORMATS: dict[str, tuple[str, ...]] = {p: s.export_formats for p, s in catalog.catalog().specs.items()}
 
 
-class SourceKind(str, Enum):
-    channel = "channel"
-    group = "group"
-    account_timeline = "account_timeline"
-    search_query = "search_query"
-    forum = "forum"
-    app = "app"
-    workspace = "workspace"
-    export_file = "export_file"
+# Every kind some installed platform accepts (the specs' ``kinds``, then ``export_file``): an enum built from
+# the catalog, so a platform declares a new kind in its spec and nothing here changes.
+SourceKind = Enum("SourceKind", {k: k for k in dict.fromkeys((*catalog.catalog().kinds(), EXPORT_FILE))}, type=str)  # type: ignore[misc]
 
 
 class SourceStatus(str, Enum):
