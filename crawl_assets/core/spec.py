@@ -36,6 +36,8 @@ class FormatSpec:
     - ``splittable``: lines are independent, so ``normalize --jobs N`` may split a file across processes;
     - ``envelope_field``: for the crawl envelopes of REST answers, the ``crawl`` field only this format's
       lines carry (how a file's format is recognised);
+    - ``export_owner``: for an export file of this format, the account it belongs to (stored with the
+      batch as the ``account_id`` normalization option when the source does not set one);
     - ``sniff``: ``"module:function(head, first_line) -> bool"``: whether a file's first bytes (and its first
       line parsed, when complete) unmistakably are this format; ``sniff_rank``: when several formats
       recognise one file, the lowest rank wins.
@@ -49,6 +51,7 @@ class FormatSpec:
     envelope_field: str = ""
     sniff: str = ""
     sniff_rank: int = 20
+    export_owner: str = ""  # "module:function(entry) -> account id | None": whose export file this is
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,7 @@ class SourceSpec:
     resource: str = ""  # "module:factory" of a resource of its own, keyed by the platform (temporary)
     webhook: WebhookSpec | None = None
     max_runs_per_credential: int = 0  # runs of one credential at a time (0: no limit)
+    edit_histories: bool = False  # records carry the ids of every version of a post (metadata edit_history_tweet_ids)
     samples: tuple[Sample, ...] = ()
 
     def option_names(self) -> tuple[str, ...]:

@@ -29,7 +29,8 @@ from crawl_assets.registry.secrets import redact_secrets
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 from crawl_assets.scheduling.policy import Health
 from crawl_assets.scheduling.registry_view import registry_view
-from crawl_assets.core.spec import SourceSpec
+from crawl_assets.core import catalog
+from crawl_assets.core.spec import SourceSpec, resolve
 from crawl_assets.sources.export_stats import export_record_stats, nothing_stored
 from crawl_assets.sources.exports import ExportPathRefused, export_fingerprint, open_export, tenant_import_root
 
@@ -89,10 +90,9 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
     except ValueError as exc:
         os.close(fd)
         raise dg.Failure(f"source {entry.key!r}: {exc} (registry {registry.path})", allow_retries=False) from None
-    if entry.export_format == "x-archive" and "account_id" not in options:
-        from crawl_assets.sources.x.archive_account import archive_account_id
-
-        if account := archive_account_id(entry):  # the archive's owner: its tweets' author
+    owner = catalog.catalog().formats()[entry.export_format or ""].export_owner
+    if owner and "account_id" not in options:
+        if account := resolve(owner)(entry):  # the export's owner (an X archive's: its tweets' author)
             options["account_id"] = account
     with os.fdopen(fd, "rb") as fh:
         sha = _sha256(fh)
