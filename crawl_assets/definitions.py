@@ -18,7 +18,7 @@ from crawl_assets.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sensors.registry_sensor import build_registry_sensor
 from crawl_assets.sensors.scheduling import build_scheduling_sensor
 from crawl_assets.core import catalog
-from crawl_assets.core.spec import resolve
+from crawl_assets.sources.rest_resource import source_resource
 
 
 def build_definitions(config: Settings | None = None) -> dg.Definitions:
@@ -35,7 +35,7 @@ def build_definitions(config: Settings | None = None) -> dg.Definitions:
     resources: dict[str, dg.ConfigurableResource] = {
         "lake": LakeResource(), "registry": RegistryResource(),
         "elasticsearch": ElasticsearchResource.from_settings(es, secrets_as_env=True),
-        **{platform: resolve(spec.resource)() for platform, spec in catalog.catalog().specs.items() if spec.resource},
+        **{platform: source_resource(spec) for platform, spec in catalog.catalog().specs.items() if spec.has_resource()},
     }
     webhook_jobs: dict[str, dg.UnresolvedAssetJobDefinition] = {}
     with_index = bool(es.url.strip())

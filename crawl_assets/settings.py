@@ -14,10 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from crawl_assets.scheduling.policy import Settings as SchedulerSettings
 
 DEFAULT_HOME = ".crawl_home"
 
@@ -86,10 +83,22 @@ def _elasticsearch(env: Mapping[str, str]) -> ElasticsearchSettings:
     )
 
 
-def _scheduler(env: Mapping[str, str]) -> "SchedulerSettings":
-    """The scheduler's knobs with the ``CRAWL_SCHEDULER_*`` overrides."""
-    from crawl_assets.scheduling.policy import Settings as SchedulerSettings  # the registry's models: heavy
+@dataclass(frozen=True)
+class SchedulerSettings:
+    """Knobs of a platform's scheduler (see docs/OPERATIONS.md for how they were chosen)."""
 
+    window: int = 2500  # sources examined per tick (round-robin over the registry)
+    max_runs_in_flight: int = 4  # runs this scheduler keeps queued or running at once
+    max_batch: int = 200  # sources per batch run at most
+    min_batch: int = 10  # fewer sources than this share one run (a run costs ~5 s of overhead)
+    backoff_base_seconds: float = 60.0  # after the 1st failure; doubles per further failure
+    backoff_cap_seconds: float = 6 * 3600.0
+    probe_budget: int = 500  # export-file stat() calls per tick
+    single_share: float = 0.5  # at most this share of free run slots goes to failing sources
+
+
+def _scheduler(env: Mapping[str, str]) -> SchedulerSettings:
+    """The scheduler's knobs with the ``CRAWL_SCHEDULER_*`` overrides."""
     d = SchedulerSettings()
     return SchedulerSettings(
         window=int(_number(env, "CRAWL_SCHEDULER_WINDOW", d.window)),
@@ -112,7 +121,7 @@ class Settings:
     import_root: Path  # CRAWL_IMPORT_ROOT: export files, one folder per tenant below it
     retention_path: Path  # CRAWL_RETENTION, else retention.yaml next to the registry
     enrichment_path: Path  # CRAWL_ENRICHMENT, else $DAGSTER_HOME/enrichment.yaml
-    scheduler: "SchedulerSettings"  # CRAWL_SCHEDULER_* (docs/OPERATIONS.md)
+    scheduler: SchedulerSettings  # CRAWL_SCHEDULER_* (docs/OPERATIONS.md)
     elasticsearch: ElasticsearchSettings = field(default_factory=ElasticsearchSettings)
     scheduler_interval_seconds: int = 30  # CRAWL_SCHEDULER_INTERVAL_SECONDS
     registry_sensor_interval_seconds: int = 30  # CRAWL_REGISTRY_SENSOR_INTERVAL_SECONDS

@@ -39,5 +39,7 @@ def derived_steps(platform: str) -> dict[dg.AssetKey, StepFn]:
 def raw_asset(platform: str) -> dg.AssetsDefinition:
     """The raw asset of ``platform`` (one per process, so its identity is stable)."""
     from crawl_assets.sources.common import build_raw_asset
+    from crawl_assets.sources.pull import live_collector
 
-    return build_raw_asset(catalog.spec(platform))
+    spec = catalog.spec(platform)
+    return build_raw_asset(spec, live_collector(spec))

@@ -27,7 +27,7 @@ SNIFF_ITEMS = 50
 def refusal(entry: SourceEntry, registry: Registry, option_names: Iterable[str]) -> str | None:
     """Why ``entry`` may not be added (``field '…': reason``), or None."""
     export = entry.kind is SourceKind.export_file
-    known = ("format", *NORMALIZE_OPTIONS) if export else catalog.spec(entry.platform).options
+    known = ("format", *NORMALIZE_OPTIONS) if export else catalog.spec(entry.platform).option_names()
     unknown = sorted(set(option_names) - set(known))
     if unknown:
         what = f"{entry.platform} export files" if export else f"{entry.platform} {entry.kind.value} sources"

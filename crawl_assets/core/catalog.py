@@ -97,6 +97,13 @@ def spec(platform: str) -> SourceSpec:
     return catalog().spec(platform)
 
 
+def keeps_edit_histories(platform: str) -> bool:
+    """Whether ``platform``'s records name every version of a post (``SourceSpec.edit_histories``); False for a
+    platform not installed."""
+    found = catalog().specs.get(platform)
+    return bool(found and found.edit_histories)
+
+
 @cache
 def normalizer(fmt: str) -> Any:
     """The normalizer function of ``fmt`` (imported on first use)."""

@@ -36,6 +36,8 @@ class FormatSpec:
     - ``splittable``: lines are independent, so ``normalize --jobs N`` may split a file across processes;
     - ``envelope_field``: for the crawl envelopes of REST answers, the ``crawl`` field only this format's
       lines carry (how a file's format is recognised);
+    - ``export_owner``: for an export file of this format, the account it belongs to (stored with the
+      batch as the ``account_id`` normalization option when the source does not set one);
     - ``sniff``: ``"module:function(head, first_line) -> bool"``: whether a file's first bytes (and its first
       line parsed, when complete) unmistakably are this format; ``sniff_rank``: when several formats
       recognise one file, the lowest rank wins.
@@ -49,6 +51,7 @@ class FormatSpec:
     envelope_field: str = ""
     sniff: str = ""
     sniff_rank: int = 20
+    export_owner: str = ""  # "module:function(entry) -> account id | None": whose export file this is
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,28 @@ class Sample:
 
 
 @dataclass(frozen=True)
+class PullSpec:
+    """A pull-based REST source, wired without code of its own: the shared collector runs ``sync`` with a
+    client from ``client`` and stores raw batches of ``raw_format`` (``crawl_assets.sources.pull``); the shared
+    resource (``crawl_assets.sources.rest_resource``, key = the platform) holds ``CRAWL_<PLATFORM>_BASE_URL``,
+    the per-tenant secrets ``CRAWL_<PLATFORM>_<secret>[__TENANT[__NAME]]``, retries and the run budget.
+
+    - ``sync``: ``"module:function"``, ``sync(client, entry, state, store, budget) -> SyncResult``;
+    - ``raw_format``: the format of the raw batches it writes (one of the spec's formats);
+    - ``client``: ``"module:function"``, ``open_client(resource, entry) -> client`` (an ``HttpClient``); its
+      ``http`` is closed after the sync;
+    - ``secret``: the credential's variable suffix ("" = the API needs none).
+
+    A platform that still has a resource of its own (``SourceSpec.resource``) builds its client there.
+    """
+
+    sync: str
+    raw_format: str
+    client: str = ""
+    secret: str = ""
+
+
+@dataclass(frozen=True)
 class SourceSpec:
     """One source type (platform).
 
@@ -97,12 +122,22 @@ class SourceSpec:
     export_formats: tuple[str, ...] = ()  # formats an export file may hold; the first is the default
     identifier_hints: Mapping[str, str] = field(default_factory=dict)  # kind -> what --identifier takes
     persons: str = ""  # "module:attr" of its PersonIds (where its payloads name people; erasure uses it)
-    options: tuple[str, ...] = ()  # registry option names its live kinds read
-    live: str = ""  # "module:function": the live collector (temporary: until the sync engine is shared)
-    resource: str = ""  # "module:factory" of its resource, keyed by the platform (temporary)
+    options: tuple[str, ...] = ()  # registry option names its live kinds read (when it has no options_model)
+    options_model: type | None = None  # a core.options.SourceOptions subclass: the typed options of its live kinds
+    pull: PullSpec | None = None  # a pull-based REST source: collector and resource are the shared ones
+    live: str = ""  # "module:function": a live collector of its own (temporary: until the sync engine is shared)
+    resource: str = ""  # "module:factory" of a resource of its own, keyed by the platform (temporary)
     webhook: WebhookSpec | None = None
     max_runs_per_credential: int = 0  # runs of one credential at a time (0: no limit)
+    edit_histories: bool = False  # records carry the ids of every version of a post (metadata edit_history_tweet_ids)
     samples: tuple[Sample, ...] = ()
+
+    def option_names(self) -> tuple[str, ...]:
+        """The registry options its live kinds read."""
+        return tuple(self.options_model.model_fields) if self.options_model else self.options  # type: ignore[attr-defined]
+
+    def has_resource(self) -> bool:
+        return bool(self.resource or self.pull)
 
     def allowed_kinds(self) -> tuple[str, ...]:
         return self.kinds + ((EXPORT_FILE,) if self.export_formats else ())

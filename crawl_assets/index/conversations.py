@@ -12,6 +12,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
+from crawl_assets.core import catalog
 from crawl_assets.index.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import read_alias
 
@@ -62,8 +63,9 @@ def record_with_history(client: Elasticsearch, tenant: str, key: str) -> dict[st
     chain = [str(i) for i in (meta.get("edit_history_tweet_ids") or [])][:MAX_VERSIONS]
     versions: list[dict[str, Any]] = [doc]
     note = None
-    if doc.get("platform") == "x" and len(chain) > 1:
-        keys = [f"x:{tid}" for tid in chain]
+    platform = str(doc.get("platform") or "")
+    if catalog.keeps_edit_histories(platform) and len(chain) > 1:
+        keys = [f"{platform}:{tid}" for tid in chain]
         if meta.get("superseded_by"):
             keys.append(str(meta["superseded_by"]))
         got = fetch_keys(client, tenant, keys)

@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 import pyarrow.compute as pc
 
+from crawl_assets.core import catalog
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.normalize.edits import FIELD, EditHistories, history_of
@@ -53,7 +54,7 @@ def stored_histories(lake: Lake, batch: RawBatch, table: str, edits: EditHistori
     a version read after its post's newer version was stored (listing only itself) is then resolved as
     superseded too, whichever batch came first. Only the metadata column is read, rows filtered by a regex."""
     m = batch.manifest
-    if m.platform != "x" or not ids:
+    if not ids or not catalog.keeps_edit_histories(m.platform):
         return
     earlier = {p for p in lake.part_ids(table, m.tenant, m.platform, m.source) if p < m.batch_id}
     for _, part in lake.read_parts(table, m.tenant, m.platform, m.source, columns=["metadata"],

@@ -9,6 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from crawl_assets.core import catalog
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
 from crawl_assets.normalize import NormalizeContext, dedupe_latest, normalize_stream
@@ -90,7 +91,8 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
     result = BatchResult()
     seen: Counter[str] = Counter()
     edits = EditHistories(m.platform)  # edited posts: every version resolved against the batch's histories
-    x_ids: set[str] = set()  # and those earlier parts hold naming a version read here
+    histories = catalog.keeps_edit_histories(m.platform)
+    read_ids: set[str] = set()  # and those earlier parts hold naming a version read here
 
     def records() -> Iterator[Record]:
         with lake.open_raw(batch) as stream:
@@ -99,15 +101,15 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
                     result.rejected.append(item.model_dump(mode="json"))
                 else:
                     observe(edits, {"platform": item.platform, "metadata": item.metadata})
-                    if item.platform == "x":
-                        x_ids.add(item.native_id)
+                    if histories:
+                        read_ids.add(item.native_id)
                     yield item
 
     def chunks() -> Iterator[pa.Table]:
         buffer: list[dict[str, Any]] = []
         for n, record in enumerate(dedupe_latest(records())):
             if n == 0:  # every record of the batch is read (dedupe_latest), none resolved yet
-                stored_histories(lake, batch, TABLE, edits, x_ids)
+                stored_histories(lake, batch, TABLE, edits, read_ids)
             buffer.append(resolved(edits, record.model_dump(mode="json")))
             if len(buffer) >= CHUNK_ROWS:
                 yield flush(buffer)

@@ -5,26 +5,21 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from crawl_assets import names
 from crawl_assets.registry.secrets import looks_like_secret, redact_secrets
 from crawl_assets.core import catalog
+from crawl_assets.core.spec import EXPORT_FILE
 
 # Platforms, their kinds and export formats are declared by the source specs (crawl_assets/sources/*/spec.py).
 PLATFORMS: tuple[str, ...] = catalog.platforms()
 EXPORT_FORMATS: dict[str, tuple[str, ...]] = {p: s.export_formats for p, s in catalog.catalog().specs.items()}
 
 
-class SourceKind(str, Enum):
-    channel = "channel"
-    group = "group"
-    account_timeline = "account_timeline"
-    search_query = "search_query"
-    forum = "forum"
-    app = "app"
-    workspace = "workspace"
-    export_file = "export_file"
+# Every kind some installed platform accepts (the specs' ``kinds``, then ``export_file``): an enum built from
+# the catalog, so a platform declares a new kind in its spec and nothing here changes.
+SourceKind = Enum("SourceKind", {k: k for k in dict.fromkeys((*catalog.catalog().kinds(), EXPORT_FILE))}, type=str)  # type: ignore[misc]
 
 
 class SourceStatus(str, Enum):
@@ -132,6 +127,26 @@ class SourceEntry(BaseModel):
     def key(self) -> str:
         """Partition key: stable, readable, no '/', never a secret (all parts are validated slugs)."""
         return f"{self.tenant}.{self.platform}.{self.name}"
+
+    @model_validator(mode="after")
+    def _typed_options(self) -> SourceEntry:
+        """A live source's options parse as its spec's ``options_model`` (the error names the option)."""
+        if self.kind is not SourceKind.export_file and catalog.spec(self.platform).options_model is not None:
+            self.typed_options  # noqa: B018 - raises naming the field
+        return self
+
+    @property
+    def typed_options(self) -> Any:
+        """The options as the spec's model (``options_model``); ``ValueError`` names the bad option."""
+        model = catalog.spec(self.platform).options_model
+        if model is None:
+            raise ValueError(f"{self.platform} declares no options model")
+        try:
+            return model.model_validate(self.options)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            raise ValueError(f"options.{where}: {err['msg']}") from None
 
     @property
     def export_format(self) -> str | None:

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from crawl_assets.registry import SourceEntry, SourceKind
+from crawl_assets.settings import SchedulerSettings as Settings  # the knobs are read with the other settings
 
 
 @dataclass(frozen=True)
@@ -58,20 +59,6 @@ class Health:
     def failed(self, now: float, error: str, *, run_id: str = "", retry_after: float | None = None) -> "Health":
         return replace(self, last_attempt=now, last_failure=now, failures=self.failures + 1,
                        last_error=error[:500], retry_after=retry_after, last_run_id=run_id)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Knobs of a platform's scheduler (see docs/OPERATIONS.md for how they were chosen)."""
-
-    window: int = 2500  # sources examined per tick (round-robin over the registry)
-    max_runs_in_flight: int = 4  # runs this scheduler keeps queued or running at once
-    max_batch: int = 200  # sources per batch run at most
-    min_batch: int = 10  # fewer sources than this share one run (a run costs ~5 s of overhead)
-    backoff_base_seconds: float = 60.0  # after the 1st failure; doubles per further failure
-    backoff_cap_seconds: float = 6 * 3600.0
-    probe_budget: int = 500  # export-file stat() calls per tick
-    single_share: float = 0.5  # at most this share of free run slots goes to failing sources
 
 
 def backoff_seconds(failures: int, settings: Settings) -> float:

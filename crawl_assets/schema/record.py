@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
+from crawl_assets.core import catalog
+
 _ZERO = timedelta(0)
 
 
@@ -24,8 +26,9 @@ def _to_utc(value: datetime) -> datetime:
 
 UtcDatetime = Annotated[AwareDatetime, AfterValidator(_to_utc)]
 
-PLATFORMS = ("telegram", "x", "discourse", "play", "intercom", "hackernews")
-Platform = Literal["telegram", "x", "discourse", "play", "intercom", "hackernews"]
+# The installed source types (crawl_assets.core.catalog, by name): a record of another platform is refused.
+PLATFORMS: tuple[str, ...] = catalog.platforms()
+Platform = Literal[PLATFORMS]  # type: ignore[valid-type]
 EdgeType = Literal["reply", "quote", "repost", "mention", "hashtag"]
 # What the normalizer had to do to the observation (docs/SCHEMA.md, "Provenance flags").
 ProvenanceFlag = Literal["invalid_utf8_replaced", "created_at_from_id", "local_time_converted", "value_out_of_range"]

@@ -29,6 +29,7 @@ from crawl_assets.registry.secrets import redact_secrets
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 from crawl_assets.scheduling.policy import Health
 from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.core import catalog
 from crawl_assets.core.spec import SourceSpec, resolve
 from crawl_assets.sources.export_stats import export_record_stats, nothing_stored
 from crawl_assets.sources.exports import ExportPathRefused, export_fingerprint, open_export, tenant_import_root
@@ -89,10 +90,9 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
     except ValueError as exc:
         os.close(fd)
         raise dg.Failure(f"source {entry.key!r}: {exc} (registry {registry.path})", allow_retries=False) from None
-    if entry.export_format == "x-archive" and "account_id" not in options:
-        from crawl_assets.sources.x.archive_account import archive_account_id
-
-        if account := archive_account_id(entry):  # the archive's owner: its tweets' author
+    owner = catalog.catalog().formats()[entry.export_format or ""].export_owner
+    if owner and "account_id" not in options:
+        if account := resolve(owner)(entry):  # the export's owner (an X archive's: its tweets' author)
             options["account_id"] = account
     with os.fdopen(fd, "rb") as fh:
         sha = _sha256(fh)
@@ -138,14 +138,13 @@ def raw_materialization(entry: SourceEntry, batches: list[RawBatch], extra: dict
 LiveCollector = Callable[[dg.AssetExecutionContext, SourceEntry, Lake], dg.MaterializeResult]
 
 
-def build_raw_asset(spec: SourceSpec) -> dg.AssetsDefinition:
+def build_raw_asset(spec: SourceSpec, live: LiveCollector | None) -> dg.AssetsDefinition:
     """The raw asset of a platform: one partition per source of that platform.
 
-    Export-file sources are ingested here for every platform; every other kind goes to the spec's
-    ``live`` collector, which gets the platform's resource (keyed by the platform).
+    Export-file sources are ingested here for every platform; every other kind goes to the ``live``
+    collector, which gets the platform's resource (keyed by the platform).
     """
     platform = spec.platform
-    live: LiveCollector | None = resolve(spec.live) if spec.live else None
 
     @dg.asset(
         name=spec.raw_asset,
@@ -157,7 +156,7 @@ def build_raw_asset(spec: SourceSpec) -> dg.AssetsDefinition:
         group_name=platform,
         kinds={platform, "json"},
         retry_policy=TRANSIENT_RETRY,
-        required_resource_keys={"lake", "registry", *([platform] if spec.resource else [])},
+        required_resource_keys={"lake", "registry", *([platform] if spec.has_resource() else [])},
     )
     def _raw(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         reg, by_key = registry_view(registry_file(context))

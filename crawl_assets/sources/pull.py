@@ -18,15 +18,31 @@ from typing import Any
 import dagster as dg
 
 from crawl_assets.checkpoints import Checkpointer
+from crawl_assets.core.spec import SourceSpec, resolve
 from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.errors import PermanentError, RateLimitWait, SourceConfigError
 from crawl_assets.sdk.http import ClientStats
 from crawl_assets.sdk.sync import Budget, RawBatchWriter, StoreBatch, SyncResult, SyncStats
-from crawl_assets.sources.common import fail_permanently, raw_materialization
+from crawl_assets.sources.common import LiveCollector, fail_permanently, raw_materialization
 from crawl_assets.sources.tenant_secrets import MissingCredential
 
 SyncFn = Callable[[Any, SourceEntry, dict[str, Any], StoreBatch, Budget], SyncResult]
+
+
+def live_collector(spec: SourceSpec) -> LiveCollector | None:
+    """The collector of a spec's live kinds: its own (``live``), the shared pull collector (``pull``), or none."""
+    if spec.live:
+        return resolve(spec.live)
+    if spec.pull is None:
+        return None
+    sync, fmt, platform = resolve(spec.pull.sync), spec.pull.raw_format, spec.platform
+
+    def collect(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake) -> dg.MaterializeResult:
+        return collect_with(context, entry, lake, resource=getattr(context.resources, platform), sync=sync, fmt=fmt)
+
+    collect.__doc__ = f"Sync one {platform} source into the lake; the checkpoint moves only past stored batches."
+    return collect
 
 
 def collect_with(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake, *, resource: Any,

@@ -1,8 +1,10 @@
 """The settings every REST source resource shares: base URL, per-tenant secrets, retries, run budget.
 
-A platform resource subclasses :class:`RestSourceResource`, sets ``ENV`` (its variable prefix, e.g.
-``CRAWL_INTERCOM``) and ``SECRET`` (the secret's suffix, e.g. ``ACCESS_TOKEN``), and builds its client in
-``client(entry)``. ``from_env()`` reads ``<ENV>_BASE_URL`` and every ``<ENV>_<SECRET>[__TENANT[__NAME]]``.
+A pull source's spec (``PullSpec``) gets its resource from :func:`source_resource`: a
+:class:`RestSourceResource` with ``ENV`` = ``CRAWL_<PLATFORM>``, ``SECRET`` = the spec's secret suffix, whose
+``client(entry)`` is the spec's ``open_client(resource, entry)``. A platform with settings of its own still
+subclasses it (``SourceSpec.resource``). ``from_env()`` reads ``<ENV>_BASE_URL`` and every
+``<ENV>_<SECRET>[__TENANT[__NAME]]``.
 """
 
 from __future__ import annotations
@@ -10,11 +12,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 import dagster as dg
 from pydantic import Field
 
+from crawl_assets.core.spec import SourceSpec, resolve
+from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.sync import Budget
 from crawl_assets.sdk.http import RetrySettings
 from crawl_assets.sources.tenant_secrets import TenantSecret, pick_secret, secrets_from_env
@@ -45,7 +49,8 @@ class RestSourceResource(dg.ConfigurableResource):
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Self:
         """Built from ``<ENV>_BASE_URL`` and every per-tenant secret variable (kept as ``EnvVar``)."""
         env = os.environ if environ is None else environ
-        return cls(base_url=env.get(f"{cls.ENV}_BASE_URL") or "", secrets=secrets_from_env(cls.secret_base(), env))
+        secrets = secrets_from_env(cls.secret_base(), env) if cls.SECRET else []
+        return cls(base_url=env.get(f"{cls.ENV}_BASE_URL") or "", secrets=secrets)
 
     def root_url(self) -> str:
         return self.base_url or self.DEFAULT_BASE_URL
@@ -60,3 +65,29 @@ class RestSourceResource(dg.ConfigurableResource):
 
     def budget(self) -> Budget:
         return Budget(max_requests=self.max_requests_per_run, deadline=time.time() + self.max_run_seconds)
+
+    def client(self, entry: SourceEntry) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} builds no client")
+
+
+def resource_class(spec: SourceSpec) -> type[RestSourceResource]:
+    """The resource class of a pull source without a resource of its own (see the module's docstring)."""
+    if spec.pull is None or not spec.pull.client:
+        raise ValueError(f"{spec.platform}: a shared REST resource needs a PullSpec with a client")
+    open_client = resolve(spec.pull.client)
+
+    def client(self: RestSourceResource, entry: SourceEntry) -> Any:
+        return open_client(self, entry)
+
+    name = "".join(part.title() for part in spec.platform.split("_")) + "Resource"
+    return type(name, (RestSourceResource,), {
+        "__module__": __name__, "__doc__": f"{spec.platform} access for ``{spec.raw_asset}``.",
+        "ENV": f"CRAWL_{spec.platform.upper()}", "SECRET": spec.pull.secret, "client": client,
+    })
+
+
+def source_resource(spec: SourceSpec) -> dg.ConfigurableResource:
+    """The resource of a platform (key = the platform), configured from the environment."""
+    if spec.resource:
+        return resolve(spec.resource)()
+    return resource_class(spec).from_env()

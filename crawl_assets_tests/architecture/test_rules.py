@@ -36,15 +36,7 @@ ALLOWED: dict[str, set[str]] = {
         "crawl_assets_tests/enrich/test_assets.py",
     },
     "telethon_private_use": set(),
-    "platform_literals": {
-        "crawl_assets/schema/record.py",
-        # arrived with main at 2763c5c (X edit histories across parts, the demo tenant's X archive owner)
-        "crawl_assets/pipeline/edit_versions.py",
-        "crawl_assets/pipeline/normalize.py",
-        "crawl_assets/sources/common.py",
-        # arrived with main at f31bb3d (the API's thread view)
-        "crawl_assets/index/conversations.py",
-    },
+    "platform_literals": set(),
 }
 
 

@@ -39,10 +39,18 @@ def test_a_spec_names_only_code_that_exists(platform):
         assert callable(resolve(fmt.normalizer)), fmt.name
         if fmt.sniff:
             assert callable(resolve(fmt.sniff)), fmt.name
-    for target in (spec.persons, spec.live, spec.resource):
+    pull = spec.pull
+    for target in (spec.persons, spec.live, spec.resource, pull and pull.sync, pull and pull.client):
         if target:
             assert resolve(target) is not None, target
+    if pull:
+        assert callable(resolve(pull.sync)) and pull.raw_format in {f.name for f in spec.formats}
+        assert pull.client or spec.resource, "a pull source builds its client in PullSpec.client or its own resource"
     assert set(spec.identifier_hints) <= set(spec.allowed_kinds()) - {EXPORT_FILE}
+    if spec.options_model is not None:  # typed options: every one has a default, unknown names are refused
+        assert spec.options_model.model_validate({}) is not None and spec.option_names()
+        with pytest.raises(ValueError):
+            spec.options_model.model_validate({"no_such_option": 1})
     assert {s.format for s in spec.samples} <= set(spec.export_formats)
 
 

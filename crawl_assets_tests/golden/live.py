@@ -76,19 +76,22 @@ def record_live(out: Out, work: Path) -> None:
     from datetime import datetime, timedelta, timezone
 
     sys.path.insert(0, str(REPO))
+    from crawl_assets.core import catalog
     from crawl_assets_tests.standins.discourse_api import DiscourseServer, build_forum
-    from crawl_assets_tests.standins.hackernews_api import HackerNewsServer, make_items
     from crawl_assets_tests.standins.intercom_api import IntercomServer, make_conversation
     from crawl_assets_tests.standins.play_api import PlayServer, make_review
     from crawl_assets_tests.standins.x_api import XAPIServer
     from crawl_assets_tests.standins.x_corpus import build_corpus
 
     start = datetime(2024, 3, 1, tzinfo=timezone.utc)
-    with HackerNewsServer(items=make_items(12, 4, start=start)) as srv:
-        _sync_twice(out, work, "hackernews", [
-            ["--kind", "search_query", "--identifier", "feedback", "--name", "all", "--tenant", "acme", "--history-horizon-days", "1500",
-             "--option", "hits_per_page=7", "--option", "pages_per_batch=2"]],
-            {"CRAWL_HACKERNEWS_BASE_URL": srv.url})
+    if "hackernews" in catalog.platforms():  # a source type that may be uninstalled (docs/ADDING_A_SOURCE.md)
+        from crawl_assets_tests.sources.hackernews.standin import HackerNewsServer, make_items
+
+        with HackerNewsServer(items=make_items(12, 4, start=start)) as srv:
+            _sync_twice(out, work, "hackernews", [
+                ["--kind", "search_query", "--identifier", "feedback", "--name", "all", "--tenant", "acme",
+                 "--history-horizon-days", "1500", "--option", "hits_per_page=7", "--option", "pages_per_batch=2"]],
+                {"CRAWL_HACKERNEWS_BASE_URL": srv.url})
     with DiscourseServer(forum=build_forum(5, 12, start=start)) as srv:
         _sync_twice(out, work, "discourse", [
             ["--kind", "forum", "--identifier", srv.url, "--name", "meta", "--tenant", "acme",

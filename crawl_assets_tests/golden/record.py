@@ -154,7 +154,7 @@ def record_normalize(out: Out, work: Path) -> None:
 
 def record_schema(out: Out) -> None:
     for what in ("record", "edge", "rejection"):
-        r = run(["schema", what])
+        r = run(["schema", "--model", what])
         out.text(f"schema.{what}.json", f"{r.returncode}\n{r.stdout}{r.stderr}")
 
 

@@ -73,6 +73,14 @@ def _old_telethon() -> bytes:
 
 @cache
 def fixtures() -> dict[str, Fixture]:
+    """Every fixture whose format is installed (a source type may be uninstalled: its shapes are then skipped)."""
+    from crawl_assets.core import catalog
+
+    installed = set(catalog.catalog().formats())
+    return {name: f for name, f in _all_fixtures().items() if f.fmt in installed}
+
+
+def _all_fixtures() -> dict[str, Fixture]:
     x_lines = (SAMPLES / "x_v2_recording.jsonl").read_bytes()
     export = (SAMPLES / "telegram_export" / "result.json").read_bytes()
     three = archive_file("tweets", [archive_tweet(V1, "first post here"), archive_tweet(V2, "second post here"),

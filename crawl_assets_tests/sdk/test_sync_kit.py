@@ -61,12 +61,12 @@ def test_the_budget_counts_requests_pages_and_time():
 
 def test_the_writer_stores_the_batch_before_the_checkpoint(tmp_path):
     lake = Lake(str(tmp_path))
-    entry = SourceEntry(name="s", tenant="acme", platform="hackernews", kind="search_query", identifier="q")
+    entry = SourceEntry(name="s", tenant="acme", platform="intercom", kind="workspace", identifier="q")
     saved: list[tuple[dict, int]] = []
-    writer = RawBatchWriter(lake, entry, "run-1", "hackernews", lambda state: saved.append((state, len(writer.batches))))
+    writer = RawBatchWriter(lake, entry, "run-1", "intercom", lambda state: saved.append((state, len(writer.batches))))
     writer.store([b'{"a":1}'], {"cursor": 1}, {"pages": 1})
     writer.store([], {"cursor": 2}, {})
     assert saved == [({"cursor": 1}, 1), ({"cursor": 2}, 1)], "the checkpoint follows its batch; no empty batch"
     batch = writer.batches[0]
-    assert batch.manifest.extra == {"pages": 1} and batch.manifest.format == "hackernews"
+    assert batch.manifest.extra == {"pages": 1} and batch.manifest.format == "intercom"
     assert gzip.decompress((tmp_path / batch.path).read_bytes()) == b'{"a":1}\n'

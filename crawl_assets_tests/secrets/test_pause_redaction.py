@@ -10,7 +10,8 @@ import dagster as dg
 
 from crawl_assets.registry import load_registry
 from crawl_assets.assets import raw_asset
-from crawl_assets.sources.discourse.resource import DiscourseResource
+from crawl_assets.core import catalog
+from crawl_assets.sources.rest_resource import source_resource
 from crawl_assets_tests.secrets.storage import sqlite_hits
 from crawl_assets_tests.sources.feedback_helpers import run_raw_asset
 from crawl_assets_tests.standins.discourse_api import DiscourseServer
@@ -41,7 +42,7 @@ def test_a_token_echoed_by_the_server_is_redacted_everywhere_the_pause_goes(tmp_
         with dg.instance_for_test(temp_dir=str(home)) as instance:
             result = run_raw_asset(raw_asset("discourse"), tmp_path=tmp_path, registry_yaml=REGISTRY,
                                    partition="acme.discourse.community", raise_on_error=False,
-                                   resources={"discourse": DiscourseResource.from_env()}, instance=instance)
+                                   resources={"discourse": source_resource(catalog.spec("discourse"))}, instance=instance)
             assert not result.success
             logs = "\n".join(e.message or "" for e in instance.all_logs(result.run_id))
     entry = load_registry(tmp_path / "sources.yaml").by_key()["acme.discourse.community"]

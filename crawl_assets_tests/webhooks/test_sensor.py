@@ -62,12 +62,13 @@ def test_pings_paused_and_unknown_sources_start_no_run(tmp_path):
 def test_the_sensor_loads_in_definitions_with_the_sync_jobs_it_targets():
     from crawl_assets.assets import derived_assets
     from crawl_assets.resources.elasticsearch import ElasticsearchResource
-    from crawl_assets.sources.discourse.resource import DiscourseResource
+    from crawl_assets.core import catalog
     from crawl_assets.sources.intercom.resource import IntercomResource
+    from crawl_assets.sources.rest_resource import resource_class
 
     assets = [a for platform in ("intercom", "discourse") for a in (raw_asset(platform), *derived_assets(platform, raw_asset(platform)))]
     defs = dg.Definitions(assets=assets, sensors=[SENSOR], resources={
         "lake": LakeResource(), "registry": RegistryResource(), "elasticsearch": ElasticsearchResource(),
-        "intercom": IntercomResource(), "discourse": DiscourseResource()})
+        "intercom": IntercomResource(), "discourse": resource_class(catalog.spec("discourse"))()})
     dg.Definitions.validate_loadable(defs)
     assert {job.name for job in defs.resolve_all_job_defs()} >= {"intercom_sync", "discourse_sync"}

@@ -8,6 +8,7 @@ or ends the step with ``RetryRequested`` when it is longer.
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
 from crawl_assets.sdk.http import HttpClient, Page, RetrySettings, new_http_client
@@ -62,3 +63,16 @@ def new_client(identifier: str, settings: RetrySettings, *, api_key: str = "", a
     headers = {"Api-Key": api_key, "Api-Username": api_username or "system"} if api_key else {}
     http = new_http_client(base_url or forum_root(identifier), headers=headers, timeout_seconds=timeout_seconds)
     return DiscourseClient(http, api="discourse", settings=settings, rate=RateHeaders())
+
+
+def open_client(resource: Any, entry: Any) -> DiscourseClient:
+    """The client of one sync (``PullSpec.client``), from the shared REST resource.
+
+    A source without ``credential`` reads the forum anonymously (public JSON API). With ``credential: NAME``
+    the key comes from ``CRAWL_DISCOURSE_API_KEY__<TENANT>__<NAME>`` and the user it acts as from the entry's
+    ``options.api_username`` (default ``system``). ``CRAWL_DISCOURSE_BASE_URL`` sends every request to one
+    host instead of each forum's own (a proxy, or the stand-in in tests)."""
+    key = resource.secret(entry.tenant, entry.credential) if entry.credential else ""
+    return new_client(entry.identifier, resource.retry_settings(), api_key=key,
+                      api_username=str(entry.options.get("api_username") or ""), base_url=resource.base_url,
+                      timeout_seconds=resource.timeout_seconds)

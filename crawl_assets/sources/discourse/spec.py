@@ -1,6 +1,6 @@
 """Discourse: forums through the public JSON API (optional API key)."""
 
-from crawl_assets.core.spec import FormatSpec, SourceSpec, WebhookSpec
+from crawl_assets.core.spec import FormatSpec, PullSpec, SourceSpec, WebhookSpec
 
 SPEC = SourceSpec(
     platform="discourse",
@@ -16,8 +16,8 @@ SPEC = SourceSpec(
     identifier_hints={"forum": "<forum URL>"},
     persons="crawl_assets.sources.discourse.normalize:PERSONS",
     options=("complete_topics", "max_topic_posts", "pages_per_batch", "max_parent_fetches", "api_username"),
-    live="crawl_assets.sources.discourse.collect:collect",
-    resource="crawl_assets.sources.discourse.resource:DiscourseResource.from_env",
+    pull=PullSpec(sync="crawl_assets.sources.discourse.sync:sync_forum", raw_format="discourse",
+                  client="crawl_assets.sources.discourse.client:open_client", secret="API_KEY"),
     # X-Discourse-Event-Signature: sha256=<hex HMAC-SHA256 of the body>; the body only is signed (the event id
     # header could be changed by a replayer), so a delivery is recognised by its body's hash
     webhook=WebhookSpec("x-discourse-event-signature", "sha256=", "sha256", topic_header="x-discourse-event",

@@ -6,6 +6,8 @@ Algolia caps a query at 1,000 hits (``nbPages`` × ``hitsPerPage``); the sync wa
 
 from __future__ import annotations
 
+from typing import Any
+
 from crawl_assets.sdk.http import HttpClient, Page, RetrySettings, new_http_client
 from crawl_assets.sdk.ratelimit import RateHeaders
 
@@ -28,3 +30,12 @@ class HackerNewsClient(HttpClient):
 def new_client(base_url: str, settings: RetrySettings, *, timeout_seconds: float = 30.0) -> HackerNewsClient:
     return HackerNewsClient(new_http_client(base_url, timeout_seconds=timeout_seconds), api="hackernews",
                             settings=settings, rate=RateHeaders())
+
+
+def open_client(resource: Any, entry: Any) -> HackerNewsClient:
+    """The client of one sync (``PullSpec.client``): the public API needs no credential.
+
+    ``resource`` is the shared REST resource: ``CRAWL_HACKERNEWS_BASE_URL`` (another host, or the stand-in
+    in tests), retries and timeout."""
+    return new_client(resource.base_url or DEFAULT_BASE_URL, resource.retry_settings(),
+                      timeout_seconds=resource.timeout_seconds)

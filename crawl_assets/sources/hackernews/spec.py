@@ -1,6 +1,16 @@
 """Hacker News: stories and comments matching a search (public Algolia HN API)."""
 
-from crawl_assets.core.spec import FormatSpec, SourceSpec
+from crawl_assets.core.options import AtLeast, Clamped, SourceOptions, TextOr
+from crawl_assets.core.spec import FormatSpec, PullSpec, SourceSpec
+
+
+class HackerNewsOptions(SourceOptions):
+    """Options of a ``search_query`` source (an empty value means the default)."""
+
+    tags: TextOr("(story,comment)") = "(story,comment)"  # Algolia tags: story, comment, poll, ..., or an OR-group
+    hits_per_page: Clamped(1, 1000, 100) = 100
+    pages_per_batch: AtLeast(1, 5) = 5  # search pages per raw batch (and checkpoint)
+
 
 SPEC = SourceSpec(
     platform="hackernews",
@@ -14,7 +24,7 @@ SPEC = SourceSpec(
     export_formats=("hackernews",),
     identifier_hints={"search_query": "'<query>'"},
     persons="crawl_assets.sources.hackernews.normalize:PERSONS",
-    options=("tags", "hits_per_page", "pages_per_batch"),
-    live="crawl_assets.sources.hackernews.collect:collect",
-    resource="crawl_assets.sources.hackernews.resource:HackerNewsResource.from_env",
+    options_model=HackerNewsOptions,
+    pull=PullSpec(sync="crawl_assets.sources.hackernews.sync:sync_search", raw_format="hackernews",
+                  client="crawl_assets.sources.hackernews.client:open_client"),
 )

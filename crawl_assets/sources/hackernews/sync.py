@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.envelope import wrap_line
 from crawl_assets.sources.hackernews.client import HackerNewsClient
+from crawl_assets.sources.hackernews.spec import HackerNewsOptions
 from crawl_assets.sdk.sync import Budget, StoreBatch, SyncResult, begin, require_kind
 from crawl_assets.sdk.errors import TransientError
 
@@ -29,25 +29,11 @@ RAW_FORMAT = "hackernews"
 DEFAULT_HORIZON_DAYS = 7
 
 
-@dataclass(frozen=True)
-class HackerNewsOptions:
-    tags: str
-    hits_per_page: int
-    pages_per_batch: int
-
-    @classmethod
-    def of(cls, entry: SourceEntry) -> "HackerNewsOptions":
-        require_kind(entry, "search_query", "Hacker News")
-        o = entry.options
-        return cls(tags=str(o.get("tags") or "(story,comment)"),
-                   hits_per_page=max(1, min(1000, int(o.get("hits_per_page") or 100))),
-                   pages_per_batch=max(1, int(o.get("pages_per_batch") or 5)))
-
-
 def sync_search(client: HackerNewsClient, entry: SourceEntry, state: dict[str, Any], store: StoreBatch,
                 budget: Budget, *, clock: Callable[[], float] = time.time) -> SyncResult:
     """Store the query's items newer than the cursor; resumable at any page."""
-    options = HackerNewsOptions.of(entry)
+    require_kind(entry, "search_query", "Hacker News")
+    options: HackerNewsOptions = entry.typed_options  # parsed and validated by the registry
     state, stats, buffer = begin(state, store, options.pages_per_batch)
     if not state.get("walk"):
         floor = state.get("newest_at")

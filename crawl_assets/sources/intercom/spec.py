@@ -1,6 +1,16 @@
 """Intercom: conversations of a workspace through the REST API; each part is a record."""
 
-from crawl_assets.core.spec import FormatSpec, SourceSpec, WebhookSpec
+from crawl_assets.core.options import AtLeast, Clamped, SourceOptions
+from crawl_assets.core.spec import FormatSpec, PullSpec, SourceSpec, WebhookSpec
+
+
+class IntercomOptions(SourceOptions):
+    """Options of a ``workspace`` source (an empty value or 0 means the default)."""
+
+    per_page: Clamped(1, 150, 50) = 50  # conversations per search page
+    conversations_per_batch: AtLeast(1, 20) = 20  # conversations per raw batch (and checkpoint)
+    overlap_seconds: AtLeast(0, 60) = 60  # how far before the cursor each search starts again
+
 
 SPEC = SourceSpec(
     platform="intercom",
@@ -14,8 +24,8 @@ SPEC = SourceSpec(
     export_formats=("intercom",),
     identifier_hints={"workspace": "<workspace id>"},
     persons="crawl_assets.sources.intercom.normalize:PERSONS",
-    options=("per_page", "conversations_per_batch", "overlap_seconds"),
-    live="crawl_assets.sources.intercom.collect:collect",
+    options_model=IntercomOptions,
+    pull=PullSpec(sync="crawl_assets.sources.intercom.sync:sync_workspace", raw_format="intercom"),
     resource="crawl_assets.sources.intercom.resource:IntercomResource.from_env",
     # X-Hub-Signature: sha1=<hex HMAC-SHA1 of the body, key = the app's client secret>; the notification id and
     # created_at are inside the signed body (the same id on every retry of one notification)

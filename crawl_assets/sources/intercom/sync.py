@@ -15,32 +15,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from crawl_assets.registry import SourceEntry
+from crawl_assets.sources.intercom.spec import IntercomOptions
 from crawl_assets.sources.intercom.client import IntercomClient
 from crawl_assets.sdk.sync import Budget, StoreBatch, SyncResult, begin, require_kind
 from crawl_assets.sources.envelope import wrap_line
 from crawl_assets.sdk.errors import PermanentError, TransientError
 
 RAW_FORMAT = "intercom"
-
-
-@dataclass(frozen=True)
-class IntercomOptions:
-    per_page: int
-    conversations_per_batch: int
-    overlap_seconds: int
-
-    @classmethod
-    def of(cls, entry: SourceEntry) -> "IntercomOptions":
-        require_kind(entry, "workspace", "Intercom")
-        o = entry.options
-        return cls(per_page=max(1, min(150, int(o.get("per_page") or 50))),
-                   conversations_per_batch=max(1, int(o.get("conversations_per_batch") or 20)),
-                   overlap_seconds=max(0, int(o.get("overlap_seconds") or 60)))
 
 
 def _parts_count(conversation: dict[str, Any]) -> int:
@@ -51,7 +36,8 @@ def _parts_count(conversation: dict[str, Any]) -> int:
 def sync_workspace(client: IntercomClient, entry: SourceEntry, state: dict[str, Any], store: StoreBatch,
                    budget: Budget, *, clock: Callable[[], float] = time.time) -> SyncResult:
     """Store every conversation updated since the cursor; resumable at any page."""
-    options = IntercomOptions.of(entry)
+    require_kind(entry, "workspace", "Intercom")
+    options: IntercomOptions = entry.typed_options  # parsed and validated by the registry
     state, stats, buffer = begin(state, store, options.conversations_per_batch)
     if not state.get("pass"):
         after = state.get("updated_after")

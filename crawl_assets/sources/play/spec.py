@@ -1,6 +1,6 @@
 """Google Play: reviews of a tenant's own apps (Developer API) and Play Console review exports."""
 
-from crawl_assets.core.spec import FormatSpec, SourceSpec
+from crawl_assets.core.spec import FormatSpec, PullSpec, SourceSpec
 
 SPEC = SourceSpec(
     platform="play",
@@ -20,6 +20,6 @@ SPEC = SourceSpec(
     identifier_hints={"app": "<package name>"},
     persons="crawl_assets.sources.play.normalize:PERSONS",
     options=("window_days", "max_results", "pages_per_batch", "translation_language"),
-    live="crawl_assets.sources.play.collect:collect",
+    pull=PullSpec(sync="crawl_assets.sources.play.sync:sync_app", raw_format="play"),
     resource="crawl_assets.sources.play.resource:PlayResource.from_env",
 )

@@ -8,7 +8,8 @@ from crawl_assets.assets import raw_asset
 
 
 discourse_posts_raw = raw_asset("discourse")
-from crawl_assets.sources.discourse.resource import DiscourseResource
+from crawl_assets.core import catalog
+from crawl_assets.sources.rest_resource import source_resource
 from crawl_assets_tests.sources.feedback_helpers import materialization_metadata, run_raw_asset
 from crawl_assets_tests.standins.discourse_api import DiscourseServer, build_forum
 
@@ -25,7 +26,7 @@ def test_private_forum_with_tenant_key_from_env(tmp_path, monkeypatch):
         with dg.instance_for_test() as instance:
             result = run_raw_asset(discourse_posts_raw, tmp_path=tmp_path, registry_yaml=REGISTRY,
                                    partition="acme.discourse.community",
-                                   resources={"discourse": DiscourseResource.from_env()}, instance=instance)
+                                   resources={"discourse": source_resource(catalog.spec("discourse"))}, instance=instance)
             meta = materialization_metadata(result)
         assert {e.status for e in srv.log} == {200}
     assert meta["complete"] is True and meta["records_new"] == 30 and meta["newest_id"] == 30

@@ -1,10 +1,14 @@
-"""Golden test of format ``hackernews``: a story with its comment thread, bad hits and a bad page."""
+"""Golden test of format ``hackernews``: a story with its comment thread, bad hits and a bad page; and a poll
+with its options, a shape our goldens lacked (issue 14 item 14)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
+
 from crawl_assets.schema.record import Record, Rejection
+from crawl_assets_tests.normalize.helpers import run
 from crawl_assets_tests.sources.feedback_helpers import assert_golden
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -17,3 +21,27 @@ def test_golden_search_page():
     assert story.text == "Show HN: feedback tool 0\n\nWe built a tool & want feedback"
     assert [r.kind for r in records].count("comment") == 4
     assert [(i.line, i.error) for i in items if isinstance(i, Rejection)] == [(2, True), (2, True), (3, True)]
+
+
+def _hn(*hits: dict) -> bytes:
+    return orjson.dumps({"crawl": {"endpoint": "search_by_date", "query": "poll", "tags": "(poll,pollopt)",
+                                   "retrieved_at": "2026-11-30T04:00:00+00:00"},
+                         "response": {"hits": list(hits), "nbHits": len(hits), "page": 0}}) + b"\n"
+
+
+def test_hacker_news_poll_options_belong_to_their_poll():
+    poll = {"objectID": "41000000", "created_at": "2026-11-01T00:01:00Z", "author": "pollster",
+            "title": "Poll: Which editor do you use?", "url": None, "story_text": None, "points": 40,
+            "num_comments": 12, "story_id": 41000000, "parent_id": None,
+            "_tags": ["poll", "author_pollster", "story_41000000"]}
+    option = {"objectID": "41000001", "created_at": "2026-11-01T00:01:00Z", "author": "pollster",
+              "title": None, "url": None, "story_text": "Vim", "comment_text": None, "points": 25,
+              "story_id": 41000000, "parent_id": 41000000, "_tags": ["pollopt", "author_pollster", "story_41000000"]}
+    records, rejections = run("hackernews", _hn(poll, option))
+    assert not rejections
+    poll_record, option_record = records
+    assert poll_record.kind == "post" and poll_record.metadata["item_type"] == "poll"
+    assert option_record.kind == "poll_option" and option_record.text == "Vim"
+    assert option_record.metadata["poll"] == "hackernews:41000000" and option_record.metadata["item_type"] == "pollopt"
+    assert option_record.conversation_id == poll_record.conversation_id == "hackernews:41000000"
+    assert option_record.metrics.likes == 25 and option_record.reply_to is None

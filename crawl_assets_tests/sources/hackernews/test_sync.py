@@ -15,7 +15,7 @@ from crawl_assets.sources.hackernews.sync import sync_search
 from crawl_assets.sdk.sync import Budget
 from crawl_assets.sdk.http import RetrySettings
 from crawl_assets_tests.sources.feedback_helpers import LakeStore, normalize_batches
-from crawl_assets_tests.standins.hackernews_api import HackerNewsServer, make_items
+from crawl_assets_tests.sources.hackernews.standin import HackerNewsServer, make_items
 
 FAST = RetrySettings(max_retries=2, backoff_seconds=0.01, backoff_cap_seconds=0.05)
 
@@ -71,3 +71,15 @@ def test_incremental_and_resumed_runs(client, server, items, store):
                   "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))})
     again = sync_search(client, store.entry, done.state, store, Budget())
     assert len(server.log) == 1 and again.stats.fetched == 2  # the new item + the cursor's own second
+
+
+def test_options_are_typed_and_read_as_before():
+    entry = SourceEntry(name="q", tenant="acme", platform="hackernews", kind="search_query", identifier="q",
+                        options={"hits_per_page": 5000, "pages_per_batch": 0, "tags": ""})
+    options = entry.typed_options
+    assert (options.hits_per_page, options.pages_per_batch, options.tags) == (1000, 5, "(story,comment)")
+    assert SourceEntry(name="q", platform="hackernews", kind="search_query", identifier="q").typed_options.hits_per_page == 100
+    with pytest.raises(ValueError, match=r"options\.hits_per_page"):
+        SourceEntry(name="q", platform="hackernews", kind="search_query", identifier="q", options={"hits_per_page": "many"})
+    with pytest.raises(ValueError, match=r"options\.hit_per_page: Extra inputs are not permitted"):
+        SourceEntry(name="q", platform="hackernews", kind="search_query", identifier="q", options={"hit_per_page": 5})
