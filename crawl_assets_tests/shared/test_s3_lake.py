@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from crawl_assets.lake import Lake
+from crawl_assets.lake.landing import claim_delivery
 from crawl_assets.lake.tempfiles import source_folders, sweep
 from crawl_assets_tests.conftest import REPO
 from crawl_assets_tests.shared.s3_server import BUCKET, s3_prefix
@@ -14,6 +16,7 @@ from crawl_assets_tests.shared.s3_server import BUCKET, s3_prefix
 WRITE = """
 import os, signal, sys
 from crawl_assets.lake import Lake
+from crawl_assets.lake.landing import claim_delivery
 big = sys.argv[3] != "-"  # over s3fs's 5 MB block: a multipart upload
 lines = [b'{"id": "%d", "blob": "%s"}' % (i, os.urandom(3000).hex().encode() if big else b"") for i in range(2500 if big else 50)]
 if sys.argv[3] == "kill":  # SIGKILL mid-upload: parts sent, the completing request not
@@ -72,3 +75,12 @@ def test_local_lake_listings_are_unchanged(tmp_path):
                          fmt="x-v2", method="api", run_id=None, lines=[b"{}"])
     assert [b.manifest.items for b in lake.raw_batches("acme", "x", "acme.x.tl")] == [1]
     assert (tmp_path / "lake" / "raw" / "acme" / "x" / "acme.x.tl" / "20260101T000000000000Z-a-0001.meta.json").exists()
+
+
+def test_one_of_many_webhook_receivers_claims_a_delivery(s3_lake):
+    lake = Lake(s3_lake)
+    with ThreadPoolExecutor(8) as pool:  # eight receivers get the same delivery at once (a platform's retries)
+        claims = list(pool.map(lambda _: claim_delivery(lake, tenant="acme", platform="intercom", source="acme.intercom.inbox",
+                                                        key="ab" * 16), range(8)))
+    assert sorted(claims) == [False] * 7 + [True]
+    assert not claim_delivery(lake, tenant="acme", platform="intercom", source="acme.intercom.inbox", key="ab" * 16)
