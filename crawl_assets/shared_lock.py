@@ -121,19 +121,31 @@ class _Advisory:
             self._conn = conn
         return self._conn
 
+    def _run(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """``sql`` on the lock session (the guard held); a session the server ended is opened again once."""
+        import psycopg2
+
+        for attempt in (1, 2):
+            try:
+                with self._connection().cursor() as cur:
+                    cur.execute(sql, params)
+                    return cur.fetchall() if cur.description else []
+            except (psycopg2.OperationalError, psycopg2.InterfaceError):
+                if self._conn is not None:
+                    self._conn.close()
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
     def execute(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._guard:
-            with self._connection().cursor() as cur:
-                cur.execute(sql, params)
-                return cur.fetchall() if cur.description else []
+            return self._run(sql, params)
 
     def _try(self, key: int) -> bool:
         with self._guard:
             if key in self._held:
                 return False
-            with self._connection().cursor() as cur:
-                cur.execute("SELECT pg_try_advisory_lock(%s)", (key,))
-                got = bool(cur.fetchone()[0])
+            got = bool(self._run("SELECT pg_try_advisory_lock(%s)", (key,))[0][0])
             if got:
                 self._held.add(key)
             return got
@@ -148,11 +160,17 @@ class _Advisory:
         return _AdvisoryLock(self, name, key)
 
     def release(self, key: int) -> None:
+        import psycopg2
+
         with self._guard:
+            if key not in self._held:
+                return  # the session it was taken on ended (and released it)
             self._held.discard(key)
-            if self._conn is not None and not self._conn.closed:
-                with self._conn.cursor() as cur:
+            try:
+                with self._connection().cursor() as cur:
                     cur.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            except (psycopg2.OperationalError, psycopg2.InterfaceError):
+                self._conn.close()  # the session is gone, and its locks with it
 
 
 _sessions: dict[str, _Advisory] = {}

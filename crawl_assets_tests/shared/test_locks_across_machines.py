@@ -128,3 +128,24 @@ def test_lock_keys_are_stable_and_distinct():
     assert -(2 ** 63) <= lock_key("source:acme.x.tl") < 2 ** 63
     assert lock_key("source:acme.x.tl") == int.from_bytes(
         __import__("hashlib").sha256(b"crawl_assets:source:acme.x.tl").digest()[:8], "big", signed=True)
+
+
+def test_a_lock_session_the_server_ended_is_opened_again(machines, pg_url):
+    engine = sa.create_engine(pg_url, isolation_level="AUTOCOMMIT")
+
+    def end_lock_sessions() -> int:
+        with engine.connect() as conn:
+            return len(conn.execute(sa.text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'crawl_assets locks' "
+                "AND datname = current_database()")).all())
+
+    try:
+        with source_lock("acme.x.tl", wait_seconds=0):
+            assert end_lock_sessions() == 1  # e.g. a server restart: the lock is gone with the session...
+        # ...its release does not fail the run, and the next lock opens a new session
+        with source_lock("acme.x.tl", wait_seconds=0):
+            assert end_lock_sessions() == 1
+        with source_lock("acme.x.tl", wait_seconds=0):
+            pass
+    finally:
+        engine.dispose()
