@@ -31,16 +31,6 @@ from crawl_assets.sources.telegram.sync import run_sync  # noqa: E402
 from crawl_assets_tests.standins import telegram_mtproto as tm  # noqa: E402
 
 
-def _session() -> str:
-    from telethon.crypto import AuthKey
-    from telethon.sessions import StringSession
-
-    s = StringSession()
-    s.set_dc(2, "149.154.167.51", 443)
-    s.auth_key = AuthKey(b"\x07" * 256)
-    return s.save()
-
-
 class TimedSink(LakeSink):
     """LakeSink that also measures the time spent making batches durable."""
 
@@ -83,13 +73,13 @@ def main() -> None:
     world = tm.World()
     chat = world.channel("bench", messages=args.messages, step_seconds=30)
     chat.delete(*range(500, 600))
-    spec = tm.use(world)
+    tm.use(world)
     rss_start = peak_rss_mib()
 
     with tempfile.TemporaryDirectory() as tmp:
         res = TelegramResource(
-            credentials={"default:": TelegramCredential(api_id="1", api_hash="0" * 32, session=_session())},
-            request_interval_seconds=0, lock_dir=f"{tmp}/locks", sender_factory=spec,
+            credentials={"default:": TelegramCredential(api_id="1", api_hash="0" * 32, session=tm.session_for("default"))},
+            request_interval_seconds=0, lock_dir=f"{tmp}/locks",
             max_pages_per_run=10**9, max_messages_per_run=10**9, pages_per_checkpoint=args.pages_per_batch,
         )
         entry = SourceEntry(name="bench", platform="telegram", kind="channel", identifier="@bench")

@@ -7,6 +7,7 @@ configuration, and each can be overridden by one documented variable.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,3 +67,36 @@ def elasticsearch() -> ElasticsearchSettings:
         ca_certs=env.get("CRAWL_ES_CA_CERTS", ""),
         verify_certs=env.get("CRAWL_ES_VERIFY_CERTS", "true").lower() not in ("0", "false", "no"),
     )
+
+
+def environment() -> Mapping[str, str]:
+    """The process environment, for the variables whose *names* are data rather than settings: the per-tenant
+    secrets ``CRAWL_<PLATFORM>_<SECRET>[__TENANT[__NAME]]`` that the registry's tenants and credential names
+    select (``crawl_assets.sources.tenant_secrets``). Every such lookup goes through here; inside Dagster the
+    values found stay ``EnvVar`` references."""
+    return os.environ
+
+
+# resource field <- variable (type): Telegram tunables an operator may set without writing run config
+_TELEGRAM_TUNABLES = {
+    "request_interval_seconds": ("CRAWL_TELEGRAM_REQUEST_INTERVAL", float),
+    "flood_sleep_threshold_seconds": ("CRAWL_TELEGRAM_FLOOD_SLEEP_MAX", int),
+    "max_pages_per_run": ("CRAWL_TELEGRAM_MAX_PAGES", int),
+    "max_messages_per_run": ("CRAWL_TELEGRAM_MAX_MESSAGES", int),
+}
+
+
+def telegram_tunables(environ: Mapping[str, str] | None = None) -> dict[str, float]:
+    """The ``TelegramResource`` fields set in the environment (unset ones keep the resource's defaults);
+    a value that is not a number is refused naming its variable."""
+    env = environment() if environ is None else environ
+    out: dict[str, float] = {}
+    for field, (var, kind) in _TELEGRAM_TUNABLES.items():
+        value = env.get(var)
+        if not value:
+            continue
+        try:
+            out[field] = kind(float(value))
+        except ValueError:
+            raise ValueError(f"environment variable {var}: expected a number, got {value!r}") from None
+    return out

@@ -96,9 +96,7 @@ def _erase_legacy(lake, tenant: str, es_url: str | None, other: tuple) -> None:
 def _check_tenant_has_data(lake, tenant: str, client) -> None:
     """A tenant with nothing in the lake is most likely a typo: said loudly; without a cluster to look in
     as well, nothing is erased and nothing logged."""
-    from crawl_assets.lake.tempfiles import tenant_folders
-
-    if any(lake.fs.glob(lake.path(folder)) for folder in tenant_folders(tenant) if not folder.startswith("erasure/")):
+    if lake.has_tenant_data(tenant):
         return
     click.echo(f"warning: tenant {tenant!r} has no data in the lake {lake.root} (is the name right?)", err=True)
     if client is None:

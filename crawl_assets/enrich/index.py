@@ -51,11 +51,7 @@ def _marker_body(stamp: str, records_version: str) -> bytes:
 
 
 def _read_marker(lake: Lake, relative: str) -> bytes | None:
-    try:
-        with lake.fs.open(lake.path(relative), "rb") as fh:
-            return fh.read(4096)
-    except FileNotFoundError:
-        return None
+    return lake.read_bytes(relative, 4096)
 
 
 def delete_ids(client: Elasticsearch, tenant: str, ids: list[str]) -> int:

@@ -19,8 +19,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawl_assets.lake import Lake
+from crawl_assets.lake.layout import FEATURES
 
-AREA = "features"
+AREA = FEATURES
 TENANT_DIR = "_tenant"
 RECORDS_TABLE = "normalized_records"
 STAMP_KEY = b"crawl_assets.deriver"
@@ -49,7 +50,7 @@ def footer(lake: Lake, relative: str) -> dict[bytes, bytes] | None:
     """The Parquet key/value metadata of a lake file; None when it does not exist, empty when it is not
     readable Parquet (a damaged part is then pending, and its read reports why)."""
     try:
-        with lake.fs.open(lake.path(relative), "rb") as fh:
+        with lake.open_read(relative) as fh:
             return dict(pq.read_schema(fh).metadata or {})
     except FileNotFoundError:
         return None
@@ -58,7 +59,7 @@ def footer(lake: Lake, relative: str) -> dict[bytes, bytes] | None:
 
 
 def _ids(lake: Lake, pattern: str) -> list[str]:
-    return sorted(p.rsplit("/", 1)[1].removesuffix(".parquet") for p in lake.fs.glob(lake.path(pattern)))
+    return sorted(p.rsplit("/", 1)[1].removesuffix(".parquet") for p in lake.glob(pattern))
 
 
 @dataclass(frozen=True)
@@ -97,10 +98,7 @@ def write_tenant_table(lake: Lake, relative: str, table: pa.Table, *, stamp: str
 
 
 def remove(lake: Lake, relative: str) -> bool:
-    if lake.exists(relative):
-        lake.fs.rm(lake.path(relative))
-        return True
-    return False
+    return lake.remove(relative) > 0
 
 
 def remove_part(lake: Lake, name: str, tenant: str, platform: str, source: str, batch_id: str) -> bool:
@@ -111,7 +109,7 @@ def remove_part(lake: Lake, name: str, tenant: str, platform: str, source: str, 
 
 def read_table(lake: Lake, relative: str, columns: list[str] | None = None) -> pa.Table | None:
     try:
-        with lake.fs.open(lake.path(relative), "rb") as fh:
+        with lake.open_read(relative) as fh:
             return pq.read_table(fh, columns=columns)
     except FileNotFoundError:
         return None
@@ -119,10 +117,7 @@ def read_table(lake: Lake, relative: str, columns: list[str] | None = None) -> p
 
 def tenant_parts(lake: Lake, name: str, tenant: str) -> list[str]:
     """Relative paths of every feature part of the tenant (all platforms and sources), in a stable order."""
-    base = lake.path(f"{AREA}/{name}/{tenant}")
-    prefix = lake.path("")
-    return sorted(p[len(prefix):] for p in lake.fs.glob(f"{base}/*/*/*.parquet")
-                  if p.split("/")[-3] != TENANT_DIR)
+    return [p for p in lake.glob(f"{AREA}/{name}/{tenant}/*/*/*.parquet") if p.split("/")[-3] != TENANT_DIR]
 
 
 def read_parts(lake: Lake, paths: list[str]) -> Iterator[tuple[str, pa.Table]]:
@@ -134,4 +129,17 @@ def read_parts(lake: Lake, paths: list[str]) -> Iterator[tuple[str, pa.Table]]:
 
 def feature_tenants(lake: Lake, name: str) -> list[str]:
     """Tenants with features of enricher ``name``."""
-    return sorted(p.rstrip("/").rsplit("/", 1)[1] for p in lake.fs.glob(lake.path(f"{AREA}/{name}/*")))
+    return sorted(p.rsplit("/", 1)[1] for p in lake.glob(f"{AREA}/{name}/*"))
+
+
+def source_folders(lake: Lake, tenant: str) -> list[str]:
+    """The feature folders of the tenant's sources, all enrichers (relative, ``{AREA}/{name}/{tenant}/{p}/{s}``)."""
+    return [p for p in lake.glob(f"{AREA}/*/{tenant}/*/*") if p.split("/")[-2] != TENANT_DIR and lake.is_dir(p)]
+
+
+def remove_tenant_tables(lake: Lake, name: str, tenant: str) -> int:
+    """The tenant-wide tables of enricher ``name`` removed (their folder with them); how many there were."""
+    folder = f"{AREA}/{name}/{tenant}/{TENANT_DIR}"
+    tables = len(lake.glob(f"{folder}/*.parquet"))
+    lake.remove_tree(folder)
+    return tables

@@ -15,7 +15,6 @@ from typing import Any
 
 import orjson
 
-from crawl_assets.index.deadletter import PENDING, REPLAYED
 from crawl_assets.erasure.lake import authored_by
 from crawl_assets.lake import Lake
 
@@ -60,29 +59,21 @@ def keep_lines(data: bytes, family: str, covers: Callable[[str, str | None, Mapp
 
 
 def _files(lake: Lake, tenant: str) -> Iterable[tuple[str, str]]:
-    for area in (PENDING, REPLAYED):
+    for replayed in (False, True):
         for family in FAMILIES:
-            for path in sorted(lake.fs.glob(lake.path(f"{area}/{family}/{tenant}/*.jsonl"))):
+            for path in sorted(lake.deadletter_files(tenant, family, replayed=replayed)):
                 yield family, path
 
 
 def erase_deadletters(lake: Lake, tenant: str, erased: ErasedSet) -> int:
     """Remove the erased documents from the tenant's dead-letter files; the number of letters removed."""
-    for stale in lake.fs.glob(lake.path(f"deadletter/*/*/{tenant}/*.jsonl.erasing")):
-        lake.fs.rm(stale)  # a rewrite a crash interrupted: the original file is still in place
+    lake.remove_interrupted_rewrites(tenant)
     removed = 0
     for family, path in _files(lake, tenant):
-        with lake.fs.open(path, "rb") as fh:
-            data = fh.read()
+        data = lake.read_bytes(path) or b""
         kept, dropped = keep_lines(data, family, erased.covers)
         if not dropped:
             continue
         removed += dropped
-        if not kept.strip():
-            lake.fs.rm(path)
-            continue
-        tmp = f"{path}.erasing"
-        with lake.fs.open(tmp, "wb") as fh:
-            fh.write(kept)
-        lake.fs.mv(tmp, path)
+        lake.replace_file(path, kept)  # removed when nothing is left
     return removed

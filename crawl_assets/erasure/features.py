@@ -7,8 +7,7 @@ tenant-wide tables (clusters, trends, accounts) and their index state: they mix 
 and the next enrichment run rebuilds them from what remains (an erased record's rewritten batch is enriched
 again then too).
 
-Index: the record-level documents of the erased records (``{enricher}:{key}``), the documents of the author
-or source, and every tenant-wide document of the tenant (sent again by the next enrichment run).
+Index: ``crawl_assets.index.erasure.erase_feature_documents``.
 """
 
 from __future__ import annotations
@@ -16,15 +15,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from elasticsearch import Elasticsearch
-
 from crawl_assets.enrich import ENRICHERS, store
-from crawl_assets.index.naming import read_alias
-from crawl_assets.index.scan import delete_matching
 from crawl_assets.lake import Lake
-
-TENANT_KINDS = ("cluster", "trend", "account")
-_CHUNK = 1000
 
 
 @dataclass
@@ -49,9 +41,9 @@ def personal_data_found(lake: Lake, tenant: str, keys: set[str]) -> dict[str, in
 def _source_dirs(lake: Lake, tenant: str) -> list[tuple[str, str, str]]:
     """(enricher, platform, source) of every feature folder of the tenant."""
     out = []
-    for path in lake.fs.glob(lake.path(f"{store.AREA}/*/{tenant}/*/*")):
-        name, _, platform, source = path.rstrip("/").split("/")[-4:]
-        if platform != store.TENANT_DIR and name in ENRICHERS and lake.fs.isdir(path):
+    for path in store.source_folders(lake, tenant):
+        name, _, platform, source = path.split("/")[-4:]
+        if name in ENRICHERS:
             out.append((name, platform, source))
     return sorted(out)
 
@@ -63,23 +55,5 @@ def erase_feature_files(lake: Lake, tenant: str, keys: set[str]) -> FeatureErasu
         for batch_id in store.orphan_parts(lake, name, tenant, platform, source):
             out.parts_removed += store.remove_part(lake, name, tenant, platform, source, batch_id)
     for name in ENRICHERS:
-        folder = lake.path(f"{store.AREA}/{name}/{tenant}/{store.TENANT_DIR}")
-        if lake.fs.exists(folder):
-            out.tenant_tables_removed += len(lake.fs.glob(f"{folder}/*.parquet"))
-            lake.fs.rm(folder, recursive=True)
+        out.tenant_tables_removed += store.remove_tenant_tables(lake, name, tenant)
     return out
-
-
-def erase_feature_documents(client: Elasticsearch, tenant: str, keys: set[str], *, author: str | None = None,
-                            source: str | None = None) -> int:
-    """Hard-delete the features of the erased records, author or source, and the tenant-wide documents."""
-    alias = read_alias("features", tenant)
-    deleted = delete_matching(client, alias, {"terms": {"kind": list(TENANT_KINDS)}})
-    ordered = sorted(keys)
-    for start in range(0, len(ordered), _CHUNK):
-        deleted += delete_matching(client, alias, {"terms": {"record_key": ordered[start:start + _CHUNK]}})
-    if author is not None:
-        deleted += delete_matching(client, alias, {"term": {"author_id": author}})
-    if source is not None:
-        deleted += delete_matching(client, alias, {"term": {"source": source}})
-    return deleted

@@ -19,9 +19,8 @@ from crawl_assets.pipeline.relations import TABLE as EDGES_TABLE
 from crawl_assets.pipeline.relations import write_relations
 from crawl_assets.erasure.scrub import DROP, Subject, mentions, persons_of, scrub
 from crawl_assets.lake import Lake, RawBatch
+from crawl_assets.lake.layout import index_marker
 from crawl_assets.lake.tables import arrow_to_records
-
-AREAS = ("raw", "landing", "quarantine", "index_state", "state", "media")
 
 
 @dataclass
@@ -37,19 +36,6 @@ class LakeErasure:
     without_author: int = 0  # records with no author_id, which an erasure by author cannot tell apart
 
 
-def tenant_sources(lake: Lake, tenant: str) -> list[tuple[str, str]]:
-    """(platform, source) of every source of ``tenant`` with raw data (collected, or landed by webhooks)."""
-    found = set()
-    for area in ("raw", "landing"):
-        for path in lake.fs.glob(lake.path(f"{area}/{tenant}/*/*")):
-            found.add(tuple(path.rstrip("/").split("/")[-2:]))
-    return sorted(found)  # type: ignore[arg-type]
-
-
-def _table_dirs(lake: Lake, tenant: str, platform: str, source: str) -> list[str]:
-    return sorted(lake.fs.glob(lake.path(f"tables/*/{tenant}/{platform}/{source}")))
-
-
 def _edge_rows(lake: Lake, tenant: str, platform: str, source: str) -> list[dict[str, Any]]:
     return [row for _, t in lake.read_parts(EDGES_TABLE, tenant, platform, source) for row in arrow_to_records(t)]
 
@@ -61,10 +47,7 @@ def erase_source(lake: Lake, tenant: str, platform: str, source: str) -> LakeEra
         out.keys |= set(table.column("key").to_pylist())
     out.edges = _edge_rows(lake, tenant, platform, source)
     out.batches_deleted = len(lake.raw_batches(tenant, platform, source))
-    for path in [lake.path(f"{area}/{tenant}/{platform}/{source}") for area in AREAS] + _table_dirs(
-            lake, tenant, platform, source):
-        if lake.fs.exists(path):
-            lake.fs.rm(path, recursive=True)
+    lake.remove_source(tenant, platform, source)
     return out
 
 
@@ -166,11 +149,11 @@ def _rewrite(lake: Lake, batch: RawBatch, lines: list[bytes], subject: Subject, 
             rows, rejects = _derive(lake, new)
             if {r["key"] for r in rows} & erased:
                 raise RuntimeError(f"erasure {erasure_id}: batch {m.batch_id} still yields erased records")
-        src = f"{m.tenant}/{m.platform}/{m.source}"
         lake.write_quarantine(m.tenant, m.platform, m.source, new.manifest.batch_id,
                               [r for r in rejects if not mentions(f"{r.get('snippet', '')} {r['reason']}", ids)])
-        if lake.exists(f"index_state/{src}/{m.batch_id}.done"):
-            lake.write_bytes(f"index_state/{src}/{new.manifest.batch_id}.done", marker_body(f"erase{erasure_id}"))
+        if lake.exists(index_marker(m.tenant, m.platform, m.source, m.batch_id)):
+            lake.write_bytes(index_marker(m.tenant, m.platform, m.source, new.manifest.batch_id),
+                             marker_body(f"erase{erasure_id}"))
     except BaseException:
         for copy in written:
             _delete_batch(lake, copy)
@@ -184,19 +167,14 @@ def _derive(lake: Lake, batch: RawBatch) -> tuple[list[dict[str, Any]], list[dic
     m = batch.manifest
     part = lake.table_part(RECORDS_TABLE, m.tenant, m.platform, m.source, m.batch_id)
     result = normalize_batch(lake, batch, part)
-    with lake.fs.open(lake.path(part), "rb") as fh:
+    with lake.open_read(part) as fh:
         rows = list(arrow_to_records(pq.read_table(fh)))
     return rows, result.rejected
 
 
 def _delete_batch(lake: Lake, batch: RawBatch) -> None:
     m = batch.manifest
-    src = f"{m.tenant}/{m.platform}/{m.source}"
-    for rel in (f"raw/{src}/{m.batch_id}.jsonl.gz", f"raw/{src}/{m.batch_id}.meta.json",
-                lake.table_part(RECORDS_TABLE, m.tenant, m.platform, m.source, m.batch_id),
-                f"quarantine/{src}/{m.batch_id}.jsonl", f"index_state/{src}/{m.batch_id}.done"):
-        if lake.exists(rel):
-            lake.fs.rm(lake.path(rel))
+    lake.remove_batch(m.tenant, m.platform, m.source, m.batch_id, raw=True, tables=(RECORDS_TABLE,))
 
 
 def _remove_interrupted_copies(lake: Lake, tenant: str, platform: str, source: str) -> None:

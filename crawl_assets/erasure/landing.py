@@ -8,16 +8,13 @@ import orjson
 
 from crawl_assets.erasure.scrub import DROP, Subject, scrub
 from crawl_assets.lake import Lake
-from crawl_assets.lake.landing import AREA
+from crawl_assets.lake.landing import landing_events
 
 
 def erase_landed(lake: Lake, tenant: str, platform: str, source: str, subject: Subject) -> int:
     """Scrub ``subject`` out of the source's landed events; how many events were rewritten or removed."""
     changed = 0
-    prefix = lake.path("")
-    for path in sorted(lake.fs.glob(lake.path(f"{AREA}/{tenant}/{platform}/{source}/*/*.json"))):
-        with lake.fs.open(path, "rb") as fh:
-            data = fh.read()
+    for path, data in lake.files(landing_events(tenant, platform, source)):
         if not subject.may_occur_in(data):
             continue
         try:
@@ -30,8 +27,8 @@ def erase_landed(lake: Lake, tenant: str, platform: str, source: str, subject: S
             continue
         changed += 1
         if kept is DROP:
-            lake.fs.rm(path)
+            lake.remove(path)
             continue
         envelope["response"] = kept
-        lake.write_bytes(path[len(prefix):].lstrip("/"), orjson.dumps(envelope) + b"\n")
+        lake.write_bytes(path, orjson.dumps(envelope) + b"\n")
     return changed

@@ -14,8 +14,7 @@ from typing import Any
 from elasticsearch import Elasticsearch
 
 from crawl_assets import names
-from crawl_assets.erasure.lake import AREAS
-from crawl_assets.erasure.log import append_entry, subject_digest
+from crawl_assets.erasure.log import subject_digest
 from crawl_assets.lake import Lake
 
 
@@ -43,21 +42,14 @@ def check_legacy_tenant(tenant: str) -> str:
 def erase_legacy_tenant(lake: Lake, client: Elasticsearch | None, tenant: str, *,
                         now: datetime | None = None) -> LegacyTenantErasure:
     """Remove every lake folder of the legacy-named ``tenant`` and (with a client) its indices; log it."""
-    from crawl_assets.index.legacy_names import legacy_indices
+    from crawl_assets.index.legacy_names import delete_legacy_indices
 
     out = LegacyTenantErasure(check_legacy_tenant(tenant))
-    patterns = [f"{area}/{tenant}" for area in AREAS] + [f"tables/*/{tenant}", f"features/*/{tenant}",
-                                                         f"deadletter/*/*/{tenant}"]
-    for pattern in patterns:
-        for path in lake.fs.glob(lake.path(pattern)):
-            lake.fs.rm(path, recursive=True)
-            out.folders_removed.append(path)
+    out.folders_removed = lake.remove_tenant(tenant)
     if client is not None:
-        for index in legacy_indices(client, [tenant]):
-            client.indices.delete(index=index, ignore_unavailable=True)
-            out.indices_deleted.append(index)
+        out.indices_deleted = delete_legacy_indices(client, [tenant])
         out.index_erased = True
-    out.log = append_entry(lake, tenant, {
+    out.log = lake.append_erasure_log(tenant, {
         "at": (now or datetime.now(timezone.utc)).isoformat(), "tenant": tenant, "by": "legacy_tenant",
         "subject": subject_digest(tenant), "folders_removed": len(out.folders_removed),
         "indices_deleted": len(out.indices_deleted), "index_erased": out.index_erased})

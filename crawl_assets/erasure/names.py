@@ -5,7 +5,6 @@ then erased by its stable ``author_id`` (or, for records without one, by record 
 from __future__ import annotations
 
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
-from crawl_assets.erasure.lake import tenant_sources
 from crawl_assets.lake import Lake
 
 
@@ -14,7 +13,7 @@ def records_named(lake: Lake, tenant: str, name: str) -> tuple[dict[tuple[str, s
     wanted = name.lstrip("@").casefold()
     authors: dict[tuple[str, str], tuple[str, int]] = {}
     keyless: set[str] = set()
-    for platform, source in tenant_sources(lake, tenant):
+    for platform, source in lake.tenant_sources(tenant):
         for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source,
                                         columns=["key", "author_id", "author_handle"]):
             for row in table.to_pylist():

@@ -12,13 +12,13 @@ from elasticsearch import Elasticsearch
 
 from crawl_assets import names
 from crawl_assets.erasure.deadletters import ErasedSet, erase_deadletters
-from crawl_assets.erasure.features import erase_feature_documents, erase_feature_files
-from crawl_assets.erasure.lake import LakeErasure, erase_author, erase_source, tenant_sources
+from crawl_assets.erasure.features import erase_feature_files
+from crawl_assets.erasure.lake import LakeErasure, erase_author, erase_source
 from crawl_assets.erasure.landing import erase_landed
-from crawl_assets.erasure.log import append_entry, subject_digest
+from crawl_assets.erasure.log import subject_digest
 from crawl_assets.erasure.scrub import Subject, persons_of
-from crawl_assets.index.erasure import erase_documents, erase_matching, selector_query
-from crawl_assets.index.sink import edge_id
+from crawl_assets.index.documents import edge_id
+from crawl_assets.index.erasure import erase_documents, erase_feature_documents, erase_matching, selector_query
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tempfiles import sweep, tenant_folders
 from crawl_assets.scheduling.locks import source_lock
@@ -85,7 +85,7 @@ def erase(lake: Lake, client: Elasticsearch | None, selector: Selector, *, now: 
           lock_wait_seconds: float = 600.0) -> ErasureReport:
     """Erase ``selector``'s data from the lake (raw and tables), derived edges, dead letters and the index;
     log it. Holds every source lock of the tenant (waiting up to ``lock_wait_seconds``, else ``SourceBusy``)."""
-    sources = tenant_sources(lake, selector.tenant)
+    sources = lake.tenant_sources(selector.tenant)
     with ExitStack() as locks:
         # the tenant's syncs write its raw batches, parts and dead-letter files: none may run meanwhile
         for _, source in sources:
@@ -171,7 +171,7 @@ def _erase_index(client: Elasticsearch, tenant: str, selector: Selector, keys: s
 def _log(lake: Lake, selector: Selector, report: ErasureReport, client: Elasticsearch | None,
          now: datetime | None) -> None:
     subject = selector.author if selector.author is not None else selector.source or ",".join(sorted(selector.records))
-    report.log = append_entry(lake, selector.tenant, {
+    report.log = lake.append_erasure_log(selector.tenant, {
         "erasure_id": report.erasure_id,
         "at": (now or datetime.now(timezone.utc)).isoformat(),
         "tenant": selector.tenant,

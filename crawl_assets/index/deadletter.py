@@ -19,30 +19,22 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-import fsspec
 import orjson
 
-PENDING = "deadletter/es"
-REPLAYED = "deadletter/es-replayed"
-
-
-def _join(root: str, *parts: str) -> str:
-    return "/".join([root.rstrip("/"), *parts])
-
-
-def _fs(root: str) -> tuple[fsspec.AbstractFileSystem, str]:
-    fs, path = fsspec.core.url_to_fs(root)
-    return fs, path.rstrip("/")
+from crawl_assets.lake import Lake
+from crawl_assets.lake.layout import DEADLETTER_PENDING, DEADLETTER_REPLAYED, deadletter_dir
 
 
 class DeadLetterWriter:
     """Appends dead letters for one family/tenant/run to one file, opened on the first letter (thread-safe)."""
 
     def __init__(self, root: str, family: str, tenant: str, run_id: str | None = None) -> None:
-        self.fs, base = _fs(root)
+        self._lake = Lake(root)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         run = "".join(c if c.isalnum() or c in "-_" else "_" for c in (run_id or "adhoc"))[:64]
-        self.path = _join(base, PENDING, family, tenant, f"{stamp}-{run}-{secrets.token_hex(4)}.jsonl")
+        name = f"{stamp}-{run}-{secrets.token_hex(4)}.jsonl"
+        self._relative = f"{deadletter_dir(DEADLETTER_PENDING, family, tenant)}/{name}"
+        self.path = self._lake.path(self._relative)
         self.family, self.tenant, self.run_id = family, tenant, run_id
         self.count = 0
         self._file: Any = None
@@ -59,8 +51,7 @@ class DeadLetterWriter:
         }, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY) + b"\n"
         with self._lock:
             if self._file is None:
-                self.fs.makedirs(self.path.rsplit("/", 1)[0], exist_ok=True)
-                self._file = self.fs.open(self.path, "wb")
+                self._file = self._lake.open_write(self._relative)
             self._file.write(line)
             self.count += 1
 
@@ -79,8 +70,7 @@ class DeadLetterWriter:
 
     @property
     def full_path(self) -> str:
-        protocol = self.fs.protocol[0] if isinstance(self.fs.protocol, (tuple, list)) else self.fs.protocol
-        return self.path if protocol in ("file", "local") else f"{protocol}://{self.path}"
+        return self._lake.location(self._relative)
 
 
 @dataclass
@@ -117,21 +107,19 @@ class DeadLetterFile:
 
 def pending_files(root: str, family: str | None = None, tenant: str | None = None) -> list[str]:
     """Pending dead-letter files, oldest first (names start with a UTC stamp)."""
-    fs, base = _fs(root)
-    pattern = _join(base, PENDING, family or "*", tenant or "*", "*.jsonl")
-    return sorted(fs.glob(pattern), key=lambda p: p.rsplit("/", 1)[-1])
+    lake = Lake(root)
+    return [lake.path(rel) for rel in lake.deadletter_files(tenant, family)]
 
 
 def read_file(root: str, path: str) -> DeadLetterFile:
     """Parse a dead-letter file; malformed lines are reported with their line number, never skipped silently."""
-    fs, base = _fs(root)
-    if "://" in path:
-        path = fsspec.core.url_to_fs(path)[1]
-    rel = path[len(base) + 1:] if path.startswith(base + "/") else path
+    lake = Lake(root)
+    rel = lake.relative(path)
     pieces = rel.split("/")
     family, tenant = (pieces[-3], pieces[-2]) if len(pieces) >= 3 else ("", "")
+    path = lake.path(rel)
     out = DeadLetterFile(path, family, tenant)
-    with fs.open(path, "rb") as fh:
+    with lake.open_read(rel) as fh:
         for number, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue
@@ -154,9 +142,10 @@ def iter_letters(root: str, family: str | None = None, tenant: str | None = None
 
 def mark_replayed(root: str, path: str) -> str:
     """Move a fully replayed file out of the pending folder (kept for audit); returns the new path."""
-    fs, base = _fs(root)
-    rel = path[len(base) + 1:]
-    target = _join(base, REPLAYED, rel[len(PENDING) + 1:])
-    fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
-    fs.mv(path, target)
-    return target
+    lake = Lake(root)
+    rel = lake.relative(path)
+    if not rel.startswith(DEADLETTER_PENDING + "/"):
+        return lake.path(rel)  # replayed from elsewhere (a kept replayed file): it stays where it is
+    target = f"{DEADLETTER_REPLAYED}/{rel[len(DEADLETTER_PENDING) + 1:]}"
+    lake.move(rel, target)
+    return lake.path(target)

@@ -59,3 +59,23 @@ def erase_matching(client: Elasticsearch, tenant: str, query: dict) -> tuple[set
     if deleted:
         client.indices.refresh(index=read_alias("records", tenant), ignore_unavailable=True)
     return deleted, edges
+
+
+FEATURES_FAMILY = "features"
+TENANT_FEATURE_KINDS = ("cluster", "trend", "account")  # tenant-wide documents, rebuilt by the next enrichment
+
+
+def erase_feature_documents(client: Elasticsearch, tenant: str, keys: set[str], *, author: str | None = None,
+                            source: str | None = None) -> int:
+    """Hard-delete the enrichment features of the erased records (``{enricher}:{key}``), of the author or
+    source, and every tenant-wide feature document of the tenant (sent again by the next enrichment run)."""
+    alias = read_alias(FEATURES_FAMILY, tenant)
+    deleted = _delete_where(client, alias, {"terms": {"kind": list(TENANT_FEATURE_KINDS)}})
+    ordered = sorted(keys)
+    for start in range(0, len(ordered), _CHUNK):
+        deleted += _delete_where(client, alias, {"terms": {"record_key": ordered[start:start + _CHUNK]}})
+    if author is not None:
+        deleted += _delete_where(client, alias, selector_query(author=author))
+    if source is not None:
+        deleted += _delete_where(client, alias, selector_query(source=source))
+    return deleted

@@ -51,6 +51,16 @@ def legacy_indices(client: Elasticsearch, tenants: Iterable[str] | None = None) 
     return dict(sorted(found.items()))
 
 
+def delete_legacy_indices(client: Elasticsearch, tenants: Iterable[str]) -> list[str]:
+    """Delete every legacy-named index of ``tenants`` (erasure of a tenant named under the earlier rule);
+    the names deleted."""
+    deleted = []
+    for index in legacy_indices(client, tenants):
+        client.indices.delete(index=index, ignore_unavailable=True)
+        deleted.append(index)
+    return deleted
+
+
 def copy_index(client: Elasticsearch, source: str, target: str) -> int:
     """Copy every document of ``source`` into ``target`` keeping ids, sources and versions; the count copied
     (documents ``target`` already holds in a newer or the same version are left as they are)."""

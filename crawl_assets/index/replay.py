@@ -50,7 +50,11 @@ def replay_deadletters(client: Elasticsearch, root: str, *, family: str | None =
     """Re-index the documents of pending dead-letter files under ``root`` (or of the given ``paths``)."""
     report = ReplayReport()
     for path in list(paths) if paths is not None else pending_files(root, family, tenant):
-        parsed = read_file(root, path)
+        try:
+            parsed = read_file(root, path)
+        except ValueError as exc:  # a path outside the lake
+            report.files.append(ReplayedFile(path, "", "", SinkStats(), None, [BadLine(path, 0, str(exc))]))
+            continue
         if not parsed.family or not parsed.tenant:
             report.files.append(ReplayedFile(path, "", "", SinkStats(), None,
                                              [BadLine(path, 0, "not under deadletter/es/{family}/{tenant}/")]))

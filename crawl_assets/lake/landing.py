@@ -22,11 +22,12 @@ from datetime import datetime, timedelta, timezone
 
 import orjson
 
-from crawl_assets.lake.layout import source_dir
+from crawl_assets.lake.layout import LANDING, source_dir
 from crawl_assets.lake.store import Lake
 from crawl_assets.sources.envelope import wrap_line
 
-AREA = "landing"
+AREA = LANDING
+_DELIVERIES = "_deliveries"
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,16 @@ class LandedEvent:
     @property
     def day(self) -> str:
         return self.event_id[:8]
+
+
+def landing_events(tenant: str, platform: str = "*", source: str = "*") -> str:
+    """The pattern of the landed events of a tenant (of one source when given), relative to the lake root."""
+    return f"{source_dir(AREA, tenant, platform, source)}/*/*.json"
+
+
+def landing_deliveries(tenant: str) -> str:
+    """The pattern of a tenant's delivery markers."""
+    return f"{source_dir(AREA, tenant, '*', '*')}/{_DELIVERIES}/*"
 
 
 def new_event_id(now: datetime | None = None) -> str:
@@ -70,8 +81,7 @@ def landed_events(lake: Lake, *, after: str = "", limit: int = 10_000,
         days = [(start + timedelta(days=n)).strftime("%Y%m%d") for n in range((end - start).days + 2)]
     found: list[LandedEvent] = []
     for day in days:
-        for full in lake.fs.glob(lake.path(f"{AREA}/*/*/*/{day}/*.json")):
-            rel = full[len(lake.path("")):].lstrip("/")
+        for rel in lake.glob(f"{AREA}/*/*/*/{day}/*.json"):
             _, tenant, platform, source, _, name = rel.split("/")
             event_id = name.removesuffix(".json")
             if event_id > after:
@@ -82,12 +92,12 @@ def landed_events(lake: Lake, *, after: str = "", limit: int = 10_000,
 
 def read_event(lake: Lake, event: LandedEvent) -> dict[str, object]:
     """The stored envelope of one event (``crawl`` + ``response``)."""
-    with lake.fs.open(lake.path(event.path), "rb") as fh:
+    with lake.open_read(event.path) as fh:
         return orjson.loads(fh.read())
 
 
 def _marker(tenant: str, platform: str, source: str, key: str) -> str:
-    return f"{source_dir(AREA, tenant, platform, source)}/_deliveries/{key}"
+    return f"{source_dir(AREA, tenant, platform, source)}/{_DELIVERIES}/{key}"
 
 
 def claim_delivery(lake: Lake, *, tenant: str, platform: str, source: str, key: str) -> bool:
@@ -110,6 +120,4 @@ def claim_delivery(lake: Lake, *, tenant: str, platform: str, source: str, key: 
 
 def release_delivery(lake: Lake, *, tenant: str, platform: str, source: str, key: str) -> None:
     """Undo a claim whose landing failed, so the platform's retry lands it."""
-    rel = _marker(tenant, platform, source, key)
-    if lake.exists(rel):
-        lake.fs.rm(lake.path(rel))
+    lake.remove(_marker(tenant, platform, source, key))

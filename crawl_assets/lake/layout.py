@@ -9,6 +9,12 @@
     state/{tenant}/{platform}/{source}/...                collectors' per-item state too big for a cursor
                                                           (X thread lookups, Telegram refresh fingerprints)
     media/{tenant}/{platform}/{source}/...                media files, only for sources that opt in
+    landing/{tenant}/{platform}/{source}/{day}/{event}.json  pushed events (``crawl_assets.lake.landing``)
+    features/{enricher}/{tenant}/...                      model-made features (``crawl_assets.enrich.store``)
+    erasure/{tenant}/log.jsonl                            what was erased, without the erased data
+
+Every path is built here from names checked to be single path segments (``segment``), and the lake
+refuses a relative path that climbs out of its root (``Lake.path``), so no name reaches another folder.
 
 Raw data, derived tables and model-made features never share a folder, so everything derived can
 be deleted and rebuilt from ``raw/`` without collecting again.
@@ -22,32 +28,101 @@ from datetime import datetime, timezone
 BATCH_ID = re.compile(r"^\d{8}T\d{12}Z-[0-9a-z]{1,12}-\d{4}(-e[0-9a-f]{8}b?)*$")  # suffix: rewritten by an erasure
 
 
+RAW = "raw"
+TABLES = "tables"
+QUARANTINE = "quarantine"
 INDEX_STATE = "index_state"
 STATE = "state"
 MEDIA = "media"
+LANDING = "landing"
+FEATURES = "features"
+DEADLETTER = "deadletter"
+DEADLETTER_PENDING = f"{DEADLETTER}/es"
+DEADLETTER_REPLAYED = f"{DEADLETTER}/es-replayed"
+ERASURE = "erasure"
+# every area a sync of one source writes into (besides its tables), in one folder per source
+SOURCE_AREAS = (RAW, LANDING, QUARANTINE, INDEX_STATE, STATE, MEDIA)
+
+# one folder name: a tenant, platform, source key, table, family or batch id, or ``*`` in a pattern
+_SEGMENT = re.compile(r"[A-Za-z0-9_*][A-Za-z0-9_.*-]{0,199}")
+
+
+def segment(name: str) -> str:
+    """``name`` when it is one path segment that cannot climb (no ``/``, no leading ``.``), else ValueError."""
+    if not isinstance(name, str) or _SEGMENT.fullmatch(name) is None:
+        raise ValueError(f"invalid lake folder name {name!r}")
+    return name
 
 
 def source_dir(area: str, tenant: str, platform: str, source: str) -> str:
-    return f"{area}/{tenant}/{platform}/{source}"
+    return f"{area}/{segment(tenant)}/{segment(platform)}/{segment(source)}"
+
+
+def _source_file(area: str, tenant: str, platform: str, source: str, name: str) -> str:
+    return f"{source_dir(area, tenant, platform, source)}/{name}"
 
 
 def index_marker(tenant: str, platform: str, source: str, batch_id: str) -> str:
     """The marker saying the index has accounted for one normalized part."""
-    return f"{source_dir(INDEX_STATE, tenant, platform, source)}/{batch_id}.done"
+    return _source_file(INDEX_STATE, tenant, platform, source, f"{segment(batch_id)}.done")
 
 
 def state_file(tenant: str, platform: str, source: str, name: str) -> str:
     """A collector's per-item state of one source (too big for its cursor)."""
-    return f"{source_dir(STATE, tenant, platform, source)}/{name}"
+    return _source_file(STATE, tenant, platform, source, name)
 
 
 def media_file(tenant: str, platform: str, source: str, name: str) -> str:
     """A downloaded media file of one source (opt-in)."""
-    return f"{source_dir(MEDIA, tenant, platform, source)}/{name}"
+    return _source_file(MEDIA, tenant, platform, source, name)
+
+
+def raw_file(tenant: str, platform: str, source: str, batch_id: str) -> str:
+    """A raw batch's data (``.jsonl.gz``); its manifest (written last) is ``raw_manifest``."""
+    return _source_file(RAW, tenant, platform, source, f"{segment(batch_id)}.jsonl.gz")
+
+
+def raw_manifest(tenant: str, platform: str, source: str, batch_id: str) -> str:
+    return _source_file(RAW, tenant, platform, source, f"{segment(batch_id)}.meta.json")
+
+
+def quarantine_file(tenant: str, platform: str, source: str, batch_id: str) -> str:
+    """Rejected input of one batch, with the reasons."""
+    return _source_file(QUARANTINE, tenant, platform, source, f"{segment(batch_id)}.jsonl")
 
 
 def table_dir(table: str, tenant: str, platform: str, source: str) -> str:
-    return f"tables/{table}/{tenant}/{platform}/{source}"
+    return source_dir(f"{TABLES}/{segment(table)}", tenant, platform, source)
+
+
+def source_folders(tenant: str, platform: str, source: str) -> list[str]:
+    """The folders (possibly with a ``*``) a sync of one source writes into: its areas, then its tables."""
+    return [source_dir(area, tenant, platform, source) for area in SOURCE_AREAS] + [
+        table_dir("*", tenant, platform, source)]
+
+
+def tenant_folders(tenant: str) -> list[str]:
+    """Every folder holding a tenant's files (its sources' folders, dead letters, the erasure log)."""
+    return source_folders(tenant, "*", "*") + [deadletter_dir("*", "*", tenant), erasure_dir(tenant)]
+
+
+def deadletter_dir(area: str, family: str, tenant: str) -> str:
+    """Dead letters of one family and tenant; ``area`` is ``DEADLETTER_PENDING``, ``DEADLETTER_REPLAYED``
+    or ``*`` (both)."""
+    if area == "*":
+        area = f"{DEADLETTER}/*"
+    elif area not in (DEADLETTER_PENDING, DEADLETTER_REPLAYED):
+        raise ValueError(f"not a dead-letter area: {area!r}")
+    return f"{area}/{segment(family)}/{segment(tenant)}"
+
+
+def erasure_dir(tenant: str) -> str:
+    return f"{ERASURE}/{segment(tenant)}"
+
+
+def erasure_log(tenant: str) -> str:
+    """The tenant's erasure log (one JSON line per erasure)."""
+    return f"{erasure_dir(tenant)}/log.jsonl"
 
 
 def new_batch_id(run_id: str | None, seq: int, now: datetime | None = None) -> str:

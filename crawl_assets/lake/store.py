@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawl_assets.lake import layout
+from crawl_assets.lake.areas import LakeAreas
 from crawl_assets.lake.tempfiles import temp_name
 
 
@@ -50,8 +51,11 @@ class RawBatch:
     path: str
 
 
-class Lake:
-    """A lake rooted at a local folder or an fsspec URL (``s3://bucket/prefix``, ``memory://x``)."""
+class Lake(LakeAreas):
+    """A lake rooted at a local folder or an fsspec URL (``s3://bucket/prefix``, ``memory://x``).
+
+    Every path it takes is relative to its root and checked not to leave it (``path``); the areas' paths
+    are built by ``layout`` and the areas' operations are ``LakeAreas``' methods."""
 
     def __init__(self, root: str):
         self.root = root.rstrip("/")
@@ -62,11 +66,85 @@ class Lake:
 
     # -- paths -------------------------------------------------------------------------------
     def path(self, relative: str) -> str:
+        """The filesystem path of ``relative``; ValueError when it would leave the root."""
+        if relative.startswith("/") or any(c in relative for c in ("\\", "\x00", "://")) \
+                or any(part in (".", "..") for part in relative.split("/")):
+            raise ValueError(f"lake path {relative!r} is not a plain path under the lake root")
         return f"{self._base}/{relative}"
 
     def url(self, relative: str) -> str:
         """A location a user can open: the root as configured plus the relative path."""
         return f"{self.root}/{relative}"
+
+    def location(self, relative: str) -> str:
+        """The filesystem path of ``relative`` with its protocol when it is not local (``s3://...``)."""
+        protocol = self.fs.protocol[0] if isinstance(self.fs.protocol, (tuple, list)) else self.fs.protocol
+        full = self.path(relative)
+        return full if protocol in ("file", "local") else f"{protocol}://{full}"
+
+    def relative(self, full: str) -> str:
+        """The relative path of a filesystem path (or URL) under the root; ValueError when it is not under it."""
+        prefix = self._base.rstrip("/") + "/"
+        if not full.startswith(prefix):  # a URL, or a local path given relative to the working folder
+            full = fsspec.core.url_to_fs(full)[1]
+        if not full.startswith(prefix):
+            raise ValueError(f"{full!r} is not under the lake root {self.root}")
+        rel = full[len(prefix):]
+        self.path(rel)  # checks it
+        return rel
+
+    # -- files by relative path --------------------------------------------------------------
+    def glob(self, pattern: str) -> list[str]:
+        """Relative paths matching ``pattern`` (fsspec glob: ``*`` within one folder), sorted."""
+        return sorted(self.relative(full.rstrip("/")) for full in self.fs.glob(self.path(pattern)))
+
+    def open_read(self, relative: str) -> IO[bytes]:
+        """A file's bytes as a stream (FileNotFoundError when it does not exist)."""
+        return self.fs.open(self.path(relative), "rb")
+
+    def open_write(self, relative: str) -> IO[bytes]:
+        """A new file written in place as a stream (an append-only log, e.g. dead letters); its folder made."""
+        full = self.path(relative)
+        self.fs.makedirs(full.rsplit("/", 1)[0], exist_ok=True)
+        return self.fs.open(full, "wb")
+
+    def remove(self, *relative: str) -> int:
+        """Remove the files that exist among ``relative``; how many were removed."""
+        gone = 0
+        for rel in relative:
+            full = self.path(rel)
+            if self.fs.exists(full):
+                try:
+                    self.fs.rm(full)
+                except FileNotFoundError:
+                    continue  # removed meanwhile
+                gone += 1
+        return gone
+
+    def remove_tree(self, relative: str) -> bool:
+        """Remove a folder and everything under it; whether it existed."""
+        full = self.path(relative)
+        if not self.fs.exists(full):
+            return False
+        self.fs.rm(full, recursive=True)
+        return True
+
+    def is_dir(self, relative: str) -> bool:
+        return self.fs.isdir(self.path(relative))
+
+    def move(self, relative: str, target: str) -> None:
+        """Move a file (within the lake), making the target's folder."""
+        full = self.path(target)
+        self.fs.makedirs(full.rsplit("/", 1)[0], exist_ok=True)
+        self.fs.mv(self.path(relative), full)
+
+    def modified(self, relative: str) -> datetime | None:
+        """When a file was last written (UTC), or None when the filesystem cannot say."""
+        try:
+            stamp = self.fs.modified(self.path(relative))
+        except (OSError, NotImplementedError):
+            return None
+        return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
 
     # -- atomic writes -----------------------------------------------------------------------
     def _write_atomic(self, relative: str, data: bytes, *, overwrite: bool) -> str:
@@ -120,7 +198,7 @@ class Lake:
         """
         if (lines is None) == (stream is None):
             raise ValueError("give exactly one of lines or stream")
-        base = layout.source_dir("raw", tenant, platform, source)
+        base = layout.source_dir(layout.RAW, tenant, platform, source)
         final = self.path(f"{base}/{batch_id}.jsonl.gz")
         if self.fs.exists(final):
             raise FileExistsError(f"refusing to overwrite {self.url(f'{base}/{batch_id}.jsonl.gz')}")
@@ -169,7 +247,7 @@ class Lake:
 
     def raw_batches(self, tenant: str, platform: str, source: str) -> list[RawBatch]:
         """Committed batches of a source in collection order (batch ids sort by time)."""
-        base = layout.source_dir("raw", tenant, platform, source)
+        base = layout.source_dir(layout.RAW, tenant, platform, source)
         if not self.fs.exists(self.path(base)):
             return []
         out = []
@@ -181,8 +259,8 @@ class Lake:
 
     def open_raw(self, batch: RawBatch) -> IO[bytes]:
         """The batch's decompressed bytes as a stream (never loaded whole)."""
-        rel = layout.source_dir("raw", batch.manifest.tenant, batch.manifest.platform, batch.manifest.source)
-        return gzip.open(self.fs.open(self.path(f"{rel}/{batch.manifest.batch_id}.jsonl.gz"), "rb"), "rb")
+        m = batch.manifest
+        return gzip.open(self.fs.open(self.path(layout.raw_file(m.tenant, m.platform, m.source, m.batch_id)), "rb"), "rb")
 
     # -- derived tables ----------------------------------------------------------------------
     def table_part(self, table: str, tenant: str, platform: str, source: str, batch_id: str) -> str:
@@ -252,7 +330,7 @@ class Lake:
     # -- quarantine --------------------------------------------------------------------------
     def write_quarantine(self, tenant: str, platform: str, source: str, batch_id: str, rows: list[dict[str, Any]]) -> str | None:
         """Rejected input with its reason, one JSON line each; replaced when the batch is re-derived."""
-        rel = f"{layout.source_dir('quarantine', tenant, platform, source)}/{batch_id}.jsonl"
+        rel = layout.quarantine_file(tenant, platform, source, batch_id)
         if not rows:
             if self.fs.exists(self.path(rel)):
                 self.fs.rm(self.path(rel))

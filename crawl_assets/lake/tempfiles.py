@@ -17,14 +17,15 @@ import uuid
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from crawl_assets.lake.layout import source_folders, tenant_folders
+
 if TYPE_CHECKING:
     from crawl_assets.lake.store import Lake
 
 PREFIX = ".tmp-"
 TEMP_GRACE_SECONDS = 3600.0
 HOST = hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
-# every folder a sync of one source writes into, relative to the lake root
-SOURCE_AREAS = ("raw", "landing", "quarantine", "index_state", "state", "media")
+__all__ = ["source_folders", "sweep", "temp_name", "tenant_folders"]  # the folders: ``layout``'s
 
 
 def temp_name() -> str:
@@ -50,16 +51,6 @@ def _idle_seconds(lake: Lake, path: str, now: float) -> float:
     except (OSError, NotImplementedError):
         return 0.0
     return now - modified.timestamp()
-
-
-def source_folders(tenant: str, platform: str, source: str) -> list[str]:
-    """The lake folders (relative, possibly with a ``*``) a sync of one source writes into."""
-    return [f"{area}/{tenant}/{platform}/{source}" for area in SOURCE_AREAS] + [f"tables/*/{tenant}/{platform}/{source}"]
-
-
-def tenant_folders(tenant: str) -> list[str]:
-    """Every lake folder holding a tenant's files (sources' folders, dead letters, the erasure log)."""
-    return source_folders(tenant, "*", "*") + [f"deadletter/*/*/{tenant}", f"erasure/{tenant}"]
 
 
 def sweep(lake: Lake, folders: Iterable[str], now: float | None = None) -> int:

@@ -16,13 +16,13 @@ stay ``EnvVar`` so they never enter run config. X and Telegram use the same sche
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 import dagster as dg
 from pydantic import Field
 
+from crawl_assets import settings
 from crawl_assets.names import env_part
 
 
@@ -58,8 +58,9 @@ def secret_var(base: str, tenant: str, name: str | None) -> str:
 
 def secrets_from_env(base: str, environ: Mapping[str, str] | None = None, *, resolve: bool = False) -> list[TenantSecret]:
     """Every set ``base[__TENANT[__NAME]]`` variable as an ``EnvVar``-valued ``TenantSecret`` (Dagster
-    resources), or with the value itself when ``resolve`` (a plain process such as the webhook receiver)."""
-    env = os.environ if environ is None else environ
+    resources), or with the value itself when ``resolve`` (a plain process such as the webhook receiver).
+    ``environ`` defaults to the process environment (``settings.environment``, the one place it is read)."""
+    env = settings.environment() if environ is None else environ
     out: list[TenantSecret] = []
     for var in sorted(env):
         if not env.get(var) or not (var == base or var.startswith(base + "__")):

@@ -16,7 +16,6 @@ from click.testing import CliRunner
 from crawl_assets import settings
 from crawl_assets.pipeline.normalize import TABLE, normalize_batch
 from crawl_assets.cli.main import cli
-from crawl_assets.erasure.log import read_log
 from crawl_assets.lake import Lake
 from crawl_assets.lake.landing import land_event, landed_events
 from crawl_assets.sources.envelope import wrap_line
@@ -121,7 +120,7 @@ def test_erase_refuses_a_tenant_that_is_not_a_tenant_name(lake, tenant, tmp_path
     result = CliRunner().invoke(cli, ["erase", "--tenant", tenant, "--author", "user:u1"])
     assert result.exit_code == 2, result.output
     assert _authors(lake) == before
-    assert not [p for p in tmp_path.rglob("*") if "escape" in p.name] and not read_log(lake, "acme")
+    assert not [p for p in tmp_path.rglob("*") if "escape" in p.name] and not lake.read_erasure_log("acme")
     outside = Path(settings.lake_root()).parent.parent / "escape"
     assert not outside.exists()
 
@@ -137,7 +136,7 @@ def test_an_erasure_whose_index_step_fails_is_logged_and_finished_by_running_it_
     index_documents(client, docs, family="records", tenant="acme", deadletter_root=settings.lake_root())
     down = _erase("--author", "user:u1", "--es-url", "http://127.0.0.1:9")  # nothing listens there
     assert down.exit_code == 1, down.output
-    [entry] = read_log(lake, "acme")
+    [entry] = lake.read_erasure_log("acme")
     assert entry["status"] != "complete" and not entry["index_erased"]
     assert "user:u1" not in _authors(lake), "the lake step ran"
     client.indices.refresh(index="crawl-records-acme")
@@ -148,5 +147,5 @@ def test_an_erasure_whose_index_step_fails_is_logged_and_finished_by_running_it_
     client.indices.refresh(index="crawl-records-acme")
     assert client.count(index="crawl-records-acme", query={"term": {"author_id": "user:u1"}})["count"] == 0
     assert client.count(index="crawl-records-acme", query={"term": {"author_id": "user:u2"}})["count"] > 0
-    log = read_log(lake, "acme")
+    log = lake.read_erasure_log("acme")
     assert len(log) == 2 and log[-1]["status"] == "complete" and log[-1]["index_erased"]

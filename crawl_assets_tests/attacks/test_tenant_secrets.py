@@ -75,14 +75,14 @@ def test_a_telegram_source_cannot_use_another_tenants_account(tmp_path, monkeypa
 
     world = tm.World()
     world.channel("news", messages=5)
-    spec = tm.use(world)
+    tm.use(world)
     try:
         monkeypatch.setenv("CRAWL_TELEGRAM_API_ID", "12345")
         monkeypatch.setenv("CRAWL_TELEGRAM_API_HASH", FAKE_API_HASH)
         for var in ("CRAWL_TELEGRAM_ALICE_SESSION", "CRAWL_TELEGRAM_SESSION__ACME__ALICE"):  # acme's account
             monkeypatch.setenv(var, SESSION)
         resource = TelegramResource.from_env().model_copy(update={
-            "sender_factory": spec, "lock_dir": str(tmp_path / "locks"), "request_interval_seconds": 0.0,
+            "lock_dir": str(tmp_path / "locks"), "request_interval_seconds": 0.0,
         }).process_config_and_initialize()
 
         async def connect(tenant: str) -> None:
@@ -95,7 +95,7 @@ def test_a_telegram_source_cannot_use_another_tenants_account(tmp_path, monkeypa
             asyncio.run(connect("globex"))
         assert world.connects == 1, "globex's source connected with acme's account"
     finally:
-        tm.ACTIVE = None
+        tm.release()
 
 
 def test_a_webhook_cannot_pass_with_a_tenant_whose_name_folds_onto_another(tmp_path):

@@ -13,7 +13,6 @@ from click.testing import CliRunner
 from crawl_assets import settings
 from crawl_assets.cli.demo import register_samples
 from crawl_assets.cli.main import cli
-from crawl_assets.erasure.log import read_log
 from crawl_assets.erasure.scrub import Subject, persons_of, scrub
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
@@ -99,7 +98,7 @@ def test_erase_author_leaves_nothing_and_a_resync_does_not_restore_it(synced):
             assert not [r for r in rows if r.get("src") in erased or r.get("author_id") == author]
         _sync_all(keys)
 
-    [entry] = read_log(lake, "demo")
+    [entry] = lake.read_erasure_log("demo")
     text = orjson.dumps(entry).decode()
     assert entry["by"] == "author" and entry["records"] == len(erased)
     assert author not in text and not any(k in text for k in erased), "the log holds no data"
@@ -114,7 +113,7 @@ def test_erase_source_removes_its_lake_folders_and_documents(synced):
     assert not [p for p in lake.fs.find(lake.path("")) if f"/{source}/" in p or p.endswith(f"/{source}")]
     assert not [d for d in _index_docs(es, "records").values() if d["source"] == source]
     assert [d for d in _index_docs(es, "records").values() if d["source"] != source], "other sources stay"
-    assert read_log(lake, "demo")[0]["by"] == "source"
+    assert lake.read_erasure_log("demo")[0]["by"] == "source"
 
 
 def _letters(lake: Lake) -> list[dict]:
@@ -184,7 +183,7 @@ def test_erasure_waits_for_a_running_sync_of_the_tenant(synced):
         before = _records(lake, "demo")
         with pytest.raises(SourceBusy):
             erase(lake, None, Selector(tenant="demo", source=keys[0]), lock_wait_seconds=0.3)
-        assert _records(lake, "demo") == before and not read_log(lake, "demo")
+        assert _records(lake, "demo") == before and not lake.read_erasure_log("demo")
     finally:
         holder.kill()
         holder.wait()

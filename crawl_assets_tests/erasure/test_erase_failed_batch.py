@@ -9,7 +9,6 @@ import orjson
 
 from crawl_assets.pipeline.normalize import TABLE, normalize_batch
 from crawl_assets.erasure import Selector, erase
-from crawl_assets.erasure.log import read_log
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 
@@ -67,7 +66,7 @@ def test_erasure_finishes_over_a_batch_that_cannot_be_normalized(tmp_path):
     assert [q for q in quarantined.values() if b"could not be normalized" in q], "the failure is quarantined again"
     rows = [r for _, t in lake.read_parts(TABLE, "acme", "telegram", SOURCE) for r in arrow_to_records(t)]
     assert {r["text"] for r in rows} == {"kept"}
-    assert [e["erasure_id"] for e in read_log(lake, "acme")] == [report.erasure_id]
+    assert [e["erasure_id"] for e in lake.read_erasure_log("acme")] == [report.erasure_id]
 
     again = erase(lake, None, Selector(tenant="acme", author="43"), lock_wait_seconds=5)
     assert again.status == "complete" and again.batches_rewritten == 0
@@ -95,7 +94,7 @@ def test_a_lake_step_that_fails_is_logged_and_leaves_no_copy(tmp_path, monkeypat
     assert failed.value.report.status.startswith("lake step failed")
     after = sorted(_raw_lines(lake))
     assert len(after) == 2 and after[1] == before[1], "the batch that failed stays as it was, with no copy beside it"
-    log = read_log(lake, "acme")
+    log = lake.read_erasure_log("acme")
     assert len(log) == 1 and log[0]["status"].startswith("lake step failed") and "43" not in orjson.dumps(log[0]["status"]).decode()
 
     (quarantine / "acme").unlink()

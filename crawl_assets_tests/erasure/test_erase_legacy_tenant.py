@@ -7,7 +7,6 @@ from click.testing import CliRunner
 
 from crawl_assets import settings
 from crawl_assets.cli.main import cli
-from crawl_assets.erasure.log import read_log
 from crawl_assets.lake import Lake
 from crawl_assets_tests.es_node.fixtures import EsCluster
 
@@ -35,7 +34,7 @@ def test_a_legacy_named_tenant_is_erased_whole(dagster_home, es_cluster: EsClust
         assert len(lake.fs.glob(lake.path("*/acme/**/*.*"))) + len(lake.fs.glob(lake.path("tables/*/acme/**/*.*"))) >= 3
         assert not client.indices.exists(index="crawl-records-acme--2026.01")
         assert client.indices.exists(index="crawl-records-acme-2026.01"), "the other tenant's index stays"
-        assert [e["by"] for e in read_log(lake, "acme-")] == ["legacy_tenant"]
+        assert [e["by"] for e in lake.read_erasure_log("acme-")] == ["legacy_tenant"]
         valid = CliRunner().invoke(cli, ["erase", "--tenant", "acme", "--legacy-tenant"])
         assert valid.exit_code == 2 and "is a valid tenant name" in valid.output
     finally:

@@ -56,7 +56,6 @@ def resources(cfg: dict[str, Any]) -> dict[str, Any]:
         "telegram": TelegramResource(
             credentials={"acme:": tg_cred}, request_interval_seconds=0.0, network_backoff_seconds=0.01,
             account_wait_seconds=5.0, lock_dir=str(Path(cfg["home"]) / "locks"),
-            sender_factory="crawl_assets_tests.standins.telegram_mtproto:sender_for",
             max_pages_per_run=cfg["telegram_pages_per_run"], pages_per_checkpoint=1),
     }
 

@@ -63,8 +63,8 @@ SITES: dict[str, Site] = {
     # fetch
     "x.request": Site("crawl_assets.sources.x.client", "XClient.get", "before", "fetch"),
     "x.response": Site("crawl_assets.sources.x.client", "XClient.get", "after", "fetch"),
-    "telegram.request": Site("crawl_assets.sources.telegram.client", "CrawlClient._call", "before", "fetch"),
-    "telegram.response": Site("crawl_assets.sources.telegram.client", "CrawlClient._call", "after", "fetch"),
+    "telegram.request": Site("crawl_assets.sources.telegram.client", "CrawlClient.__call__", "before", "fetch"),
+    "telegram.response": Site("crawl_assets.sources.telegram.client", "CrawlClient.__call__", "after", "fetch"),
     "telegram.refresh_window": Site("crawl_assets.sources.telegram.sink", "LakeSink.save_window", "before", "fetch"),
     # lake writes
     "lake.raw_tmp_written": Site("fsspec.implementations.local", "LocalFileSystem.mv", "before", "lake",
@@ -98,8 +98,8 @@ SITES: dict[str, Site] = {
     # indexing
     "index.pending": Site("crawl_assets.assets.search_index", "pending_records", "before", "index"),
     "index.setup": Site("crawl_assets.assets.search_index", "setup_indices", "before", "index"),
-    "index.bulk_send": Site("crawl_assets.index.sink", "BulkSink._request", "before", "index"),
-    "index.bulk_applied": Site("crawl_assets.index.sink", "BulkSink._request", "after", "index"),
+    "index.bulk_send": Site("crawl_assets.index.bulk_send", "BulkSender._request", "before", "index"),
+    "index.bulk_applied": Site("crawl_assets.index.bulk_send", "BulkSender._request", "after", "index"),
     "index.count": Site("crawl_assets.assets.search_index", "count_documents", "before", "index"),
     "index.marker": Site("crawl_assets.lake.store", "Lake.write_bytes", "before", "index",
                          _contains(1, "relative", "index_state/")),

@@ -92,7 +92,7 @@ def test_clock_advances_through_the_policy(world):
 
 def test_retention_also_expires_landed_webhook_events_and_dead_letters(world):
     """Every area holding raw observations or copies of records expires with the policy (issue 15)."""
-    from crawl_assets.index.deadletter import PENDING
+    from crawl_assets.lake.layout import DEADLETTER_PENDING as PENDING
     from crawl_assets.lake.landing import land_event, landed_events
 
     lake, _, es, _, policy = world

@@ -1,6 +1,6 @@
 """Telegram at the MTProto request level: a stand-in for Telethon's ``MTProtoSender``.
 
-Telethon sends every request through ``TelegramClient._call`` → ``self._sender.send(request)``, which
+Telethon sends every request through its client's ``MTProtoSender``: ``sender.send(request)``
 returns a future resolved with the parsed result (``network/mtprotosender.py``: ``RequestState``
 serializes the request, the receive loop parses ``state.request.read_result(reader)`` or turns an
 ``rpc_error`` into ``errors.rpc_message_to_error(rpc_error, state.request)``). ``StandinSender``
@@ -33,8 +33,10 @@ from typing import Any
 
 from telethon import errors
 from telethon import password as pwd
+from telethon.client import telegrambaseclient
 from telethon.crypto import AuthKey
 from telethon.extensions import BinaryReader
+from telethon.sessions import StringSession
 from telethon.tl import TLObject, functions, types
 
 VECTOR = b"\x15\xc4\xb5\x1c"  # 0x1cb5c415, little endian
@@ -337,6 +339,7 @@ class World:
         self.server_seconds = 0.0
         self.connects = 0
         self.takeouts = 0
+        self.login_account = "default"  # who a client without an auth key (a fresh login) talks as
 
     # setup ------------------------------------------------------------------------------------
     def account(self, name: str = "default") -> Account:
@@ -619,12 +622,13 @@ def _serialize(result: Any) -> bytes:
 
 
 class StandinSender:
-    """Takes ``TelegramClient._sender``'s place: the same methods Telethon calls, no socket."""
+    """Takes the place of the ``MTProtoSender`` a ``TelegramClient`` builds (``use``): the same methods
+    Telethon calls on it, no socket."""
 
     def __init__(self, world: World, account: Account):
         self.world = world
         self.account = account
-        self.auth_key = AuthKey(hashlib.sha256(account.name.encode()).digest() * 8)
+        self.auth_key = account_key(account.name)
         self._user_connected = False
         self._disconnected: asyncio.Future[None] | None = None
 
@@ -683,23 +687,53 @@ class StandinSender:
         return future
 
 
-# -- plugging into TelegramResource(sender_factory=...) -----------------------------------------------
+# -- plugging in: tests (and the bench) put the stand-in where Telethon builds its MTProtoSender ------------
 
 ACTIVE: World | None = None
+_TELETHON_SENDER = telegrambaseclient.MTProtoSender
+_KEY_MARK = b"standin-account:"
 
 
-def use(world: World) -> str:
-    """Make ``world`` the one ``sender_for`` serves; returns the ``sender_factory`` spec to configure."""
-    global ACTIVE
-    ACTIVE = world
-    return f"{__name__}:sender_for"
+def account_key(name: str) -> AuthKey:
+    """The auth key of the stand-in account ``name``: as on Telegram, the key a client presents says who it is."""
+    return AuthKey((_KEY_MARK + name.encode()).ljust(256, b"\0"))
 
 
-def sender_for(credential: str) -> StandinSender:
-    """The ``sender_factory`` of TelegramResource: a sender for the account behind ``credential``."""
+def session_for(name: str = "default") -> str:
+    """A StringSession string (dc 2) logged in as the stand-in account ``name``."""
+    s = StringSession()
+    s.set_dc(2, "149.154.167.51", 443)
+    s.auth_key = account_key(name)
+    return s.save()
+
+
+def sender_for(auth_key: AuthKey | None, **_telethon_kwargs: Any) -> StandinSender:
+    """What ``TelegramClient.__init__`` gets when it builds its ``MTProtoSender`` while a world is in use:
+    the stand-in sender of the account the session's auth key belongs to (``session_for``). A client without
+    a key (a fresh login) talks as ``World.login_account``; a key the stand-in never issued, as ``default``."""
     if ACTIVE is None:
         raise RuntimeError("no stand-in world is active: call telegram_mtproto.use(world) first")
-    return StandinSender(ACTIVE, ACTIVE.account(credential))
+    data = auth_key.key if auth_key is not None else b""
+    if not data:
+        return StandinSender(ACTIVE, ACTIVE.account(ACTIVE.login_account))
+    name = data[len(_KEY_MARK):].rstrip(b"\0").decode() if data.startswith(_KEY_MARK) else "default"
+    return StandinSender(ACTIVE, ACTIVE.account(name))
+
+
+def use(world: World) -> None:
+    """Make ``world`` the Telegram every client built from now on talks to, until ``release()``: Telethon's
+    ``telegrambaseclient`` module builds ``sender_for(...)`` instead of its ``MTProtoSender``. The client
+    itself, its requests, their serialization and the entity cache stay Telethon's own."""
+    global ACTIVE
+    ACTIVE = world
+    telegrambaseclient.MTProtoSender = sender_for
+
+
+def release() -> None:
+    """Telethon builds its own ``MTProtoSender`` again."""
+    global ACTIVE
+    ACTIVE = None
+    telegrambaseclient.MTProtoSender = _TELETHON_SENDER
 
 
 def iter_existing(chat: SimChat) -> Iterator[int]:

@@ -1,20 +1,25 @@
 """The Telethon client the collector uses: paced, counted, flood- and network-aware, no updates.
 
-Every Telethon request goes through ``TelegramClient._call`` (``client/users.py``), including those of
-``iter_messages``, ``get_entity``, ``download_media`` and takeout wrappers. ``CrawlClient`` hooks there
-once: it waits for the account's pacer, counts the request by type, sleeps short ``FLOOD_WAIT``s in place
-(Telethon's own threshold is set to 0 so every flood wait comes to us and is accounted), turns long ones
-into ``LongFloodWait``, and retries dropped connections with exponential backoff and jitter.
+Telethon's public way to send a request is calling the client (``await client(request)``, ``__call__``);
+``iter_messages``, ``get_entity``, ``get_me`` and the takeout wrapper all go through it. ``CrawlClient``
+wraps it once: it waits for the account's pacer, counts the request by type, sleeps short ``FLOOD_WAIT``s
+in place (Telethon's own threshold is set to 0 so every flood wait comes to us and is accounted), turns
+long ones into ``LongFloodWait``, and retries dropped connections with exponential backoff and jitter.
+Media is the one exception: Telethon downloads file chunks below ``__call__``, so ``download`` paces and
+counts each chunk through ``download_media``'s public ``progress_callback`` and gives the whole file the
+same flood and network handling (a file interrupted by one is fetched again from its start; files are
+small, bounded by the ``media_max_bytes`` option).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from telethon import TelegramClient
 from telethon.sessions import StringSession
@@ -25,8 +30,10 @@ from crawl_assets.sources.telegram.pacing import Pacer
 DEVICE_MODEL = "crawl_assets"
 APP_VERSION = "crawl_assets telegram collector"
 SYSTEM_VERSION = "crawl_assets"
+FILE_CHUNK_REQUEST = "GetFileRequest"  # what each chunk of ``download_media`` sends (upload.getFile)
 
-SenderFactory = Callable[[str], Any]
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -66,40 +73,65 @@ class CrawlClient(TelegramClient):
     """A ``TelegramClient`` for reading history: no update handling, every request paced and counted."""
 
     def __init__(self, *, credential: str, api_id: int, api_hash: str, session: str,
-                 settings: ClientSettings = ClientSettings(), sender: Any = None, last_request: float = 0.0):
+                 settings: ClientSettings = ClientSettings(), last_request: float = 0.0):
         super().__init__(
             parse_session(session, credential), api_id, api_hash,
             receive_updates=False, flood_sleep_threshold=0, timeout=settings.timeout,
             device_model=DEVICE_MODEL, system_version=SYSTEM_VERSION, app_version=APP_VERSION,
             base_logger="crawl_assets.telegram.telethon",
         )
-        if sender is not None:
-            self._sender = sender
         self.credential = credential
         self.settings = settings
         self.pacer = Pacer(settings.request_interval, last_request)
         self.request_counts: Counter[str] = Counter()
         self.flood_waited = 0.0
         self.network_retried = 0
+        self.user_id: int | None = None  # the logged-in account, known after ``check_health``
 
     @property
     def requests_made(self) -> int:
         return sum(self.request_counts.values())
 
-    async def _call(self, sender: Any, request: Any, ordered: bool = False, flood_sleep_threshold: Any = None) -> Any:
+    async def __call__(self, request: Any, ordered: bool = False, flood_sleep_threshold: Any = None) -> Any:
         name = request_name(request)
-        floods = network = 0
-        while True:
+
+        async def send() -> Any:
             await self.pacer.wait()
             self.request_counts[name] += 1
+            return await super(CrawlClient, self).__call__(request, ordered=ordered, flood_sleep_threshold=0)
+
+        return await self._patiently(name, send)
+
+    async def download(self, message: Any) -> bytes | None:
+        """The media of ``message`` as bytes (``download_media``), each chunk request paced and counted."""
+
+        async def chunk_done(received: int, total: int | None) -> None:
+            self.request_counts[FILE_CHUNK_REQUEST] += 1
+            if total is None or received < total:  # another chunk follows: keep the account's spacing
+                await self.pacer.wait()
+
+        async def fetch() -> bytes | None:
+            await self.pacer.wait()
             try:
-                return await super()._call(sender, request, ordered=ordered, flood_sleep_threshold=0)
+                return await self.download_media(message, file=bytes, progress_callback=chunk_done)
+            except FLOOD + NETWORK:
+                self.request_counts[FILE_CHUNK_REQUEST] += 1  # the chunk request that was refused or lost
+                raise
+
+        return await self._patiently(FILE_CHUNK_REQUEST, fetch)
+
+    async def _patiently(self, name: str, attempt: Callable[[], Awaitable[T]]) -> T:
+        """``attempt()`` until it succeeds: short flood waits slept in place, dropped connections retried."""
+        floods = network = 0
+        while True:
+            try:
+                return await attempt()
             except FLOOD as exc:
                 seconds = max(1, int(getattr(exc, "seconds", 1) or 1))
                 floods += 1
                 if seconds > self.settings.flood_sleep_threshold or floods > self.settings.max_flood_sleeps:
                     raise LongFloodWait(seconds, name) from exc
-                self._log[__name__].info("flood wait of %ss on %s: sleeping in place", seconds, name)
+                log.info("flood wait of %ss on %s: sleeping in place", seconds, name)
                 self.flood_waited += seconds
                 await asyncio.sleep(seconds)
             except NETWORK as exc:
@@ -108,8 +140,7 @@ class CrawlClient(TelegramClient):
                 delay = self.settings.network_backoff * (2**network) * (0.5 + random.random())
                 network += 1
                 self.network_retried += 1
-                self._log[__name__].warning("network error on %s (%s); retry %d in %.1fs",
-                                            name, type(exc).__name__, network, delay)
+                log.warning("network error on %s (%s); retry %d in %.1fs", name, type(exc).__name__, network, delay)
                 await asyncio.sleep(delay)
                 if not self.is_connected():
                     await self.connect()
@@ -117,11 +148,14 @@ class CrawlClient(TelegramClient):
     async def check_health(self) -> int:
         """Connect and make sure the session is still authorized (the logged-in user's id), else ``SourceGone``.
 
-        ``connect()`` already asks for the logged-in user; only when that failed as unauthorized does
-        ``is_user_authorized`` spend one more request to be sure.
+        ``connect()`` already asks for the logged-in user, which ``get_me(input_peer=True)`` then answers from
+        Telethon's cache; only when that failed as unauthorized does ``is_user_authorized`` spend one more
+        request to be sure.
         """
         await self.connect()
-        if not await self.is_user_authorized() or self._self_id is None:
+        me = await self.get_me(input_peer=True) if await self.is_user_authorized() else None
+        if me is None:
             raise SourceGone(f"the Telegram session of credential {self.credential!r} is not authorized "
                              "(logged out, revoked or expired): run `crawl-assets telegram login` again")
-        return self._self_id
+        self.user_id = me.user_id
+        return me.user_id

@@ -6,15 +6,14 @@ the caller prints it for the user to put into ``CRAWL_TELEGRAM_SESSION[__TENANT[
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from telethon import TelegramClient, errors
 from telethon.sessions import StringSession
 
+from crawl_assets import settings
 from crawl_assets.sources.telegram.client import APP_VERSION, DEVICE_MODEL, SYSTEM_VERSION
 from crawl_assets.sources.telegram.resource import DEFAULT_TENANT, app_vars
 
@@ -51,7 +50,7 @@ def app_credentials(tenant: str = DEFAULT_TENANT, credential: str | None = None,
                     api_hash: str | None = None) -> AppCredentials:
     """The app's ``api_id``/``api_hash``: given explicitly, or from the variables ``app_vars`` picks for the
     tenant's credential (its own, its tenant's default app, the operator's app)."""
-    env = os.environ
+    env = settings.environment()
     id_var, hash_var = app_vars(tenant, credential, "api_id", env), app_vars(tenant, credential, "api_hash", env)
     raw_id = api_id or env.get(id_var)
     raw_hash = api_hash or env.get(hash_var)
@@ -67,7 +66,7 @@ def app_credentials(tenant: str = DEFAULT_TENANT, credential: str | None = None,
 
 
 async def login(app: AppCredentials, *, phone: Callable[[], str], code: Callable[[], str],
-                password: Callable[[], str], sender: Any = None) -> str:
+                password: Callable[[], str]) -> str:
     """Log in interactively (code, and the 2FA password when the account has one); the session string.
 
     A wrong code or password is asked again (Telethon's ``start``); after ``MAX_ATTEMPTS`` wrong ones, or any
@@ -75,8 +74,6 @@ async def login(app: AppCredentials, *, phone: Callable[[], str], code: Callable
     """
     client = TelegramClient(StringSession(), app.api_id, app.api_hash, receive_updates=False,
                             device_model=DEVICE_MODEL, system_version=SYSTEM_VERSION, app_version=APP_VERSION)
-    if sender is not None:
-        client._sender = sender
     try:
         await client.start(phone=phone, code_callback=code, password=password, max_attempts=MAX_ATTEMPTS)
         return client.session.save()

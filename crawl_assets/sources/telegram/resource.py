@@ -11,8 +11,6 @@ at my.telegram.org): a credential without its own falls back to its tenant's def
 
 from __future__ import annotations
 
-import importlib
-import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -21,7 +19,7 @@ import dagster as dg
 from pydantic import Field
 
 from crawl_assets import settings
-from crawl_assets.sources.telegram.client import ClientSettings, CrawlClient, SenderFactory
+from crawl_assets.sources.telegram.client import ClientSettings, CrawlClient
 from crawl_assets.sources.telegram.errors import SourceGone
 from crawl_assets.sources.telegram.pacing import AccountLock
 from crawl_assets.sources.telegram.options import Budget
@@ -53,14 +51,6 @@ def app_vars(tenant: str, credential: str | None, field: str, env: Mapping[str, 
     return next((var for var in chain if env.get(var)), chain[-1])
 
 
-def _float(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    try:
-        return float(value) if value else default
-    except ValueError:
-        raise ValueError(f"environment variable {name}: expected a number, got {value!r}") from None
-
-
 class TelegramResource(dg.ConfigurableResource):
     """Authorized accounts by credential name, and how gently they are used."""
 
@@ -77,15 +67,13 @@ class TelegramResource(dg.ConfigurableResource):
     network_backoff_seconds: float = Field(2.0, ge=0, description="First backoff; doubles, with jitter.")
     account_wait_seconds: float = Field(60.0, ge=0, description="How long to wait for an account another run holds.")
     lock_dir: str = Field("", description="Account lock files; empty means $DAGSTER_HOME/locks.")
-    sender_factory: str = Field("", description="Tests and bench only: 'module:callable' returning a stand-in "
-                                "MTProto sender for a credential name. Empty in production.")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "TelegramResource":
         """The pool from the environment: one account per set ``CRAWL_TELEGRAM_SESSION[__TENANT[__NAME]]``,
         with its app's ``api_id``/``api_hash`` (see ``app_vars``). Values stay ``EnvVar`` references;
-        tunables are read as plain numbers."""
-        env = os.environ if environ is None else environ
+        tunables set in the environment come as plain numbers (``settings.telegram_tunables``)."""
+        env = settings.environment() if environ is None else environ
         creds: dict[str, TelegramCredential] = {}
         for found in secrets_from_env(f"{ENV_PREFIX}SESSION", env):
             tenant, name = found.tenant, found.name or None
@@ -93,13 +81,7 @@ class TelegramResource(dg.ConfigurableResource):
                 api_id=dg.EnvVar(app_vars(tenant, name, "api_id", env)),
                 api_hash=dg.EnvVar(app_vars(tenant, name, "api_hash", env)),
                 session=found.value)
-        return cls(
-            credentials=creds,
-            request_interval_seconds=_float("CRAWL_TELEGRAM_REQUEST_INTERVAL", 1.0),
-            flood_sleep_threshold_seconds=int(_float("CRAWL_TELEGRAM_FLOOD_SLEEP_MAX", 60)),
-            max_pages_per_run=int(_float("CRAWL_TELEGRAM_MAX_PAGES", 200)),
-            max_messages_per_run=int(_float("CRAWL_TELEGRAM_MAX_MESSAGES", 20_000)),
-        )
+        return cls(credentials=creds, **settings.telegram_tunables(env))
 
     # -- what the collector uses --------------------------------------------------------------
     def client_settings(self) -> ClientSettings:
@@ -114,12 +96,6 @@ class TelegramResource(dg.ConfigurableResource):
         return Budget(max_pages=self.max_pages_per_run, max_messages=self.max_messages_per_run,
                       pages_per_batch=self.pages_per_checkpoint)
 
-    def _factory(self) -> SenderFactory | None:
-        if not self.sender_factory:
-            return None
-        module, _, attr = self.sender_factory.partition(":")
-        return getattr(importlib.import_module(module), attr)
-
     def build_client(self, tenant: str, credential: str | None = None, last_request: float = 0.0) -> CrawlClient:
         """A new, unconnected client for one of ``tenant``'s accounts (``SourceGone`` if it is not configured)."""
         key = credential_key(tenant, credential)
@@ -133,10 +109,8 @@ class TelegramResource(dg.ConfigurableResource):
             api_id = int(cred.api_id)
         except ValueError:
             raise SourceGone(f"the api_id of Telegram credential {key!r} is not a number") from None
-        factory = self._factory()
         return CrawlClient(credential=key, api_id=api_id, api_hash=cred.api_hash, session=cred.session,
-                           settings=self.client_settings(), sender=factory(credential or "default") if factory else None,
-                           last_request=last_request)
+                           settings=self.client_settings(), last_request=last_request)
 
     @asynccontextmanager
     async def connected(self, tenant: str, credential: str | None = None) -> AsyncIterator[CrawlClient]:
@@ -156,6 +130,6 @@ class TelegramResource(dg.ConfigurableResource):
         key = credential_key(tenant, credential)
         try:
             async with self.connected(tenant, credential) as client:
-                return {"credential": key, "ok": True, "user_id": client._self_id}
+                return {"credential": key, "ok": True, "user_id": client.user_id}
         except SourceGone as exc:
             return {"credential": key, "ok": False, "reason": exc.reason}

@@ -338,7 +338,7 @@ class TelegramSync:
         size = getattr(getattr(getattr(m, "media", None), "document", None), "size", None)
         if size is not None and size > self.options.media_max_bytes:
             return
-        data = await self.api.download_media(m, file=bytes)
+        data = await self.api.download(m)
         if not data or len(data) > self.options.media_max_bytes:
             return
         ext = utils.get_extension(m.media) or ".bin"

@@ -20,18 +20,7 @@ from crawl_assets.sources.tenant_secrets import credential_key
 from crawl_assets_tests.standins import telegram_mtproto as tm
 from crawl_assets_tests.fakes import FAKE_API_HASH
 
-def fake_session() -> str:
-    """A well-formed StringSession (dc 2, a made-up auth key): the stand-in never checks the key."""
-    from telethon.crypto import AuthKey
-    from telethon.sessions import StringSession
-
-    s = StringSession()
-    s.set_dc(2, "149.154.167.51", 443)
-    s.auth_key = AuthKey(b"\x07" * 256)
-    return s.save()
-
-
-SESSION = fake_session()
+SESSION = tm.session_for("default")  # the stand-in's account "default" (its auth key says so)
 
 
 @pytest.fixture
@@ -39,14 +28,14 @@ def world() -> tm.World:
     w = tm.World()
     tm.use(w)
     yield w
-    tm.ACTIVE = None
+    tm.release()
 
 
 def make_resource(tmp_path: Path, *, names: tuple[str, ...] = ("default",), **kwargs: Any) -> TelegramResource:
     settings = {"request_interval_seconds": 0.0, "network_backoff_seconds": 0.01, "account_wait_seconds": 1.0,
-                "lock_dir": str(tmp_path / "locks"), "sender_factory": f"{tm.__name__}:sender_for", **kwargs}
+                "lock_dir": str(tmp_path / "locks"), **kwargs}
     creds = {credential_key("default", None if n == "default" else n):
-             TelegramCredential(api_id="12345", api_hash=FAKE_API_HASH, session=SESSION) for n in names}
+             TelegramCredential(api_id="12345", api_hash=FAKE_API_HASH, session=tm.session_for(n)) for n in names}
     return TelegramResource(credentials=creds, **settings)
 
 

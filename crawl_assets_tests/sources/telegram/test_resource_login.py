@@ -59,6 +59,17 @@ def test_from_env_builds_a_pool_of_envvar_references(no_telegram_env, monkeypatc
         assert SESSION not in text and HASH not in text
 
 
+def test_from_env_reads_the_tunables_set_and_refuses_one_that_is_not_a_number(no_telegram_env, monkeypatch):
+    monkeypatch.setenv("CRAWL_TELEGRAM_REQUEST_INTERVAL", "2.5")
+    monkeypatch.setenv("CRAWL_TELEGRAM_FLOOD_SLEEP_MAX", "30")
+    resource = TelegramResource.from_env()
+    assert (resource.request_interval_seconds, resource.flood_sleep_threshold_seconds) == (2.5, 30)
+    assert (resource.max_pages_per_run, resource.max_messages_per_run) == (200, 20_000)  # unset: the defaults
+    monkeypatch.setenv("CRAWL_TELEGRAM_MAX_MESSAGES", "lots")
+    with pytest.raises(ValueError, match="CRAWL_TELEGRAM_MAX_MESSAGES: expected a number, got 'lots'"):
+        TelegramResource.from_env()
+
+
 def test_from_env_without_any_session_is_an_empty_pool(no_telegram_env):
     """No unset EnvVar in the config: it would fail every Telegram run at start, export sources included.
     A live source then fails naming CRAWL_TELEGRAM_SESSION (see test_asset)."""
@@ -88,9 +99,9 @@ def test_login_returns_a_session_string_and_writes_nothing(world, tmp_path, monk
     account = world.account("fresh")
     account.authorized = False
     before = sorted(p.name for p in Path.home().iterdir()) if Path.home().exists() else []
+    world.login_account = account.name
     session = asyncio.run(login(AppCredentials(12345, HASH), phone=lambda: account.phone, code=lambda: account.code,
-                                password=lambda: pytest.fail("no 2FA on this account"),
-                                sender=tm.StandinSender(world, account)))
+                                password=lambda: pytest.fail("no 2FA on this account")))
     assert account.authorized
     restored = StringSession(session)
     assert restored.dc_id == 2 and restored.auth_key is not None
@@ -138,16 +149,15 @@ def _two_step_account(world: tm.World, name: str) -> tm.Account:
 def _login_with(world: tm.World, account: tm.Account, passwords: list[str]) -> str:
     """``login()`` against the stand-in, answering the password prompt from ``passwords`` in turn."""
     answers = iter(passwords)
+    world.login_account = account.name
     return asyncio.run(login(AppCredentials(12345, HASH), phone=lambda: account.phone, code=lambda: account.code,
-                             password=lambda: next(answers), sender=tm.StandinSender(world, account)))
+                             password=lambda: next(answers)))
 
 
 def _use_standin_for_the_cli(world: tm.World, account: tm.Account, monkeypatch, tmp_path: Path) -> Path:
-    """The command's client talks to the stand-in; app credentials set; an empty working directory."""
-    import telethon.client.telegrambaseclient as base
-
-    # the stand-in takes the place of Telethon's MTProtoSender for the client the command builds
-    monkeypatch.setattr(base, "MTProtoSender", lambda *a, **k: tm.StandinSender(world, account))
+    """The command's client talks to the stand-in (``world`` fixture) as ``account``; app credentials set; an
+    empty working directory."""
+    world.login_account = account.name
     monkeypatch.setenv("CRAWL_TELEGRAM_API_ID", "12345")
     monkeypatch.setenv("CRAWL_TELEGRAM_API_HASH", HASH)
     cwd = tmp_path / "cwd"

@@ -259,6 +259,18 @@ def test_media_metadata_by_default_files_only_when_enabled(world, harness_factor
     assert not list((tmp_path / "lake").glob("raw/**/*.jpg"))
 
 
+def test_media_chunks_are_paced_and_counted_and_a_short_flood_wait_on_one_is_slept(world, harness_factory, tmp_path):
+    world.channel("pics", messages=60)
+    world.fail("GetFileRequest", "FLOOD_WAIT_1", after=1)  # the second file's chunk is refused once
+    h = harness_factory(entry("pics", "@pics", download_media=True))
+    result = h.sync()
+    assert result.stats.media_files == 4
+    assert len(list((tmp_path / "lake").glob("media/default/telegram/default.telegram.pics/*/*.jpg"))) == 4
+    assert h.last_client.flood_waited == 1
+    # four files of one chunk each, one chunk asked twice: the client counts what the server saw
+    assert world.counts["GetFileRequest"] == 5 == h.last_client.request_counts["GetFileRequest"]
+
+
 def test_accounts_of_the_pool_are_used_by_credential_name(world, harness_factory):
     world.channel("pool", messages=150)
     h = harness_factory(entry("pool", "@pool", credential="alice"))

@@ -1,0 +1,201 @@
+"""The bulk sink's in-flight side: worker threads send closed batches with ``client.bulk``, account for each
+item's result, re-send refusals with backoff and dead-letter what is given up on (``refusals`` says which is
+which). Every document gets exactly one outcome, whatever happens to the request or to the dead-letter storage.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from elastic_transport import TransportError
+from elasticsearch import ApiError, Elasticsearch
+
+from crawl_assets.index.deadletter import DeadLetterWriter
+from crawl_assets.index.documents import unpack
+from crawl_assets.index.refusals import BULK_FILTER_PATH, backoff, item_outcome, request_failure, write_blocked
+from crawl_assets.index.sink_stats import SinkStats
+
+log = logging.getLogger("crawl_assets.index.sink")
+
+
+@dataclass
+class Batch:
+    lines: list[bytes]  # in order: joined, they are the first request body
+    size: int  # bytes in ``lines``
+
+
+class BulkSender:
+    """The worker side of ``crawl_assets.index.sink.BulkSink`` (its base class)."""
+
+    def __init__(self, client: Elasticsearch, deadletters: DeadLetterWriter, *, queue_batches: int,
+                 max_item_retries: int, max_request_retries: int, backoff_base_s: float, backoff_max_s: float,
+                 request_timeout_s: float, write_block_wait_s: float) -> None:
+        self.max_item_retries, self.max_request_retries = max_item_retries, max_request_retries
+        self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
+        # How long a document refused only by an index write block keeps being re-sent (a reindex holds the
+        # block while it clones the index and moves its name; a crashed reindex leaves it until re-run).
+        self.write_block_wait_s = write_block_wait_s
+        self.client = client
+        # The sink owns retries (with accounting and backoff); the client must not retry underneath.
+        self._bulk_client = client.options(max_retries=0, request_timeout=request_timeout_s)
+        # Refusals name the field, not the whole document (servers from 8.18 on; older ones refuse the
+        # parameter itself, and the sink then sends without it).
+        self._bulk_params: dict[str, Any] = {"include_source_on_error": False}
+        self.deadletters = deadletters
+        self.stats = SinkStats()
+        self._lock = threading.Lock()
+        self._queue: queue.Queue[Batch | None] = queue.Queue(maxsize=queue_batches)
+        self._buffered = 0
+        self._fatal: Exception | None = None
+
+    def _work(self) -> None:
+        while True:
+            batch = self._queue.get()
+            if batch is None:
+                return
+            outcome = bytearray(len(batch.lines))  # 1 once an item is counted or dead-lettered
+            try:
+                self._send(batch.lines, b"".join(batch.lines), outcome)
+            except Exception as exc:  # noqa: BLE001 - never lose a batch to an unexpected error
+                log.exception("bulk worker failed; dead-lettering the rest of the batch")
+                for i, line in enumerate(batch.lines):
+                    if not outcome[i]:
+                        self._dead_letter_item(line, None, "sink_error", f"{type(exc).__name__}: {exc}", 1)
+                        outcome[i] = 1
+            finally:
+                with self._lock:
+                    self._buffered -= batch.size
+
+    def _send(self, items: list[bytes], body: bytes, outcome: bytearray) -> None:
+        """Send a batch; re-send its rejected items with backoff until each one has an outcome."""
+        pending = list(range(len(items)))
+        rounds = rejected_rounds = sends = 0
+        blocked_since: float | None = None
+        while pending:
+            response, tries = self._request(body, items, pending, outcome, sends)
+            sends += tries
+            if response is None:
+                return
+            results = response.get("items") or []
+            if len(results) != len(pending):
+                for i in pending:
+                    self._dead_letter_item(items[i], None, "bulk_response_mismatch",
+                                           f"{len(results)} results for {len(pending)} operations", sends)
+                    outcome[i] = 1
+                return
+            if response.get("errors") is False:  # the common case: one cheap pass
+                kinds = [next(iter(r.values())).get("result") for r in results]
+                created, noop = kinds.count("created"), kinds.count("noop")
+                for i in pending:
+                    outcome[i] = 1
+                with self._lock:
+                    self.stats.created += created
+                    self.stats.noop += noop
+                    self.stats.updated += len(pending) - created - noop
+                return
+            refused = self._account(items, pending, results, outcome, sends)
+            if not refused:
+                return
+            # A 429 is retried for max_item_retries rounds; a write block for write_block_wait_s seconds, however
+            # many rounds that takes (how long a reindex holds it depends on the cluster's load).
+            blocked = {i for i, (_, etype, reason) in refused.items() if write_blocked(etype, reason)}
+            rounds += 1
+            if len(blocked) < len(refused):  # a round counts against max_item_retries only with a 429 in it
+                rejected_rounds += 1
+            if blocked and blocked_since is None:
+                blocked_since = time.monotonic()
+            waited = time.monotonic() - blocked_since if blocked_since is not None else 0.0
+            for i in list(refused):
+                over, budget = ((waited > self.write_block_wait_s, f"{waited:.1f} s of retries") if i in blocked
+                                else (rejected_rounds > self.max_item_retries, f"{self.max_item_retries} retries"))
+                if over:
+                    status, etype, reason = refused.pop(i)
+                    self._dead_letter_item(items[i], status, etype, f"still refused after {budget}: {reason}", sends)
+                    outcome[i] = 1
+            if not refused:
+                return
+            with self._lock:
+                self.stats.retried += len(refused)
+            time.sleep(backoff(rounds, self.backoff_base_s, self.backoff_max_s))
+            pending = list(refused)
+            body = b"".join([items[i] for i in pending])
+
+    def _account(self, items: list[bytes], pending: list[int], results: list[dict[str, Any]],
+                 outcome: bytearray, sends: int) -> dict[int, tuple[int, str, str]]:
+        """Count each item's result; dead-letter refusals; return the positions to re-send (429s, write
+        blocks), each with its refusal ``(status, type, reason)``."""
+        counts = {"created": 0, "updated": 0, "noop": 0}
+        retry: dict[int, tuple[int, str, str]] = {}
+        for i, result in zip(pending, results):
+            kind, status, etype, reason = item_outcome(next(iter(result.values())))
+            if kind == "retry":
+                retry[i] = (status, etype, reason)
+                continue
+            if kind == "failed":
+                self._dead_letter_item(items[i], status, etype, reason, sends)
+            else:
+                counts[kind] += 1
+            outcome[i] = 1
+        with self._lock:
+            self.stats.created += counts["created"]
+            self.stats.updated += counts["updated"]
+            self.stats.noop += counts["noop"]
+        return retry
+
+    def _request(self, body: bytes, items: list[bytes], pending: list[int], outcome: bytearray,
+                 sends: int) -> tuple[dict[str, Any] | None, int]:
+        """One bulk call with whole-request retries: (response body, attempts), or (None, attempts) when
+        it failed for good and the pending items were dead-lettered."""
+        attempt = 0
+        while True:
+            started = time.perf_counter()
+            try:
+                params = self._bulk_params  # (several workers may meet an old server's refusal at once)
+                resp = self._bulk_client.bulk(operations=body, filter_path=BULK_FILTER_PATH, **params)
+                elapsed = (time.perf_counter() - started) * 1000
+                with self._lock:
+                    self.stats.bulk_requests += 1
+                    self.stats.bytes += len(body)
+                    self.stats.latencies_ms.append(elapsed)
+                return resp.body, attempt + 1
+            except (ApiError, TransportError) as exc:
+                status, etype, reason, retryable = request_failure(exc)
+                if isinstance(exc, ApiError) and status == 400 and params and "include_source_on_error" in reason:
+                    self._bulk_params = {}  # a server before 8.18 does not know it: send without it
+                    continue
+            with self._lock:
+                self.stats.bytes += len(body)
+            if not retryable or attempt >= self.max_request_retries:
+                why = reason if not retryable else f"{reason} (after {attempt + 1} attempts)"
+                for i in pending:
+                    self._dead_letter_item(items[i], status, etype, why, sends + attempt + 1)
+                    outcome[i] = 1
+                return None, attempt + 1
+            attempt += 1
+            with self._lock:
+                self.stats.request_retries += 1
+                self.stats.retried += len(pending)
+            log.info("bulk request failed (%s %s); retry %d", status, etype, attempt)
+            time.sleep(backoff(attempt, self.backoff_base_s, self.backoff_max_s))
+
+    # ---- dead letters -------------------------------------------------------------------------------
+    def _write_letter(self, **letter: Any) -> None:
+        """Write a dead letter; if the storage is broken, remember why (the producer then stops and
+        ``close()`` raises) but keep going, so every document still gets exactly one outcome."""
+        try:
+            self.deadletters.write(**letter)
+        except Exception as exc:  # noqa: BLE001 - any storage error
+            log.error("dead letter for %s not written: %s", letter.get("doc_id"), exc)
+            self._fatal = self._fatal or exc
+
+    def _dead_letter_item(self, line: bytes, status: int | None, etype: str, reason: str, attempts: int) -> None:
+        doc_id, index, version, source = unpack(line)
+        self._write_letter(doc=source, doc_id=doc_id, index=index, version=version,
+                           reason={"status": status, "type": etype, "reason": reason}, attempts=attempts)
+        with self._lock:
+            self.stats.failed += 1
