@@ -12,8 +12,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-# The real Elasticsearch node of the session (es_url, es_cluster, fault_proxy).
-pytest_plugins = ["crawl_assets_tests.es_node.fixtures"]
+# The real Elasticsearch node of the session (es_url, es_cluster, fault_proxy); the local S3 server (s3_lake).
+pytest_plugins = ["crawl_assets_tests.es_node.fixtures", "crawl_assets_tests.shared.s3_server"]
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ from crawl_assets import settings
 from crawl_assets.enrich import store
 from crawl_assets.enrich.base import CombineContext, Enricher
 from crawl_assets.lake import Lake
-from crawl_assets.lockfile import open_locked, unlock
+from crawl_assets.shared_lock import acquire
 
 LOCK_WAIT_SECONDS = 600.0
 
@@ -100,13 +100,14 @@ def inputs_generation(lake: Lake, enricher: Enricher, paths: list[str]) -> str:
 def tenant_lock(name: str, tenant: str, wait_seconds: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
     """One rebuild of a tenant's tables of one enricher at a time (two sources of a tenant may finish
     together); the last one to take the lock reads every part the other wrote."""
-    fd = open_locked(settings.dagster_home() / "locks" / "enrich" / f"{tenant}.{name}.lock", wait_seconds)
-    if fd is None:
+    lock = acquire(f"enrich:{tenant}.{name}", settings.dagster_home() / "locks" / "enrich" / f"{tenant}.{name}.lock",
+                   wait_seconds)
+    if lock is None:
         raise TenantBusy(f"tenant {tenant!r}: {name} tables are being rebuilt by another run")
     try:
         yield
     finally:
-        unlock(fd)
+        lock.release()
 
 
 def tenant_tables_current(lake: Lake, enricher: Enricher, tenant: str, tables: list[str], generation: str) -> bool:

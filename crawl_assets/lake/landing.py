@@ -111,9 +111,10 @@ def claim_delivery(lake: Lake, *, tenant: str, platform: str, source: str, key: 
         except FileExistsError:
             return False
         return True
-    if lake.exists(rel):
+    try:  # on S3 a conditional PUT (If-None-Match): of two receivers claiming at once, one wins
+        lake.fs.pipe_file(lake.path(rel), b"", mode="create")
+    except FileExistsError:
         return False
-    lake.write_bytes(rel, b"", overwrite=False)
     return True
 
 

@@ -2,7 +2,9 @@
 
 Every write goes to a temporary name first and is moved into place, so a crash leaves either the
 whole file or nothing under its final name (temporary files a crash leaves are swept: ``tempfiles``).
-A raw batch counts only once its manifest exists.
+A raw batch counts only once its manifest exists. On an object store (S3) there is no rename: an object
+appears whole when its upload completes, and a move is a server-side copy (as atomic) then a delete, so the
+same holds (crawl_assets_tests/faults/test_s3_lake_crash.py kills writers mid-upload and between the two).
 """
 
 from __future__ import annotations
@@ -57,7 +59,10 @@ class Lake(LakeAreas):
 
     def __init__(self, root: str):
         self.root = root.rstrip("/")
-        self.fs, self._base = fsspec.core.url_to_fs(self.root)
+        # An object store's listings are not cached: other processes and machines write the same lake, and
+        # a cached listing would hide their batches from a long-lived reader (a sensor, the API) for good.
+        local = fsspec.core.split_protocol(self.root)[0] in (None, "file", "local", "memory")
+        self.fs, self._base = fsspec.core.url_to_fs(self.root, **({} if local else {"use_listings_cache": False}))
 
     # -- paths -------------------------------------------------------------------------------
     def path(self, relative: str) -> str:

@@ -5,9 +5,11 @@ editing but costs ~3.5 ms per entry: 35 s for 10,000 sources, more than a sensor
 Scheduling only reads, so this view parses with libyaml (~0.45 s for 10,000) and validates with the
 same validation as every other reader (``crawl_assets.registry.validate``: size bound, no aliases, no
 repeated keys, the pydantic model, duplicate sources, clashing tenants), then caches the result by file
-size and mtime: in memory (a sensor's later ticks pay nothing) and as JSON under ``$DAGSTER_HOME/cache``
-(each new run process skips the YAML parse; the cached entries go through the same validation again, so
-the cache can never hold, or execute, anything the registry file itself could not). When an entry is
+size and mtime: in memory (a sensor's later ticks pay nothing) and, on the single-machine SQLite default, as
+JSON under ``$DAGSTER_HOME/cache`` (each new run process skips the YAML parse; the cached entries go through
+the same validation again, so the cache can never hold, or execute, anything the registry file itself could
+not). With the instance on Postgres, runs may land on any machine and a local disk keeps nothing of ours:
+no file cache then. When an entry is
 invalid, the round-trip loader is used once to report it with its line number.
 """
 
@@ -23,7 +25,7 @@ from pathlib import Path
 import orjson
 import yaml
 
-from crawl_assets import settings
+from crawl_assets import instance_db, settings
 from crawl_assets.registry import Registry, RegistryFileError, SourceEntry, load_registry
 from crawl_assets.registry.validate import read_registry_bytes, validate_entries
 
@@ -118,15 +120,20 @@ def registry_view(path: str | os.PathLike[str]) -> tuple[Registry, dict[str, Sou
     return reg, by_key
 
 
-def _snapshot_path(path: Path) -> Path:
+def _snapshot_path(path: Path) -> Path | None:
+    if instance_db.postgres_configured():
+        return None
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:16]
     return settings.dagster_home() / "cache" / f"registry-{digest}.json"
 
 
 def _load_snapshot(path: Path, fp: tuple[int, int]) -> Registry | None:
     """The cached entries, validated again like the file's; None when missing, stale or not ours."""
+    snap_path = _snapshot_path(path)
+    if snap_path is None:
+        return None
     try:
-        with _snapshot_path(path).open("rb") as fh:
+        with snap_path.open("rb") as fh:
             snap = orjson.loads(fh.read())
         if not isinstance(snap, dict) or tuple(snap.get("fingerprint") or ()) != fp or not isinstance(snap.get("entries"), list):
             return None
@@ -137,6 +144,8 @@ def _load_snapshot(path: Path, fp: tuple[int, int]) -> Registry | None:
 
 def _save_snapshot(path: Path, fp: tuple[int, int], reg: Registry) -> None:
     snap = _snapshot_path(path)
+    if snap is None:
+        return
     try:
         snap.parent.mkdir(parents=True, exist_ok=True)
         tmp = snap.with_suffix(f".{os.getpid()}.tmp")

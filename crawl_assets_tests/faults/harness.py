@@ -120,6 +120,7 @@ class SyncWorld:
     x_pages_per_run: int = 6
     telegram_pages_per_run: int = 4
     keys: tuple[str, ...] = (X_KEY, TG_KEY)
+    lake_url: str = ""  # the lake's root when not the local folder root/lake (an s3:// URL)
     telegram_newest_at: str = "2026-01-15T12:00:00+00:00"
     runs: list[ChildRun] = field(default_factory=list)
 
@@ -134,11 +135,11 @@ class SyncWorld:
 
     @property
     def lake(self) -> Lake:
-        return Lake(str(self.root / "lake"))
+        return Lake(self.lake_url or str(self.root / "lake"))
 
     def config(self) -> Path:
         cfg = {
-            "home": str(self.root / "home"), "lake": str(self.root / "lake"), "registry": str(self.registry),
+            "home": str(self.root / "home"), "lake": self.lake.root, "registry": str(self.registry),
             "x_url": self.x_url, "es_url": self.es_url, "status": str(self.root / "status.json"),
             "sources": list(self.keys), "x_pages_per_run": self.x_pages_per_run,
             "telegram_pages_per_run": self.telegram_pages_per_run,
@@ -170,6 +171,17 @@ class SyncWorld:
         run = ChildRun(code, fired, status, tail)
         self.runs.append(run)
         return run
+
+    def run_kill_chain(self, chain: list[str]) -> list[str]:
+        """One child sync per kill point of ``chain`` (``site@n``); the points that fired (each killed its run)."""
+        fired = []
+        for spec in chain:
+            run = self.run(kill=spec)
+            assert run.returncode in (0, 1, -9), run.stderr
+            if run.killed:
+                assert run.fired == [spec], (spec, run.fired)
+                fired.append(spec)
+        return fired
 
     def run_until_done(self, max_runs: int = 20) -> ChildRun:
         for _ in range(max_runs):

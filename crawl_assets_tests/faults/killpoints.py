@@ -43,6 +43,11 @@ def _event_type(wanted: str) -> Predicate:
     return check
 
 
+def _file_path(text: str, suffix: str = "") -> Predicate:
+    """The method's object (``self``, an open file) is at a path holding ``text`` (and ending in ``suffix``)."""
+    return lambda a, k: text in str(getattr(a[0], "path", "")) and str(getattr(a[0], "path", "")).endswith(suffix)
+
+
 @dataclass(frozen=True)
 class Site:
     """Where a kill point sits: ``module``, ``attr`` (``Class.method`` or a module function), when, which calls."""
@@ -67,6 +72,14 @@ SITES: dict[str, Site] = {
     "lake.raw_without_manifest": Site("crawl_assets.lake.store", "Lake._write_atomic", "before", "lake",
                                       _contains(1, "relative", "raw/", ".meta.json")),
     "lake.raw_committed": Site("crawl_assets.lake.store", "Lake.write_raw_batch", "after", "lake"),
+    # lake writes on S3 (no rename: an object appears whole when its upload completes; a move is copy + delete)
+    "s3.raw_upload": Site("s3fs.core", "S3File._upload_chunk", "before", "lake", _file_path("/raw/")),
+    "s3.raw_copied": Site("s3fs.core", "S3FileSystem._cp_file", "after", "lake",
+                          _contains(2, "path2", "/raw/", ".jsonl.gz")),
+    "s3.part_upload": Site("s3fs.core", "S3File._upload_chunk", "before", "normalize",
+                           _file_path("/tables/normalized_records/")),
+    "s3.marker_copied": Site("s3fs.core", "S3FileSystem._cp_file", "after", "index",
+                             _contains(2, "path2", "/index_state/", ".done")),
     "checkpoint.before_save": Site("crawl_assets.checkpoints", "Checkpointer.save", "before", "lake"),
     "checkpoint.saved": Site("crawl_assets.checkpoints", "Checkpointer.save", "after", "lake"),
     # normalization

@@ -43,14 +43,7 @@ def test_killed_syncs_converge_to_the_clean_run(scratch, x_server, fork_server, 
 
     faulted = SyncWorld(scratch / "faulted", x_server.url, es_cluster.url, fork_server,
                         telegram_messages=int(600 * scale()), x_pages_per_run=2, telegram_pages_per_run=2)
-    chain = CHAIN * max(1, int(scale()))
-    fired = []
-    for spec in chain:
-        run = faulted.run(kill=spec)
-        assert run.returncode in (0, 1, -9), run.stderr
-        if run.killed:
-            assert run.fired == [spec], (spec, run.fired)
-            fired.append(spec)
+    fired = faulted.run_kill_chain(CHAIN * max(1, int(scale())))
     faulted.run_until_done(max_runs=12)
     distinct = {s.split("@")[0] for s in fired}
     assert len(distinct) >= 20, f"only {len(distinct)} kill points were reached: {sorted(set(CHAIN) - set(fired))}"

@@ -1,9 +1,10 @@
 """Gentle use of an account: one run at a time per account, and a minimum gap between its requests.
 
 Telegram bans accounts that hammer it, and the same session used from two connections at once can be
-invalidated (``AUTH_KEY_DUPLICATED``). So a run takes an exclusive lock per account (a tenant's credential; a file lock,
-shared by every process on the machine) and spaces its requests; the time of the last request is kept in
-the lock file, so the next holder keeps the spacing too.
+invalidated (``AUTH_KEY_DUPLICATED``). So a run takes an exclusive lock per account (a tenant's credential; ``crawl_assets.shared_lock``: an
+advisory lock shared by every machine when the instance is on Postgres, else a file lock shared by every
+process on the machine) and spaces its requests; the time of the last request is kept with the lock, so
+the next holder keeps the spacing too.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from crawl_assets.lockfile import open_locked, unlock
+from crawl_assets.shared_lock import HeldLock, acquire
 from crawl_assets.sources.telegram.errors import AccountBusy
 
 
@@ -44,29 +45,28 @@ class AccountLock:
         self.path = Path(directory) / f"telegram-{tenant}--{credential or '_'}.lock"
         self.credential = f"{tenant}:{credential or ''}"
         self.wait_seconds = wait_seconds
-        self._fd: int | None = None
+        self._lock: HeldLock | None = None
         self.last_request = 0.0
 
     def __enter__(self) -> "AccountLock":
-        fd = open_locked(self.path, self.wait_seconds, mode=0o600)
-        if fd is None:
+        lock = acquire(f"telegram-account:{self.credential}", self.path, self.wait_seconds, mode=0o600)
+        if lock is None:
             raise AccountBusy(self.credential, max(30, int(self.wait_seconds)))
-        self._fd = fd
+        self._lock = lock
         try:
-            self.last_request = float(os.pread(fd, 64, 0).decode() or 0)
+            self.last_request = float(lock.read_note() or 0)
         except ValueError:
             self.last_request = 0.0
         return self
 
     def release(self, last_request: float) -> None:
-        if self._fd is None:
+        if self._lock is None:
             return
-        fd, self._fd = self._fd, None
+        lock, self._lock = self._lock, None
         try:  # the pacing note is best kept; the lock must be released whatever happens to it
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{last_request:.3f}".encode(), 0)
+            lock.write_note(f"{last_request:.3f}")
         finally:
-            unlock(fd)
+            lock.release()
 
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
         self.release(self.last_request)
