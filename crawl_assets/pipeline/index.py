@@ -5,6 +5,7 @@ after the sink accounted for every document), so a sync indexes what is new or c
 """
 
 from collections import Counter
+from collections.abc import Collection
 from typing import Any
 
 from crawl_assets.lake import Lake
@@ -25,15 +26,20 @@ def marked_current(lake: Lake, marker: str) -> bool:
     return lake.read_bytes(marker, len(NORMALIZER_VERSION) + 1) == f"{NORMALIZER_VERSION} ".encode()
 
 
-def pending_records(lake: Lake, tenant: str, platform: str, source: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """Records of parts not indexed yet (latest observation per key) and those parts' markers; indexed
-    parts are not read."""
+def pending_parts(lake: Lake, tenant: str, platform: str, source: str) -> tuple[list[str], list[str]]:
+    """(every normalized part, those the index has not accounted for): markers are read, no part is."""
+    ids = lake.part_ids(RECORDS_TABLE, tenant, platform, source)
+    return ids, [i for i in ids if not marked_current(lake, index_marker(tenant, platform, source, i))]
+
+
+def pending_records(lake: Lake, tenant: str, platform: str, source: str, pending: Collection[str] | None = None
+                    ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Records of parts not indexed yet (``pending``, else looked up; latest observation per key) and those
+    parts' markers; indexed parts are not read."""
     latest: dict[str, dict[str, Any]] = {}
     markers = []
-    indexed = {batch_id for batch_id in lake.part_ids(RECORDS_TABLE, tenant, platform, source)
-               if marked_current(lake, index_marker(tenant, platform, source, batch_id))}
-    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source,
-                                           include=lambda b: b not in indexed):
+    wanted = set(pending_parts(lake, tenant, platform, source)[1] if pending is None else pending)
+    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, include=wanted.__contains__):
         markers.append(index_marker(tenant, platform, source, batch_id))
         for row in arrow_to_records(table):
             latest[row["key"]] = row
