@@ -133,16 +133,17 @@ def rebuild(lake: Lake, tenant: str, platform: str, source: str, ids: list[str],
 
 
 def write_tables(lake: Lake, tenant: str, platform: str, source: str, edges: pa.Table,
-                 summaries: dict[str, pd.DataFrame], inputs: Inputs | None) -> tuple[Inputs | None, str]:
-    """Write the three tables, each stamped with the watermark (completed with what they hold); the edges
-    part last. A crash between writes leaves watermarks that disagree, so the next sync rebuilds."""
+                 summaries: dict[str, pd.DataFrame | pa.Table], inputs: Inputs | None) -> tuple[Inputs | None, str]:
+    """Write the three tables (summaries as frames or as Arrow tables a frame would give), each stamped with
+    the watermark (completed with what they hold); the edges part last. A crash between writes leaves
+    watermarks that disagree, so the next sync rebuilds."""
     if inputs is not None:
         by_type = Counter(edges.column("type").to_pylist())
         inputs = Inputs(inputs.version, inputs.parts, inputs.digest, inputs.records, dict(sorted(by_type.items())),
                         {name: len(frame) for name, frame in summaries.items()})
     stamp = {INPUTS_KEY: inputs.encode()} if inputs is not None else {}
     for name, frame in summaries.items():
-        table = pa.Table.from_pandas(frame, preserve_index=False)
+        table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
         lake.write_part(lake.table_part(name, tenant, platform, source, CURRENT),
                         table.replace_schema_metadata({**(table.schema.metadata or {}), **stamp}),
                         version=NORMALIZER_VERSION)

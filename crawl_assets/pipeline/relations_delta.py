@@ -9,6 +9,7 @@ taken out, which first/last times cannot undo, so the tables are rebuilt. Result
 
 from __future__ import annotations
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -76,27 +77,40 @@ def add_parts(lake: Lake, tenant: str, platform: str, source: str, mark: Inputs,
     fresh = to_arrow(sorted_edges(edges_frame(added)), EDGES_SCHEMA)
     edges = pa.concat_tables([stored.cast(EDGES_SCHEMA), fresh]).combine_chunks()
     edges = edges.take(pc.sort_indices(edges, sort_keys=EDGE_ORDER))
-    summaries = {}
+    summaries: dict[str, pd.DataFrame | pa.Table] = {}
     for name, build in SUMMARY_BUILDERS:
-        counts = stored_counts(lake, name, tenant, platform, source)
-        if counts is None:
+        table = read_current(lake, name, tenant, platform, source)
+        if table is None:
             return None
-        summaries[name] = build(added, counts)
+        summaries[name] = merged_counts(table, pa.Table.from_pandas(build(added), preserve_index=False)) \
+            if table.num_rows else build(added, stored_counts(table))
     inputs = Inputs(NORMALIZER_VERSION, len(ids), parts_digest(ids), mark.records + len(added))
     written, _ = write_tables(lake, tenant, platform, source, edges, summaries, inputs)
     return written
 
 
-def stored_counts(lake: Lake, table: str, tenant: str, platform: str, source: str) -> SummaryCounts | None:
+def stored_counts(stored: pa.Table) -> SummaryCounts:
     """A stored summary table as counts to add to: (four key columns) -> [count, first_at, last_at]."""
-    stored = read_current(lake, table, tenant, platform, source)
-    if stored is None:
-        return None
     counts: SummaryCounts = {}
     key_columns = stored.column_names[:4]
     for row in stored.to_pylist():
         counts[tuple(row[c] for c in key_columns)] = [row["count"], row["first_at"], row["last_at"]]
     return counts
+
+
+def merged_counts(stored: pa.Table, delta: pa.Table) -> pa.Table:
+    """A stored summary table with the counts of new records added, columnar: counts summed, first/last
+    times widened, rows in key order; the stored table's schema (a rebuild writes the same)."""
+    keys = stored.column_names[:4]
+    both = pa.concat_tables([stored.replace_schema_metadata(None), delta.select(stored.column_names).cast(
+        stored.schema.remove_metadata())])
+    merged = both.group_by(keys, use_threads=False).aggregate(
+        [("count", "sum"), ("first_at", "min"), ("last_at", "max")])
+    merged = merged.rename_columns([{"count_sum": "count", "first_at_min": "first_at", "last_at_max": "last_at"}
+                                    .get(c, c) for c in merged.column_names]).select(stored.column_names)
+    merged = merged.take(pc.sort_indices(merged, sort_keys=[(k, "ascending") for k in keys]))
+    pandas_meta = {k: v for k, v in (stored.schema.metadata or {}).items() if k == b"pandas"}  # as a frame gives
+    return merged.cast(stored.schema.remove_metadata()).replace_schema_metadata(pandas_meta)
 
 
 def orphan_sources(lake: Lake, tenant: str, platform: str, source: str) -> list[str]:
