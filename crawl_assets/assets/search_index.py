@@ -21,6 +21,7 @@ from crawl_assets.partitions import SOURCE_PARTITIONS
 # looked up here at call time (fault-injection sites patch this module's names)
 from crawl_assets.pipeline.index import (
     edge_version_fields,
+    live_key_count,
     marker_body,
     pending_edges,
     pending_parts,
@@ -130,7 +131,7 @@ def up_to_date(context: dg.AssetExecutionContext, the_lake: Lake, elasticsearch:
     """Every normalized part is accounted for: nothing is sent; the live count is still checked."""
     source = context.partition_key
     tenant, _ = split_source_key(source)
-    _, expected = scan_keys(the_lake, tenant, platform, source, set())
+    expected = live_key_count(the_lake, tenant, platform, source)
     with elasticsearch.get_client() as client:
         live = count_documents(client, tenant, source=source, family="records", include_tombstones=False)
     return dg.MaterializeResult(

@@ -8,6 +8,9 @@ from collections import Counter
 from collections.abc import Collection
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import index_marker
 from crawl_assets.lake.tables import arrow_to_records
@@ -58,6 +61,18 @@ def scan_keys(lake: Lake, tenant: str, platform: str, source: str, pending: set[
         for k, d in zip(keys, table.column("deleted").to_pylist()):
             deleted[k] = bool(d)
     return {k for k, n in parts_of.items() if n > 1}, sum(1 for d in deleted.values() if not d)
+
+
+def live_key_count(lake: Lake, tenant: str, platform: str, source: str) -> int:
+    """How many keys' latest observation is not a tombstone (``scan_keys``' count, columnar: no rows built)."""
+    tables = [table for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key", "deleted"])]
+    if not tables:
+        return 0
+    both = pa.concat_tables(tables)
+    both = both.append_column("at", pa.array(range(both.num_rows), pa.int64()))
+    latest = both.group_by("key", use_threads=False).aggregate([("at", "max")]).column("at_max")
+    deleted = pc.fill_null(both.column("deleted").take(latest), False)
+    return int(pc.sum(pc.invert(deleted)).as_py() or 0)
 
 
 def edge_version_fields(record: dict[str, Any]) -> dict[str, Any]:
