@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import EDGES_SCHEMA
 from crawl_assets.normalize.edges import SummaryCounts, edges_frame
+from crawl_assets.pipeline import relations  # latest_views looked up at call time (a fault-injection site)
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.relations import (
     SUMMARY_BUILDERS,
@@ -23,7 +24,6 @@ from crawl_assets.pipeline.relations import (
     Inputs,
     Relations,
     all_current,
-    latest_views,
     parts_digest,
     rebuild,
     read_current,
@@ -60,13 +60,13 @@ def refresh_relations(lake: Lake, tenant: str, platform: str, source: str) -> Re
 def add_parts(lake: Lake, tenant: str, platform: str, source: str, mark: Inputs, ids: list[str]) -> Inputs | None:
     """Add the records of the parts after the watermark to the stored tables and write them; None (nothing
     written) when a key they observe again changed in a way that needs a rebuild."""
-    new = latest_views(lake, tenant, platform, source, ids[mark.parts:])
+    new = relations.latest_views(lake, tenant, platform, source, ids[mark.parts:])
     if new:
         keys = pa.array(list(new), pa.string())
         holding = {part_id for part_id, table in lake.read_parts(
             RECORDS_TABLE, tenant, platform, source, columns=["key"], include=set(ids[:mark.parts]).__contains__)
             if pc.any(pc.is_in(table.column("key"), value_set=keys)).as_py()}
-        for key, before in latest_views(lake, tenant, platform, source, holding, keys).items():
+        for key, before in relations.latest_views(lake, tenant, platform, source, holding, keys).items():
             if before != new[key]:
                 return None
             del new[key]  # observed again, unchanged: nothing to add
