@@ -1,5 +1,9 @@
 """``relation_edges``: reply, quote, repost, mention and hashtag edges of a source, plus its
-hashtag co-occurrence and author–hashtag participation tables (pandas → Parquet)."""
+hashtag co-occurrence and author–hashtag participation tables (pandas → Parquet).
+
+Kept up to date by what is new (``pipeline.relations_delta``): with no new normalized part the step reads
+and writes no table and says so (``mode``: ``up_to_date``); appended parts are added (``incremental``);
+anything else rebuilds (``full``)."""
 
 
 from functools import partial
@@ -8,7 +12,8 @@ import dagster as dg
 
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.pipeline.normalize import split_source_key
-from crawl_assets.pipeline.relations import TABLE, write_relations
+from crawl_assets.pipeline.relations import TABLE
+from crawl_assets.pipeline.relations_delta import orphan_sources, refresh_relations
 from crawl_assets.orchestration.steps import StepEnv, StepFn
 
 
@@ -40,21 +45,22 @@ def build_relation_edges(platform: str, normalized: dg.AssetsDefinition) -> dg.A
 
 
 def run_relation_edges(platform: str, env: StepEnv) -> dg.MaterializeResult:
-    """The source's edges and co-occurrence tables, from all its normalized records."""
+    """The source's edges and co-occurrence tables, brought up to date with its normalized parts."""
     the_lake = env.resources.lake.lake()
     source = env.partition_key
     tenant, _ = split_source_key(source)
-    records, edges, summary_rows, part = write_relations(the_lake, tenant, platform, source)
-    keys = {r.key for r in records}
-    orphans = sorted(set(edges["src"]) - keys)
-    by_type = edges["type"].value_counts().to_dict() if len(edges) else {}
+    done = refresh_relations(the_lake, tenant, platform, source)
+    orphans = orphan_sources(the_lake, tenant, platform, source)
+    by_type = done.inputs.edges_by_type
     return dg.MaterializeResult(
         metadata={
-            "edges": len(edges),
+            "mode": done.mode,
+            "new_parts": done.new_parts,
+            "edges": sum(by_type.values()),
             **{f"edges_{t}": int(n) for t, n in sorted(by_type.items())},
-            **{f"{name}_rows": n for name, n in summary_rows.items()},
-            "records": len(records),
-            "path": dg.MetadataValue.path(the_lake.url(part)),
+            **{f"{name}_rows": n for name, n in done.inputs.summary_rows.items()},
+            "records": done.inputs.records,
+            "path": dg.MetadataValue.path(the_lake.url(done.part)),
         },
         check_results=[
             dg.AssetCheckResult(

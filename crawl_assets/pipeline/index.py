@@ -5,7 +5,11 @@ after the sink accounted for every document), so a sync indexes what is new or c
 """
 
 from collections import Counter
+from collections.abc import Collection
 from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import index_marker
@@ -25,15 +29,20 @@ def marked_current(lake: Lake, marker: str) -> bool:
     return lake.read_bytes(marker, len(NORMALIZER_VERSION) + 1) == f"{NORMALIZER_VERSION} ".encode()
 
 
-def pending_records(lake: Lake, tenant: str, platform: str, source: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """Records of parts not indexed yet (latest observation per key) and those parts' markers; indexed
-    parts are not read."""
+def pending_parts(lake: Lake, tenant: str, platform: str, source: str) -> tuple[list[str], list[str]]:
+    """(every normalized part, those the index has not accounted for): markers are read, no part is."""
+    ids = lake.part_ids(RECORDS_TABLE, tenant, platform, source)
+    return ids, [i for i in ids if not marked_current(lake, index_marker(tenant, platform, source, i))]
+
+
+def pending_records(lake: Lake, tenant: str, platform: str, source: str, pending: Collection[str] | None = None
+                    ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Records of parts not indexed yet (``pending``, else looked up; latest observation per key) and those
+    parts' markers; indexed parts are not read."""
     latest: dict[str, dict[str, Any]] = {}
     markers = []
-    indexed = {batch_id for batch_id in lake.part_ids(RECORDS_TABLE, tenant, platform, source)
-               if marked_current(lake, index_marker(tenant, platform, source, batch_id))}
-    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source,
-                                           include=lambda b: b not in indexed):
+    wanted = set(pending_parts(lake, tenant, platform, source)[1] if pending is None else pending)
+    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, include=wanted.__contains__):
         markers.append(index_marker(tenant, platform, source, batch_id))
         for row in arrow_to_records(table):
             latest[row["key"]] = row
@@ -52,6 +61,18 @@ def scan_keys(lake: Lake, tenant: str, platform: str, source: str, pending: set[
         for k, d in zip(keys, table.column("deleted").to_pylist()):
             deleted[k] = bool(d)
     return {k for k, n in parts_of.items() if n > 1}, sum(1 for d in deleted.values() if not d)
+
+
+def live_key_count(lake: Lake, tenant: str, platform: str, source: str) -> int:
+    """How many keys' latest observation is not a tombstone (``scan_keys``' count, columnar: no rows built)."""
+    tables = [table for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key", "deleted"])]
+    if not tables:
+        return 0
+    both = pa.concat_tables(tables)
+    both = both.append_column("at", pa.array(range(both.num_rows), pa.int64()))
+    latest = both.group_by("key", use_threads=False).aggregate([("at", "max")]).column("at_max")
+    deleted = pc.fill_null(both.column("deleted").take(latest), False)
+    return int(pc.sum(pc.invert(deleted)).as_py() or 0)
 
 
 def edge_version_fields(record: dict[str, Any]) -> dict[str, Any]:

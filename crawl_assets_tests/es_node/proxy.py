@@ -229,6 +229,8 @@ def _handler_for(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
             body = self.rfile.read(length) if length else b""
             proxy.count("requests")
             path, _, query = self.path.partition("?")
+            if path.rstrip("/").endswith("_bulk"):
+                proxy.count("bulk requests")
             unknown = [p.split("=")[0] for p in query.split("&") if p.split("=")[0] in proxy.faults.unknown_params]
             if unknown:
                 proxy.count("unknown parameter")

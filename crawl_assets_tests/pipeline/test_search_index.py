@@ -85,10 +85,18 @@ def test_a_sync_with_nothing_new_sends_nothing_and_edges_match_the_table(sample_
     assert want and got == want
     assert first["edges_created"] == len(want) and first["records_created"] > 0
 
-    again = _index_metadata(job.execute_in_process(partition_key=SOURCE, instance=instance))
-    sent = {k: v for k, v in again.items() if k.split("_", 1)[-1] in ("created", "updated", "noop", "failed")}
-    assert sent and not any(sent.values()), sent
-    assert again["parts_indexed"] == 0
+    assert first["mode"] == "indexed" and server.stats["bulk requests"] > 0
+    bulk_before, edges_file = server.stats["bulk requests"], Path(lake.path(lake.table_part(
+        "relation_edges", "demo", "x", SOURCE, "current")))
+    written_before = edges_file.stat().st_mtime_ns
+    result = job.execute_in_process(partition_key=SOURCE, instance=instance)
+    again = _index_metadata(result)
+    assert again["mode"] == "up_to_date" and again["parts_indexed"] == 0 and again["documents_sent"] == 0
+    assert server.stats["bulk requests"] == bulk_before, "a sync with nothing new sends no bulk request"
+    got = checks(result)
+    assert got["no_unaccounted_failures"] and got["index_count_matches"] and got["edge_sources_exist"], got
+    [edges_mat] = result.asset_materializations_for_node("x__relation_edges")
+    assert edges_mat.metadata["mode"].value == "up_to_date" and edges_file.stat().st_mtime_ns == written_before
 
 
 def test_parts_re_derived_by_a_new_normalizer_are_indexed_again(sample_source):
