@@ -22,7 +22,7 @@ from typing import AbstractSet, Any
 
 import dagster as dg
 
-from crawl_assets.assets import derived_steps
+from crawl_assets.assets import derived_steps, raw_step
 from crawl_assets.monitoring.health import load_health, mark_pending
 from crawl_assets.monitoring.partition_events import SyncFailure, plan_materialization, report_failure
 from crawl_assets.orchestration.steps import StepEnv, StepFn
@@ -62,16 +62,6 @@ class Step:
     def of(cls, assets_def: dg.AssetsDefinition, run: StepFn) -> "Step":
         blocking = frozenset(s.name for s in assets_def.check_specs if s.blocking)
         return cls(assets_def.key, run, assets_def.check_keys, blocking)
-
-
-def raw_step(raw: dg.AssetsDefinition) -> StepFn:
-    """The raw asset's body as a step, called with the ``StepEnv`` as its context (it uses nothing else).
-
-    That body is written in ``crawl_assets/sources/common.py`` inside ``build_raw_asset``, which does not
-    expose it as a plain function yet; until it does, this is the one place that reaches a function
-    through Dagster's decorated-op internals."""
-    body = raw.op.compute_fn.decorated_fn  # type: ignore[union-attr]
-    return lambda env: body(env)
 
 
 @dataclass
@@ -165,7 +155,7 @@ def build_batch_job(platform: str, assets: Sequence[dg.AssetsDefinition], *, inc
     a BetaWarning about ``SensorDefinition`` owners we never set; tests bind theirs at execution."""
     chain = [a for a in assets if include_index or a.key != dg.AssetKey([platform, "search_index"])]
     derived = derived_steps(platform)
-    steps = [Step.of(a, derived[a.key] if a.key in derived else raw_step(a)) for a in chain]
+    steps = [Step.of(a, derived[a.key] if a.key in derived else raw_step(platform)) for a in chain]
     resource_keys = set().union(*(a.required_resource_keys for a in chain))
 
     @dg.op(name=batch_op_name(platform, include_index), required_resource_keys=resource_keys, pool=f"{platform}_sources",

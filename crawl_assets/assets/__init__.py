@@ -36,10 +36,18 @@ def derived_steps(platform: str) -> dict[dg.AssetKey, StepFn]:
 
 
 @cache
-def raw_asset(platform: str) -> dg.AssetsDefinition:
-    """The raw asset of ``platform`` (one per process, so its identity is stable)."""
-    from crawl_assets.sources.common import build_raw_asset
+def raw_step(platform: str) -> StepFn:
+    """The plain function behind the raw asset of ``platform`` (the batch op runs it too)."""
+    from crawl_assets.sources.common import build_raw_step
     from crawl_assets.sources.pull import live_collector
 
     spec = catalog.spec(platform)
-    return build_raw_asset(spec, live_collector(spec))
+    return build_raw_step(spec, live_collector(spec))
+
+
+@cache
+def raw_asset(platform: str) -> dg.AssetsDefinition:
+    """The raw asset of ``platform`` (one per process, so its identity is stable)."""
+    from crawl_assets.sources.common import build_raw_asset
+
+    return build_raw_asset(catalog.spec(platform), raw_step(platform))

@@ -138,12 +138,9 @@ def raw_materialization(entry: SourceEntry, batches: list[RawBatch], extra: dict
 LiveCollector = Callable[[dg.AssetExecutionContext, SourceEntry, Lake], dg.MaterializeResult]
 
 
-def build_raw_asset(spec: SourceSpec, live: LiveCollector | None) -> dg.AssetsDefinition:
-    """The raw asset of a platform: one partition per source of that platform.
-
-    Export-file sources are ingested here for every platform; every other kind goes to the ``live``
-    collector, which gets the platform's resource (keyed by the platform).
-    """
+def build_raw_asset(spec: SourceSpec, step: Callable[[Any], dg.MaterializeResult]) -> dg.AssetsDefinition:
+    """The raw asset of a platform: one partition per source of that platform; its body is ``step``
+    (``build_raw_step``), the plain function the batch job runs too."""
     platform = spec.platform
 
     @dg.asset(
@@ -159,6 +156,21 @@ def build_raw_asset(spec: SourceSpec, live: LiveCollector | None) -> dg.AssetsDe
         required_resource_keys={"lake", "registry", *([platform] if spec.has_resource() else [])},
     )
     def _raw(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+        return step(context)
+
+    return _raw
+
+
+def build_raw_step(spec: SourceSpec, live: LiveCollector | None) -> Callable[[Any], dg.MaterializeResult]:
+    """The raw step of a platform, called with the asset's context or the batch job's ``StepEnv`` (it uses
+    their common attributes only).
+
+    Export-file sources are ingested here for every platform; every other kind goes to the ``live``
+    collector, which gets the platform's resource (keyed by the platform).
+    """
+    platform = spec.platform
+
+    def run_raw(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         reg, by_key = registry_view(registry_file(context))
         entry = by_key.get(context.partition_key)
         if entry is None or entry.platform != platform:
@@ -215,7 +227,7 @@ def build_raw_asset(spec: SourceSpec, live: LiveCollector | None) -> dg.AssetsDe
                                    "collector, which this build does not include yet; register an export_file source")
         return live(context, entry, lake)
 
-    return _raw
+    return run_raw
 
 
 def registry_file(context: dg.AssetExecutionContext) -> Path:
