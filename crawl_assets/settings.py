@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 DEFAULT_HOME = ".crawl_home"
@@ -219,17 +220,33 @@ _TELEGRAM_TUNABLES = {
 }
 
 
+def _tunables(env: Mapping[str, str], table: Mapping[str, tuple[str, type]]) -> dict[str, Any]:
+    """The fields of ``table`` (field <- variable, type) whose variable is set; a number that is not one is
+    refused naming its variable (``_number``)."""
+    return {name: (env[var] if kind is str else kind(_number(env, var, 0.0)))
+            for name, (var, kind) in table.items() if env.get(var)}
+
+
 def telegram_tunables(environ: Mapping[str, str] | None = None) -> dict[str, float]:
     """The ``TelegramResource`` fields set in the environment (unset ones keep the resource's defaults);
     a value that is not a number is refused naming its variable."""
-    env = environment() if environ is None else environ
-    out: dict[str, float] = {}
-    for name, (var, kind) in _TELEGRAM_TUNABLES.items():
-        value = env.get(var)
-        if not value:
-            continue
-        try:
-            out[name] = kind(float(value))
-        except ValueError:
-            raise ValueError(f"environment variable {var}: expected a number, got {value!r}") from None
-    return out
+    return _tunables(environment() if environ is None else environ, _TELEGRAM_TUNABLES)
+
+
+# resource field <- variable after the platform's ``CRAWL_<PLATFORM>_`` prefix (type): what an operator of a
+# pulled source may set without writing run config (docs/sources/*.md)
+_SOURCE_TUNABLES = {
+    "base_url": ("BASE_URL", str),  # another API host: a proxy, a regional host, the stand-in in tests
+    "token_uri": ("TOKEN_URI", str),  # another OAuth token endpoint than the key's own
+}
+
+
+def source_tunables(prefix: str, fields: tuple[str, ...], environ: Mapping[str, str] | None = None
+                    ) -> dict[str, Any]:
+    """The ``fields`` of a source resource (among ``base_url``, ``token_uri``) set in the environment as
+    ``<prefix>_<VARIABLE>`` (``CRAWL_X_BASE_URL``); unset ones keep the resource's defaults."""
+    unknown = set(fields) - set(_SOURCE_TUNABLES)
+    if unknown:
+        raise ValueError(f"no environment variable for source resource field(s) {sorted(unknown)}")
+    table = {name: (f"{prefix}_{_SOURCE_TUNABLES[name][0]}", _SOURCE_TUNABLES[name][1]) for name in fields}
+    return _tunables(environment() if environ is None else environ, table)

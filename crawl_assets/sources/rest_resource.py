@@ -9,7 +9,6 @@ subclasses it (``SourceSpec.resource``). ``from_env()`` reads ``<ENV>_BASE_URL``
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping
 from typing import Any, ClassVar, Self
@@ -17,6 +16,7 @@ from typing import Any, ClassVar, Self
 import dagster as dg
 from pydantic import Field
 
+from crawl_assets import settings
 from crawl_assets.core.spec import SourceSpec, resolve
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.sync import Budget
@@ -30,6 +30,7 @@ class RestSourceResource(dg.ConfigurableResource):
     ENV: ClassVar[str] = ""
     SECRET: ClassVar[str] = ""
     DEFAULT_BASE_URL: ClassVar[str] = ""
+    ENV_TUNABLES: ClassVar[tuple[str, ...]] = ("base_url",)  # fields read as <ENV>_<VARIABLE> (settings.source_tunables)
 
     base_url: str = Field("", description="API root ('' = the platform's public one); tests point it at a stand-in.")
     secrets: list[TenantSecret] = Field(default_factory=list, description="Per-tenant credentials; values via EnvVar.")
@@ -47,10 +48,11 @@ class RestSourceResource(dg.ConfigurableResource):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Self:
-        """Built from ``<ENV>_BASE_URL`` and every per-tenant secret variable (kept as ``EnvVar``)."""
-        env = os.environ if environ is None else environ
+        """Built from every per-tenant secret variable (kept as ``EnvVar``) and the ``ENV_TUNABLES`` set in
+        the environment (``<ENV>_BASE_URL``...; unset ones keep the fields' defaults)."""
+        env = settings.environment() if environ is None else environ
         secrets = secrets_from_env(cls.secret_base(), env) if cls.SECRET else []
-        return cls(base_url=env.get(f"{cls.ENV}_BASE_URL") or "", secrets=secrets)
+        return cls(secrets=secrets, **settings.source_tunables(cls.ENV, cls.ENV_TUNABLES, env))
 
     def root_url(self) -> str:
         return self.base_url or self.DEFAULT_BASE_URL

@@ -16,9 +16,6 @@ ALLOWED: dict[str, set[str]] = {
     "environment_reads": {
         "crawl_assets/settings.py",
         "crawl_assets/instance_db.py",
-        "crawl_assets/sources/play/resource.py",
-        "crawl_assets/sources/rest_resource.py",
-        "crawl_assets/sources/x/resource.py",
     },
     "dagster_private_imports": {
         # Dagster's documented way to plug a storage into dagster.yaml is a ConfigurableClass (dagster._serdes)

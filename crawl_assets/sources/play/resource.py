@@ -7,9 +7,7 @@ token endpoint than the key's ``token_uri`` (tests point both at the stand-in).
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from typing import ClassVar, Self
+from typing import ClassVar
 
 from pydantic import Field
 
@@ -25,15 +23,10 @@ class PlayResource(RestSourceResource):
     ENV: ClassVar[str] = "CRAWL_PLAY"
     SECRET: ClassVar[str] = "SERVICE_ACCOUNT_JSON"
     DEFAULT_BASE_URL: ClassVar[str] = DEFAULT_BASE_URL
+    ENV_TUNABLES: ClassVar[tuple[str, ...]] = ("base_url", "token_uri")
 
     token_uri: str = Field("", description="Token endpoint overriding the key's token_uri ('' = the key's).")
     max_requests_per_run: int = Field(150, gt=0, description="reviews.list has a quota of 200 GETs per hour.")
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Self:
-        env = os.environ if environ is None else environ
-        resource = super().from_env(env)
-        return resource.model_copy(update={"token_uri": env.get("CRAWL_PLAY_TOKEN_URI") or ""})
 
     def client(self, entry: SourceEntry) -> PlayClient:
         """A client authorized as the entry's tenant's service account (``ValueError`` on a broken key)."""

@@ -10,13 +10,13 @@ host (a proxy, or the local stand-in in tests).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 
 import dagster as dg
 from pydantic import Field, PrivateAttr
 
+from crawl_assets import settings
 from crawl_assets.sources.tenant_secrets import (
     MissingCredential,
     TenantSecret,
@@ -60,15 +60,15 @@ class XResource(dg.ConfigurableResource):
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "XResource":
         """Built from every ``CRAWL_X_BEARER_TOKEN[__TENANT[__NAME]]`` and ``CRAWL_X_BASE_URL``; tokens stay
         ``EnvVar``s so their values never enter run config."""
-        env = os.environ if environ is None else environ
-        return cls(base_url=env.get("CRAWL_X_BASE_URL") or DEFAULT_BASE_URL, secrets=secrets_from_env(TOKEN_BASE, env))
+        env = settings.environment() if environ is None else environ
+        return cls(secrets=secrets_from_env(TOKEN_BASE, env), **settings.source_tunables("CRAWL_X", ("base_url",), env))
 
     def _token(self, tenant: str, name: str | None) -> str:
         try:
             return pick_secret(self.secrets, TOKEN_BASE, tenant, name)
         except MissingCredential as exc:
             legacy = f"CRAWL_X_{name.upper()}_BEARER_TOKEN" if name else ""
-            if legacy and _LEGACY_NAMED.fullmatch(legacy) and os.environ.get(legacy):
+            if legacy and _LEGACY_NAMED.fullmatch(legacy) and settings.environment().get(legacy):
                 raise MissingCredential(f"{exc} ({legacy} is no longer read: X tokens belong to one tenant)") from None
             raise
 
