@@ -99,13 +99,9 @@ def _bump(table: dict[tuple[Any, ...], list[Any]], key: tuple[Any, ...], at: dat
             entry[2] = at
 
 
-SummaryCounts = dict[tuple[Any, ...], list[Any]]  # key columns -> [count, first_at, last_at]
-
-
-def hashtag_cooccurrence(records: Iterable[Record], base: SummaryCounts | None = None) -> pd.DataFrame:
-    """How often two hashtags appear in the same record (pairs ordered a < b), per platform and tenant;
-    ``base`` holds counts of earlier records (a table read back), which ``records`` add to."""
-    table: SummaryCounts = base if base is not None else {}
+def hashtag_cooccurrence(records: Iterable[Record]) -> pd.DataFrame:
+    """How often two hashtags appear in the same record (pairs ordered a < b), per platform and tenant."""
+    table: dict[tuple[Any, ...], list[Any]] = {}
     for record in records:
         for a, b in combinations(sorted(record.hashtags), 2):
             _bump(table, (record.platform, record.tenant, a, b), record.created_at)
@@ -113,10 +109,9 @@ def hashtag_cooccurrence(records: Iterable[Record], base: SummaryCounts | None =
     return _frame(rows, COOCCURRENCE_COLUMNS, ("first_at", "last_at"))
 
 
-def author_hashtag(records: Iterable[Record], base: SummaryCounts | None = None) -> pd.DataFrame:
-    """How often each author used each hashtag (records without an author are left out); ``base`` as in
-    ``hashtag_cooccurrence``."""
-    table: SummaryCounts = base if base is not None else {}
+def author_hashtag(records: Iterable[Record]) -> pd.DataFrame:
+    """How often each author used each hashtag (records without an author are left out)."""
+    table: dict[tuple[Any, ...], list[Any]] = {}
     for record in records:
         if record.author_id is None:
             continue

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import EDGES_SCHEMA
-from crawl_assets.normalize.edges import SummaryCounts, edges_frame
+from crawl_assets.normalize.edges import edges_frame
 from crawl_assets.pipeline import relations  # latest_views looked up at call time (a fault-injection site)
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.relations import (
@@ -83,19 +83,10 @@ def add_parts(lake: Lake, tenant: str, platform: str, source: str, mark: Inputs,
         if table is None:
             return None
         summaries[name] = merged_counts(table, pa.Table.from_pandas(build(added), preserve_index=False)) \
-            if table.num_rows else build(added, stored_counts(table))
+            if table.num_rows else build(added)
     inputs = Inputs(NORMALIZER_VERSION, len(ids), parts_digest(ids), mark.records + len(added))
     written, _ = write_tables(lake, tenant, platform, source, edges, summaries, inputs)
     return written
-
-
-def stored_counts(stored: pa.Table) -> SummaryCounts:
-    """A stored summary table as counts to add to: (four key columns) -> [count, first_at, last_at]."""
-    counts: SummaryCounts = {}
-    key_columns = stored.column_names[:4]
-    for row in stored.to_pylist():
-        counts[tuple(row[c] for c in key_columns)] = [row["count"], row["first_at"], row["last_at"]]
-    return counts
 
 
 def merged_counts(stored: pa.Table, delta: pa.Table) -> pa.Table:
