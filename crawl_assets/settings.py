@@ -53,6 +53,10 @@ def _home(env: Mapping[str, str]) -> Path:
     return Path(env.get("DAGSTER_HOME") or DEFAULT_HOME).resolve()
 
 
+def _lake(env: Mapping[str, str]) -> str:
+    return env.get("CRAWL_LAKE") or str(_home(env) / "lake")
+
+
 def _registry(env: Mapping[str, str]) -> Path:
     value = env.get("CRAWL_REGISTRY")
     return Path(value).resolve() if value else _home(env) / "sources.yaml"
@@ -134,11 +138,10 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
         """The settings of ``environ`` (default: this process's environment); a bad number raises naming it."""
         env = os.environ if environ is None else environ
-        home, registry = _home(env), _registry(env)
         return cls(
-            dagster_home=home,
-            lake_root=env.get("CRAWL_LAKE") or str(home / "lake"),
-            registry_path=registry,
+            dagster_home=_home(env),
+            lake_root=_lake(env),
+            registry_path=_registry(env),
             import_root=_imports(env),
             retention_path=_retention(env),
             enrichment_path=_enrichment(env),
@@ -166,7 +169,7 @@ def dagster_home() -> Path:
 
 def lake_root() -> str:
     """Lake root: ``CRAWL_LAKE`` (a folder or any fsspec URL), else ``$DAGSTER_HOME/lake``."""
-    return os.environ.get("CRAWL_LAKE") or str(dagster_home() / "lake")
+    return _lake(os.environ)
 
 
 def registry_path() -> Path:
