@@ -57,9 +57,18 @@ def _lake(env: Mapping[str, str]) -> str:
     return env.get("CRAWL_LAKE") or str(_home(env) / "lake")
 
 
-def _registry(env: Mapping[str, str]) -> Path:
+def registry_location(value: str | os.PathLike[str]) -> Path | str:
+    """A registry location as configured: a URL (``s3://bucket/key``; the registry refuses other schemes) and
+    ``postgres[:name]`` (a row in the instance's database) stay text; anything else is a local file, made
+    absolute."""
+    text = str(value)
+    remote = "://" in text or text == "postgres" or text.startswith("postgres:")
+    return text if remote else Path(text).resolve()
+
+
+def _registry(env: Mapping[str, str]) -> Path | str:
     value = env.get("CRAWL_REGISTRY")
-    return Path(value).resolve() if value else _home(env) / "sources.yaml"
+    return registry_location(value) if value else _home(env) / "sources.yaml"
 
 
 def _imports(env: Mapping[str, str]) -> Path:
@@ -69,7 +78,8 @@ def _imports(env: Mapping[str, str]) -> Path:
 
 def _retention(env: Mapping[str, str]) -> Path:
     value = env.get("CRAWL_RETENTION")
-    return Path(value) if value else _registry(env).parent / "retention.yaml"
+    registry = _registry(env)
+    return Path(value) if value else (registry.parent if isinstance(registry, Path) else _home(env)) / "retention.yaml"
 
 
 def _enrichment(env: Mapping[str, str]) -> Path:
@@ -122,7 +132,7 @@ class Settings:
 
     dagster_home: Path
     lake_root: str  # CRAWL_LAKE: a folder or any fsspec URL
-    registry_path: Path  # CRAWL_REGISTRY
+    registry_path: Path | str  # CRAWL_REGISTRY: a file, s3://bucket/key or postgres[:name]
     import_root: Path  # CRAWL_IMPORT_ROOT: export files, one folder per tenant below it
     retention_path: Path  # CRAWL_RETENTION, else retention.yaml next to the registry
     enrichment_path: Path  # CRAWL_ENRICHMENT, else $DAGSTER_HOME/enrichment.yaml
@@ -172,8 +182,9 @@ def lake_root() -> str:
     return _lake(os.environ)
 
 
-def registry_path() -> Path:
-    """Source registry file: ``CRAWL_REGISTRY``, else ``$DAGSTER_HOME/sources.yaml``."""
+def registry_path() -> Path | str:
+    """Source registry: ``CRAWL_REGISTRY`` (a file, ``s3://bucket/key`` or ``postgres[:name]``), else
+    ``$DAGSTER_HOME/sources.yaml``."""
     return _registry(os.environ)
 
 

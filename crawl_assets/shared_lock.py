@@ -108,16 +108,8 @@ class _Advisory:
             if self._held:  # the server ended the session (a restart): its locks are gone
                 log.warning("the lock session to Postgres ended while holding %d lock(s); reconnecting", len(self._held))
                 self._held.clear()
-            import psycopg2
-            from sqlalchemy.engine import make_url
-
-            url = make_url(self.url)
-            conn = psycopg2.connect(host=url.host, port=url.port or 5432, user=url.username, password=url.password,
-                                    dbname=url.database, application_name="crawl_assets locks", **_KEEPALIVES,
-                                    **{k: v for k, v in url.query.items() if isinstance(v, str)})
-            conn.autocommit = True
-            with conn.cursor() as cur:
-                cur.execute(f"CREATE TABLE IF NOT EXISTS {NOTES_TABLE} (name TEXT PRIMARY KEY, note TEXT NOT NULL)")
+            conn = instance_db.connect(self.url, "crawl_assets locks", **_KEEPALIVES)
+            instance_db.create_table(conn, NOTES_TABLE, "name TEXT PRIMARY KEY, note TEXT NOT NULL")
             self._conn = conn
         return self._conn
 

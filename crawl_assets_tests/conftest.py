@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -37,12 +39,9 @@ def dagster_home(isolated_env: Path) -> Path:
     return isolated_env
 
 
-@pytest.fixture
-def pg_url():
-    """A new, empty database for one test; dropped afterwards."""
-    base = os.environ.get("CRAWL_TEST_PG_URL")
-    if not base:
-        pytest.skip("CRAWL_TEST_PG_URL is not set (PostgreSQL-backed tests are off)")
+@contextmanager
+def new_database(base: str) -> Iterator[str]:
+    """A new, empty database on the server of ``base`` (a SQLAlchemy URL); dropped afterwards."""
     import sqlalchemy as sa
 
     name = f"crawl_test_{uuid.uuid4().hex[:12]}"
@@ -60,3 +59,13 @@ def pg_url():
             ), {"n": name})
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
         admin.dispose()
+
+
+@pytest.fixture
+def pg_url():
+    """A new, empty database for one test; dropped afterwards."""
+    base = os.environ.get("CRAWL_TEST_PG_URL")
+    if not base:
+        pytest.skip("CRAWL_TEST_PG_URL is not set (PostgreSQL-backed tests are off)")
+    with new_database(base) as url:
+        yield url

@@ -49,7 +49,7 @@ def place_sample(relative: str) -> str:
     return f"samples/{relative}"
 
 
-def register_samples(registry_path: Path) -> list[str]:
+def register_samples(registry_path: Path | str) -> list[str]:
     """Place the sample exports under the import root and add their sources unless present; their keys."""
     from crawl_assets.core import catalog
     from crawl_assets.registry import SourceEntry, load_registry

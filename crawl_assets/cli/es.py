@@ -74,7 +74,7 @@ def es() -> None:
 @url_option
 @registry_option
 def setup(tenants: tuple[str, ...], retention: tuple[str, ...], dry_run: bool, url: str | None,
-          registry_path: Path | None) -> None:
+          registry_path: Path | str | None) -> None:
     """Put index templates, rename indices of the earlier naming scheme, give every tenant's indices their
     read alias and the template's compatible mapping changes, name the changes that need a reindex, delete
     months past retention."""

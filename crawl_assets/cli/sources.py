@@ -9,7 +9,7 @@ import click
 from pydantic import ValidationError
 
 from crawl_assets.cli.add_checks import refusal
-from crawl_assets.cli.common import fail, open_registry, registry_option
+from crawl_assets.cli.common import fail, open_registry, registry_option, save_registry
 from crawl_assets.registry import SourceEntry, SourceKind, SourceStatus
 from crawl_assets.registry.models import PLATFORMS, find_secret
 
@@ -75,7 +75,7 @@ def add(platform, kind, identifier, name, tenant, credential, interval_minutes, 
         reg.add(entry)
     except ValueError as exc:
         fail(str(exc))
-    reg.save()
+    save_registry(reg)
     click.echo(f"added {entry.key} to {reg.path}")
 
 
@@ -147,13 +147,13 @@ def _last_sync(key: str) -> str:
     return line
 
 
-def _set_status(source: str, status: SourceStatus, reason: str | None, registry_path: Path | None) -> None:
+def _set_status(source: str, status: SourceStatus, reason: str | None, registry_path: Path | str | None) -> None:
     reg = open_registry(registry_path, strict=False)
     try:
         entry = reg.set_status(source, status, reason)
     except KeyError as exc:
         fail(exc.args[0])
-    reg.save()
+    save_registry(reg)
     click.echo(f"{entry.key}: {status.value}")
 
 
@@ -185,5 +185,5 @@ def remove(source, registry_path) -> None:
         entry = reg.remove(source)
     except KeyError as exc:
         fail(exc.args[0])
-    reg.save()
+    save_registry(reg)
     click.echo(f"removed {entry.key} from {reg.path}")

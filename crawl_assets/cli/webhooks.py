@@ -20,7 +20,7 @@ def webhooks() -> None:
 @click.option("--port", default=8088, show_default=True, type=int)
 @click.option("--lake", "lake_root", default=None, help="Lake root (default: $CRAWL_LAKE or $DAGSTER_HOME/lake).")
 @registry_option
-def serve(host: str, port: int, lake_root: str | None, registry_path: Path | None) -> None:
+def serve(host: str, port: int, lake_root: str | None, registry_path: Path | str | None) -> None:
     """Verify each POST /hooks/{intercom|discourse}/{source_key} and land it; refuse and count the rest.
 
     Secrets come from CRAWL_INTERCOM_WEBHOOK_SECRET[__TENANT[__NAME]] and

@@ -1,14 +1,15 @@
 """Read and edit the registry file (YAML), reporting bad entries by file, line, entry and field.
 
 Edits go through ruamel.yaml's round-trip mode so the comments and order a user wrote survive
-``crawl-assets sources add/pause/remove``. Writes are atomic (temp file + rename).
+``crawl-assets sources add/pause/remove``. The bytes live in a local file, an S3 object or a Postgres row
+(``registry.storage``); a registry remembers the version it was read at and ``save`` refuses to overwrite
+another one (``RegistryConflict``); ``update_registry`` re-reads and redoes its change then.
 """
 
 from __future__ import annotations
 
-import fcntl
+import io
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,19 +22,23 @@ from ruamel.yaml.error import YAMLError
 
 from crawl_assets.registry.models import SourceEntry, SourceStatus
 from crawl_assets.registry.secrets import redact_secrets
-from crawl_assets.registry.validate import EntryError, RegistryFileError, read_registry_bytes, tenant_clashes, validate_entries
+from crawl_assets.registry.storage import RegistryConflict, is_remote, storage_of
+from crawl_assets.registry.validate import EntryError, RegistryFileError, tenant_clashes, validate_entries
 
-__all__ = ["EntryError", "Registry", "RegistryFileError", "load_registry", "update_registry"]
+__all__ = ["EntryError", "Registry", "RegistryConflict", "RegistryFileError", "load_registry", "update_registry"]
+UPDATE_ATTEMPTS = 20
 
 
 @dataclass
 class Registry:
-    """The parsed file: valid entries, the errors of invalid ones, and the document for editing."""
+    """The parsed file: valid entries, the errors of invalid ones, the document for editing and the version
+    read ("" when there was none yet), which ``save`` expects to replace."""
 
-    path: Path
+    path: Path | str  # a local file, or a remote location (s3://bucket/key, postgres[:name])
     entries: list[SourceEntry] = field(default_factory=list)
     errors: list[EntryError] = field(default_factory=list)
     _doc: Any = None
+    version: str = ""
 
     def by_key(self) -> dict[str, SourceEntry]:
         return {e.key: e for e in self.entries}
@@ -109,31 +114,28 @@ class Registry:
         return updated
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".sources.", suffix=".yaml", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                _yaml().dump(self._doc if self._doc is not None else {"sources": []}, fh)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        """Write the registry if it is still the version read; ``RegistryConflict`` (nothing written) otherwise."""
+        out = io.StringIO()
+        _yaml().dump(self._doc if self._doc is not None else {"sources": []}, out)
+        self.version = storage_of(self.path).write(out.getvalue().encode("utf-8"), self.version)
 
 
 def update_registry(path: str | os.PathLike[str], change: "Callable[[Registry], None]") -> Registry:
-    """Load, change and save the registry under an exclusive lock, so concurrent runs that pause
-    sources (and a user's CLI edit) never lose each other's writes."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with open(p.with_name(f".{p.name}.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    """Load, change and save the registry; when another editor saved in between (``RegistryConflict``), load
+    again and redo ``change``, so concurrent runs that pause sources (and a user's CLI edit), on any machine,
+    never lose each other's writes."""
+    for _ in range(UPDATE_ATTEMPTS - 1):
+        reg = load_registry(path)
+        change(reg)
         try:
-            reg = load_registry(p)
-            change(reg)
             reg.save()
             return reg
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+        except RegistryConflict:
+            continue
+    reg = load_registry(path)
+    change(reg)
+    reg.save()
+    return reg
 
 
 def _yaml() -> YAML:
@@ -176,11 +178,22 @@ def load_registry(path: str | os.PathLike[str]) -> Registry:
     Invalid entries do not stop the valid ones: they are returned in ``errors`` so callers decide
     (the CLI exits 2, the sensor syncs the valid ones and keeps the partitions of invalid ones).
     """
-    p = Path(path)
-    reg = Registry(path=p)
-    if not p.exists():
+    p = location(path)
+    snapshot = storage_of(p).read()
+    reg = Registry(path=p, version=snapshot.version)
+    if snapshot.data is None:
         return reg
-    data = read_registry_bytes(p)
+    return parse_registry(reg, snapshot.data)
+
+
+def location(path: str | os.PathLike[str]) -> Path | str:
+    """A registry location as given: a remote one as text, a local one as a path."""
+    return str(path) if is_remote(path) else Path(path)
+
+
+def parse_registry(reg: Registry, data: bytes) -> Registry:
+    """``reg`` (empty, with its location and version) filled from ``data``, the registry's bounded bytes."""
+    p = reg.path
     try:
         doc = _yaml().load(data.decode("utf-8"))
     except UnicodeDecodeError as exc:

@@ -33,7 +33,7 @@ class RegistryFileError(Exception):
 
 @dataclass(frozen=True)
 class EntryError:
-    path: Path
+    path: Path | str  # the registry's location
     index: int
     line: int | None
     name: str | None
@@ -57,7 +57,7 @@ def read_registry_bytes(path: Path) -> bytes:
     return data
 
 
-def check_yaml_bytes(path: Path, data: bytes) -> None:
+def check_yaml_bytes(path: Path | str, data: bytes) -> None:
     """Refuse a file over ``MAX_REGISTRY_BYTES`` and any anchor or alias (events only: nothing expands)."""
     if len(data) > MAX_REGISTRY_BYTES:
         raise RegistryFileError(f"{path}: larger than {MAX_REGISTRY_BYTES} bytes")
@@ -75,7 +75,7 @@ def check_yaml_bytes(path: Path, data: bytes) -> None:
 Locate = Callable[[int, tuple[Any, ...]], int | None]
 
 
-def validate_entries(path: Path, raws: Sequence[Any], locate: Locate) -> tuple[list[SourceEntry], list[EntryError]]:
+def validate_entries(path: Path | str, raws: Sequence[Any], locate: Locate) -> tuple[list[SourceEntry], list[EntryError]]:
     """Valid entries and the errors of invalid ones; ``locate(index, field_path)`` gives a line or None."""
     entries: list[tuple[int, SourceEntry]] = []
     errors: list[EntryError] = []

@@ -11,6 +11,10 @@ the same validation again, so the cache can never hold, or execute, anything the
 not). With the instance on Postgres, runs may land on any machine and a local disk keeps nothing of ours:
 no file cache then. When an entry is
 invalid, the round-trip loader is used once to report it with its line number.
+
+A registry in S3 or Postgres (``CRAWL_REGISTRY=s3://bucket/key`` or ``postgres``) is asked on every call whether
+it changed since the version held in memory (a conditional GET, or a version comparison in SQL): every reader,
+on every machine, decides on the current version; the memory only spares the parse of an unchanged one.
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ import orjson
 import yaml
 
 from crawl_assets import instance_db, settings
-from crawl_assets.registry import Registry, RegistryFileError, SourceEntry, load_registry
+from crawl_assets.registry import Registry, RegistryFileError, SourceEntry
+from crawl_assets.registry.storage import is_remote, storage_of
+from crawl_assets.registry.store import parse_registry
 from crawl_assets.registry.validate import read_registry_bytes, validate_entries
 
 
@@ -67,7 +73,7 @@ _Loader.add_implicit_resolver(_ODD, re.compile(r"^[-+]?(?:0[0-9]+|0x[0-9a-fA-F]+
                               list("-+0123456789"))
 _Loader.add_constructor(_ODD, _unusual)
 _Loader.construct_mapping = _mapping  # type: ignore[method-assign]
-_cache: dict[Path, tuple[tuple[int, int], Registry, dict[str, SourceEntry]]] = {}
+_cache: dict[Path | str, tuple[tuple[int, int] | str, Registry, dict[str, SourceEntry]]] = {}
 _lock = threading.Lock()
 
 
@@ -76,24 +82,39 @@ def _fingerprint(path: Path) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
-def _parse(path: Path) -> Registry:
-    data = read_registry_bytes(path)
+def _parse(path: Path | str, data: bytes, version: str = "") -> Registry:
     try:
         doc = yaml.load(io.BytesIO(data), Loader=_Loader)
     except (yaml.YAMLError, _Unusual):
-        return load_registry(path)  # reports a syntax error with its position / reads odd numbers as ruamel does
+        # reports a syntax error with its position / reads odd numbers as ruamel does
+        return parse_registry(Registry(path=path, version=version), data)
     if doc is None:
-        return Registry(path=path)
+        return Registry(path=path, version=version)
     if not isinstance(doc, dict) or not isinstance(doc.get("sources", []), (list, type(None))):
         raise RegistryFileError(f"{path}: expected a mapping with a 'sources' list at the top level")
-    return _validated(path, doc.get("sources") or [])
+    return _validated(path, doc.get("sources") or [], data, version)
 
 
-def _validated(path: Path, raws: list) -> Registry:
+def _validated(path: Path | str, raws: list, data: bytes | None = None, version: str = "") -> Registry:
     entries, errors = validate_entries(path, raws, lambda index, loc: None)
-    if errors:
-        return load_registry(path)  # the same errors, with line numbers
-    return Registry(path=path, entries=entries)
+    if errors:  # the same errors, with line numbers
+        text = read_registry_bytes(Path(path)) if data is None else data
+        return parse_registry(Registry(path=path, version=version), text)
+    return Registry(path=path, entries=entries, version=version)
+
+
+def _remote_view(location: str) -> tuple[Registry, dict[str, SourceEntry]]:
+    with _lock:
+        hit = _cache.get(location)
+    snap = storage_of(location).read_if_changed(str(hit[0]) if hit is not None else "")
+    if snap is None and hit is not None:
+        return hit[1], hit[2]
+    assert snap is not None
+    reg = Registry(path=location) if snap.data is None else _parse(location, snap.data, snap.version)
+    by_key = reg.by_key()
+    with _lock:
+        _cache[location] = (snap.version, reg, by_key)
+    return reg, by_key
 
 
 def registry_view(path: str | os.PathLike[str]) -> tuple[Registry, dict[str, SourceEntry]]:
@@ -101,6 +122,8 @@ def registry_view(path: str | os.PathLike[str]) -> tuple[Registry, dict[str, Sou
 
     Treat both as read-only; edit through ``update_registry``. A missing file is an empty registry.
     """
+    if is_remote(path):
+        return _remote_view(str(path))
     p = Path(path).resolve()
     if not p.exists():
         return Registry(path=p), {}
@@ -111,7 +134,7 @@ def registry_view(path: str | os.PathLike[str]) -> tuple[Registry, dict[str, Sou
             return hit[1], hit[2]
     reg = _load_snapshot(p, fp)
     if reg is None:
-        reg = _parse(p)
+        reg = _parse(p, read_registry_bytes(p))
         if not reg.errors:
             _save_snapshot(p, fp, reg)
     by_key = reg.by_key()

@@ -230,10 +230,10 @@ def build_raw_step(spec: SourceSpec, live: LiveCollector | None) -> Callable[[An
     return run_raw
 
 
-def registry_file(context: dg.AssetExecutionContext) -> Path:
-    """The registry file the run's ``registry`` resource points at (without parsing it)."""
+def registry_file(context: dg.AssetExecutionContext) -> Path | str:
+    """The registry the run's ``registry`` resource points at (without reading it): a file or a remote location."""
     path = getattr(context.resources.registry, "path", "")
-    return Path(path).resolve() if path else settings.registry_path()
+    return settings.registry_location(path) if path else settings.registry_path()
 
 
 def _maybe_reset_checkpoint(context: dg.AssetExecutionContext, entry: SourceEntry) -> None:

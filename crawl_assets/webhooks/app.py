@@ -38,6 +38,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from crawl_assets import settings
 from crawl_assets.lake import Lake
 from crawl_assets.lake.landing import claim_delivery, land_event, release_delivery
 from crawl_assets.registry import RegistryFileError, SourceEntry
@@ -56,7 +57,7 @@ _UNAUTHORIZED = {"error": "unauthorized", "message": "missing or invalid signatu
 class ReceiverState:
     """Counters by (platform, outcome), the secrets (read once) and the registry (cached by the file)."""
 
-    registry_path: Path
+    registry_path: Path | str  # a file or a remote location (settings.registry_location)
     lake: Lake
     environ: Mapping[str, str]
     max_body_bytes: int = MAX_BODY_BYTES
@@ -204,6 +205,6 @@ def create_app(*, registry_path: str | os.PathLike[str], lake_root: str, environ
         Route("/metrics", metrics, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
     ])
-    app.state.receiver = ReceiverState(Path(registry_path), Lake(lake_root), environ,
+    app.state.receiver = ReceiverState(settings.registry_location(registry_path), Lake(lake_root), environ,
                                        max_body_bytes=max_body_bytes, max_age_seconds=max_age_seconds, clock=clock)
     return app
