@@ -9,6 +9,7 @@ been written for ``TEMP_GRACE_SECONDS`` (a writer on another host, or of an earl
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import socket
@@ -53,13 +54,45 @@ def _idle_seconds(lake: Lake, path: str, now: float) -> float:
     return now - modified.timestamp()
 
 
+def _folders(lake: Lake, pattern: str) -> list[str]:
+    """The existing folders matching ``pattern`` (``*`` within one segment), listing only the parents of its
+    wildcard segments: ``tables/*/t/p/s`` lists ``tables/`` (a few table names), never every source's folder
+    below it (what a glob walks on an object store: a sync's sweep then grew with the whole lake)."""
+    found = [""]
+    for part in pattern.split("/"):
+        if not any(c in part for c in "*?["):
+            found = [f"{base}/{part}" if base else part for base in found]
+            continue
+        expanded = []
+        for base in found:
+            try:
+                names = [n.rstrip("/").rsplit("/", 1)[-1] for n in lake.fs.ls(lake.path(base), detail=False)]
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            expanded += [f"{base}/{n}" for n in names if fnmatch.fnmatchcase(n, part) and not n.startswith(PREFIX)]
+        found = expanded
+    return found
+
+
+def _temp_files(lake: Lake, folder: str) -> list[str]:
+    """The temporary files in ``folder`` and up to two levels below: one listing of the folder's objects on an
+    object store (a flat, paginated list), a walk of it on a local disk."""
+    base = lake.path(folder).rstrip("/") + "/"
+    try:
+        paths = lake.fs.find(base)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [p for p in paths if p.startswith(base) and p[len(base):].count("/") <= 2
+            and p.rsplit("/", 1)[-1].startswith(PREFIX)]
+
+
 def sweep(lake: Lake, folders: Iterable[str], now: float | None = None) -> int:
-    """Remove the abandoned temporary files in ``folders`` (and one level below); how many."""
+    """Remove the abandoned temporary files in ``folders`` (and two levels below); how many."""
     now = time.time() if now is None else now
     removed = 0
-    for folder in folders:
-        for pattern in (f"{folder}/{PREFIX}*", f"{folder}/*/{PREFIX}*", f"{folder}/*/*/{PREFIX}*"):
-            for path in lake.fs.glob(lake.path(pattern)):
+    for pattern in folders:
+        for folder in _folders(lake, pattern):
+            for path in _temp_files(lake, folder):
                 name = path.rsplit("/", 1)[-1]
                 if _writer_gone(name) or _idle_seconds(lake, path, now) > TEMP_GRACE_SECONDS:
                     try:
