@@ -67,7 +67,7 @@ class Step:
 @dataclass
 class Outcome:
     key: str
-    status: str  # "ok" | "failed" | "busy"
+    status: str  # "ok" | "failed" | "busy" | "fresh" (synced by another run since the batch began)
     detail: str = ""
     seconds: float = 0.0
 
@@ -94,11 +94,29 @@ def _report(context: dg.OpExecutionContext, step: Step, key: str, result: dg.Mat
     return failed
 
 
-def sync_one(context: dg.OpExecutionContext, steps: Sequence[Step], key: str) -> Outcome:
-    """Run a source's chain in this process under its lock; never raises for the source's own errors."""
+def synced_since(instance: dg.DagsterInstance, key: str, since: float) -> bool:
+    """Whether another run completed a sync of ``key`` (raw data derived too) at or after ``since``."""
+    health = load_health(instance, [key])[key]
+    return bool(health.last_success and health.last_success >= since and not health.pending)
+
+
+def run_created_at(context: dg.OpExecutionContext) -> float:
+    """When this run was created (a scheduler's tick, for the runs a sensor requests), else now."""
+    record = context.instance.get_run_record_by_id(context.run_id)
+    return record.create_timestamp.timestamp() if record is not None else time.time()
+
+
+def sync_one(context: dg.OpExecutionContext, steps: Sequence[Step], key: str, since: float | None = None) -> Outcome:
+    """Run a source's chain in this process under its lock; never raises for the source's own errors.
+
+    ``since`` (when the batch run was created): a source another run (on any machine) synced completely
+    after it is left alone, as "fresh": runs handed overlapping batches never fetch a source twice in a row."""
     started = time.time()
     try:
         with source_lock(key, wait_seconds=0):
+            if since is not None and synced_since(context.instance, key, since):
+                context.log.info(f"{key}: synced by another run since this batch was requested; skipped")
+                return Outcome(key, "fresh", "synced by another run since this batch was requested", time.time() - started)
             for step in steps:
                 env = StepEnv.in_batch(context, step.key, key, step.check_keys)
                 plan_materialization(context, step.key, key)
@@ -162,12 +180,13 @@ def build_batch_job(platform: str, assets: Sequence[dg.AssetsDefinition], *, inc
            config_schema={BATCH_CONFIG_FIELD: dg.Field([str], description="Source keys to sync, in order.")},
            description=f"Sync several {platform} sources in turn, each isolated from the others' failures.")
     def _batch(context: dg.OpExecutionContext):
+        since = run_created_at(context)
         _pooled_connections(context.instance, len(context.op_config[BATCH_CONFIG_FIELD]))
-        outcomes = [sync_one(context, steps, key) for key in context.op_config[BATCH_CONFIG_FIELD]]
+        outcomes = [sync_one(context, steps, key, since) for key in context.op_config[BATCH_CONFIG_FIELD]]
         failed = [o for o in outcomes if o.status == "failed"]
-        busy = [o for o in outcomes if o.status == "busy"]
+        busy = [o for o in outcomes if o.status in ("busy", "fresh")]
         context.log.info(f"batch of {len(outcomes)}: {len(outcomes) - len(failed) - len(busy)} synced, "
-                         f"{len(failed)} failed, {len(busy)} busy elsewhere, "
+                         f"{len(failed)} failed, {len(busy)} busy or just synced elsewhere, "
                          f"{sum(o.seconds for o in outcomes):.1f}s in source chains")
         if failed:
             raise dg.Failure(
