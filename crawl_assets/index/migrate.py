@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from elasticsearch import BadRequestError, Elasticsearch
+from elasticsearch import BadRequestError, Elasticsearch, NotFoundError
 
 DYNAMIC_SETTINGS = ("refresh_interval", "mapping.total_fields.limit")
 
@@ -65,7 +65,12 @@ def with_defaults(have: dict[str, Any], defaults: dict[str, dict[str, Any]], pre
 
 
 def _field_defaults(client: Elasticsearch, index: str) -> dict[str, dict[str, Any]]:
-    found = client.indices.get_field_mapping(index=index, fields="*", include_defaults=True)[index]["mappings"]
+    """The defaults of the index's mapped fields. An index with no field mapped yet answers 404 with ``{}``
+    (seen when two machines set up a tenant's indices at once): no defaults then."""
+    try:
+        found = client.indices.get_field_mapping(index=index, fields="*", include_defaults=True)[index]["mappings"]
+    except NotFoundError:
+        return {}
     return {name: next(iter(entry["mapping"].values()), {}) for name, entry in found.items()}
 
 

@@ -57,9 +57,13 @@ def engine(url: str) -> sa.Engine:
             # no pool: a SQLite connection is cheap, and many instances (one per test) keep no file open
             made = sa.create_engine(url, poolclass=sa.pool.NullPool)
             sa.event.listen(made, "connect", _on_sqlite_connect)
+            metadata.create_all(made, checkfirst=True)
         else:
             made = sa.create_engine(url, pool_pre_ping=True)  # survives a database restart
-        metadata.create_all(made, checkfirst=True)
+            # several run workers (machines) meeting a fresh database create the table at once: one at a time
+            with made.begin() as conn:
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext('crawl_assets:create:health'))"))
+                metadata.create_all(conn, checkfirst=True)
         _engines[url] = made
         return made
 
