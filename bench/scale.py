@@ -15,6 +15,14 @@ Prints:
 Storage: a fresh Postgres database when ``--pg`` (or CRAWL_BENCH_PG_URL) names a server, else SQLite.
 
     python bench/scale.py [--sources 10000] [--sync 2000] [--workers 2] [--pg postgresql+psycopg2://postgres@127.0.0.1:5432/postgres]
+
+Workers side by side (``--workers 1,2``): for each count, a fresh database on the shared Postgres server
+(``--pg`` is required) and a fresh lake; the same ``--sync`` sources are split into batches of ``--batch``
+that ``N`` worker processes (each its own Dagster instance on the shared database, as pods of a run
+launcher) take as they become free; first syncs, then incremental re-syncs of the same sources (nothing
+new at the stand-in). Printed: source-syncs/s per count, per worker, and the ratio to the first count.
+
+    python bench/scale.py --sources 2000 --sync 2000 --workers 1,2 --batch 100 --pg postgresql+psycopg2://postgres@127.0.0.1:5432/postgres
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -63,9 +72,15 @@ def _sync_batch(keys: list[str]) -> tuple[int, float]:
     result = job.execute_in_process(  # type: ignore[attr-defined]
         run_config={"ops": {"x_sync_sources_no_index": {"config": {"partitions": keys}}}},
         instance=instance, raise_on_error=False, tags={"crawl/platform": "x"})
-    if not result.success:
-        print(f"  warning: a batch of {len(keys)} had failures", flush=True)
-    return len(keys), time.perf_counter() - started
+    synced = len(keys)
+    if not result.success:  # count what the batch synced (its failure says), not what it was given
+        synced = 0
+        for event in result.all_events:
+            data = event.step_failure_data.user_failure_data if event.is_step_failure else None
+            if data is not None and "synced" in data.metadata:
+                synced = int(data.metadata["synced"].value)
+        print(f"  warning: a batch of {len(keys)} had failures; {synced} synced", flush=True)
+    return synced, time.perf_counter() - started
 
 
 def _warm(_: int) -> int:
@@ -132,7 +147,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sources", type=int, default=10_000)
     ap.add_argument("--sync", type=int, default=300, help="sources to sync in the first-sync round")
-    ap.add_argument("--workers", type=int, default=2, help="parallel run workers")
+    ap.add_argument("--workers", type=lambda v: [int(n) for n in v.split(",")], default=[2],
+                    help="parallel run workers; several (1,2) compare them side by side on the same sources")
     ap.add_argument("--batch", type=int, default=250, help="largest batch (CRAWL_SCHEDULER_MAX_BATCH)")
     ap.add_argument("--pg", default=os.environ.get("CRAWL_BENCH_PG_URL", ""), help="Postgres server URL (a fresh database is made)")
     args = ap.parse_args()
@@ -143,17 +159,18 @@ def main() -> None:
     shutil.copyfile(REPO / "dagster.yaml", home / "dagster.yaml")
     os.environ.update({"DAGSTER_HOME": str(home), "CRAWL_LAKE": str(tmp / "lake"),
                        "CRAWL_REGISTRY": str(tmp / "sources.yaml"), "CRAWL_X_BEARER_TOKEN__BENCH": "test-token",
-                       "CRAWL_SCHEDULER_MAX_RUNS": str(args.workers), "CRAWL_SCHEDULER_MAX_BATCH": str(args.batch)})
+                       "CRAWL_SCHEDULER_MAX_RUNS": str(max(args.workers)), "CRAWL_SCHEDULER_MAX_BATCH": str(args.batch)})
     os.environ.pop("CRAWL_ES_URL", None)
-    db_admin = db_name = None
+    if len(args.workers) > 1:
+        if not args.pg:
+            raise SystemExit("--workers with several counts compares workers on a shared Postgres server: give --pg")
+        try:
+            return compare_main(args, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    drop = None
     if args.pg:
-        import sqlalchemy as sa
-
-        db_name = f"crawl_bench_{uuid.uuid4().hex[:10]}"
-        db_admin = sa.create_engine(args.pg, isolation_level="AUTOCOMMIT")
-        with db_admin.connect() as conn:
-            conn.execute(sa.text(f'CREATE DATABASE "{db_name}"'))
-        os.environ["DAGSTER_PG_URL"] = args.pg.rsplit("/", 1)[0] + f"/{db_name}"
+        os.environ["DAGSTER_PG_URL"], drop = fresh_database(args.pg)
     storage = "Postgres" if args.pg else "SQLite"
 
     from crawl_assets_tests.standins.x_api import XAPIServer
@@ -167,15 +184,82 @@ def main() -> None:
             write_registry(Path(os.environ["CRAWL_REGISTRY"]), args.sources, accounts)
             run(args, storage, tmp, accounts)
     finally:
-        if db_admin is not None:
-            import sqlalchemy as sa
-
-            with db_admin.connect() as conn:
-                conn.execute(sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n "
-                                     "AND pid <> pg_backend_pid()"), {"n": db_name})
-                conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{db_name}"'))
-            db_admin.dispose()
+        if drop is not None:
+            drop()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def fresh_database(server: str) -> "tuple[str, Callable[[], None]]":
+    """A new database on ``server``; (its URL, a function that drops it)."""
+    import sqlalchemy as sa
+
+    name = f"crawl_bench_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+
+    def drop() -> None:
+        with admin.connect() as conn:
+            conn.execute(sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n "
+                                 "AND pid <> pg_backend_pid()"), {"n": name})
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
+        admin.dispose()
+
+    return server.rsplit("/", 1)[0] + f"/{name}", drop
+
+
+def timed_round(pool: ProcessPoolExecutor, batches: list[list[str]]) -> tuple[int, float, float]:
+    """(sources synced, wall seconds, summed seconds inside the runs) of the batches on the pool's workers."""
+    started = time.perf_counter()
+    results = list(pool.map(_sync_batch, batches))
+    return sum(n for n, _ in results), time.perf_counter() - started, sum(t for _, t in results)
+
+
+def compare_main(args, tmp: Path) -> None:
+    """The same sources synced by each worker count in turn, each on a fresh database and lake; one table."""
+    import multiprocessing
+
+    import dagster as dg
+
+    from crawl_assets.partitions import SOURCE_PARTITIONS
+    from crawl_assets_tests.standins.x_api import XAPIServer
+    from crawl_assets_tests.standins.x_corpus import build_corpus
+
+    corpus = build_corpus(600, days=10, n_users=8)
+    accounts = [u["username"] for u in corpus.users.values() if u["username"] != "outsider"]
+    keys = [f"bench.x.s{i:05d}" for i in range(args.sync)]
+    batches = [keys[i:i + args.batch] for i in range(0, len(keys), args.batch)]
+    rows = []
+    print(f"{args.sync} X sources in {len(batches)} batches of up to {args.batch}; shared Postgres; "
+          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}", flush=True)
+    with XAPIServer(corpus, rate_limit=10**9) as server:
+        os.environ["CRAWL_X_BASE_URL"] = server.url
+        write_registry(Path(os.environ["CRAWL_REGISTRY"]), args.sync, accounts)
+        for n in args.workers:
+            url, drop = fresh_database(args.pg)
+            os.environ.update({"DAGSTER_PG_URL": url, "CRAWL_LAKE": str(tmp / f"lake-{n}")})
+            try:
+                with dg.DagsterInstance.get() as instance:
+                    instance.add_dynamic_partitions(SOURCE_PARTITIONS["x"].name, keys)
+                # spawn: each worker starts clean, as a pod does (no state inherited from this process)
+                with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn")) as pool:
+                    list(pool.map(_warm, range(n)))
+                    first = timed_round(pool, batches)
+                    again = timed_round(pool, batches)
+                rows.append((n, first, again))
+                print(f"  {n} worker(s): first syncs {first[0] / first[1]:.1f}/s, re-syncs {again[0] / again[1]:.1f}/s",
+                      flush=True)
+            finally:
+                drop()
+    base_first, base_again = rows[0][1][0] / rows[0][1][1], rows[0][2][0] / rows[0][2][1]
+    print(f"\n{'workers':>7} | {'first syncs/s':>13} | {'per worker':>10} | {'ratio':>5} | {'re-syncs/s':>10} | "
+          f"{'per worker':>10} | {'ratio':>5} | {'wall s (first, re)':>18}")
+    for n, first, again in rows:
+        f_rate, a_rate = first[0] / first[1], again[0] / again[1]
+        print(f"{n:>7} | {f_rate:>13.1f} | {f_rate / n:>10.1f} | {f_rate / base_first:>5.2f} | {a_rate:>10.1f} | "
+              f"{a_rate / n:>10.1f} | {a_rate / base_again:>5.2f} | {first[1]:>8.1f}, {again[1]:>7.1f}")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (shared with other work: "
+          "a second worker can add at most what the CPUs left idle by the first)")
 
 
 def run(args, storage: str, tmp: Path, accounts: list[str]) -> None:
@@ -226,15 +310,15 @@ def run(args, storage: str, tmp: Path, accounts: list[str]) -> None:
               f"whole registry in one tick: {full:.2f} s")
 
         # 3. sustained syncs
-        with ProcessPoolExecutor(args.workers) as pool:
-            list(pool.map(_warm, range(args.workers)))
-            first, wall, ticks = sync_round(defs, instance, args.workers, args.sync, pool)
+        with ProcessPoolExecutor(args.workers[0]) as pool:
+            list(pool.map(_warm, range(args.workers[0])))
+            first, wall, ticks = sync_round(defs, instance, args.workers[0], args.sync, pool)
             print(f"first syncs: {len(first)} sources in {wall:.1f} s = {len(first) / wall:.1f} source-syncs/s "
-                  f"({args.workers} run workers, batches up to {args.batch}); ticks {max(ticks):.2f} s max")
+                  f"({args.workers[0]} run workers, batches up to {args.batch}); ticks {max(ticks):.2f} s max")
             make_due_again(instance, args.sources)
             # (a) what the scheduler does next on its own: it prefers never-synced sources, so this round is
             # mostly other sources' first syncs; the overlap with the first round is printed, not assumed.
-            chosen, wall2, _ = sync_round(defs, instance, args.workers, len(first), pool)
+            chosen, wall2, _ = sync_round(defs, instance, args.workers[0], len(first), pool)
             overlap = len(chosen & first)
             print(f"next round, the scheduler's choice: {len(chosen)} sources in {wall2:.1f} s = "
                   f"{len(chosen) / wall2:.1f} source-syncs/s (re-syncs of first-round sources among them: {overlap})")
@@ -243,7 +327,7 @@ def run(args, storage: str, tmp: Path, accounts: list[str]) -> None:
             numbers = {int(key.rsplit(".s", 1)[1]) for key in first}
             write_registry(Path(os.environ["CRAWL_REGISTRY"]), args.sources, accounts, only=numbers)
             make_due_again(instance, args.sources)
-            again, wall3, ticks3 = sync_round(defs, instance, args.workers, len(first), pool)
+            again, wall3, ticks3 = sync_round(defs, instance, args.workers[0], len(first), pool)
             if not again or not again <= first:
                 raise SystemExit(f"re-sync round synced {len(again - first)} sources outside the first round")
             print(f"incremental re-syncs of the same sources: {len(again)} of {len(first)} in {wall3:.1f} s = "
