@@ -43,7 +43,7 @@ def _unfinished(deployment: Deployment, monkeypatch: pytest.MonkeyPatch) -> list
     """The sources the instance shows never synced, or synced with raw data still to derive."""
     import dagster as dg
 
-    from crawl_assets.monitoring.health import load_health
+    from crawl_assets.orchestration.monitoring.health import load_health
 
     monkeypatch.setenv("DAGSTER_PG_URL", deployment.pg_url)
     with dg.DagsterInstance.get() as instance:
