@@ -20,9 +20,12 @@ Workers side by side (``--workers 1,2``): for each count, a fresh database on th
 (``--pg`` is required) and a fresh lake; the same ``--sync`` sources are split into batches of ``--batch``
 that ``N`` worker processes (each its own Dagster instance on the shared database, as pods of a run
 launcher) take as they become free; first syncs, then incremental re-syncs of the same sources (nothing
-new at the stand-in). Printed: source-syncs/s per count, per worker, and the ratio to the first count.
+new at the stand-in). Printed: source-syncs/s per count, per worker, and the ratio to the first count;
+``--repeat R`` alternates the counts R times and prints medians (a shared machine's load drifts). The load
+average is printed with each round: on a machine shared with other work the ratio says how much CPU the
+other jobs left idle as much as how the workers scale.
 
-    python bench/scale.py --sources 2000 --sync 2000 --workers 1,2 --batch 100 --pg postgresql+psycopg2://postgres@127.0.0.1:5432/postgres
+    python bench/scale.py --sources 2000 --sync 2000 --workers 1,2 --batch 100 --repeat 2 --pg postgresql+psycopg2://postgres@127.0.0.1:5432/postgres
 """
 
 from __future__ import annotations
@@ -150,6 +153,8 @@ def main() -> None:
     ap.add_argument("--workers", type=lambda v: [int(n) for n in v.split(",")], default=[2],
                     help="parallel run workers; several (1,2) compare them side by side on the same sources")
     ap.add_argument("--batch", type=int, default=250, help="largest batch (CRAWL_SCHEDULER_MAX_BATCH)")
+    ap.add_argument("--repeat", type=int, default=1, help="with several --workers: alternate the counts this many "
+                    "times and print the medians (a shared machine's load drifts between rounds)")
     ap.add_argument("--pg", default=os.environ.get("CRAWL_BENCH_PG_URL", ""), help="Postgres server URL (a fresh database is made)")
     args = ap.parse_args()
 
@@ -235,7 +240,7 @@ def compare_main(args, tmp: Path) -> None:
     with XAPIServer(corpus, rate_limit=10**9) as server:
         os.environ["CRAWL_X_BASE_URL"] = server.url
         write_registry(Path(os.environ["CRAWL_REGISTRY"]), args.sync, accounts)
-        for n in args.workers:
+        for n in [n for _ in range(args.repeat) for n in args.workers]:
             url, drop = fresh_database(args.pg)
             os.environ.update({"DAGSTER_PG_URL": url, "CRAWL_LAKE": str(tmp / f"lake-{n}")})
             try:
@@ -247,17 +252,20 @@ def compare_main(args, tmp: Path) -> None:
                     first = timed_round(pool, batches)
                     again = timed_round(pool, batches)
                 rows.append((n, first, again))
-                print(f"  {n} worker(s): first syncs {first[0] / first[1]:.1f}/s, re-syncs {again[0] / again[1]:.1f}/s",
-                      flush=True)
+                print(f"  {n} worker(s): first syncs {first[0] / first[1]:.1f}/s, re-syncs {again[0] / again[1]:.1f}/s "
+                      f"(load {os.getloadavg()[0]:.1f})", flush=True)
             finally:
                 drop()
-    base_first, base_again = rows[0][1][0] / rows[0][1][1], rows[0][2][0] / rows[0][2][1]
+    import statistics
+
+    medians = {n: (statistics.median(f[0] / f[1] for m, f, _ in rows if m == n),
+                   statistics.median(a[0] / a[1] for m, _, a in rows if m == n)) for n in args.workers}
+    base_first, base_again = medians[args.workers[0]]
     print(f"\n{'workers':>7} | {'first syncs/s':>13} | {'per worker':>10} | {'ratio':>5} | {'re-syncs/s':>10} | "
-          f"{'per worker':>10} | {'ratio':>5} | {'wall s (first, re)':>18}")
-    for n, first, again in rows:
-        f_rate, a_rate = first[0] / first[1], again[0] / again[1]
+          f"{'per worker':>10} | {'ratio':>5}   (medians of {args.repeat})")
+    for n, (f_rate, a_rate) in medians.items():
         print(f"{n:>7} | {f_rate:>13.1f} | {f_rate / n:>10.1f} | {f_rate / base_first:>5.2f} | {a_rate:>10.1f} | "
-              f"{a_rate / n:>10.1f} | {a_rate / base_again:>5.2f} | {first[1]:>8.1f}, {again[1]:>7.1f}")
+              f"{a_rate / n:>10.1f} | {a_rate / base_again:>5.2f}")
     print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (shared with other work: "
           "a second worker can add at most what the CPUs left idle by the first)")
 
