@@ -45,6 +45,15 @@ class RealCluster:
 
     def start(self) -> "RealCluster":
         home, java = prepare_home()
+        for attempt in range(3):  # a port taken between free_ports() and the bind: start on others
+            try:
+                return self._start_once(home, java)
+            except NodeStartError as exc:
+                if attempt == 2 or ("BindException" not in str(exc) and "Address already in use" not in str(exc)):
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start_once(self, home, java) -> "RealCluster":
         ports = free_ports(2 * self.size)
         http, transport = ports[: self.size], ports[self.size:]
         names = tuple(f"crawl-test-{i}" for i in range(self.size))
