@@ -202,3 +202,14 @@ def test_compose_runs_a_three_node_elasticsearch_cluster() -> None:
         assert env["node.name"] == name and "discovery.type" not in env
         assert env["discovery.seed_hosts"].split(",") == sorted(nodes)
         assert env["cluster.initial_master_nodes"].split(",") == sorted(nodes)
+
+
+def test_the_image_can_load_the_charts_instance() -> None:
+    """Run pods load the instance the chart writes (its run launcher is dagster_k8s.K8sRunLauncher): our image
+    installs the k8s extra, pinned to the same library release as dagster-postgres."""
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    [postgres] = [d for d in project["dependencies"] if d.startswith("dagster-postgres==")]
+    assert project["optional-dependencies"]["k8s"] == [f"dagster-k8s=={postgres.split('==')[1]}"]
+    assert re.search(r'pip install [^\n]*"\.\[k8s\]"', (REPO / "Dockerfile").read_text())
