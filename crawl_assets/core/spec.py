@@ -125,7 +125,7 @@ class SourceSpec:
     options: tuple[str, ...] = ()  # registry option names its live kinds read (when it has no options_model)
     options_model: type | None = None  # a core.options.SourceOptions subclass: the typed options of its live kinds
     pull: PullSpec | None = None  # a pull-based REST source: collector and resource are the shared ones
-    live: str = ""  # "module:function": a live collector of its own (temporary: until the sync engine is shared)
+    live: str = ""  # "module:function": a live collector of its own (``crawl_assets.sdk.sync.LiveCollector``, plain)
     resource: str = ""  # "module:factory" of a resource of its own, keyed by the platform (temporary)
     webhook: WebhookSpec | None = None
     max_runs_per_credential: int = 0  # runs of one credential at a time (0: no limit)
