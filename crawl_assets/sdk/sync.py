@@ -89,6 +89,11 @@ class SyncStats:
     extra: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
+    def record_counts(self) -> dict[str, int]:
+        """The record counts every raw materialization reports."""
+        return {"records_fetched": self.fetched, "records_new": self.new, "records_updated": self.updated,
+                "records_deleted": self.deleted}
+
     def saw(self, instant: datetime | None) -> None:
         if instant is not None:
             iso = instant.astimezone(timezone.utc).isoformat()

@@ -98,10 +98,7 @@ def collect_with(resource: Any, entry: SourceEntry, env: CollectEnv, *, sync: Sy
 def sync_metadata(stats: SyncStats, client: ClientStats, started: float) -> dict[str, Any]:
     """The raw asset's per-sync metadata: volume, requests, waits, lag, and whether it caught up."""
     meta: dict[str, Any] = {
-        "records_fetched": stats.fetched,
-        "records_new": stats.new,
-        "records_updated": stats.updated,
-        "records_deleted": stats.deleted,
+        **stats.record_counts(),
         "pages": stats.pages,
         "complete": stats.complete,
         **client.as_metadata(),

@@ -59,10 +59,7 @@ def collect(resource: TelegramResource, entry: SourceEntry, env: CollectEnv) -> 
     now = datetime.now(timezone.utc)
     extra: dict[str, Any] = {
         "credential": client.credential,
-        "records_fetched": stats.fetched,
-        "records_new": stats.new,
-        "records_updated": stats.updated,
-        "records_deleted": stats.deleted,
+        **stats.record_counts(),
         "comments": stats.comments,
         "media_files": stats.media_files,
         "requests": client.requests_made,
