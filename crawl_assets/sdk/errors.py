@@ -55,6 +55,10 @@ class SourceConfigError(ValueError):
     the run fails at once, without retries, with the message."""
 
 
+class MissingCredential(LookupError):
+    """A source's tenant has no secret of the name it asks for (the message names the variable)."""
+
+
 class PauseSource(Exception):
     """A live collector's verdict that retrying cannot help (a refused credential, a bad registry entry): the
     orchestration pauses the source with this reason (redacted) and fails the step without retries."""

@@ -19,11 +19,11 @@ from typing import Any, TypeVar
 from crawl_assets.core.spec import SourceSpec, resolve
 from crawl_assets.lake import RawBatch
 from crawl_assets.registry import SourceEntry
-from crawl_assets.sdk.errors import BadRequest, PauseSource, PermanentError, RateLimitWait, RetryLater, SourceConfigError
+from crawl_assets.sdk.errors import (BadRequest, MissingCredential, PauseSource, PermanentError, RateLimitWait, RetryLater,
+                                     SourceConfigError)
 from crawl_assets.sdk.http import ClientStats
 from crawl_assets.sdk.sync import (Budget, CollectEnv, Collected, LiveCollector, RawBatchWriter, StoreBatch, SyncResult,
                                    SyncStats)
-from crawl_assets.sources.tenant_secrets import MissingCredential
 
 SyncFn = Callable[[Any, SourceEntry, dict[str, Any], StoreBatch, Budget], SyncResult]
 T = TypeVar("T")
