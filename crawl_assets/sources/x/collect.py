@@ -23,7 +23,7 @@ from crawl_assets.sdk.http import ClientStats
 from crawl_assets.sdk.sync import Budget, RawBatchWriter, SyncResult
 from crawl_assets.sources.x.ids import id_time
 from crawl_assets.sources.x.resource import MissingCredential, XResource
-from crawl_assets.sources.x.options import SourceOptions
+from crawl_assets.sources.x.plan import SyncPlan
 from crawl_assets.sources.x.sync import stats_metadata, sync_source
 from crawl_assets.sources.x.threads import LakeThreadMemory
 
@@ -39,7 +39,7 @@ def collect(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake) -
     store, batches = writer.store, writer.batches
 
     try:
-        options = SourceOptions.of(entry)
+        options = SyncPlan.of(entry)
         client = resource.client(entry.tenant, entry.credential)
     except (ValueError, MissingCredential) as err:  # a configuration error: pause, as for a revoked token
         raise fail_permanently(context, entry, str(err)) from None
