@@ -117,8 +117,8 @@ class SourceEntry(BaseModel):
         """A live source's options parse as its spec's ``options_model``: each error keeps its place
         (``options.<name>``), so the registry reports the option's own line."""
         platform, kind = info.data.get("platform"), info.data.get("kind")
-        model = catalog.spec(platform).options_model if platform is not None else None
-        if model is not None and kind is not None and kind is not SourceKind.export_file:
+        if platform is not None and kind is not None and kind is not SourceKind.export_file:
+            model = catalog.spec(platform).options_model
             try:
                 model.model_validate(value)
             except ValidationError as exc:  # raised from here, each error is reported under this field
@@ -146,11 +146,8 @@ class SourceEntry(BaseModel):
     @property
     def typed_options(self) -> Any:
         """The options as the spec's model (``options_model``); ``ValueError`` names the bad option."""
-        model = catalog.spec(self.platform).options_model
-        if model is None:
-            raise ValueError(f"{self.platform} declares no options model")
         try:
-            return model.model_validate(self.options)
+            return catalog.spec(self.platform).options_model.model_validate(self.options)
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"])
