@@ -30,7 +30,7 @@ def _whole(value: Any) -> int:
     try:
         return int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"must be a whole number, not {value!r}") from None
+        raise ValueError(f"must be a whole number, not {str(value)[:40]!r}") from None
 
 
 def Clamped(low: int, high: int, default: int) -> Any:  # noqa: N802 - a type, used as one

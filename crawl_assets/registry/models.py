@@ -171,7 +171,7 @@ def _unknown_options_named(exc: ValidationError, what: str, known: tuple[str, ..
         detail = {k: err[k] for k in ("type", "loc", "input", "ctx") if k in err}
         if err["type"] == "extra_forbidden":
             detail["type"] = PydanticCustomError("unknown_option", "unknown option {name} for {what}; known: {known}",
-                                                 {"name": repr(err["loc"][-1]), "what": what, "known": ", ".join(known)})
+                                                 {"name": repr(err["loc"][-1]), "what": what, "known": ", ".join(known) or "none"})
         details.append(detail)
     return ValidationError.from_exception_data(exc.title, details)
 
