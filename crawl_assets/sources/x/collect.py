@@ -15,7 +15,7 @@ from crawl_assets.sdk.http import ClientStats
 from crawl_assets.sdk.sync import Budget, CollectEnv, Collected, SyncResult
 from crawl_assets.sources.pull import opened, run_engine
 from crawl_assets.sources.x.ids import id_time
-from crawl_assets.sources.x.options import SourceOptions
+from crawl_assets.sources.x.plan import SyncPlan
 from crawl_assets.sources.x.sync import stats_metadata, sync_source
 from crawl_assets.sources.x.threads import LakeThreadMemory
 
@@ -28,7 +28,7 @@ RAW_FORMAT = "x-v2"
 def collect(resource: XResource, entry: SourceEntry, env: CollectEnv) -> Collected:
     """Sync one X source into the lake; the checkpoint moves only past stored pages."""
     started = time.time()
-    options, client = opened(lambda: (SourceOptions.of(entry), resource.client(entry.tenant, entry.credential)))
+    options, client = opened(lambda: (SyncPlan.of(entry), resource.client(entry.tenant, entry.credential)))
     memory = LakeThreadMemory(env.lake, entry.tenant, entry.platform, entry.key) if options.complete_threads else None
     budget = Budget(max_pages=resource.max_pages_per_run, deadline=started + resource.max_run_seconds)
     client.stats = ClientStats()  # this sync's requests and waits only, even on a reused client
