@@ -4,7 +4,7 @@
 
 A record key needs the forum host, app package or workspace id, which the answers themselves do not
 carry; the envelope keeps them next to the untouched body so a normalizer needs nothing else. The line
-format itself, ``wrap_line``, is ``crawl_assets.core.envelope``'s (re-exported here for the sync engines).
+format itself, ``wrap_line``, is ``crawl_assets.core.envelope``'s.
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from crawl_assets.core.envelope import wrap_line  # the line format (below the lake, which lands webhooks in it)
 from crawl_assets.normalize.build import Batch, InputError, Item, iter_json_lines, parse_instant
 from crawl_assets.schema.record import Rejection
 
-__all__ = ["wrap_line", "iter_envelopes", "crawl_field", "retrieved_at", "normalize_envelopes"]
+__all__ = ["iter_envelopes", "crawl_field", "retrieved_at", "normalize_envelopes"]
 
 
 def iter_envelopes(stream: IO[bytes], batch: Batch) -> Iterator[tuple[int, bytes, dict[str, Any], Any] | Rejection]:
