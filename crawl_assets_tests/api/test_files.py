@@ -120,3 +120,5 @@ def test_a_parquet_export_is_written_in_bounded_row_groups(demo, monkeypatch) ->
     assert sum(sizes) == meta["records"] > 300 and len(sizes) >= 3 and max(sizes) <= 100, sizes
     keys = parquet.read(columns=["key"]).column("key").to_pylist()
     assert len(set(keys)) == len(keys) == meta["records"]
+    group = parquet.metadata.row_group(0)
+    assert group.column(0).is_stats_set and not group.column(1).is_stats_set, "min/max for keys, none for free text"
