@@ -36,6 +36,7 @@ def test_no_server_error_and_answers_match_the_schema(case, world) -> None:
     except Exception as exc:  # noqa: BLE001 - schemathesis raises its failure or a group of them
         failures = getattr(exc, "exceptions", [exc])
         if not all(isinstance(f, AcceptedNegativeData) for f in failures) or not sent_query_is_valid(case, response):
+            exc.add_note(f"mutated (name, location): {_mutated_parameters(case)}; sent: {str(response.request.url)[:300]}")
             raise
 
 
