@@ -226,7 +226,7 @@ def compare_main(args, tmp: Path) -> None:
 
     import dagster as dg
 
-    from crawl_assets.partitions import SOURCE_PARTITIONS
+    from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
     from crawl_assets_tests.standins.x_api import XAPIServer
     from crawl_assets_tests.standins.x_corpus import build_corpus
 

@@ -31,7 +31,7 @@ def _prepare(deployment: Deployment, monkeypatch: pytest.MonkeyPatch) -> None:
     """The registry in S3 and the sources' partitions in the instance (the registry sensor's work)."""
     import dagster as dg
 
-    from crawl_assets.partitions import SOURCE_PARTITIONS
+    from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 
     pods.register(deployment.registry, N)
     monkeypatch.setenv("DAGSTER_PG_URL", deployment.pg_url)
