@@ -58,7 +58,7 @@ def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) ->
     return [i for k, i in wanted.items() if k in prior]
 
 
-CHUNK_ROWS = 10_000
+CHUNK_ROWS = 2_000  # rows per Parquet row group: the rows held as dicts at once
 
 
 @dataclass
