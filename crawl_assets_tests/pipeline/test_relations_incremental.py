@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawl_assets.lake import Lake
@@ -139,3 +140,18 @@ def test_an_edge_file_written_before_a_crash_makes_the_next_sync_rebuild(tmp_pat
         Path(lake.path(lake.table_part(name, TENANT, "x", SOURCE, "current"))).write_bytes(stale)
     assert refresh_relations(lake, TENANT, "x", SOURCE).mode == "full"
     assert _files(root) == _rebuilt(root, tmp_path)
+
+
+def test_an_edge_that_starts_at_no_record_of_its_part_is_found(tmp_path):
+    from crawl_assets.pipeline.relations import part_orphans, write_edges
+
+    root = tmp_path / "lake"
+    _add_batch(root, 1, FIRST)
+    lake = Lake(str(root))
+    refresh_relations(lake, TENANT, "x", SOURCE)
+    [part] = lake.part_ids(TABLE, TENANT, "x", SOURCE)
+    assert part_orphans(lake, TENANT, "x", SOURCE, part) == []
+    [(_, edges)] = lake.read_parts(TABLE, TENANT, "x", SOURCE)
+    foreign = edges.slice(0, 1).set_column(1, "src", pa.array(["x:elsewhere"]))
+    write_edges(lake, TENANT, "x", SOURCE, part, pa.concat_tables([edges, foreign]), "g")
+    assert part_orphans(lake, TENANT, "x", SOURCE, part) == ["x:elsewhere"]
