@@ -23,28 +23,25 @@ Machine load matters (2 shared cores): the load average is printed beside the fi
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import httpx
-import orjson
 import psutil
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+from api_exports import compare_exports, cpu_seconds, peer_export  # noqa: E402
 from api_requests import ALIAS, REQUESTS, TENANT, api_answer, direct_answer, non_empty  # noqa: E402
 
 WORDS = ["خبر", "بازار", "دانش\u200cآموزان", "تهران", "اقتصاد", "گزارش", "market", "report", "news", "سلام", "دنیا", "امروز"]
@@ -95,11 +92,6 @@ def index_records(es_url: str, n: int, workdir: Path) -> float:
     return took
 
 
-def _digest(keys_seen: int, acc: int, key: str) -> tuple[int, int]:
-    """An order-free digest of a set of keys: their count and the sum of their 64-bit hashes."""
-    return keys_seen + 1, (acc + int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")) % 2**64
-
-
 def check_same_answers(api_url: str, key: str, es_url: str) -> None:
     from elasticsearch import Elasticsearch
 
@@ -117,7 +109,7 @@ def check_same_answers(api_url: str, key: str, es_url: str) -> None:
     print("same non-empty answers through the API and straight from Elasticsearch: " + ", ".join(shown))
 
 
-def sequential_latency(api_url: str, key: str, es_url: str, calls: int) -> None:
+def sequential_latency(api_url: str, key: str, es_url: str, calls: int, server_pid: int) -> None:
     """``calls`` calls per endpoint, one at a time, API and direct alternating: the API's own cost without
     queueing (the load below adds the machine's contention)."""
     from elasticsearch import Elasticsearch
@@ -125,9 +117,12 @@ def sequential_latency(api_url: str, key: str, es_url: str, calls: int) -> None:
     es = Elasticsearch(es_url, request_timeout=60)
     api = httpx.Client(headers={"Authorization": f"Bearer {key}"}, timeout=60)
     print(f"\none call at a time ({calls} per endpoint and side, alternating; ms, call + JSON decoding):")
-    print(f"{'endpoint':<14} | {'direct p50':>10}{'p95':>8} | {'API p50':>8}{'p95':>8} | {'+p50 ms':>8}")
+    print("(server CPU: the API process's CPU time per API call, which the machine's load does not inflate much)")
+    print(f"{'endpoint':<14} | {'direct p50':>10}{'p95':>8} | {'API p50':>8}{'p95':>8} | {'+p50 ms':>8} | "
+          f"{'server CPU ms/call':>18}")
     for name, (path, params, body, _) in REQUESTS.items():
         times: dict[str, list[float]] = {"api": [], "direct": []}
+        cpu = cpu_seconds(server_pid)
         for _ in range(calls):
             began = time.perf_counter()
             assert non_empty(name, api_answer(name, api.get(api_url + path, params=params).raise_for_status().json()))
@@ -136,8 +131,9 @@ def sequential_latency(api_url: str, key: str, es_url: str, calls: int) -> None:
             assert non_empty(name, direct_answer(name, es.search(index=ALIAS, ignore_unavailable=True, **body).body))
             times["direct"].append((time.perf_counter() - began) * 1000)
         a, d = times["api"], times["direct"]
+        per_call = (cpu_seconds(server_pid) - cpu) * 1000 / calls
         print(f"{name:<14} | {pct(d, 50):>10.1f}{pct(d, 95):>8.1f} | {pct(a, 50):>8.1f}{pct(a, 95):>8.1f} | "
-              f"{pct(a, 50) - pct(d, 50):>8.1f}")
+              f"{pct(a, 50) - pct(d, 50):>8.1f} | {per_call:>18.2f}")
     api.close()
     es.close()
 
@@ -182,132 +178,6 @@ def print_load(rows: dict[str, list[float]], failures: dict[str, int], args: arg
     met = all(verdicts)
     print("goal: the API adds <= 10 ms at p50 and <= 25% at p95, no failure: " + ("MET" if met else "NOT MET"))
     return met
-
-
-class PeakRss:
-    """Samples a process's RSS (children included) every 50 ms while in a ``with`` block."""
-
-    def __init__(self, pid: int) -> None:
-        self.proc, self.peak, self._done = psutil.Process(pid), 0, threading.Event()
-
-    def _sample(self) -> None:
-        while not self._done.is_set():
-            try:
-                self.peak = max(self.peak, sum(p.memory_info().rss for p in [self.proc, *self.proc.children(True)]))
-            except psutil.NoSuchProcess:
-                return
-            time.sleep(0.05)
-
-    def __enter__(self) -> "PeakRss":
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        self._thread.join()
-
-
-def cpu_seconds(pid: int | None) -> float:
-    if pid is None:
-        return float("nan")
-    t = psutil.Process(pid).cpu_times()
-    return t.user + t.system + t.children_user + t.children_system
-
-
-def api_export(api_url: str, key: str, server_pid: int, es_pid: int | None, fmt: str) -> dict:
-    from crawl_assets.index.exports import DEFAULT_FIELDS
-
-    es_cpu, cpu, mine = cpu_seconds(es_pid), cpu_seconds(server_pid), resource.getrusage(resource.RUSAGE_SELF)
-    count, acc, size, header, lines = 0, 0, 0, None, 0
-    with PeakRss(server_pid) as rss:
-        began = time.perf_counter()
-        with httpx.stream("GET", f"{api_url}/v1/exports/records", params={"format": fmt, "order": "index"},
-                          headers={"Authorization": f"Bearer {key}"}, timeout=600) as resp:
-            resp.raise_for_status()
-            header = json.loads(resp.headers["X-Crawl-Query"])
-            if fmt == "jsonl":
-                for line in resp.iter_lines():
-                    lines += 1
-                    row = orjson.loads(line)
-                    if "_export" not in row:
-                        count, acc = _digest(count, acc, row["key"])
-            else:
-                for chunk in resp.iter_bytes():
-                    size += len(chunk)
-        took = time.perf_counter() - began
-    assert header["fields"] == list(DEFAULT_FIELDS)
-    if fmt == "jsonl":
-        assert lines == header["records"] + 1 == count + 1, (lines, header["records"], count)
-    return {"records": header["records"], "seconds": took, "rss_mib": rss.peak / 2**20, "digest": acc, "bytes": size,
-            "cpu": cpu_seconds(server_pid) - cpu + _cpu(resource.getrusage(resource.RUSAGE_SELF)) - _cpu(mine),
-            "es_cpu": cpu_seconds(es_pid) - es_cpu}
-
-
-def _cpu(usage: resource.struct_rusage) -> float:
-    return usage.ru_utime + usage.ru_stime
-
-
-def peer_export(es_url: str) -> None:
-    """``--peer-export``: every live record of the tenant with ``helpers.scan``, the API export's fields; prints
-    its figures as JSON (run in its own process, so its RSS is its own)."""
-    from elasticsearch import Elasticsearch, helpers
-
-    from crawl_assets.index.exports import DEFAULT_FIELDS
-    from crawl_assets.index.filters import scoped_query
-
-    es = Elasticsearch(es_url, request_timeout=120)
-    count, acc = 0, 0
-    began = time.perf_counter()
-    for hit in helpers.scan(es, index=ALIAS, query={"query": scoped_query(TENANT)}, size=5000,
-                            _source=list(DEFAULT_FIELDS), scroll="2m"):
-        count, acc = _digest(count, acc, hit["_source"]["key"])
-    took = time.perf_counter() - began
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    print(json.dumps({"records": count, "seconds": took, "digest": acc, "rss_mib": usage.ru_maxrss / 1024,
-                      "cpu": usage.ru_utime + usage.ru_stime}))
-
-
-def _peer_round(es_url: str, es_pid: int | None) -> dict:
-    es_cpu = cpu_seconds(es_pid)
-    out = subprocess.run([sys.executable, __file__, "--peer-export", "--es-url", es_url], capture_output=True,
-                         text=True, check=True, cwd=REPO)
-    peer = json.loads(out.stdout.strip().splitlines()[-1])
-    peer["es_cpu"] = cpu_seconds(es_pid) - es_cpu
-    return peer
-
-
-def compare_exports(api_url: str, key: str, server_pid: int, es_url: str, es_pid: int | None, rounds: int) -> bool:
-    """``rounds`` interleaved rounds (helpers.scan, then the API); every round's figures and the medians."""
-    runs: dict[str, list[dict]] = {"helpers.scan, own process": [], "API JSON lines, server": []}
-    for _ in range(rounds):
-        peer = _peer_round(es_url, es_pid)
-        mine = api_export(api_url, key, server_pid, es_pid, "jsonl")
-        assert peer["records"] > 0, "helpers.scan read nothing: no baseline"
-        assert (mine["records"], mine["digest"]) == (peer["records"], peer["digest"]), \
-            f"the API exported {mine['records']} records, helpers.scan read {peer['records']} (or other keys)"
-        runs["helpers.scan, own process"].append(peer)
-        runs["API JSON lines, server"].append(mine)
-    records = runs["API JSON lines, server"][0]["records"]
-    print(f"\nexport of the same {records:,} records (same keys, checked each round), {rounds} interleaved rounds, "
-          f"load average {os.getloadavg()[0]:.2f}; both sides decode every record on the client side (CPU: the API's "
-          "server + this client; helpers.scan's process):")
-    medians = {}
-    for label, rs in runs.items():
-        for r in rs:
-            print(f"  {label:<28} {r['records'] / r['seconds']:>9,.0f} records/s  {r['seconds']:>6.1f} s  "
-                  f"CPU {r['cpu']:>6.1f} s (+ Elasticsearch {r['es_cpu']:.1f} s)  peak RSS {r['rss_mib']:,.0f} MiB")
-        medians[label] = {k: statistics.median(r[k] for r in rs) for k in ("seconds", "cpu", "es_cpu", "rss_mib")}
-    peer, mine = medians["helpers.scan, own process"], medians["API JSON lines, server"]
-    print(f"  medians: API / helpers.scan = {peer['seconds'] / mine['seconds']:.2f}x the rate (wall), "
-          f"{(peer['cpu'] + peer['es_cpu']) / (mine['cpu'] + mine['es_cpu']):.2f}x (CPU seconds, Elasticsearch's "
-          f"included); API {records / mine['seconds']:,.0f} records/s, server peak RSS {mine['rss_mib']:,.0f} MiB")
-    ok = records / mine["seconds"] >= 20_000 and mine["rss_mib"] <= 200
-    print("goal: >= 20,000 records/s and <= 200 MiB server RSS: " + ("MET" if ok else "NOT MET"))
-    parquet = api_export(api_url, key, server_pid, es_pid, "parquet")
-    print(f"  API Parquet (no peer run)   {parquet['records'] / parquet['seconds']:>9,.0f} records/s  "
-          f"{parquet['bytes'] / 2**20:,.0f} MiB  peak RSS {parquet['rss_mib']:,.0f} MiB")
-    return ok
 
 
 def listening_pid(url: str) -> int | None:
@@ -374,7 +244,7 @@ def main() -> int:
         print(f"API server RSS after the check, before any load: {psutil.Process(server.pid).memory_info().rss / 2**20:,.0f} MiB")
         load_ok = export_ok = True
         if args.sequential:
-            sequential_latency(api_url, key, args.es_url, args.sequential)
+            sequential_latency(api_url, key, args.es_url, args.sequential, server.pid)
         if args.seconds:
             before = os.getloadavg()[0]
             result = run_load(api_url, args.es_url, key, args.rate, args.seconds, workdir)

@@ -162,6 +162,11 @@ def export(**values: str) -> None:
     os.environ.update(values)
 
 
+def export_default(**values: str) -> None:
+    """``export`` for the variables still unset (an operator's own choice wins)."""
+    os.environ.update({name: value for name, value in values.items() if name not in os.environ})
+
+
 def dagster_home() -> Path:
     """The Dagster instance folder (``DAGSTER_HOME``), or ``./.crawl_home`` when unset."""
     return _home(os.environ)

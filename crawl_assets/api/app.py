@@ -48,7 +48,7 @@ def create_app(es: Elasticsearch, keys: KeyStore, *, rate_per_minute: int = 600,
     errors.install(app)
 
     @app.get("/healthz", response_model=Health, tags=["service"], summary="The API process is up (no key needed)")
-    def healthz() -> Health:
+    async def healthz() -> Health:
         return Health(status="ok")
 
     for module in (routes_records, routes_analysis, routes_streams):

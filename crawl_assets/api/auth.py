@@ -9,6 +9,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from starlette.concurrency import run_in_threadpool
 
 from crawl_assets.api.errors import ApiProblem
 from crawl_assets.api.ratelimit import retry_after_header
@@ -25,14 +26,20 @@ class Caller:
     tenant: str
 
 
-def caller(request: Request,
-           credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-           x_api_key: Annotated[str | None, Depends(header_key)]) -> Caller:
+async def caller(request: Request,
+                 credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+                 x_api_key: Annotated[str | None, Depends(header_key)]) -> Caller:
+    """Async: a key verified in the last seconds is checked from the cache on the event loop; only a cache
+    miss (a database read) goes to a worker thread (see answers.py for why hops matter)."""
     if any(name in request.query_params for name in ("api_key", "key", "token", "access_token")):
         raise ApiProblem(400, "bad_request", "send the API key in the Authorization header, not in the URL")
     presented = credentials.credentials if credentials is not None else x_api_key
     state = request.app.state.api
-    key = state.keys.verify(presented) if presented else None
+    key = None
+    if presented:
+        known, key = state.keys.verify_cached(presented)
+        if not known:
+            key = await run_in_threadpool(state.keys.verify, presented)
     if key is None:
         raise _UNAUTHORIZED
     wait = state.limiter.take(key.key_id, key.rate_per_minute)

@@ -54,4 +54,5 @@ def decode(secret: bytes, fingerprint: str, cursor: str) -> Continuation:
     if data.get("q") != fingerprint:
         raise BadCursor("this cursor belongs to another query: repeat the same parameters (q, filters, sort, size) "
                         "with it")
-    return Continuation(str(data["p"]), list(data["a"]))
+    pit = data.get("p")
+    return Continuation(None if pit is None else str(pit), list(data["a"]))

@@ -126,6 +126,20 @@ class KeyStore:
             self._cache.pop(key_id, None)
         return bool(done)
 
+    def verify_cached(self, presented: str) -> tuple[bool, ApiKey | None]:
+        """``(True, what verify answers)`` when that needs no database read (a malformed key, or its row
+        cached less than ``cache_seconds`` ago), else ``(False, None)``: then call ``verify``. The API's
+        event loop calls this, and hands only a cache miss to a worker thread."""
+        match = KEY_RE.fullmatch(presented or "")
+        if not match:
+            return True, None
+        key_id, secret = match.groups()
+        with self._lock:
+            cached = self._cache.get(key_id)
+        if cached is None or time.monotonic() - cached[0] > self.cache_seconds:
+            return False, None
+        return True, self._checked(cached, secret)
+
     def verify(self, presented: str) -> ApiKey | None:
         """The active key ``presented`` is, else None (malformed, unknown, wrong secret or revoked)."""
         match = KEY_RE.fullmatch(presented or "")
@@ -143,6 +157,10 @@ class KeyStore:
                 if len(self._cache) > 10_000:
                     self._cache.clear()
                 self._cache[key_id] = cached
+        return self._checked(cached, secret)
+
+    @staticmethod
+    def _checked(cached: tuple[float, ApiKey | None, str | None], secret: str) -> ApiKey | None:
         _, key, digest = cached
         if key is None or digest is None or not hmac.compare_digest(digest, _digest(secret)) or not key.active:
             return None

@@ -77,7 +77,7 @@ _RULES = {SLUG: "lowercase letters, digits, '-' or '_'", SOURCE: "a source name 
           PRINTABLE: "printable text"}
 
 
-def record_filter(
+async def record_filter(  # async: pure checks, no thread-pool hop (answers.py)
     q: Annotated[str | None, Query(max_length=MAX_QUERY, description=(
         "Full-text query over the Persian-aware text fields: words are AND-ed; \"a phrase\", a | b, -word, "
         "prefix*. ZWNJ, Arabic/Persian letter forms and digits are folded."))] = None,

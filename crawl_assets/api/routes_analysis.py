@@ -9,7 +9,10 @@ from typing import Annotated, Literal
 from zoneinfo import available_timezones
 
 from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.responses import Response
 
+from crawl_assets.api.answers import answer
+from crawl_assets.api.app import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ErrorBody, bad_request, not_found
 from crawl_assets.api.models import AuthorProfile, Counts, Timeline, Top, Trends
@@ -38,27 +41,40 @@ def _zone(tz: str) -> str:
 
 
 @router.get("/aggregations/timeline", response_model=Timeline, summary="Records over time (date histogram)")
-def timeline(request: Request, who: CallerDep, flt: FilterDep,
-             interval: Annotated[Interval, Query(description="Calendar bucket")] = "day",
-             tz: Annotated[str, Query(max_length=64, description="IANA time zone of the buckets")] = "UTC") -> Timeline:
+async def timeline(request: Request, who: CallerDep, flt: FilterDep,
+                   interval: Annotated[Interval, Query(description="Calendar bucket")] = "day",
+                   tz: Annotated[str, Query(max_length=64, description="IANA time zone of the buckets")] = "UTC",
+                   ) -> Response:
+    return await answer(_timeline, request.app.state.api, who.tenant, flt, interval, _zone(tz))
+
+
+def _timeline(state: ApiState, tenant: str, flt: RecordFilter, interval: str, tz: str) -> Timeline:
     try:
-        rows = aggregations.timeline(request.app.state.api.es, who.tenant, flt, interval, _zone(tz))
+        rows = aggregations.timeline(state.es, tenant, flt, interval, tz)
     except aggregations.TooManyBuckets as exc:
         raise bad_request(str(exc)) from None
     return Timeline(interval=interval, time_zone=tz, buckets=rows)
 
 
 @router.get("/aggregations/top/{field}", response_model=Top, summary="Most frequent hashtags, authors, mentions, languages, ...")
-def top(request: Request, who: CallerDep, flt: FilterDep,
-        field: Annotated[Literal["hashtags", "authors", "mentions", "languages", "sources", "platforms", "kinds"], Path()],
-        size: Annotated[int, Query(ge=1, le=aggregations.MAX_TOP)] = 20) -> Top:
-    got = aggregations.top(request.app.state.api.es, who.tenant, flt, field, size)
-    return Top(field=field, **got)
+async def top(request: Request, who: CallerDep, flt: FilterDep,
+              field: Annotated[Literal["hashtags", "authors", "mentions", "languages", "sources", "platforms", "kinds"],
+                               Path()],
+              size: Annotated[int, Query(ge=1, le=aggregations.MAX_TOP)] = 20) -> Response:
+    return await answer(_top, request.app.state.api, who.tenant, flt, field, size)
+
+
+def _top(state: ApiState, tenant: str, flt: RecordFilter, field: str, size: int) -> Top:
+    return Top(field=field, **aggregations.top(state.es, tenant, flt, field, size))
 
 
 @router.get("/aggregations/counts", response_model=Counts, summary="Live, deleted, edited and superseded records")
-def counts(request: Request, who: CallerDep, flt: FilterDep) -> Counts:
-    return Counts(**aggregations.counts(request.app.state.api.es, who.tenant, flt))
+async def counts(request: Request, who: CallerDep, flt: FilterDep) -> Response:
+    return await answer(_counts, request.app.state.api, who.tenant, flt)
+
+
+def _counts(state: ApiState, tenant: str, flt: RecordFilter) -> Counts:
+    return Counts(**aggregations.counts(state.es, tenant, flt))
 
 
 def _duration(text: str) -> timedelta:
@@ -70,22 +86,26 @@ def _duration(text: str) -> timedelta:
 
 
 @router.get("/trends", response_model=Trends, summary="Hashtags, mentions or words rising against the preceding windows")
-def rising(request: Request, who: CallerDep, flt: FilterDep,
-           field: Annotated[Literal["hashtags", "mentions", "words"], Query()] = "hashtags",
-           window: Annotated[str, Query(max_length=8, pattern=r"^[1-9][0-9]{0,3}[mhd]$",
-                                        description="Window length: 30m, 6h, 1d, 7d")] = "1d",
-           until: Annotated[str | None, instant("End of the current window (default: now)")] = None,
-           baseline: Annotated[int, Query(ge=1, le=trend_index.MAX_BASELINE_WINDOWS)] = 4,
-           candidates: Annotated[int, Query(ge=1, le=trend_index.MAX_CANDIDATES)] = 200,
-           min_count: Annotated[int, Query(ge=1, le=1_000_000)] = 3,
-           size: Annotated[int, Query(ge=1, le=100)] = 20) -> Trends:
+async def rising(request: Request, who: CallerDep, flt: FilterDep,
+                 field: Annotated[Literal["hashtags", "mentions", "words"], Query()] = "hashtags",
+                 window: Annotated[str, Query(max_length=8, pattern=r"^[1-9][0-9]{0,3}[mhd]$",
+                                              description="Window length: 30m, 6h, 1d, 7d")] = "1d",
+                 until: Annotated[str | None, instant("End of the current window (default: now)")] = None,
+                 baseline: Annotated[int, Query(ge=1, le=trend_index.MAX_BASELINE_WINDOWS)] = 4,
+                 candidates: Annotated[int, Query(ge=1, le=trend_index.MAX_CANDIDATES)] = 200,
+                 min_count: Annotated[int, Query(ge=1, le=1_000_000)] = 3,
+                 size: Annotated[int, Query(ge=1, le=100)] = 20) -> Response:
     if flt.start or flt.end:
         raise bad_request("trends take `until` and `window` (and `baseline` windows before it), not start/end")
     end = utc(until, "until") or datetime.now(timezone.utc)
+    return await answer(_trends, request.app.state.api, who.tenant, flt,
+                        dict(what=field, end=end, window=_duration(window), baseline=baseline, candidates=candidates,
+                             min_count=min_count, size=size))
+
+
+def _trends(state: ApiState, tenant: str, flt: RecordFilter, options: dict) -> Trends:
     try:
-        got = trend_index.trends(request.app.state.api.es, who.tenant, flt, what=field, end=end,
-                                 window=_duration(window), baseline=baseline, candidates=candidates,
-                                 min_count=min_count, size=size)
+        got = trend_index.trends(state.es, tenant, flt, **options)
     except ValueError as exc:
         raise bad_request(str(exc)) from None
     return Trends(method=TREND_METHOD, **got)
@@ -94,12 +114,16 @@ def rising(request: Request, who: CallerDep, flt: FilterDep,
 @router.get("/authors/{author_ref}", response_model=AuthorProfile, response_model_by_alias=True,
             summary="An author's profile from observed data (inferred features labelled)",
             responses={404: {"model": ErrorBody, "description": "No record of that author for this tenant"}})
-def author(request: Request, who: CallerDep, flt: FilterDep,
-           author_ref: Annotated[str, Path(max_length=200, pattern=PRINTABLE,
-                                       description="Platform author id or handle (@ optional)")],
-           interval: Annotated[Literal["day", "week", "month", "quarter", "year"],
-                               Query(description="Activity bucket")] = "month") -> AuthorProfile:
-    got = author_profile(request.app.state.api.es, who.tenant, author_ref, flt, interval)
+async def author(request: Request, who: CallerDep, flt: FilterDep,
+                 author_ref: Annotated[str, Path(max_length=200, pattern=PRINTABLE,
+                                             description="Platform author id or handle (@ optional)")],
+                 interval: Annotated[Literal["day", "week", "month", "quarter", "year"],
+                                     Query(description="Activity bucket")] = "month") -> Response:
+    return await answer(_author, request.app.state.api, who.tenant, author_ref, flt, interval)
+
+
+def _author(state: ApiState, tenant: str, author_ref: str, flt: RecordFilter, interval: str) -> AuthorProfile:
+    got = author_profile(state.es, tenant, author_ref, flt, interval)
     if got is None:
         raise not_found(f"no records of author {author_ref!r}")
     return AuthorProfile.model_validate(got)

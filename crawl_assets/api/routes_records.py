@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.responses import Response
 
 from crawl_assets.api import cursor as cursors
+from crawl_assets.api.answers import answer
+from crawl_assets.api.app import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request, not_found
 from crawl_assets.api.models import RecordDetail, SearchPage, Thread
@@ -25,14 +28,17 @@ KeyPath = Annotated[str, Path(description="A record key such as x:17900000000000
 
 @router.get("/search", response_model=SearchPage, summary="Search records (Persian-aware), filtered, paged",
             responses={410: {"model": ErrorBody, "description": "The cursor's snapshot expired"}})
-def search(request: Request, who: CallerDep, flt: FilterDep,
-           sort: Annotated[Literal["relevance", "newest", "oldest"], Query(
-               description="relevance (needs q; else newest), newest or oldest; ties by key")] = "relevance",
-           size: Annotated[int, Query(ge=1, le=MAX_PAGE, description=f"Records per page (1-{MAX_PAGE})")] = 20,
-           cursor: Annotated[str | None, Query(max_length=cursors.MAX_CURSOR,
-                                               description="`next` of the previous page")] = None) -> SearchPage:
-    state = request.app.state.api
-    fingerprint = cursors.query_fingerprint(who.tenant, flt, sort, size)
+async def search(request: Request, who: CallerDep, flt: FilterDep,
+                 sort: Annotated[Literal["relevance", "newest", "oldest"], Query(
+                     description="relevance (needs q; else newest), newest or oldest; ties by key")] = "relevance",
+                 size: Annotated[int, Query(ge=1, le=MAX_PAGE, description=f"Records per page (1-{MAX_PAGE})")] = 20,
+                 cursor: Annotated[str | None, Query(max_length=cursors.MAX_CURSOR,
+                                                     description="`next` of the previous page")] = None) -> Response:
+    return await answer(_search, request.app.state.api, who.tenant, flt, sort, size, cursor)
+
+
+def _search(state: ApiState, tenant: str, flt: RecordFilter, sort: str, size: int, cursor: str | None) -> SearchPage:
+    fingerprint = cursors.query_fingerprint(tenant, flt, sort, size)
     cont = None
     if cursor:
         try:
@@ -40,7 +46,7 @@ def search(request: Request, who: CallerDep, flt: FilterDep,
         except cursors.BadCursor as exc:
             raise bad_request(str(exc)) from None
     try:
-        page = search_page(state.es, who.tenant, flt, sort=sort, size=size, cont=cont)
+        page = search_page(state.es, tenant, flt, sort=sort, size=size, cont=cont)
     except CursorExpired as exc:
         raise ApiProblem(410, "cursor_expired", str(exc)) from None
     nxt = cursors.encode(state.cursor_secret, fingerprint, page.next) if page.next else None
@@ -49,8 +55,12 @@ def search(request: Request, who: CallerDep, flt: FilterDep,
 
 @router.get("/records/{key}", response_model=RecordDetail, summary="One record with its edit history and tombstone state",
             responses={404: {"model": ErrorBody, "description": "No record of that key for this tenant"}})
-def record(request: Request, who: CallerDep, key: KeyPath) -> RecordDetail:
-    found = record_with_history(request.app.state.api.es, who.tenant, key)
+async def record(request: Request, who: CallerDep, key: KeyPath) -> Response:
+    return await answer(_record, request.app.state.api, who.tenant, key)
+
+
+def _record(state: ApiState, tenant: str, key: str) -> RecordDetail:
+    found = record_with_history(state.es, tenant, key)
     if found is None:
         raise not_found(f"no record {key!r}")
     return RecordDetail.model_validate(found)
@@ -58,10 +68,15 @@ def record(request: Request, who: CallerDep, key: KeyPath) -> RecordDetail:
 
 @router.get("/threads/{key}", response_model=Thread, summary="The conversation of a record, in order",
             responses={404: {"model": ErrorBody, "description": "No record of that key for this tenant"}})
-def conversation(request: Request, who: CallerDep, key: KeyPath,
-                 limit: Annotated[int, Query(ge=1, le=MAX_THREAD, description="Most records of the conversation")] = MAX_THREAD,
-                 ) -> Thread:
-    found = thread(request.app.state.api.es, who.tenant, key, limit=limit)
+async def conversation(request: Request, who: CallerDep, key: KeyPath,
+                       limit: Annotated[int, Query(ge=1, le=MAX_THREAD,
+                                                   description="Most records of the conversation")] = MAX_THREAD,
+                       ) -> Response:
+    return await answer(_thread, request.app.state.api, who.tenant, key, limit)
+
+
+def _thread(state: ApiState, tenant: str, key: str, limit: int) -> Thread:
+    found = thread(state.es, tenant, key, limit=limit)
     if found is None:
         raise not_found(f"no record {key!r}")
     return Thread.model_validate(found)

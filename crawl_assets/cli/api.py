@@ -25,6 +25,11 @@ def serve(host: str, port: int, workers: int, rate_per_minute: int, es_timeout: 
     """Serve the API on uvicorn. Elasticsearch: CRAWL_ES_URL (+ CRAWL_ES_API_KEY or USERNAME/PASSWORD);
     keys: the Dagster instance's database (DAGSTER_HOME, or DAGSTER_PG_URL / DAGSTER_PG_*)."""
 
+    from crawl_assets import settings
+
+    # Before anything loads pyarrow (the Elasticsearch client does): Arrow's default allocator (mimalloc) keeps
+    # the pages a Parquet export freed; with the system allocator its peak RSS is ~17 MiB lower (issue 20).
+    settings.export_default(ARROW_DEFAULT_MEMORY_POOL="system")
     import uvicorn
 
     from crawl_assets.index.client import CredentialsInUrl
@@ -34,8 +39,6 @@ def serve(host: str, port: int, workers: int, rate_per_minute: int, es_timeout: 
         check_settings()
     except (CredentialsInUrl, ValueError) as exc:
         fail(str(exc))
-    from crawl_assets import settings
-
     settings.export(CRAWL_API_RATE=str(rate_per_minute), CRAWL_API_ES_TIMEOUT=str(es_timeout))  # for the workers
     uvicorn.run("crawl_assets.api.server:app", factory=True, host=host, port=port, workers=workers,
                 log_level="info", access_log=True)

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from crawl_assets.index.exports import ExportPlan
 
 HEADER_KEY = "crawl_assets.export"
+FREE_TEXT = ("text", "text_clean")
 
 
 def jsonl(plan: ExportPlan) -> Iterator[bytes]:
@@ -73,10 +74,17 @@ class _Sink(io.RawIOBase):
 
 
 def parquet(plan: ExportPlan) -> Iterator[bytes]:
+    """Row groups of at most ``ROW_GROUP`` rows, each encoded and sent as soon as it is full, so what the
+    process holds is bounded by one row group (as Arrow columns) and the pages fetched ahead, whatever the
+    export's size. Arrow memory comes from the system allocator (``pa.system_memory_pool``): Arrow's default
+    pool (mimalloc) keeps the pages it freed (60k records encoded in-process: +47 MiB peak over the warm
+    process with it, +30 with the system allocator). The served process's peak: bench/api.py."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from crawl_assets.index.exports import ROW_GROUP
+
+    pool = pa.system_memory_pool()
 
     def arrow_type(field: str) -> pa.DataType:
         if field in TIMES:
@@ -90,7 +98,10 @@ def parquet(plan: ExportPlan) -> Iterator[bytes]:
     schema = pa.schema([pa.field(f, arrow_type(f)) for f in plan.fields],
                        metadata={HEADER_KEY: orjson.dumps(plan.header)})
     sink = _Sink()
-    writer = pq.ParquetWriter(sink, schema, compression="zstd")
+    # The footer (every row group's metadata) stays in memory until the file is closed: no min/max statistics
+    # for free text, which readers cannot prune by anyway (with them the footer grew ~2 MiB per 100k records).
+    statistics = [f"{f}.list.element" if f in LISTS else f for f in plan.fields if f not in FREE_TEXT]
+    writer = pq.ParquetWriter(sink, schema, compression="zstd", memory_pool=pool, write_statistics=statistics)
 
     def batch(page: list[dict[str, Any]]) -> pa.RecordBatch:
         """One page as Arrow columns at once: a row group waits as compact Arrow data, not Python objects."""
@@ -98,24 +109,28 @@ def parquet(plan: ExportPlan) -> Iterator[bytes]:
         for f in plan.fields:
             values = [doc.get(f) for doc in page]
             if f in TIMES:
-                columns.append(pa.array(values, pa.string()).cast(pa.timestamp("ms", tz="UTC")))
+                columns.append(pa.array(values, pa.string(), memory_pool=pool).cast(schema.field(f).type,
+                                                                                    memory_pool=pool))
             elif f in OBJECTS:
-                columns.append(pa.array([None if v is None else orjson.dumps(v).decode() for v in values], pa.string()))
+                columns.append(pa.array([None if v is None else orjson.dumps(v).decode() for v in values], pa.string(),
+                                        memory_pool=pool))
             else:
-                columns.append(pa.array(values, schema.field(f).type))
+                columns.append(pa.array(values, schema.field(f).type, memory_pool=pool))
         return pa.RecordBatch.from_arrays(columns, schema=schema)
 
     def flush(batches: list[pa.RecordBatch]) -> bytes:
-        writer.write_table(pa.Table.from_batches(batches, schema=schema))  # one row group
+        writer.write_table(pa.Table.from_batches(batches, schema=schema), row_group_size=ROW_GROUP)
         return sink.drain()
 
     pending: list[pa.RecordBatch] = []
+    rows = 0
     try:
         for page in plan.pages():
             pending.append(batch(page))
-            if sum(b.num_rows for b in pending) >= ROW_GROUP:
+            rows += len(page)
+            if rows >= ROW_GROUP:  # write_table cuts it into row groups of ROW_GROUP rows at most
                 yield flush(pending)
-                pending = []
+                pending, rows = [], 0
         if pending:
             yield flush(pending)
     finally:

@@ -2,9 +2,14 @@
 point in time (no ``from``: a page is never addressed by offset, so page 10,001 costs what page 2 does).
 
 Every sort ends with ``key`` (unique per record), so pages follow one total order. The first page is a
-plain search through the tenant's alias; only when it is full is a point in time opened and returned in
-the ``Page``'s continuation, and every later page reads that snapshot (documents indexed meanwhile do
-not shift the pages). A continuation whose point in time has expired raises ``CursorExpired``.
+plain search through the tenant's alias, exactly what a caller would send straight to Elasticsearch; when
+it is full its continuation holds only its last sort values. The second page opens a point in time and
+returns it in its continuation, so every page from the second on reads that one snapshot. Between the
+first and the second page, ``search_after`` on the total order keeps every record that exists on both
+sides exactly once (a record indexed meanwhile may appear, as it would on a first page asked a moment
+later; under ``relevance`` a changed index can shift scores). Opening the snapshot only when a second page
+is asked for spares the many callers who read one page a round trip to Elasticsearch (measured by
+bench/api.py). A continuation whose point in time has expired raises ``CursorExpired``.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ class CursorExpired(LookupError):
 
 @dataclass(frozen=True)
 class Continuation:
-    pit: str
+    pit: str | None  # None after the first page: the next page opens the snapshot
     after: list[Any]
 
 
@@ -68,6 +73,9 @@ def search_page(client: Elasticsearch, tenant: str, flt: RecordFilter, *, sort: 
     body = search_body(tenant, flt, sort, size, cont.after if cont else None)
     pit = cont.pit if cont else None
     try:
+        if cont is not None and pit is None:  # the second page: the snapshot every later page reads
+            pit = client.open_point_in_time(index=read_alias("records", tenant), keep_alive=KEEP_ALIVE,
+                                            ignore_unavailable=True)["id"]
         if pit is None:
             resp = client.search(index=read_alias("records", tenant), ignore_unavailable=True, **body).body
         else:
@@ -85,9 +93,6 @@ def search_page(client: Elasticsearch, tenant: str, flt: RecordFilter, *, sort: 
     total = resp["hits"].get("total") or {"value": len(hits), "relation": "eq"}
     nxt = None
     if len(hits) == size and hits:
-        if pit is None:
-            pit = client.open_point_in_time(index=read_alias("records", tenant), keep_alive=KEEP_ALIVE,
-                                            ignore_unavailable=True)["id"]
         nxt = Continuation(pit, list(hits[-1]["sort"]))
     elif pit is not None:
         close_quietly(client, pit)

@@ -29,6 +29,13 @@ def test_top_authors_languages_and_counts(demo) -> None:
     assert counts["records"] == counts["live"] + counts["deleted"]
 
 
+def test_top_mentioned_counts_the_records_a_mention_filter_finds(demo) -> None:
+    top = demo("/v1/aggregations/top/mentions", source="gen-a", size=3)["buckets"]
+    assert top[0]["value"] == "analyst_b" and top[0]["count"] >= 20, top
+    assert top[0]["count"] == demo("/v1/search", mention="analyst_b", source="gen-a", size=1)["total"]
+    assert [b["count"] for b in top] == sorted((b["count"] for b in top), reverse=True)
+
+
 def test_a_rising_hashtag_scores_first_and_its_score_can_be_recomputed(demo) -> None:
     got = demo("/v1/trends", field="hashtags", until=TREND_UNTIL, window="1d", baseline=4, source="gen-a")
     items = {i["item"]: i for i in got["items"]}

@@ -105,3 +105,20 @@ def test_csv_and_parquet_exports(demo) -> None:
     assert str(table.schema.field("hashtags").type) == "list<element: string>"
     limited = demo("/v1/exports/records", format="jsonl", limit=7).text.splitlines()
     assert len(limited) == 8 and orjson.loads(limited[0])["_export"]["truncated"] is True
+
+
+def test_a_parquet_export_is_written_in_bounded_row_groups(demo, monkeypatch) -> None:
+    """The encoder holds one row group at a time (bounded memory whatever the export's size): the file
+    has several row groups, none larger than ROW_GROUP, and every record."""
+    from crawl_assets.index import exports
+
+    monkeypatch.setattr(exports, "PAGE", 40)
+    monkeypatch.setattr(exports, "ROW_GROUP", 100)
+    parquet = pq.ParquetFile(io.BytesIO(demo("/v1/exports/records", format="parquet", fields=["key", "text_clean"]).content))
+    sizes = [parquet.metadata.row_group(i).num_rows for i in range(parquet.num_row_groups)]
+    meta = json.loads(parquet.schema_arrow.metadata[b"crawl_assets.export"])
+    assert sum(sizes) == meta["records"] > 300 and len(sizes) >= 3 and max(sizes) <= 100, sizes
+    keys = parquet.read(columns=["key"]).column("key").to_pylist()
+    assert len(set(keys)) == len(keys) == meta["records"]
+    group = parquet.metadata.row_group(0)
+    assert group.column(0).is_stats_set and not group.column(1).is_stats_set, "min/max for keys, none for free text"

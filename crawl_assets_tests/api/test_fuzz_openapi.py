@@ -12,7 +12,7 @@ from schemathesis.core.failures import AcceptedNegativeData
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
 from crawl_assets.api.app import create_app
-from crawl_assets.api.keys import KeyStore
+from crawl_assets.api.keys import KEY_RE, KeyStore
 from crawl_assets_tests.api.conftest import auth, make_client
 
 # The schema is read from the app at collection time; its collaborators (the session's node, the world's
@@ -36,6 +36,7 @@ def test_no_server_error_and_answers_match_the_schema(case, world) -> None:
     except Exception as exc:  # noqa: BLE001 - schemathesis raises its failure or a group of them
         failures = getattr(exc, "exceptions", [exc])
         if not all(isinstance(f, AcceptedNegativeData) for f in failures) or not sent_query_is_valid(case, response):
+            exc.add_note(f"mutated (name, location): {_mutated_parameters(case)}; sent: {str(response.request.url)[:300]}")
             raise
 
 
@@ -46,19 +47,36 @@ def sent_query_is_valid(case, response) -> bool:  # noqa: ANN001
     request carries ``false``, which a lowercase pattern accepts: the API rightly answers 200, and the
     check reports it when two such mutations come together (seen: ``?kind=false&source=false``). Only that
     case is forgiven: each mutated parameter's values on the wire must validate against its schema, and
-    every other check still ran."""
-    mutations = getattr(case.meta.phase.data, "mutations", None) or []
+    every other check still ran.
+
+    A mutated ``Authorization`` header never reaches the API: the test sends its own key in its place (seen:
+    ``?q=a&q=b`` with a mutated header, a repeated scalar read as its last value). It counts as valid only
+    when the request carried a well-formed key."""
+    mutated = _mutated_parameters(case)
     sent = parse_qs(urlsplit(str(response.request.url)).query, keep_blank_values=True)
     params = {p.name: p for p in case.operation.query}
-    for mutation in mutations:
-        param = params.get(mutation.parameter)
-        if param is None or mutation.parameter not in sent:
+    for name, location in mutated:
+        if (location, name.lower()) == ("header", "authorization"):
+            if not KEY_RE.fullmatch(str(response.request.headers.get("authorization", "")).removeprefix("Bearer ")):
+                return False
+            continue
+        param = params.get(name)
+        if location != "query" or param is None or name not in sent:
             return False
-        values = sent[mutation.parameter]
+        values = sent[name]
         wire = values if "array" in str(param.validation_schema) else values[-1]
         if not param.is_valid(wire):
             return False
-    return bool(mutations)
+    return bool(mutated)
+
+
+def _mutated_parameters(case) -> list[tuple[str, str]]:  # noqa: ANN001
+    """(name, location) of every parameter the negative case mutated: the phase's own parameter and each
+    mutation's (as schemathesis's ``negated_parameters`` lists them)."""
+    data = case.meta.phase.data
+    found = [(getattr(data, "parameter", None), getattr(data, "parameter_location", None))]
+    found += [(m.parameter, getattr(m, "parameter_location", "query")) for m in getattr(data, "mutations", None) or []]
+    return [(name, str(getattr(loc, "value", loc))) for name, loc in found if name is not None]
 
 
 def test_only_a_request_valid_on_the_wire_is_forgiven() -> None:
@@ -67,14 +85,17 @@ def test_only_a_request_valid_on_the_wire_is_forgiven() -> None:
     operation = schema["/v1/networks/{network}"]["GET"]
 
     def case(*names: str):  # noqa: ANN202 - the parts of a schemathesis case the function reads
-        mutations = [NS(parameter=name) for name in names]
+        mutations = [NS(parameter=name, parameter_location="header" if name == "Authorization" else "query")
+                     for name in names]
         return NS(meta=NS(phase=NS(data=NS(mutations=mutations))), operation=operation)
 
-    def sent(query: str):  # noqa: ANN202
-        return NS(request=NS(url=f"http://testserver/v1/networks/mention?{query}"))
+    def sent(query: str, key: str = "cak_0123456789ab_" + "k" * 43):  # noqa: ANN202
+        return NS(request=NS(url=f"http://testserver/v1/networks/mention?{query}", headers={"authorization": f"Bearer {key}"}))
 
     assert sent_query_is_valid(case("kind", "source"), sent("kind=false&source=false"))
     assert not sent_query_is_valid(case("kind", "source"), sent("kind=False&source=false")), "uppercase breaks the pattern"
     assert not sent_query_is_valid(case("deleted"), sent("deleted=nope")), "not in the enum"
     assert not sent_query_is_valid(case("kind"), sent("source=x")), "the mutated parameter was not sent"
     assert not sent_query_is_valid(case(), sent("kind=false")), "no mutation: nothing to forgive"
+    assert sent_query_is_valid(case("source", "Authorization"), sent("source=a&source=b")), "the test's own key was sent"
+    assert not sent_query_is_valid(case("Authorization"), sent("", key="Basic x")), "a mutated key on the wire"

@@ -49,6 +49,19 @@ def test_tombstones_are_left_out_unless_asked_for(demo) -> None:
     assert "x:9201" in keys(demo("/v1/search", deleted="include", source="gen-a", size=500))
 
 
+def test_sorts_newest_oldest_and_relevance(demo) -> None:
+    newest = [(r["created_at"], r["key"]) for r in demo("/v1/search", source="gen-b", sort="newest", size=100)["records"]]
+    oldest = [(r["created_at"], r["key"]) for r in demo("/v1/search", source="gen-b", sort="oldest", size=100)["records"]]
+    assert len(newest) > 10 and [t for t, _ in newest] == sorted((t for t, _ in newest), reverse=True)
+    assert [t for t, _ in oldest] == sorted(t for t, _ in oldest) and newest[0] != oldest[0]
+    # relevance without words to score is newest (documented); with words, every match is found either way
+    assert demo("/v1/search", source="gen-b", size=100)["records"] == \
+        demo("/v1/search", source="gen-b", sort="newest", size=100)["records"]
+    by_score = demo("/v1/search", q="خبر", sort="relevance", size=500)
+    by_date = demo("/v1/search", q="خبر", sort="newest", size=500)
+    assert by_score["total"] == by_date["total"] > 0 and keys(by_score) == keys(by_date)
+
+
 def test_deep_pagination_visits_every_match_once_in_order(demo) -> None:
     total = demo("/v1/search", source="gen-b", size=1)["total"]
     seen, cursor, pages = [], None, 0
@@ -78,8 +91,11 @@ def test_a_cursor_is_bound_to_its_query_and_tenant_and_expires(demo, world, api)
     assert api.get("/v1/search", params={"q": "خبر", "size": 2, "cursor": forged}, headers=auth(world)).status_code == 400
     other = api.get("/v1/search", params={"q": "خبر", "size": 2, "cursor": cursor}, headers=auth(world, "rival"))
     assert other.status_code == 400
-    world.es.close_point_in_time(id=_pit_of(cursor))
-    gone = api.get("/v1/search", params={"q": "خبر", "size": 2, "cursor": cursor}, headers=auth(world))
+    assert _pit_of(cursor) is None, "the first page opens no snapshot"
+    second = demo("/v1/search", q="خبر", size=2, cursor=cursor)
+    assert second["next"] and _pit_of(second["next"]), "the second page opens the snapshot later pages read"
+    world.es.close_point_in_time(id=_pit_of(second["next"]))
+    gone = api.get("/v1/search", params={"q": "خبر", "size": 2, "cursor": second["next"]}, headers=auth(world))
     assert gone.status_code == 410 and gone.json()["error"] == "cursor_expired"
 
 
