@@ -77,7 +77,7 @@ def _warm(_: int) -> int:
 def tick(defs, instance, cursor: str | None = None):
     import dagster as dg
 
-    from crawl_assets.resources.lake import RegistryResource
+    from crawl_assets.orchestration.resources.lake import RegistryResource
 
     sensor = defs.get_repository_def().get_sensor_def("x_scheduler")
     context = dg.build_sensor_context(instance_ref=instance.get_ref(), definitions=defs, cursor=cursor,
@@ -91,7 +91,7 @@ def make_due_again(instance, n: int) -> None:
     """Move every synced source's last success two hours back, as if its 60-minute interval had passed."""
     from dataclasses import replace
 
-    from crawl_assets.monitoring.health import load_health, save_health
+    from crawl_assets.orchestration.monitoring.health import load_health, save_health
 
     health = load_health(instance, [f"bench.x.s{i:05d}" for i in range(n)])
     save_health(instance, {k: replace(h, last_success=h.last_success - 7200) for k, h in health.items() if h.last_success})
@@ -183,9 +183,9 @@ def run(args, storage: str, tmp: Path, accounts: list[str]) -> None:
 
     from crawl_assets.definitions import build_definitions
     from crawl_assets.partitions import SOURCE_PARTITIONS
-    from crawl_assets.resources.lake import RegistryResource
+    from crawl_assets.orchestration.resources.lake import RegistryResource
     from crawl_assets.scheduling import registry_view as view
-    from crawl_assets.sensors.registry_sensor import build_registry_sensor
+    from crawl_assets.orchestration.sensors.registry_sensor import build_registry_sensor
     from crawl_assets.settings import Settings
 
     sensor = build_registry_sensor()

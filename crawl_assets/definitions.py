@@ -6,17 +6,17 @@ from __future__ import annotations
 import dagster as dg
 
 from crawl_assets.settings import Settings
-from crawl_assets.assets import derived_assets, raw_asset
-from crawl_assets.assets.enrichment import configured_enrichers, enrichment_assets, enrichment_job, enrichment_sensor
-from crawl_assets.assets.retention import retention, retention_job, retention_schedule
-from crawl_assets.catalog_notes import describe_empty_platform, platforms_with_sources
-from crawl_assets.sensors.webhook_sensor import build_webhook_sensor
-from crawl_assets.jobs import build_batch_job, build_sync_job
-from crawl_assets.monitoring.checks import build_health_checks, health_check_job_and_schedule, sources_asset
-from crawl_assets.resources.elasticsearch import ElasticsearchResource
-from crawl_assets.resources.lake import LakeResource, RegistryResource
-from crawl_assets.sensors.registry_sensor import build_registry_sensor
-from crawl_assets.sensors.scheduling import build_scheduling_sensor
+from crawl_assets.orchestration.assets import derived_assets, raw_asset
+from crawl_assets.orchestration.assets.enrichment import configured_enrichers, enrichment_assets, enrichment_job, enrichment_sensor
+from crawl_assets.orchestration.assets.retention import retention, retention_job, retention_schedule
+from crawl_assets.orchestration.catalog_notes import describe_empty_platform, platforms_with_sources
+from crawl_assets.orchestration.sensors.webhook_sensor import build_webhook_sensor
+from crawl_assets.orchestration.jobs import build_batch_job, build_sync_job
+from crawl_assets.orchestration.monitoring.checks import build_health_checks, health_check_job_and_schedule, sources_asset
+from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.sensors.registry_sensor import build_registry_sensor
+from crawl_assets.orchestration.sensors.scheduling import build_scheduling_sensor
 from crawl_assets.core import catalog
 from crawl_assets.sources.rest_resource import source_resource
 
@@ -66,7 +66,7 @@ def build_definitions(config: Settings | None = None) -> dg.Definitions:
             jobs.append(enrichment_job(platform))
             enriched.append(platform)
     sensors.append(build_webhook_sensor(webhook_jobs))
-    if enriched:  # after a sync, by declarative automation (crawl_assets.assets.enrichment)
+    if enriched:  # after a sync, by declarative automation (crawl_assets.orchestration.assets.enrichment)
         sensors.append(enrichment_sensor(enriched))
     check_job, check_schedule = health_check_job_and_schedule(checks)
     return dg.Definitions(

@@ -79,7 +79,7 @@ def register_samples(registry_path: Path) -> list[str]:
 @click.option("--es-url", default=None, help="Elasticsearch URL to index into (default: $CRAWL_ES_URL; unset skips indexing).")
 def demo(home: Path | None, es_url: str | None) -> None:
     """Run the whole graph on the bundled sample data and print what it produced."""
-    from crawl_assets.resources.elasticsearch import CredentialsInUrl, check_hosts
+    from crawl_assets.orchestration.resources.elasticsearch import CredentialsInUrl, check_hosts
 
     home_given = home is not None
     home = settings.use_dagster_home(home)
@@ -108,7 +108,7 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
 
     from crawl_assets.lake import Lake
     from crawl_assets.registry import load_registry
-    from crawl_assets.sensors.registry_sensor import partition_changes
+    from crawl_assets.orchestration.sensors.registry_sensor import partition_changes
     from crawl_assets.core.catalog import platforms
 
     registry_path = settings.registry_path()

@@ -132,7 +132,7 @@ def _last_sync(key: str) -> str:
 
         import dagster as dg
 
-        from crawl_assets.monitoring.health import load_health
+        from crawl_assets.orchestration.monitoring.health import load_health
 
         with dg.DagsterInstance.get() as instance:
             h = load_health(instance, [key])[key]

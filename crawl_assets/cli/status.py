@@ -46,8 +46,8 @@ def status(platform, states, as_json, registry_path) -> None:
     import dagster as dg
 
     from crawl_assets import settings
-    from crawl_assets.monitoring.normalization import normalization_problems
-    from crawl_assets.monitoring.status import source_statuses
+    from crawl_assets.orchestration.monitoring.normalization import normalization_problems
+    from crawl_assets.orchestration.monitoring.status import source_statuses
     from crawl_assets.scheduling.registry_view import registry_view
 
     try:

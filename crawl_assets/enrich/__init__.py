@@ -2,7 +2,7 @@
 
 Enrichers read normalized records and write their own tables (``features/`` in the lake) and their own
 index (``crawl-features-{tenant}``), joined to records by key; records are never rewritten. No Dagster
-here: ``crawl_assets.assets.enrichment`` wraps these functions in assets, ``crawl-assets enrich`` runs one
+here: ``crawl_assets.orchestration.assets.enrichment`` wraps these functions in assets, ``crawl-assets enrich`` runs one
 enricher over a file.
 """
 

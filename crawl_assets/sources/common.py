@@ -20,8 +20,8 @@ from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
 from crawl_assets.lake.tempfiles import source_folders, sweep
 from crawl_assets.normalize.context import normalize_options
-from crawl_assets.monitoring.health import load_health, mark_pending, record_success
-from crawl_assets.monitoring.partition_events import SyncFailure, report_failure
+from crawl_assets.orchestration.monitoring.health import load_health, mark_pending, record_success
+from crawl_assets.orchestration.monitoring.partition_events import SyncFailure, report_failure
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.policies import TRANSIENT_RETRY
 from crawl_assets.registry import Registry, SourceEntry, SourceKind

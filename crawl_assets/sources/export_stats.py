@@ -17,7 +17,7 @@ from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.normalize import NormalizeContext
 from crawl_assets.normalize.formats import normalize_documents
 
-RECORDS_TABLE = "normalized_records"  # the table ``crawl_assets.assets.normalized_records`` writes
+RECORDS_TABLE = "normalized_records"  # the table ``crawl_assets.orchestration.assets.normalized_records`` writes
 
 
 def _instant(value: Any) -> datetime | None:

@@ -45,6 +45,6 @@ def test_the_layer_and_platform_contracts_report_the_arrows_their_ignore_lines_e
     result = subprocess.run([_lint(), "--no-cache", str(path)], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode != 0, result.stdout[-3000:]
     out = " ".join(result.stdout.split())
-    for arrow in ("crawl_assets.sources.common -> crawl_assets.monitoring.health",
+    for arrow in ("crawl_assets.sources.common -> crawl_assets.orchestration.monitoring.health",
                   "crawl_assets.lake.landing -> crawl_assets.sources.envelope"):
         assert arrow in out, arrow

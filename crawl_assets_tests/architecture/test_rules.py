@@ -25,7 +25,7 @@ ALLOWED: dict[str, set[str]] = {
         "crawl_assets/cli/ui.py",
         # no public API writes ASSET_MATERIALIZATION_PLANNED (DagsterEvent, AssetMaterializationPlannedData):
         # context.log_event and report_runless_asset_event take materializations, observations and checks only
-        "crawl_assets/monitoring/partition_events.py",
+        "crawl_assets/orchestration/monitoring/partition_events.py",
         # arrived with main at 8687087 (staleness of the enrichment assets after a stamp change)
         "crawl_assets_tests/enrich/test_assets.py",
     },

@@ -14,7 +14,7 @@ import pytest
 
 from crawl_assets import settings
 from crawl_assets.lake import Lake
-from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
 
 CANARY = "CANARYexp0rt5ecretV4lue"
 ARCHIVE = 'window.YTD.tweets.part0 = [{"tweet": {"id_str": "1", "id": "1", "full_text": "hi", ' \
@@ -29,7 +29,7 @@ def _add(registry: Path, identifier: str, tenant: str = "acme", name: str = "dum
 
 
 def _sync(registry: Path, key: str) -> dg.ExecuteInProcessResult:
-    from crawl_assets.assets import raw_asset
+    from crawl_assets.orchestration.assets import raw_asset
 
     x_posts_raw = raw_asset("x")
     from crawl_assets.sources.x.resource import XResource

@@ -37,7 +37,7 @@ def test_an_es_url_with_a_password_is_refused_and_stored_nowhere(tmp_path, monke
     assert not hits, f"the password is in the instance's storage: {hits}"
     assert result.returncode == 2, result.stdout + result.stderr
     assert "CRAWL_ES_PASSWORD" in result.stderr and CANARY not in result.stdout + result.stderr
-    from crawl_assets.resources import elasticsearch
+    from crawl_assets.orchestration.resources import elasticsearch
 
     with pytest.raises(ValueError) as caught:
         definitions.build_definitions()

@@ -16,7 +16,7 @@ import pytest
 from crawl_assets import settings
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import RECORDS_SCHEMA, records_to_arrow
-from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
 
 SOURCE = "acme.x.dump"
 ARCHIVE = 'window.YTD.tweets.part0 = [{"tweet": {"id_str": "1", "id": "1", "full_text": "hi", ' \
@@ -63,7 +63,7 @@ def lake(tmp_path) -> Lake:
 
 
 def test_the_next_sync_of_the_source_sweeps_what_killed_writers_left(lake, tmp_path):
-    from crawl_assets.assets import raw_asset
+    from crawl_assets.orchestration.assets import raw_asset
 
     x_posts_raw = raw_asset("x")
     from crawl_assets.sources.x.resource import XResource

@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from crawl_assets.registry import SourceEntry
-from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sources.tenant_secrets import secret_var
 from crawl_assets.webhooks.signatures import SCHEMES, sign
 from crawl_assets_tests.standins.x_api import XAPIServer
@@ -42,7 +42,7 @@ def test_credential_variables_are_injective_over_every_accepted_name():
 
 
 def test_an_x_source_cannot_use_another_tenants_token(tmp_path, monkeypatch):
-    from crawl_assets.assets import raw_asset
+    from crawl_assets.orchestration.assets import raw_asset
 
     x_posts_raw = raw_asset("x")
     from crawl_assets.sources.x.resource import XResource

@@ -11,7 +11,7 @@ from crawl_assets.cli.main import cli
 from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry, load_registry
 from crawl_assets.registry.store import Registry
-from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sources.common import ingest_export_file
 from crawl_assets.sources.export_stats import export_record_stats
 from crawl_assets.sources.exports import tenant_import_root
@@ -63,7 +63,7 @@ def test_the_raw_step_counts_records_with_the_stored_options(tmp_path):
 
 
 def test_a_bad_option_in_the_registry_pauses_the_source_at_sync(tmp_path):
-    from crawl_assets.assets import raw_asset
+    from crawl_assets.orchestration.assets import raw_asset
     from crawl_assets.sources.telegram.resource import TelegramResource
 
     (tenant_import_root("acme")).mkdir(parents=True)

@@ -22,15 +22,15 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from crawl_assets.assets import derived_assets, raw_asset
+from crawl_assets.orchestration.assets import derived_assets, raw_asset
 from crawl_assets.checkpoints import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.monitoring.health import load_health, save_health
-from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.monitoring.health import load_health, save_health
+from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sources.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.resource import XResource
-from crawl_assets.sensors.inflight import ACTIVE_STATUSES
+from crawl_assets.orchestration.sensors.inflight import ACTIVE_STATUSES
 from crawl_assets_tests.conftest import REPO
 from crawl_assets_tests.e2e.services import Services, wait_for
 from crawl_assets_tests.es_node.fixtures import EsCluster

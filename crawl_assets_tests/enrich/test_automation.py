@@ -12,7 +12,7 @@ from pathlib import Path
 import dagster as dg
 
 from crawl_assets import settings
-from crawl_assets.assets.enrichment import AUTOMATION_SENSOR
+from crawl_assets.orchestration.assets.enrichment import AUTOMATION_SENSOR
 from crawl_assets.cli.demo import register_samples
 from crawl_assets.enrich import store
 from crawl_assets.enrich.config import ENRICHERS

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pytest
 from elasticsearch import Elasticsearch
 
-from crawl_assets.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
 from crawl_assets_tests.es_node.distribution import Unavailable
 from crawl_assets_tests.es_node.inspect import wipe
 from crawl_assets_tests.es_node.node import NodeStartError, RealNode

@@ -29,8 +29,8 @@ def telegram_world(cfg: dict[str, Any]) -> Any:
 
 
 def resources(cfg: dict[str, Any]) -> dict[str, Any]:
-    from crawl_assets.resources.elasticsearch import ElasticsearchResource
-    from crawl_assets.resources.lake import LakeResource, RegistryResource
+    from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
+    from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
     from crawl_assets.sources.telegram.resource import TelegramCredential, TelegramResource
     from crawl_assets.sources.tenant_secrets import TenantSecret
     from crawl_assets.sources.x.resource import XResource
@@ -78,7 +78,7 @@ def main(config_path: str) -> int:
         (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     import dagster as dg
 
-    from crawl_assets.assets import derived_assets, raw_asset
+    from crawl_assets.orchestration.assets import derived_assets, raw_asset
 
     telegram_world(cfg)
     res = resources(cfg)

@@ -18,16 +18,16 @@ def _preload() -> None:
     import dagster  # noqa: F401
     import telethon  # noqa: F401
 
-    import crawl_assets.assets  # noqa: F401
+    import crawl_assets.orchestration.assets  # noqa: F401
     import crawl_assets.index.sink  # noqa: F401
     import crawl_assets.normalize.formats  # noqa: F401
-    import crawl_assets.resources.elasticsearch  # noqa: F401
+    import crawl_assets.orchestration.resources.elasticsearch  # noqa: F401
     import crawl_assets.sources.telegram.collect  # noqa: F401
     import crawl_assets.sources.x.collect  # noqa: F401
     import crawl_assets_tests.faults.child  # noqa: F401
     import crawl_assets_tests.faults.killpoints  # noqa: F401
     import crawl_assets_tests.standins.telegram_mtproto  # noqa: F401
-    from crawl_assets.assets import raw_asset
+    from crawl_assets.orchestration.assets import raw_asset
     from crawl_assets.core import catalog
 
     for platform in catalog.platforms():

@@ -10,12 +10,12 @@ import uuid
 import dagster as dg
 import pytest
 
-from crawl_assets.assets import derived_assets, raw_asset
+from crawl_assets.orchestration.assets import derived_assets, raw_asset
 from crawl_assets.checkpoints import load_checkpoint
-from crawl_assets.jobs import build_batch_job
-from crawl_assets.monitoring.health import load_health, record_failure, record_success
+from crawl_assets.orchestration.jobs import build_batch_job
+from crawl_assets.orchestration.monitoring.health import load_health, record_failure, record_success
 from crawl_assets.registry import load_registry
-from crawl_assets.resources.lake import RegistryResource
+from crawl_assets.orchestration.resources.lake import RegistryResource
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 from crawl_assets_tests.orchestration.conftest import x_registry
 
@@ -89,7 +89,7 @@ def test_rerunning_a_batch_converges(tmp_path, instance, resources, x_server):
     assert derived_count() == derived, "nothing new: the derived steps are skipped"
 
     # raw data stored by a run that died before deriving it (pending stays raised) is derived next time
-    from crawl_assets.monitoring.health import mark_pending
+    from crawl_assets.orchestration.monitoring.health import mark_pending
 
     mark_pending(instance, keys[0], load_health(instance, keys)[keys[0]], True)
     assert run_batch(instance, resources, keys).success

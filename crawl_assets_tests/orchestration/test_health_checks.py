@@ -8,7 +8,7 @@ import time
 import dagster as dg
 
 from crawl_assets.definitions import build_definitions
-from crawl_assets.monitoring.health import record_failure
+from crawl_assets.orchestration.monitoring.health import record_failure
 from crawl_assets_tests.orchestration.conftest import x_registry
 
 

@@ -11,8 +11,8 @@ import dagster as dg
 import pytest
 import sqlalchemy as sa
 
-from crawl_assets.monitoring import health_table
-from crawl_assets.monitoring.health import (
+from crawl_assets.orchestration.monitoring import health_table
+from crawl_assets.orchestration.monitoring.health import (
     LEGACY_PREFIX,
     database_url,
     load_health,

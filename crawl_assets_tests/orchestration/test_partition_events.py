@@ -5,7 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from crawl_assets.checkpoints import CHECKPOINT_KEY, PAGE, load_checkpoint
-from crawl_assets.monitoring.partition_events import FAILURE_KEY, SyncFailure
+from crawl_assets.orchestration.monitoring.partition_events import FAILURE_KEY, SyncFailure
 
 RAW = dg.AssetKey(["x", "x_posts_raw"])
 
@@ -39,12 +39,12 @@ def test_a_derived_step_failing_in_a_batch_is_planned_not_materialized_and_repor
     a planned event of the (failed) run and no materialization (what the
     partitions page reads as Failed), with the failure observed on that partition; the other source is
     materialized all along."""
-    from crawl_assets.assets import derived_assets
+    from crawl_assets.orchestration.assets import derived_assets
     from crawl_assets.cli.demo import sample_file
-    from crawl_assets.jobs import build_batch_job
+    from crawl_assets.orchestration.jobs import build_batch_job
     from crawl_assets.lake import Lake, layout
     from crawl_assets.sources.exports import tenant_import_root
-    from crawl_assets.assets import raw_asset
+    from crawl_assets.orchestration.assets import raw_asset
 
     x_posts_raw = raw_asset("x")
 

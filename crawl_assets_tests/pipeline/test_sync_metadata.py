@@ -9,9 +9,9 @@ import shutil
 import dagster as dg
 import pytest
 
-from crawl_assets.assets import derived_assets, raw_asset
+from crawl_assets.orchestration.assets import derived_assets, raw_asset
 from crawl_assets.cli.demo import sample_file
-from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sources.telegram.resource import TelegramResource
 
 telegram_messages_raw = raw_asset("telegram")

@@ -13,7 +13,7 @@ from crawl_assets.pipeline.normalize import TABLE, normalize_batch
 from crawl_assets.index.sink import index_documents
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import new_batch_id
-from crawl_assets.resources.lake import LakeResource
+from crawl_assets.orchestration.resources.lake import LakeResource
 from crawl_assets.retention import load_policy
 from crawl_assets_tests.es_node.fixtures import EsCluster
 
@@ -57,7 +57,7 @@ def _months(es: EsCluster, tenant: str) -> list[str]:
 
 
 def _run(lake: Lake, es: EsCluster, policy, now: datetime) -> dg.MaterializeResult:
-    from crawl_assets.assets.retention import retention
+    from crawl_assets.orchestration.assets.retention import retention
 
     # A disposed instance per run: an ephemeral one left Dagster's process-wide defs-state storage
     # pointing at a dead instance for the next run ("Attempted to resolve undefined DagsterInstance weakref").
@@ -123,6 +123,6 @@ def test_raw_never_outlives_normalized():
 
 
 def test_retention_runs_on_a_schedule():
-    from crawl_assets.assets.retention import retention_schedule
+    from crawl_assets.orchestration.assets.retention import retention_schedule
 
     assert retention_schedule.cron_schedule == "30 3 * * *" and retention_schedule.job_name == "retention_job"

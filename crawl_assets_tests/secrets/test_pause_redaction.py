@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import dagster as dg
 
 from crawl_assets.registry import load_registry
-from crawl_assets.assets import raw_asset
+from crawl_assets.orchestration.assets import raw_asset
 from crawl_assets.core import catalog
 from crawl_assets.sources.rest_resource import source_resource
 from crawl_assets_tests.secrets.storage import sqlite_hits

@@ -1,8 +1,8 @@
 import dagster as dg
 import pytest
 
-from crawl_assets.resources.lake import RegistryResource
-from crawl_assets.sensors.registry_sensor import build_registry_sensor
+from crawl_assets.orchestration.resources.lake import RegistryResource
+from crawl_assets.orchestration.sensors.registry_sensor import build_registry_sensor
 
 
 KIND = {"telegram": "channel", "x": "search_query"}

@@ -6,10 +6,10 @@ import dagster as dg
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.landing import land_event, landed_events
-from crawl_assets.resources.lake import LakeResource, RegistryResource
-from crawl_assets.jobs import build_sync_job
-from crawl_assets.sensors.webhook_sensor import build_webhook_sensor
-from crawl_assets.assets import raw_asset
+from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.jobs import build_sync_job
+from crawl_assets.orchestration.sensors.webhook_sensor import build_webhook_sensor
+from crawl_assets.orchestration.assets import raw_asset
 from crawl_assets_tests.webhooks.conftest import REGISTRY
 
 SENSOR = build_webhook_sensor({"intercom": build_sync_job("intercom", raw_asset("intercom")),
@@ -60,8 +60,8 @@ def test_pings_paused_and_unknown_sources_start_no_run(tmp_path):
 
 
 def test_the_sensor_loads_in_definitions_with_the_sync_jobs_it_targets():
-    from crawl_assets.assets import derived_assets
-    from crawl_assets.resources.elasticsearch import ElasticsearchResource
+    from crawl_assets.orchestration.assets import derived_assets
+    from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
     from crawl_assets.core import catalog
     from crawl_assets.sources.intercom.resource import IntercomResource
     from crawl_assets.sources.rest_resource import resource_class

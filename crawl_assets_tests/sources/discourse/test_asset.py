@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from crawl_assets.assets import raw_asset
+from crawl_assets.orchestration.assets import raw_asset
 
 
 discourse_posts_raw = raw_asset("discourse")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from crawl_assets.assets import raw_asset
+from crawl_assets.orchestration.assets import raw_asset
 from crawl_assets.core import catalog
 from crawl_assets.sources.rest_resource import RestSourceResource, resource_class, source_resource
 from crawl_assets_tests.sources.feedback_helpers import materialization_metadata, run_raw_asset

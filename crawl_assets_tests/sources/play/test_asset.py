@@ -12,7 +12,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.normalize import NormalizeContext, normalize_stream
 from crawl_assets.registry import load_registry
 from crawl_assets.schema.record import Record
-from crawl_assets.assets import raw_asset
+from crawl_assets.orchestration.assets import raw_asset
 from crawl_assets.sources.play.resource import PlayResource
 from crawl_assets.sources.tenant_secrets import TenantSecret
 from crawl_assets_tests.sources.feedback_helpers import materialization_metadata, run_raw_asset
@@ -74,8 +74,8 @@ def test_console_export_is_an_export_file_source(tmp_path, server):  # noqa: F81
 
 
 def test_developer_replies_become_reply_relations(tmp_path, server):  # noqa: F811
-    from crawl_assets.assets import derived_assets
-    from crawl_assets.resources.lake import LakeResource, RegistryResource
+    from crawl_assets.orchestration.assets import derived_assets
+    from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
 
     (tmp_path / "sources.yaml").write_text(REGISTRY)
     normalized, edges, _ = derived_assets("play", play_reviews_raw)

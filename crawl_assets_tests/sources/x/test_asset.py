@@ -10,9 +10,9 @@ import pytest
 from crawl_assets.checkpoints import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.registry import load_registry
-from crawl_assets.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sources.exports import tenant_import_root
-from crawl_assets.assets import raw_asset
+from crawl_assets.orchestration.assets import raw_asset
 from crawl_assets.sources.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.resource import XResource
 

@@ -6,8 +6,8 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from crawl_assets.resources.elasticsearch import ElasticsearchResource
-from crawl_assets.resources.lake import LakeResource
+from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.orchestration.resources.lake import LakeResource
 from crawl_assets.retention import enforce, load_policy
 
 

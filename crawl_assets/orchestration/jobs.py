@@ -8,7 +8,7 @@ The batch job runs, for each source in turn, the very same step functions the as
 writes the materialization-planned event Dagster writes for a partitioned run, and it reports the step
 as a materialization (and its checks) of that source's partition, so the partitions page shows each
 source as in progress, materialized or failed exactly as for single runs
-(``crawl_assets.monitoring.partition_events``). A source that fails stops only its own chain: its
+(``crawl_assets.orchestration.monitoring.partition_events``). A source that fails stops only its own chain: its
 checkpoint stays where its last stored page left it, the failure is recorded on its partition, the
 other sources go on, and the run ends failed naming it; the scheduler then retries it alone in a
 ``{platform}_sync`` run, where the step retry policy applies.
@@ -22,9 +22,9 @@ from typing import AbstractSet, Any
 
 import dagster as dg
 
-from crawl_assets.assets import derived_steps, raw_step
-from crawl_assets.monitoring.health import load_health, mark_pending
-from crawl_assets.monitoring.partition_events import SyncFailure, plan_materialization, report_failure
+from crawl_assets.orchestration.assets import derived_steps, raw_step
+from crawl_assets.orchestration.monitoring.health import load_health, mark_pending
+from crawl_assets.orchestration.monitoring.partition_events import SyncFailure, plan_materialization, report_failure
 from crawl_assets.orchestration.steps import StepEnv, StepFn
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 
@@ -33,7 +33,7 @@ PLATFORM_TAG = "crawl/platform"
 
 
 def build_sync_job(platform: str, raw: dg.AssetsDefinition, *, include_index: bool = True) -> "dg.UnresolvedAssetJobDefinition":
-    # enrichment assets are downstream too, but run by their own job (crawl_assets.assets.enrichment)
+    # enrichment assets are downstream too, but run by their own job (crawl_assets.orchestration.assets.enrichment)
     selection = dg.AssetSelection.assets(raw).downstream() - dg.AssetSelection.key_prefixes([platform, "enrichment"])
     name = f"{platform}_sync"
     if not include_index:

@@ -1,7 +1,7 @@
 """Per-source sync health (last success/failure, streak, server wait), kept with the Dagster instance.
 
 One small JSON value per source in our own table of the instance's database
-(``crawl_assets.monitoring.health_table``), so the scheduler reads the state of thousands of sources in a
+(``crawl_assets.orchestration.monitoring.health_table``), so the scheduler reads the state of thousands of sources in a
 few queries, and every kind of run (sensor batch, single retry, UI backfill, CLI) updates it through the
 raw asset. The checkpoint itself stays with the asset (``crawl_assets.checkpoints``); this is scheduling state.
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import dagster as dg
 
 from crawl_assets.instance_db import psycopg2_url
-from crawl_assets.monitoring import health_table
+from crawl_assets.orchestration.monitoring import health_table
 from crawl_assets.scheduling.policy import Health
 
 LEGACY_PREFIX = "crawl_assets/health/"  # the key of a source's health in Dagster's cursor store, before

@@ -28,8 +28,8 @@ from crawl_assets.enrich.run import SourceResult, TenantBusy, enrich_source
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.normalize import split_source_key
-from crawl_assets.resources.elasticsearch import ElasticsearchResource
-from crawl_assets.resources.lake import LakeResource
+from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.orchestration.resources.lake import LakeResource
 
 PREFIX = "enrichment"
 log = logging.getLogger(__name__)

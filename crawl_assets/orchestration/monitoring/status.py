@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import dagster as dg
 
-from crawl_assets.monitoring.health import load_health
+from crawl_assets.orchestration.monitoring.health import load_health
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.registry import SourceEntry
 from crawl_assets.scheduling.policy import Health, Settings, due_at
@@ -57,7 +57,7 @@ def classify(entry: SourceEntry, health: Health, *, running: bool, now: float, s
 
 def source_statuses(instance: dg.DagsterInstance, entries: Sequence[SourceEntry], now: float | None = None) -> list[SourceStatus]:
     """Status of every entry, with health and in-flight runs read in bulk."""
-    from crawl_assets.sensors.inflight import in_flight  # Dagster run records; import late for the CLI's speed
+    from crawl_assets.orchestration.sensors.inflight import in_flight  # Dagster run records; import late for the CLI's speed
 
     now = now or time.time()
     health = load_health(instance, [e.key for e in entries])

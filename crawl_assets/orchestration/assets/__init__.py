@@ -7,9 +7,9 @@ from functools import cache
 
 import dagster as dg
 
-from crawl_assets.assets.normalized_records import build_normalized_records, normalized_records_step
-from crawl_assets.assets.relation_edges import build_relation_edges, relation_edges_step
-from crawl_assets.assets.search_index import build_search_index, search_index_step
+from crawl_assets.orchestration.assets.normalized_records import build_normalized_records, normalized_records_step
+from crawl_assets.orchestration.assets.relation_edges import build_relation_edges, relation_edges_step
+from crawl_assets.orchestration.assets.search_index import build_search_index, search_index_step
 from crawl_assets.core import catalog
 from crawl_assets.orchestration.steps import StepFn
 from crawl_assets.pipeline.normalize import TABLE as RECORDS

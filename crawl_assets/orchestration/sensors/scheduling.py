@@ -19,14 +19,14 @@ import orjson
 
 from crawl_assets.settings import Settings as Config
 from crawl_assets.core import catalog
-from crawl_assets.jobs import BATCH_CONFIG_FIELD, PLATFORM_TAG, batch_op_name
-from crawl_assets.monitoring.health import load_health
+from crawl_assets.orchestration.jobs import BATCH_CONFIG_FIELD, PLATFORM_TAG, batch_op_name
+from crawl_assets.orchestration.monitoring.health import load_health
 from crawl_assets.partitions import SOURCE_PARTITIONS
 from crawl_assets.registry import Registry, RegistryFileError, SourceEntry
-from crawl_assets.resources.lake import RegistryResource
+from crawl_assets.orchestration.resources.lake import RegistryResource
 from crawl_assets.scheduling.policy import Plan, Settings, plan_tick, window_slice
 from crawl_assets.scheduling.registry_view import registry_view
-from crawl_assets.sensors.inflight import in_flight
+from crawl_assets.orchestration.sensors.inflight import in_flight
 from crawl_assets.sources.exports import export_fingerprint
 
 

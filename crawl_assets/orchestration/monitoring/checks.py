@@ -17,8 +17,8 @@ from typing import Any
 
 import dagster as dg
 
-from crawl_assets.monitoring.status import FAILURE_STREAK, source_statuses
-from crawl_assets.resources.lake import RegistryResource
+from crawl_assets.orchestration.monitoring.status import FAILURE_STREAK, source_statuses
+from crawl_assets.orchestration.resources.lake import RegistryResource
 from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets import settings
 
