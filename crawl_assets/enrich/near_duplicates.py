@@ -112,6 +112,15 @@ class NearDuplicates(Enricher):
             raise ValueError("near_duplicates: 'threshold' must be a number from 0.3 to 1.0")
         if not (isinstance(p["min_words"], int) and p["min_words"] >= 1):
             raise ValueError("near_duplicates: 'min_words' must be a positive integer")
+        if p["threshold"] <= 0.95:
+            return  # every num_perm from 16 to 512 gets two bands or more (checked); datasketch loads later
+        from datasketch import MinHashLSH
+
+        try:  # the banding must exist (at 1.0, or 0.99 below 512 permutations, it leaves one band)
+            MinHashLSH(threshold=p["threshold"], num_perm=p["num_perm"], weights=LSH_WEIGHTS)
+        except ValueError as exc:
+            raise ValueError(f"near_duplicates: 'threshold' {p['threshold']} with 'num_perm' {p['num_perm']} leaves "
+                             f"too few LSH bands ({exc}); lower the threshold or raise num_perm") from exc
 
     @property
     def part_schema(self) -> pa.Schema:
@@ -175,25 +184,23 @@ class NearDuplicates(Enricher):
         # 0.6 and 99% at 0.7. The buckets are formed with numpy (rows with equal band values), not by
         # MinHashLSH's insert and query, which cost 5x more in Python per signature and band. Clusters are
         # the connected components of the candidate pairs that pass the exact check: every pair of every
-        # bucket up to LARGE_BUCKET rows, deduplicated over the bands and checked at once; larger buckets
-        # (rare: a template) member by member, skipping members already joined.
+        # bucket up to LARGE_BUCKET rows, deduplicated over the bands and checked at once (up to PAIR_CHUNK
+        # pairs at a time); larger buckets (rare: a template) member by member, skipping members joined.
         lsh = MinHashLSH(threshold=threshold, num_perm=num_perm, weights=LSH_WEIGHTS)
         need = threshold * num_perm
         n = len(distinct)
-        if n < 2:
-            return []
-        pairs, large = [], []
+        if n < 2:  # one distinct signature (or none): its rows, if several, are one cluster
+            return _groups(np.zeros(len(inverse), np.int64))
+        edges, pending, large = [], [], []
         for band in range(lsh.b):
             small, big = _bucket_pairs(distinct[:, band * lsh.r:(band + 1) * lsh.r])
-            pairs.append(small)
+            pending.append(small)
             large += big
-        candidates = np.sort(np.concatenate(pairs))
-        candidates = candidates[np.r_[True, candidates[1:] != candidates[:-1]]] if len(candidates) else candidates
-        left, right = candidates // n, candidates % n
-        keep = np.concatenate([np.count_nonzero(distinct[left[i:i + 100_000]] == distinct[right[i:i + 100_000]],
-                                                axis=1) >= need for i in range(0, len(left), 100_000)] or
-                              [np.empty(0, bool)])
-        graph = coo_matrix((np.ones(int(keep.sum()), np.int8), (left[keep], right[keep])), shape=(n, n))
+            if sum(map(len, pending)) >= PAIR_CHUNK or band == lsh.b - 1:  # bounded memory
+                edges.append(_similar(distinct, np.concatenate(pending), need))
+                pending = []
+        left, right = np.concatenate(edges) // n, np.concatenate(edges) % n
+        graph = coo_matrix((np.ones(len(left), np.int8), (left, right)), shape=(n, n))
         _, labels = connected_components(graph, directed=False)
         if large:
             labels = _join_large_buckets(distinct, labels, large, need)
@@ -299,6 +306,19 @@ def _bucket_pairs(band: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     second = first + 1 + (np.arange(int(later.sum())) - np.repeat(np.cumsum(later) - later, later))
     i, j = order[first], order[second]
     return np.minimum(i, j).astype(np.int64) * rows + np.maximum(i, j), large
+
+
+PAIR_CHUNK = 4_000_000  # candidate pairs held at once (32 MB): beyond it they are checked and dropped
+
+
+def _similar(sigs: np.ndarray, pairs: np.ndarray, need: float) -> np.ndarray:
+    """The distinct ``pairs`` (``i * rows + j``) whose signatures agree in at least ``need`` positions."""
+    pairs = np.sort(pairs)
+    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
+    rows = len(sigs)
+    keep = [np.count_nonzero(sigs[chunk // rows] == sigs[chunk % rows], axis=1) >= need
+            for chunk in (pairs[i:i + 100_000] for i in range(0, len(pairs), 100_000))]
+    return pairs[np.concatenate(keep)] if keep else pairs
 
 
 def _join_large_buckets(sigs: np.ndarray, labels: np.ndarray, buckets: list[np.ndarray], need: float) -> np.ndarray:
