@@ -91,18 +91,23 @@ class Trends(Enricher):
     def _exploded(self, records: pa.Table, lists: Any, kind: str) -> pa.Table:
         lists = lists.combine_chunks() if isinstance(lists, pa.ChunkedArray) else lists
         terms = pc.list_flatten(lists)
-        parent = pc.list_parent_indices(lists)
-        if kind == "term":
-            keep = pc.and_(pc.greater_equal(pc.utf8_length(terms), self.params["min_term_length"]),
-                           pc.invert(pc.or_(pc.is_in(terms, value_set=STOPWORDS),
-                                            pc.match_substring_regex(terms, _ONLY_DIGITS))))
-            terms, parent = terms.filter(keep), parent.filter(keep)
-        # each (record, term) once, in order of first appearance: a term's dictionary id beside its row
+        parent = pc.list_parent_indices(lists).to_numpy().astype(np.int64)
+        # each distinct term once: the rules run over the dictionary, and rows pair a record with a term id
         encoded = pc.dictionary_encode(terms)
-        code = parent.to_numpy().astype(np.int64) * max(len(encoded.dictionary), 1) + \
-            encoded.indices.to_numpy(zero_copy_only=False)
-        first = np.sort(np.unique(code, return_index=True)[1])
-        rows = parent.take(first)
+        ids = pc.fill_null(encoded.indices, -1).to_numpy().astype(np.int64) + 1  # 0: a null term
+        if kind == "term":
+            words = encoded.dictionary
+            rule = pc.and_(pc.greater_equal(pc.utf8_length(words), self.params["min_term_length"]),
+                           pc.invert(pc.or_(pc.is_in(words, value_set=STOPWORDS),
+                                            pc.match_substring_regex(words, _ONLY_DIGITS))))
+            keep = np.r_[False, rule.to_numpy(zero_copy_only=False)][ids]  # (a null term is no word)
+            positions = np.flatnonzero(keep)
+        else:
+            positions = np.arange(len(ids))
+        # each (record, term) once, in order of first appearance
+        code = parent[positions] * (len(encoded.dictionary) + 1) + ids[positions]
+        first = positions[np.sort(np.unique(code, return_index=True)[1])]
+        rows = pa.array(parent[first])
         return self.table(self.part_schema, {
             "key": records.column("key").take(rows), "tenant": records.column("tenant").take(rows),
             "created_at": records.column("created_at").take(rows),
