@@ -3,7 +3,8 @@ FROM python:3.11-slim
 WORKDIR /opt/crawl_assets
 COPY pyproject.toml setup.py README.md ./
 COPY crawl_assets ./crawl_assets
-RUN pip install --no-cache-dir .
+# [k8s]: dagster-k8s, which run pods launched by the Helm chart's K8sRunLauncher import with the instance.
+RUN pip install --no-cache-dir ".[k8s]"
 COPY workspace.yaml ./
 ENV DAGSTER_HOME=/opt/dagster_home
 RUN mkdir -p $DAGSTER_HOME

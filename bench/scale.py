@@ -182,7 +182,7 @@ def run(args, storage: str, tmp: Path, accounts: list[str]) -> None:
     import dagster as dg
 
     from crawl_assets.definitions import build_definitions
-    from crawl_assets.partitions import SOURCE_PARTITIONS
+    from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
     from crawl_assets.orchestration.resources.lake import RegistryResource
     from crawl_assets.scheduling import registry_view as view
     from crawl_assets.orchestration.sensors.registry_sensor import build_registry_sensor

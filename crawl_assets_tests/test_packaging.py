@@ -1,4 +1,4 @@
-"""A wheel install (the Dockerfile's `pip install .`) ships every data file the package uses."""
+"""A wheel install (the Dockerfile's `pip install ".[k8s]"`) ships every data file the package uses."""
 
 import subprocess
 import sys

@@ -1,7 +1,8 @@
 """What ``crawl-assets sources add`` refuses besides an invalid entry: a source that would certainly fail
 or silently ignore part of what the user asked for.
 
-- an option name the platform does not read (a typo would be ignored: ``max_result=10``);
+- an option an export file does not read (a typo would be ignored: ``timezon=UTC``; a live source's options
+  are checked by its spec's options model when the entry is validated);
 - an export file outside the tenant's import root or reached through a symbolic link
   (``crawl_assets.sources.exports``, the same confinement the sync applies), or that does not exist;
 - an export file that does not read as its format (``--option format=…``, else the platform's default):
@@ -19,22 +20,19 @@ from collections.abc import Iterable
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.normalize.context import NORMALIZE_OPTIONS, normalize_options
 from crawl_assets.registry.models import EXPORT_FORMATS
-from crawl_assets.core import catalog
 
 SNIFF_ITEMS = 50
 
 
 def refusal(entry: SourceEntry, registry: Registry, option_names: Iterable[str]) -> str | None:
     """Why ``entry`` may not be added (``field '…': reason``), or None."""
-    export = entry.kind is SourceKind.export_file
-    known = ("format", *NORMALIZE_OPTIONS) if export else catalog.spec(entry.platform).option_names()
+    if entry.kind is not SourceKind.export_file:
+        return None  # a live source's options were checked by its spec's options model (SourceEntry)
+    known = ("format", *NORMALIZE_OPTIONS)
     unknown = sorted(set(option_names) - set(known))
     if unknown:
-        what = f"{entry.platform} export files" if export else f"{entry.platform} {entry.kind.value} sources"
         return (f"field 'options': unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
-                f"for {what}; known: {', '.join(known) or 'none'}")
-    if not export:
-        return None
+                f"for {entry.platform} export files; known: {', '.join(known)}")
     from crawl_assets.sources.exports import ExportPathRefused, check_export_location
 
     try:

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from crawl_assets.core.options import SourceOptions
+
 EXPORT_FILE = "export_file"  # the kind of every source that imports a file the user already has
 
 
@@ -122,19 +124,14 @@ class SourceSpec:
     export_formats: tuple[str, ...] = ()  # formats an export file may hold; the first is the default
     identifier_hints: Mapping[str, str] = field(default_factory=dict)  # kind -> what --identifier takes
     persons: str = ""  # "module:attr" of its PersonIds (where its payloads name people; erasure uses it)
-    options: tuple[str, ...] = ()  # registry option names its live kinds read (when it has no options_model)
-    options_model: type | None = None  # a core.options.SourceOptions subclass: the typed options of its live kinds
+    options_model: type[SourceOptions] = SourceOptions  # the registry options of its live kinds (default: none)
     pull: PullSpec | None = None  # a pull-based REST source: collector and resource are the shared ones
-    live: str = ""  # "module:function": a live collector of its own (temporary: until the sync engine is shared)
+    live: str = ""  # "module:function": a live collector of its own (``crawl_assets.sdk.sync.LiveCollector``, plain)
     resource: str = ""  # "module:factory" of a resource of its own, keyed by the platform (temporary)
     webhook: WebhookSpec | None = None
     max_runs_per_credential: int = 0  # runs of one credential at a time (0: no limit)
     edit_histories: bool = False  # records carry the ids of every version of a post (metadata edit_history_tweet_ids)
     samples: tuple[Sample, ...] = ()
-
-    def option_names(self) -> tuple[str, ...]:
-        """The registry options its live kinds read."""
-        return tuple(self.options_model.model_fields) if self.options_model else self.options  # type: ignore[attr-defined]
 
     def has_resource(self) -> bool:
         return bool(self.resource or self.pull)

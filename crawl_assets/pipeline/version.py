@@ -17,7 +17,7 @@ import crawl_assets
 from crawl_assets.core import catalog
 
 _PACKAGE = Path(crawl_assets.__file__).parent
-_CORE = ("crawl_assets.schema", "crawl_assets.normalize", "crawl_assets.sources.envelope",
+_CORE = ("crawl_assets.schema", "crawl_assets.normalize", "crawl_assets.core.envelope", "crawl_assets.sources.envelope",
          "crawl_assets.sources.html_text", "crawl_assets.lake.tables", "crawl_assets.pipeline.edit_versions")
 
 

@@ -6,6 +6,7 @@ from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from crawl_assets import names
 from crawl_assets.registry.secrets import looks_like_secret, redact_secrets
@@ -112,6 +113,20 @@ class SourceEntry(BaseModel):
 
     @field_validator("options")
     @classmethod
+    def _typed_options(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        """A live source's options parse as its spec's ``options_model``: each error keeps its place
+        (``options.<name>``), so the registry reports the option's own line."""
+        platform, kind = info.data.get("platform"), info.data.get("kind")
+        if platform is not None and kind is not None and kind is not SourceKind.export_file:
+            model = catalog.spec(platform).options_model
+            try:
+                model.model_validate(value)
+            except ValidationError as exc:  # raised from here, each error is reported under this field
+                raise _unknown_options_named(exc, f"{platform} {kind.value} sources", tuple(model.model_fields)) from None
+        return value
+
+    @field_validator("options")
+    @classmethod
     def _format_fits(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
         platform, kind = info.data.get("platform"), info.data.get("kind")
         if platform is None or kind is not SourceKind.export_file:
@@ -128,25 +143,15 @@ class SourceEntry(BaseModel):
         """Partition key: stable, readable, no '/', never a secret (all parts are validated slugs)."""
         return f"{self.tenant}.{self.platform}.{self.name}"
 
-    @model_validator(mode="after")
-    def _typed_options(self) -> SourceEntry:
-        """A live source's options parse as its spec's ``options_model`` (the error names the option)."""
-        if self.kind is not SourceKind.export_file and catalog.spec(self.platform).options_model is not None:
-            self.typed_options  # noqa: B018 - raises naming the field
-        return self
-
     @property
     def typed_options(self) -> Any:
         """The options as the spec's model (``options_model``); ``ValueError`` names the bad option."""
-        model = catalog.spec(self.platform).options_model
-        if model is None:
-            raise ValueError(f"{self.platform} declares no options model")
         try:
-            return model.model_validate(self.options)
+            return catalog.spec(self.platform).options_model.model_validate(self.options)
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"])
-            raise ValueError(f"options.{where}: {err['msg']}") from None
+            raise ValueError(f"options.{where}: {err['msg'].removeprefix('Value error, ')}") from None
 
     @property
     def export_format(self) -> str | None:
@@ -157,6 +162,18 @@ class SourceEntry(BaseModel):
     @property
     def paused(self) -> bool:
         return self.status is SourceStatus.paused
+
+
+def _unknown_options_named(exc: ValidationError, what: str, known: tuple[str, ...]) -> ValidationError:
+    """The options model's errors, where an unknown option's also names the options there are (a typo shows)."""
+    details: list[Any] = []
+    for err in exc.errors():
+        detail = {k: err[k] for k in ("type", "loc", "input", "ctx") if k in err}
+        if err["type"] == "extra_forbidden":
+            detail["type"] = PydanticCustomError("unknown_option", "unknown option {name} for {what}; known: {known}",
+                                                 {"name": repr(err["loc"][-1]), "what": what, "known": ", ".join(known) or "none"})
+        details.append(detail)
+    return ValidationError.from_exception_data(exc.title, details)
 
 
 def without_secret_reason(data: Any) -> Any:

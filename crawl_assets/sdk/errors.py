@@ -8,6 +8,9 @@
 - ``TransientError``: retries ran out on 5xx, timeouts or broken bodies → the run's retry policy;
 - ``BadRequest``: the request itself was refused in a way the caller may adapt to (X: a smaller page).
 
+What a live collector tells the orchestration, sorted from the above: ``PauseSource`` (pause it, no retry)
+and ``RetryLater`` (end the step, retry after the wait); anything else goes to the run's retry policy.
+
 Messages name the endpoint, never a secret.
 """
 
@@ -50,6 +53,25 @@ class RateLimitWait(SourceError):
 class SourceConfigError(ValueError):
     """The registry entry asks for something this source cannot do (wrong kind, a too slow cadence):
     the run fails at once, without retries, with the message."""
+
+
+class MissingCredential(LookupError):
+    """A source's tenant has no secret of the name it asks for (the message names the variable)."""
+
+
+class PauseSource(Exception):
+    """A live collector's verdict that retrying cannot help (a refused credential, a bad registry entry): the
+    orchestration pauses the source with this reason (redacted) and fails the step without retries."""
+
+
+class RetryLater(Exception):
+    """A live collector's request to end the step now and run it again after ``seconds`` (a rate-limit window,
+    a busy account), at most ``max_retries`` times; what was stored and checkpointed stays."""
+
+    def __init__(self, message: str, *, seconds: int, max_retries: int):
+        super().__init__(message)
+        self.seconds = seconds
+        self.max_retries = max_retries
 
 
 class BadRequest(SourceError):

@@ -4,7 +4,12 @@
 A sync engine (``sources/<platform>/sync.py``) is a plain function that walks its API and calls
 ``store(lines, state, info)`` (a :data:`StoreBatch`) every few pages; :class:`RawBatchWriter` makes that
 write a raw batch to the lake and *then* save the checkpoint, so a run killed anywhere resumes from the
-last stored page, never past it. Nothing here imports Dagster: the checkpoint is saved through a callable.
+last stored page, never past it. Nothing here imports Dagster: the checkpoint is saved through a
+:class:`Checkpointer`, which the orchestration implements.
+
+A live collector (:data:`LiveCollector`) runs one sync of one source: ``collect(resource, entry, env)`` with
+the platform's resource and a :class:`CollectEnv`; it returns what it stored (:class:`Collected`), or raises
+``PauseSource`` / ``RetryLater`` (``crawl_assets.sdk.errors``) for the orchestration to act on.
 """
 
 from __future__ import annotations
@@ -15,13 +20,51 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.errors import SourceConfigError
 from crawl_assets.sdk.http import ClientStats
+
+class Checkpointer(Protocol):
+    """A source's sync state between and within runs; ``save`` persists at once (call it only after the data
+    the state covers is in the lake); ``saves`` counts the saves of this run."""
+
+    saves: int
+
+    def load(self) -> dict[str, Any]: ...
+
+    def save(self, state: dict[str, Any], **metadata: Any) -> None: ...
+
+
+class Log(Protocol):
+    def info(self, msg: str) -> None: ...
+
+    def warning(self, msg: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class CollectEnv:
+    """What a live collector gets of the run it runs in."""
+
+    lake: Lake
+    run_id: str | None
+    checkpointer: Checkpointer
+    log: Log
+
+
+@dataclass(frozen=True)
+class Collected:
+    """What one sync stored (raw batches, in order) and reports (plain metadata values; a dict is JSON)."""
+
+    batches: list[RawBatch]
+    metadata: dict[str, Any]
+
+
+LiveCollector = Callable[[Any, SourceEntry, CollectEnv], Collected]
+"""``collect(resource, entry, env) -> Collected``: one sync of one source with the platform's resource."""
 
 StoreBatch = Callable[[list[bytes], dict[str, Any], dict[str, Any]], None]
 """``store(lines, state, info)``: make ``lines`` durable (none: nothing to write), then save ``state``."""
@@ -45,6 +88,11 @@ class SyncStats:
     newest_event_at: str | None = None  # ISO instant of the newest item stored
     extra: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+
+    def record_counts(self) -> dict[str, int]:
+        """The record counts every raw materialization reports."""
+        return {"records_fetched": self.fetched, "records_new": self.new, "records_updated": self.updated,
+                "records_deleted": self.deleted}
 
     def saw(self, instant: datetime | None) -> None:
         if instant is not None:

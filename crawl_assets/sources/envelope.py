@@ -3,7 +3,8 @@
 ``{"crawl": {"endpoint": ..., "host"/"package"/"workspace": ..., "retrieved_at": ...}, "response": <body>}``
 
 A record key needs the forum host, app package or workspace id, which the answers themselves do not
-carry; the envelope keeps them next to the untouched body so a normalizer needs nothing else.
+carry; the envelope keeps them next to the untouched body so a normalizer needs nothing else. The line
+format itself, ``wrap_line``, is ``crawl_assets.core.envelope``'s.
 """
 
 from __future__ import annotations
@@ -12,16 +13,10 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import IO, Any
 
-import orjson
-
 from crawl_assets.normalize.build import Batch, InputError, Item, iter_json_lines, parse_instant
 from crawl_assets.schema.record import Rejection
 
-
-def wrap_line(body: bytes, **crawl: Any) -> bytes:
-    """One raw lake line. The body's bytes are kept; only newlines, which in valid JSON can only be
-    whitespace between tokens (inside strings they are escaped), become spaces so it fits on one line."""
-    return b'{"crawl":' + orjson.dumps(crawl) + b',"response":' + body.replace(b"\r", b" ").replace(b"\n", b" ") + b"}"
+__all__ = ["iter_envelopes", "crawl_field", "retrieved_at", "normalize_envelopes"]
 
 
 def iter_envelopes(stream: IO[bytes], batch: Batch) -> Iterator[tuple[int, bytes, dict[str, Any], Any] | Rejection]:

@@ -24,10 +24,10 @@ from pydantic import Field
 
 from crawl_assets import settings
 from crawl_assets.names import env_part
+from crawl_assets.sdk.errors import MissingCredential  # raised here; plain, so collectors catch it without Dagster
 
-
-class MissingCredential(LookupError):
-    """A source's tenant has no secret of the name it asks for (the message names the variable)."""
+__all__ = ["MissingCredential", "TenantSecret", "credential_key", "secret_var", "secrets_from_env", "plain",
+           "pick_secret"]
 
 
 class TenantSecret(dg.Config):

@@ -12,7 +12,7 @@ from crawl_assets.cli.main import cli
 from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
 from crawl_assets.registry.store import Registry
-from crawl_assets.sources.common import ingest_export_file
+from crawl_assets.orchestration.raw_export import ingest_export_file
 from crawl_assets.sources.exports import tenant_import_root
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from crawl_assets.core import catalog
+from crawl_assets.core.options import SourceOptions
 from crawl_assets.core.spec import EXPORT_FILE, SourceSpec, resolve
 
 SOURCES = Path(catalog.__file__).resolve().parents[1] / "sources"
@@ -47,10 +48,10 @@ def test_a_spec_names_only_code_that_exists(platform):
         assert callable(resolve(pull.sync)) and pull.raw_format in {f.name for f in spec.formats}
         assert pull.client or spec.resource, "a pull source builds its client in PullSpec.client or its own resource"
     assert set(spec.identifier_hints) <= set(spec.allowed_kinds()) - {EXPORT_FILE}
-    if spec.options_model is not None:  # typed options: every one has a default, unknown names are refused
-        assert spec.options_model.model_validate({}) is not None and spec.option_names()
-        with pytest.raises(ValueError):
-            spec.options_model.model_validate({"no_such_option": 1})
+    assert issubclass(spec.options_model, SourceOptions)  # typed options: every one has a default, no other name
+    assert spec.options_model.model_validate({}) is not None
+    with pytest.raises(ValueError):
+        spec.options_model.model_validate({"no_such_option": 1})
     assert {s.format for s in spec.samples} <= set(spec.export_formats)
 
 

@@ -23,7 +23,7 @@ import dagster as dg
 import pytest
 
 from crawl_assets.orchestration.assets import derived_assets, raw_asset
-from crawl_assets.checkpoints import load_checkpoint
+from crawl_assets.orchestration.checkpoints import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.orchestration.monitoring.health import load_health, save_health

@@ -15,7 +15,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.registry import SourceEntry
 from crawl_assets.registry.store import Registry
-from crawl_assets.sources.common import ingest_export_file
+from crawl_assets.orchestration.raw_export import ingest_export_file
 from crawl_assets.sources.exports import tenant_import_root
 
 ACCOUNT = 'window.YTD.account.part0 = [ {"account": {"email": "owner@example.com", "createdVia": "web", ' \

@@ -15,8 +15,9 @@ create ``crawl-*`` indices and index templates there: use a cluster that holds n
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import pytest
 from elasticsearch import Elasticsearch
@@ -26,6 +27,8 @@ from crawl_assets_tests.es_node.distribution import Unavailable
 from crawl_assets_tests.es_node.inspect import wipe
 from crawl_assets_tests.es_node.node import NodeStartError, RealNode
 from crawl_assets_tests.es_node.proxy import FaultProxy
+
+T = TypeVar("T")
 
 CREDENTIALS = ("API_KEY", "USERNAME", "PASSWORD", "CA_CERTS")
 
@@ -69,19 +72,25 @@ class EsCluster:
         wipe(self.client)
 
 
+def start_or_skip(start: Callable[[], T], what: str = "node") -> T:
+    """``start()``'s result; without Java/Maven/the artifact a skip (an error under ``CRAWL_TEST_REQUIRE_REAL_ES``),
+    and a node that did not come up a test error with its log tail."""
+    try:
+        return start()
+    except Unavailable as exc:
+        if required():
+            pytest.fail(f"CRAWL_TEST_REQUIRE_REAL_ES is set but no real Elasticsearch {what}: {exc}", pytrace=False)
+        pytest.skip(f"no real Elasticsearch {what}: {exc}")
+    except NodeStartError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def es_url() -> Iterator[str]:
     if external_url():
         yield external_url()
         return
-    try:
-        node = RealNode().start()
-    except Unavailable as exc:
-        if required():
-            pytest.fail(f"CRAWL_TEST_REQUIRE_REAL_ES is set but no real Elasticsearch node: {exc}", pytrace=False)
-        pytest.skip(f"no real Elasticsearch node: {exc}")
-    except NodeStartError as exc:
-        pytest.fail(str(exc), pytrace=False)
+    node = start_or_skip(RealNode().start)
     try:
         yield node.url
     finally:

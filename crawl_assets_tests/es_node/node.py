@@ -23,6 +23,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 from crawl_assets_tests.es_node import analysis_plugin, distribution
@@ -53,11 +54,25 @@ def prepare_home() -> tuple[Path, Path]:
     return distribution.node_home(dist, plugin), java
 
 
-class RealNode:
-    """``with RealNode() as node: node.url`` (or ``start()``/``stop()``)."""
+@dataclass(frozen=True)
+class Membership:
+    """A node's place in a multi-node cluster (``cluster.RealCluster``): its name and fixed ports, and the
+    transport addresses and names the nodes discover each other by and bootstrap the first election with."""
 
-    def __init__(self, heap: str = "512m", start_timeout: float = 240.0) -> None:
-        self.heap, self.start_timeout = heap, start_timeout
+    cluster_name: str
+    node_name: str
+    http_port: int
+    transport_port: int
+    seed_hosts: tuple[str, ...]
+    initial_master_nodes: tuple[str, ...]
+
+
+class RealNode:
+    """``with RealNode() as node: node.url`` (or ``start()``/``stop()``); one member of a cluster when
+    ``membership`` is given (then ``launch()`` all members before ``wait_healthy()`` on any)."""
+
+    def __init__(self, heap: str = "512m", start_timeout: float = 240.0, membership: Membership | None = None) -> None:
+        self.heap, self.start_timeout, self.membership = heap, start_timeout, membership
         self.home: Path | None = None
         self.workdir: Path | None = None
         self.port = 0
@@ -84,9 +99,16 @@ class RealNode:
         raise last  # type: ignore[misc]
 
     def _start_once(self, home: Path, java: Path) -> None:
+        self.launch(home, java)
+        self.wait_healthy()
+
+    def launch(self, home: Path, java: Path) -> None:
+        """Start the node's process without waiting for it (a cluster member is healthy only once its
+        peers are up too)."""
+        self.home = home
         self.workdir = Path(tempfile.mkdtemp(prefix="crawl-es-node-"))
         user = self._runtime_user()
-        conf = self._write_config(home, self.workdir, free_port())
+        conf = self._write_config(home, self.workdir, self.membership.http_port if self.membership else free_port())
         for sub in ("data", "logs", "tmp"):
             (self.workdir / sub).mkdir()
         if user is not None:
@@ -102,6 +124,9 @@ class RealNode:
                                      cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=self._log,
                                      stderr=subprocess.STDOUT, preexec_fn=_die_with_parent, **kwargs)
         atexit.register(self.stop)
+
+    def wait_healthy(self) -> None:
+        """Wait for yellow/green health; on failure (or Ctrl-C) stop the node and raise ``NodeStartError``."""
         try:
             self._wait_healthy()
         except BaseException:  # a failed start (or Ctrl-C while waiting) leaves no JVM behind
@@ -130,10 +155,15 @@ class RealNode:
         options = options.replace("HeapDumpPath=data", f"HeapDumpPath={workdir}/data")
         (conf / "jvm.options").write_text(options)
         (conf / "jvm.options.d").mkdir()
+        member = self.membership
+        topology = ({"cluster.name": member.cluster_name, "node.name": member.node_name,
+                     "transport.port": member.transport_port, "discovery.seed_hosts": list(member.seed_hosts),
+                     "cluster.initial_master_nodes": list(member.initial_master_nodes)} if member else
+                    {"cluster.name": f"crawl-test-{os.getpid()}", "node.name": "crawl-test",
+                     "discovery.type": "single-node", "transport.port": free_port()})
         settings = {
-            "cluster.name": f"crawl-test-{os.getpid()}", "node.name": "crawl-test",
-            "discovery.type": "single-node", "network.host": "127.0.0.1", "http.port": port,
-            "transport.port": free_port(), "path.data": str(workdir / "data"), "path.logs": str(workdir / "logs"),
+            **topology, "network.host": "127.0.0.1", "http.port": port,
+            "path.data": str(workdir / "data"), "path.logs": str(workdir / "logs"),
             "xpack.security.enabled": False,
             # A crowded shared disk must not turn indices read-only under the tests (a real-cluster safety net).
             "cluster.routing.allocation.disk.threshold_enabled": False,
@@ -158,6 +188,15 @@ class RealNode:
         raise NodeStartError(f"no yellow/green health within {self.start_timeout:.0f}s")
 
     # ---- stop ---------------------------------------------------------------------------------------
+    def kill(self) -> None:
+        """SIGKILL the server JVM (a crash: no shutdown, no goodbye to the cluster); ``stop()`` cleans up."""
+        server = self._server_pid()
+        if server is None:
+            raise RuntimeError(f"the node on {self.url} is not running")
+        os.kill(server, signal.SIGKILL)
+        if self.proc is not None:
+            self.proc.wait(timeout=60)  # the launcher exits once its server is gone
+
     def _server_pid(self) -> int | None:
         """The server JVM's pid (from ``-p``), only while that pid is still our node's process."""
         if self.workdir is None:

@@ -21,6 +21,11 @@ BLOCK = {"type": "cluster_block_exception", "reason": "index [x] blocked by: [FO
     ({"status": 429, "error": {"type": "circuit_breaking_exception", "reason": "busy"}}, "retry"),
     ({"status": 503, "error": {"type": "es_rejected_execution_exception", "reason": "queue full"}}, "retry"),
     ({"status": 403, "error": BLOCK}, "retry"),
+    # a node died: its primary is being replaced, or the master is being re-elected (issue 19's cluster test)
+    ({"status": 503, "error": {"type": "unavailable_shards_exception", "reason": "[crawl-records-x-2026.03][0] "
+                                "primary shard is not active Timeout: [1m]"}}, "retry"),
+    ({"status": 503, "error": {"type": "cluster_block_exception",
+                               "reason": "blocked by: [SERVICE_UNAVAILABLE/2/no master];"}}, "retry"),
     ({"status": 403, "error": {"type": "cluster_block_exception", "reason": "FORBIDDEN/5/index read-only"}}, "failed"),
     ({"status": 400, "error": {"type": "mapper_parsing_exception", "reason": "failed to parse [n]"}}, "failed"),
     ({"status": 500, "error": "a bare string"}, "failed"),

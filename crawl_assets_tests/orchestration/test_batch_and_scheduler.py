@@ -11,7 +11,7 @@ import dagster as dg
 import pytest
 
 from crawl_assets.orchestration.assets import derived_assets, raw_asset
-from crawl_assets.checkpoints import load_checkpoint
+from crawl_assets.orchestration.checkpoints import load_checkpoint
 from crawl_assets.orchestration.jobs import build_batch_job
 from crawl_assets.orchestration.monitoring.health import load_health, record_failure, record_success
 from crawl_assets.registry import load_registry
@@ -29,6 +29,13 @@ BAD_ENDPOINT = """  - name: badopt
     identifier: python
     options: {endpoint: bogus}
 """
+NO_TOKEN = """  - name: notoken
+    tenant: acme
+    platform: x
+    kind: search_query
+    identifier: python
+    credential: nosuch
+"""
 
 
 def run_batch(instance, resources, keys):
@@ -39,29 +46,32 @@ def run_batch(instance, resources, keys):
 
 def test_batch_isolates_failing_sources(tmp_path, instance, resources):
     registry = x_registry(tmp_path / "sources.yaml", {"a": "data_eng", "gone": "no_such_account", "c": "persian_news"},
-                          extra=BAD_ENDPOINT)
-    keys = ["acme.x.a", "acme.x.gone", "acme.x.badopt", "acme.x.c"]
+                          extra=BAD_ENDPOINT + NO_TOKEN)
+    keys = ["acme.x.a", "acme.x.gone", "acme.x.badopt", "acme.x.notoken", "acme.x.c"]
     instance.add_dynamic_partitions("x_sources", keys)
     result = run_batch(instance, resources, keys)
 
     assert not result.success  # the run says some sources failed ...
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
-    assert "2 of 4 sources failed" in failure.event_specific_data.error.message
+    assert "3 of 5 sources failed" in failure.event_specific_data.error.message
     # ... but the healthy ones were fully synced, checkpoint and all three steps.
     for key in ("acme.x.a", "acme.x.c"):
         assert load_checkpoint(instance, RAW, key).get("newest_id")
         for asset in ("x_posts_raw", "normalized_records", "relation_edges"):
             assert key in instance.get_materialized_partitions(dg.AssetKey(["x", asset]))
-    for key in ("acme.x.gone", "acme.x.badopt"):
+    for key in ("acme.x.gone", "acme.x.badopt", "acme.x.notoken"):
         assert load_checkpoint(instance, RAW, key) == {}
         assert key not in instance.get_materialized_partitions(RAW)
     health = load_health(instance, keys)
     assert health["acme.x.a"].last_success and health["acme.x.a"].failures == 0
-    assert health["acme.x.badopt"].failures == 1 and "endpoint" in health["acme.x.badopt"].last_error
+    assert health["acme.x.notoken"].failures == 1 and "NOSUCH" in health["acme.x.notoken"].last_error
     # a permanent or configuration error pauses only its source, with the reason people see in `sources show`
-    paused = {e.key: e.status_reason for e in load_registry(registry).entries if e.paused}
-    assert sorted(paused) == ["acme.x.badopt", "acme.x.gone"] and "no_such_account" in paused["acme.x.gone"]
-    assert "endpoint" in paused["acme.x.badopt"]
+    reg = load_registry(registry)
+    paused = {e.key: e.status_reason for e in reg.entries if e.paused}
+    assert sorted(paused) == ["acme.x.gone", "acme.x.notoken"] and "no_such_account" in paused["acme.x.gone"]
+    assert "CRAWL_X_BEARER_TOKEN__ACME__NOSUCH" in paused["acme.x.notoken"]
+    # a bad option is refused when the registry is read: that entry is reported (and its run fails), not synced
+    assert [(e.name, e.field) for e in reg.errors] == [("badopt", "options.endpoint")]
     # plottable numbers on every raw materialization
     mat = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=RAW, asset_partitions=["acme.x.a"]), limit=1)
     meta = mat.records[0].asset_materialization.metadata

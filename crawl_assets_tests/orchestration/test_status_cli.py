@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from crawl_assets.cli.main import cli
 from crawl_assets.orchestration.monitoring.health import record_failure, record_success
-from crawl_assets.sources.common import pause_source
+from crawl_assets.orchestration.raw_step import pause_source
 from crawl_assets_tests.orchestration.conftest import x_registry
 
 

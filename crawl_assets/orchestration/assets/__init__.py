@@ -38,7 +38,7 @@ def derived_steps(platform: str) -> dict[dg.AssetKey, StepFn]:
 @cache
 def raw_step(platform: str) -> StepFn:
     """The plain function behind the raw asset of ``platform`` (the batch op runs it too)."""
-    from crawl_assets.sources.common import build_raw_step
+    from crawl_assets.orchestration.raw_step import build_raw_step
     from crawl_assets.sources.pull import live_collector
 
     spec = catalog.spec(platform)
@@ -48,6 +48,6 @@ def raw_step(platform: str) -> StepFn:
 @cache
 def raw_asset(platform: str) -> dg.AssetsDefinition:
     """The raw asset of ``platform`` (one per process, so its identity is stable)."""
-    from crawl_assets.sources.common import build_raw_asset
+    from crawl_assets.orchestration.raw_step import build_raw_asset
 
     return build_raw_asset(catalog.spec(platform), raw_step(platform))

@@ -25,7 +25,7 @@ import dagster as dg
 from crawl_assets.enrich import Enricher, EnrichmentConfigError, load_enrichers, store
 from crawl_assets.enrich.index import IndexResult, index_features
 from crawl_assets.enrich.run import SourceResult, TenantBusy, enrich_source
-from crawl_assets.partitions import SOURCE_PARTITIONS
+from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.normalize import split_source_key
 from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource

@@ -11,7 +11,7 @@ from functools import partial
 import dagster as dg
 
 from crawl_assets.orchestration.assets.records_preview import preview_metadata
-from crawl_assets.partitions import SOURCE_PARTITIONS
+from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 # normalize_batch is looked up here at call time (a fault-injection site patches this module's name)
 from crawl_assets.pipeline.normalize import (
     MAX_REJECTED_SHARE,

@@ -10,7 +10,7 @@ from functools import partial
 
 import dagster as dg
 
-from crawl_assets.partitions import SOURCE_PARTITIONS
+from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.pipeline.normalize import split_source_key
 from crawl_assets.pipeline.relations import TABLE
 from crawl_assets.pipeline.relations_delta import orphan_sources, refresh_relations

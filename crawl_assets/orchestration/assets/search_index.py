@@ -18,7 +18,7 @@ from crawl_assets.index.sink import edge_id, index_documents
 from crawl_assets.index.stale_edges import stale_edge_tombstones
 from crawl_assets.index.stats import count_documents
 from crawl_assets.lake import Lake
-from crawl_assets.partitions import SOURCE_PARTITIONS
+from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
 # looked up here at call time (fault-injection sites patch this module's names)
 from crawl_assets.pipeline.index import (

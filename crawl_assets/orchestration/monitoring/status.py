@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import dagster as dg
 
 from crawl_assets.orchestration.monitoring.health import load_health
-from crawl_assets.partitions import SOURCE_PARTITIONS
+from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.registry import SourceEntry
 from crawl_assets.scheduling.policy import Health, Settings, due_at
 

@@ -11,7 +11,7 @@ import hashlib
 
 import dagster as dg
 
-from crawl_assets.partitions import SOURCE_PARTITIONS
+from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets import settings
 from crawl_assets.registry import Registry, RegistryFileError
 from crawl_assets.orchestration.resources.lake import RegistryResource

@@ -21,7 +21,7 @@ from crawl_assets.settings import Settings as Config
 from crawl_assets.core import catalog
 from crawl_assets.orchestration.jobs import BATCH_CONFIG_FIELD, PLATFORM_TAG, batch_op_name
 from crawl_assets.orchestration.monitoring.health import load_health
-from crawl_assets.partitions import SOURCE_PARTITIONS
+from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.registry import Registry, RegistryFileError, SourceEntry
 from crawl_assets.orchestration.resources.lake import RegistryResource
 from crawl_assets.scheduling.policy import Plan, Settings, plan_tick, window_slice

@@ -74,5 +74,5 @@ def open_client(resource: Any, entry: Any) -> DiscourseClient:
     host instead of each forum's own (a proxy, or the stand-in in tests)."""
     key = resource.secret(entry.tenant, entry.credential) if entry.credential else ""
     return new_client(entry.identifier, resource.retry_settings(), api_key=key,
-                      api_username=str(entry.options.get("api_username") or ""), base_url=resource.base_url,
+                      api_username=entry.typed_options.api_username or "", base_url=resource.base_url,
                       timeout_seconds=resource.timeout_seconds)

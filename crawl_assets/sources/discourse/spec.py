@@ -1,6 +1,18 @@
 """Discourse: forums through the public JSON API (optional API key)."""
 
+from crawl_assets.core.options import AtLeast, Flag, OptionalText, SourceOptions
 from crawl_assets.core.spec import FormatSpec, PullSpec, SourceSpec, WebhookSpec
+
+
+class DiscourseOptions(SourceOptions):
+    """Options of a ``forum`` source (an empty value means the default)."""
+
+    complete_topics: Flag(True) = True  # fetch every post of each topic a new post touches
+    max_topic_posts: AtLeast(1, 2000) = 2000  # at most this many posts of one topic (0 = the default)
+    pages_per_batch: AtLeast(1, 4) = 4  # /posts.json pages per raw batch (and checkpoint)
+    max_parent_fetches: AtLeast(0, 200, zero_is_default=False) = 200  # reply targets fetched per sync; 0 = none
+    api_username: OptionalText(r"^[\w.-]{1,60}$") = None  # the user an API key acts as (default: system)
+
 
 SPEC = SourceSpec(
     platform="discourse",
@@ -15,7 +27,7 @@ SPEC = SourceSpec(
     export_formats=("discourse",),
     identifier_hints={"forum": "<forum URL>"},
     persons="crawl_assets.sources.discourse.normalize:PERSONS",
-    options=("complete_topics", "max_topic_posts", "pages_per_batch", "max_parent_fetches", "api_username"),
+    options_model=DiscourseOptions,
     pull=PullSpec(sync="crawl_assets.sources.discourse.sync:sync_forum", raw_format="discourse",
                   client="crawl_assets.sources.discourse.client:open_client", secret="API_KEY"),
     # X-Discourse-Event-Signature: sha256=<hex HMAC-SHA256 of the body>; the body only is signed (the event id

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.discourse.client import IDS_PER_REQUEST, DiscourseClient, forum_host
 from crawl_assets.sources.discourse.normalize import ACTION_POST_TYPES, reply_target
-from crawl_assets.sources.envelope import wrap_line
+from crawl_assets.sources.discourse.spec import DiscourseOptions
+from crawl_assets.core.envelope import wrap_line
 from crawl_assets.sdk.sync import Budget, PageBuffer, StoreBatch, SyncResult, SyncStats, begin, require_kind
 from crawl_assets.sdk.errors import PermanentError, TransientError
 from crawl_assets.sdk.http import Page
@@ -40,26 +40,6 @@ RAW_FORMAT = "discourse"
 TOPIC_MEMORY = 300
 GONE = (403, 404, 410)  # a deleted topic or post, or one in a category this key cannot read
 PostRef = tuple[int, int]  # (topic_id, post_number)
-
-
-@dataclass(frozen=True)
-class DiscourseOptions:
-    complete_topics: bool
-    max_topic_posts: int
-    pages_per_batch: int
-    max_parent_fetches: int
-
-    @classmethod
-    def of(cls, entry: SourceEntry) -> "DiscourseOptions":
-        require_kind(entry, "forum", "Discourse")
-        forum_host(entry.identifier)
-        o = entry.options
-        complete = o.get("complete_topics")
-        parents = o.get("max_parent_fetches")
-        return cls(complete_topics=True if complete is None else str(complete).lower() not in ("false", "0", "no"),
-                   max_topic_posts=max(1, int(o.get("max_topic_posts") or 2000)),
-                   pages_per_batch=max(1, int(o.get("pages_per_batch") or 4)),
-                   max_parent_fetches=max(0, int(200 if parents is None else parents)))
 
 
 def _created(post: dict[str, Any]) -> datetime | None:
@@ -113,7 +93,8 @@ class _ForumSync:
     def __init__(self, client: DiscourseClient, entry: SourceEntry, state: dict[str, Any], store: StoreBatch,
                  budget: Budget, clock: Callable[[], float]):
         self.client, self.entry, self.budget, self.clock = client, entry, budget, clock
-        self.options = DiscourseOptions.of(entry)
+        require_kind(entry, "forum", "Discourse")
+        self.options: DiscourseOptions = entry.typed_options  # parsed and validated by the registry
         self.host = forum_host(entry.identifier)
         self.state, self.stats, _ = begin(state, store, self.options.pages_per_batch)
         self.buffer = _ReplyAwareBuffer(store, self.stats, self.options.pages_per_batch, self.fetch_parents)

@@ -1,6 +1,25 @@
 """Google Play: reviews of a tenant's own apps (Developer API) and Play Console review exports."""
 
+from datetime import timedelta
+
+from crawl_assets.core.options import AtLeast, Clamped, OptionalText, PositiveOr, SourceOptions
 from crawl_assets.core.spec import FormatSpec, PullSpec, SourceSpec
+
+WINDOW_DAYS = 7.0  # reviews.list returns the reviews created or modified in about the last week
+
+
+class PlayOptions(SourceOptions):
+    """Options of an ``app`` source (an empty value or 0 means the default)."""
+
+    window_days: PositiveOr(WINDOW_DAYS, 3650) = WINDOW_DAYS  # how far back reviews.list reaches
+    max_results: Clamped(1, 100, 100) = 100  # reviews per page
+    pages_per_batch: AtLeast(1, 5) = 5  # pages per raw batch (and checkpoint)
+    translation_language: OptionalText(r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$") = None  # BCP-47, e.g. en or pt-BR
+
+    @property
+    def window(self) -> timedelta:
+        return timedelta(days=self.window_days)
+
 
 SPEC = SourceSpec(
     platform="play",
@@ -19,7 +38,7 @@ SPEC = SourceSpec(
     export_formats=("play-csv", "play"),
     identifier_hints={"app": "<package name>"},
     persons="crawl_assets.sources.play.normalize:PERSONS",
-    options=("window_days", "max_results", "pages_per_batch", "translation_language"),
+    options_model=PlayOptions,
     pull=PullSpec(sync="crawl_assets.sources.play.sync:sync_app", raw_format="play"),
     resource="crawl_assets.sources.play.resource:PlayResource.from_env",
 )

@@ -16,39 +16,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from crawl_assets.registry import SourceEntry
-from crawl_assets.sources.envelope import wrap_line
+from crawl_assets.core.envelope import wrap_line
 from crawl_assets.sources.play.client import PlayClient
+from crawl_assets.sources.play.spec import PlayOptions
 from crawl_assets.sdk.sync import Budget, StoreBatch, SyncResult, begin, require_kind
 from crawl_assets.sdk.errors import SourceConfigError, TransientError
 
 RAW_FORMAT = "play"
-WINDOW_DAYS = 7.0
 
 
 class CadenceError(SourceConfigError):
     """The source's sync policy is too slow for the API's window: a gap would be certain."""
-
-
-@dataclass(frozen=True)
-class PlayOptions:
-    window: timedelta
-    max_results: int
-    pages_per_batch: int
-    translation_language: str | None
-
-    @classmethod
-    def of(cls, entry: SourceEntry) -> "PlayOptions":
-        require_kind(entry, "app", "Google Play")
-        o = entry.options
-        return cls(window=timedelta(days=float(o.get("window_days") or WINDOW_DAYS)),
-                   max_results=max(1, min(100, int(o.get("max_results") or 100))),
-                   pages_per_batch=max(1, int(o.get("pages_per_batch") or 5)),
-                   translation_language=str(o["translation_language"]) if o.get("translation_language") else None)
 
 
 def max_interval_minutes(window: timedelta) -> int:
@@ -79,7 +61,8 @@ def gap_report(last_complete: str | None, now: datetime, window: timedelta) -> d
 def sync_app(client: PlayClient, entry: SourceEntry, state: dict[str, Any], store: StoreBatch, budget: Budget,
              *, clock: Callable[[], float] = time.time) -> SyncResult:
     """Store every review page of the app; report a gap when the previous complete pass is too old."""
-    options = PlayOptions.of(entry)
+    require_kind(entry, "app", "Google Play")
+    options: PlayOptions = entry.typed_options  # parsed and validated by the registry
     check_cadence(entry, options)
     state, stats, buffer = begin(state, store, options.pages_per_batch)
     now = datetime.fromtimestamp(clock(), timezone.utc)

@@ -1,29 +1,29 @@
-"""The live collector of ``telegram_messages_raw``: one sync of one source inside a Dagster step.
+"""The live collector of ``telegram_messages_raw``: one sync of one source, plain Python (the orchestration
+runs it and acts on what it raises).
 
-Errors are sorted once here: a long ``FLOOD_WAIT`` (or a busy account) gives the run slot back with
-``RetryRequested`` after the server's wait; a permanent error pauses the source in the registry with the
-reason; anything else is raised for the asset's transient retry policy (backoff with jitter). Progress
-already checkpointed survives every one of them.
+Errors are sorted once here: a long ``FLOOD_WAIT`` (or a busy account) ends the step with ``RetryLater`` after
+the server's wait; a permanent error (``errors.permanent_reason``) raises ``PauseSource`` with the reason;
+anything else is raised for the asset's transient retry policy (backoff with jitter). Progress already
+checkpointed survives every one of them. Its engine is async and writes through a ``LakeSink`` (messages,
+replies, media), so it does not share ``sources.pull.run_engine``; its resource opens the connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import dagster as dg
-
-from crawl_assets.checkpoints import Checkpointer
-from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
-from crawl_assets.sources.common import fail_permanently, raw_materialization
+from crawl_assets.sdk.errors import PauseSource, RetryLater
+from crawl_assets.sdk.sync import CollectEnv, Collected, SyncResult
 from crawl_assets.sources.telegram.client import CrawlClient
 from crawl_assets.sources.telegram.errors import AccountBusy, LongFloodWait, permanent_reason
-from crawl_assets.sources.telegram.resource import TelegramResource
 from crawl_assets.sources.telegram.sink import LakeSink
-from crawl_assets.sdk.sync import SyncResult
 from crawl_assets.sources.telegram.sync import run_sync
+
+if TYPE_CHECKING:
+    from crawl_assets.sources.telegram.resource import TelegramResource
 
 
 async def _sync(resource: TelegramResource, entry: SourceEntry, state: dict[str, Any], sink: LakeSink,
@@ -37,38 +37,33 @@ def _lag_seconds(newest: str | None, now: datetime) -> float | None:
     return round((now - datetime.fromisoformat(newest)).total_seconds(), 1) if newest else None
 
 
-def collect(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake) -> dg.MaterializeResult:
-    """Sync one Telegram source into the lake (the ``live`` collector of ``build_raw_asset``)."""
-    resource: TelegramResource = context.resources.telegram
-    checkpointer = Checkpointer(context)
-    sink = LakeSink(lake, entry, context.run.run_id, checkpointer.save)
+def collect(resource: TelegramResource, entry: SourceEntry, env: CollectEnv) -> Collected:
+    """Sync one Telegram source into the lake (the ``live`` collector of the Telegram spec)."""
+    sink = LakeSink(env.lake, entry, env.run_id, env.checkpointer.save)
     used: list[CrawlClient] = []
     try:
-        result = asyncio.run(_sync(resource, entry, checkpointer.load(), sink, used))
+        result = asyncio.run(_sync(resource, entry, env.checkpointer.load(), sink, used))
     except LongFloodWait as exc:
-        context.log.warning(f"{entry.key}: {exc}; {len(sink.batches)} batches kept, retrying after the wait")
-        raise dg.RetryRequested(max_retries=resource.flood_retries, seconds_to_wait=exc.seconds) from exc
+        env.log.warning(f"{entry.key}: {exc}; {len(sink.batches)} batches kept, retrying after the wait")
+        raise RetryLater(str(exc), seconds=exc.seconds, max_retries=resource.flood_retries) from exc
     except AccountBusy as exc:
-        context.log.warning(f"{entry.key}: {exc}")
-        raise dg.RetryRequested(max_retries=resource.flood_retries, seconds_to_wait=exc.seconds) from exc
+        env.log.warning(f"{entry.key}: {exc}")
+        raise RetryLater(str(exc), seconds=exc.seconds, max_retries=resource.flood_retries) from exc
     except Exception as exc:
         reason = permanent_reason(exc)
         if reason is not None:
-            raise fail_permanently(context, entry, reason) from exc
+            raise PauseSource(reason) from exc
         raise
     stats, state = result.stats, result.state
     client = used[0]
     now = datetime.now(timezone.utc)
     extra: dict[str, Any] = {
         "credential": client.credential,
-        "records_fetched": stats.fetched,
-        "records_new": stats.new,
-        "records_updated": stats.updated,
-        "records_deleted": stats.deleted,
+        **stats.record_counts(),
         "comments": stats.comments,
         "media_files": stats.media_files,
         "requests": client.requests_made,
-        "requests_by_type": dg.MetadataValue.json(dict(client.request_counts)),
+        "requests_by_type": dict(client.request_counts),
         "rate_limit_wait_seconds": round(client.flood_waited, 3),
         "pacing_wait_seconds": round(client.pacer.waited, 3),
         "network_retries": client.network_retried,
@@ -80,6 +75,6 @@ def collect(context: dg.AssetExecutionContext, entry: SourceEntry, lake: Lake) -
         "newest_event_lag_seconds": _lag_seconds(state.get("newest_date"), now),
         "duration_seconds": stats.duration_seconds,
     }
-    context.log.info(f"{entry.key}: {stats.new} new, {stats.updated} updated, {stats.deleted} deleted, "
-                     f"{client.requests_made} requests, {len(sink.batches)} batches")
-    return raw_materialization(entry, sink.batches, extra)
+    env.log.info(f"{entry.key}: {stats.new} new, {stats.updated} updated, {stats.deleted} deleted, "
+                 f"{client.requests_made} requests, {len(sink.batches)} batches")
+    return Collected(sink.batches, extra)

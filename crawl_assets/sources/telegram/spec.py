@@ -1,6 +1,18 @@
 """Telegram: channels and groups through Telethon (MTProto), and Telegram Desktop exports."""
 
+from crawl_assets.core.options import Flag, PositiveOr, SourceOptions
 from crawl_assets.core.spec import FormatSpec, Sample, SourceSpec
+
+
+class TelegramOptions(SourceOptions):
+    """Options of a ``channel`` or ``group`` source (an empty value or 0 means the default)."""
+
+    comments: Flag(False) = False  # also collect the linked discussion group's threads
+    download_media: Flag(False) = False  # photos and documents into the lake's media area
+    media_max_bytes: PositiveOr(20 * 1024 * 1024, 1 << 40) = 20 * 1024 * 1024  # larger files are skipped
+    takeout: Flag(False) = False  # read through a takeout session
+    metadata_every_hours: PositiveOr(24.0, 24 * 3650) = 24.0  # how often the chat's metadata is re-read
+
 
 SPEC = SourceSpec(
     platform="telegram",
@@ -20,7 +32,7 @@ SPEC = SourceSpec(
     export_formats=("telegram-export", "telegram"),
     identifier_hints={"channel": "<channel username>", "group": "<group username or id>"},
     persons="crawl_assets.sources.telegram.normalize:PERSONS",
-    options=("comments", "download_media", "media_max_bytes", "takeout", "metadata_every_hours"),
+    options_model=TelegramOptions,
     live="crawl_assets.sources.telegram.collect:collect",
     resource="crawl_assets.sources.telegram.resource:TelegramResource.from_env",
     max_runs_per_credential=1,  # an account serves one run at a time (its lock would serialize them anyway)

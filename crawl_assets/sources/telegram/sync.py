@@ -39,7 +39,8 @@ from crawl_assets.sources.telegram.rawlines import (
     message_line,
     replies_max_id,
 )
-from crawl_assets.sources.telegram.options import PAGE, Budget, Options
+from crawl_assets.sources.telegram.options import PAGE, Budget
+from crawl_assets.sources.telegram.spec import TelegramOptions
 from crawl_assets.sources.telegram.state import Peer, SyncState
 
 REFRESH_DEFAULT = 200  # newest messages re-read each sync when the entry sets no refresh_window
@@ -78,14 +79,14 @@ class TelegramSync:
     """One sync of one source (see the module docstring for the order of work)."""
 
     def __init__(self, client: CrawlClient, entry: SourceEntry, state: dict[str, Any] | None, sink: Sink,
-                 budget: Budget = Budget(), *, options: Options | None = None, now: datetime | None = None):
+                 budget: Budget = Budget(), *, now: datetime | None = None):
         self.client = client
         self.api: Any = client  # the takeout proxy when takeout is on
         self.entry = entry
         self.state = SyncState.from_dict(state)
         self.sink = sink
         self.budget = budget
-        self.options = options or Options.from_entry(entry)
+        self.options: TelegramOptions = entry.typed_options  # parsed and validated by the registry
         self.now = now or datetime.now(timezone.utc)
         self.stats = TelegramStats()
         self._pages_at_start = self._pages()
@@ -358,9 +359,9 @@ class TelegramSync:
 
 
 async def run_sync(client: CrawlClient, entry: SourceEntry, state: dict[str, Any] | None, sink: Sink,
-                   budget: Budget = Budget(), *, options: Options | None = None, now: datetime | None = None) -> SyncResult:
+                   budget: Budget = Budget(), *, now: datetime | None = None) -> SyncResult:
     """One sync of ``entry`` with a connected client (see ``TelegramSync``)."""
     started = time.monotonic()
-    result = await TelegramSync(client, entry, state, sink, budget, options=options, now=now).run()
+    result = await TelegramSync(client, entry, state, sink, budget, now=now).run()
     result.stats.duration_seconds = round(time.monotonic() - started, 3)
     return result

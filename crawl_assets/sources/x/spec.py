@@ -1,6 +1,21 @@
 """X (Twitter): API v2 timelines and searches, API v2 recordings and account archives."""
 
+from crawl_assets.core.options import AtLeast, Flag, OneOf, OptionalText, SourceOptions
 from crawl_assets.core.spec import FormatSpec, Sample, SourceSpec
+
+
+class XOptions(SourceOptions):
+    """Options of an ``account_timeline`` or ``search_query`` source (an empty value or 0 means the default).
+    What they mean for one sync of a kind (the API endpoint, its page limits) is ``plan.SyncPlan``."""
+
+    endpoint: OneOf("recent", "all", default="recent") = "recent"  # search sources: recent or full-archive search
+    max_results: AtLeast(1, None) = None  # page size, brought into the endpoint's limits; None: its maximum
+    pages_per_batch: AtLeast(1, 5) = 5  # pages per raw batch (and checkpoint)
+    complete_threads: Flag(False) = False  # look up missing parents of replies and quotes
+    max_parent_lookups: AtLeast(0, 500) = 500  # parent ids looked up per sync
+    backfill_window_hours: AtLeast(1, None) = None  # one backfill window of a search; None: the endpoint's default
+    exclude: OptionalText(r"^(retweets|replies)(,(retweets|replies))?$") = None  # timelines: X's exclude parameter
+
 
 SPEC = SourceSpec(
     platform="x",
@@ -22,8 +37,7 @@ SPEC = SourceSpec(
     edit_histories=True,
     identifier_hints={"account_timeline": "<account handle>", "search_query": "'<query>'"},
     persons="crawl_assets.sources.x.normalize:PERSONS",
-    options=("endpoint", "max_results", "pages_per_batch", "complete_threads", "max_parent_lookups",
-             "backfill_window_hours", "exclude"),
+    options_model=XOptions,
     live="crawl_assets.sources.x.collect:collect",
     resource="crawl_assets.sources.x.resource:XResource.from_env",
     samples=(Sample("sample-search", "x-v2", "x_v2_recording.jsonl"),

@@ -37,7 +37,7 @@ from crawl_assets.sdk.sync import Budget, PageBuffer, StoreBatch, SyncResult
 from crawl_assets.sources.x.client import SEARCH_ALL, SEARCH_RECENT, USER_TWEETS, XClient
 from crawl_assets.sdk.errors import BadRequest
 from crawl_assets.sources.x.ids import id_time, max_id, parse_time, rfc3339
-from crawl_assets.sources.x.options import PAGE_LIMITS, SourceOptions
+from crawl_assets.sources.x.plan import PAGE_LIMITS, SyncPlan
 from crawl_assets.sources.x.threads import PageRefs, ThreadMemory
 
 STATE_VERSION = 1
@@ -71,7 +71,7 @@ class _Sync:
     def __init__(self, client: XClient, entry: SourceEntry, state: dict[str, Any], store: StoreBatch,
                  budget: Budget, memory: ThreadMemory | None, now: datetime, clock: Callable[[], float]):
         self.client, self.entry, self.budget, self.memory = client, entry, budget, memory
-        self.opts = SourceOptions.of(entry)
+        self.opts = SyncPlan.of(entry)
         self.state = _fresh(state, entry, now)
         self.now, self.clock = now, clock
         self.stats = SyncStats()

@@ -16,6 +16,7 @@ from crawl_assets.sdk.sync import Budget
 from crawl_assets.sdk.http import RetrySettings
 from crawl_assets_tests.sources.feedback_helpers import LakeStore, normalize_batches
 from crawl_assets_tests.sources.hackernews.standin import HackerNewsServer, make_items
+from crawl_assets_tests.sources.options_helpers import refusal
 
 FAST = RetrySettings(max_retries=2, backoff_seconds=0.01, backoff_cap_seconds=0.05)
 
@@ -79,7 +80,8 @@ def test_options_are_typed_and_read_as_before():
     options = entry.typed_options
     assert (options.hits_per_page, options.pages_per_batch, options.tags) == (1000, 5, "(story,comment)")
     assert SourceEntry(name="q", platform="hackernews", kind="search_query", identifier="q").typed_options.hits_per_page == 100
-    with pytest.raises(ValueError, match=r"options\.hits_per_page"):
-        SourceEntry(name="q", platform="hackernews", kind="search_query", identifier="q", options={"hits_per_page": "many"})
-    with pytest.raises(ValueError, match=r"options\.hit_per_page: Extra inputs are not permitted"):
-        SourceEntry(name="q", platform="hackernews", kind="search_query", identifier="q", options={"hit_per_page": 5})
+    assert refusal("hackernews", "search_query", "q", hits_per_page="many") == \
+        ("options.hits_per_page", "must be a whole number, not 'many'")
+    assert refusal("hackernews", "search_query", "q", hit_per_page=5) == ("options.hit_per_page", "unknown option "
+                                                                        "'hit_per_page' for hackernews search_query "
+                                                                        "sources; known: tags, hits_per_page, pages_per_batch")

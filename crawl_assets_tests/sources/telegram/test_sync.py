@@ -313,13 +313,6 @@ def test_requests_are_paced_per_account(world, harness_factory):
     assert made >= 6 and elapsed >= 0.05 * (made - 1) and h.last_client.pacer.waited > 0
 
 
-def test_options_from_the_registry():
-    from crawl_assets.sources.telegram.options import Options
-
-    o = Options.from_entry(entry("o", "@o", comments="yes", download_media=False, takeout="false"))
-    assert (o.comments, o.download_media, o.takeout) == (True, False, False)
-
-
 def test_the_stand_in_opens_no_socket(world, harness_factory, monkeypatch):
     import asyncio
     import socket

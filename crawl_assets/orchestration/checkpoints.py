@@ -41,7 +41,8 @@ def load_checkpoint(instance: dg.DagsterInstance, asset_key: dg.AssetKey, partit
 
 
 class Checkpointer:
-    """Load and save the state of the partition a raw asset is materializing."""
+    """Load and save the state of the partition a raw asset is materializing: the ``crawl_assets.sdk.sync.Checkpointer``
+    the raw step gives a live collector."""
 
     def __init__(self, context: dg.AssetExecutionContext):
         self._context = context

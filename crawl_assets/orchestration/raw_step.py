@@ -1,38 +1,37 @@
-"""What every raw asset shares: finding its registry entry, ingesting an export file once, and the
-bookkeeping around every sync (one sync per source at a time, health for the scheduler, plottable
-metadata, an optional full re-sync)."""
+"""The raw asset of each platform and its step, the Dagster side of collection: finding the registry entry,
+one sync per source at a time, health for the scheduler, plottable metadata, an optional full re-sync, export
+files (``raw_export.py``), and the live collector's plain outcome and errors turned into Dagster's vocabulary
+(``Collected`` → ``MaterializeResult``, ``PauseSource`` → the source paused and a no-retry ``Failure``,
+``RetryLater`` → ``RetryRequested``). Collectors themselves (``crawl_assets.sources``) import no Dagster."""
 
-
-import hashlib
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
-import orjson
 
 from crawl_assets import settings
-from crawl_assets.checkpoints import CHECKPOINT_KEY
-from crawl_assets.lake import Lake, RawBatch
-from crawl_assets.lake.layout import new_batch_id
+from crawl_assets.core.spec import SourceSpec
+from crawl_assets.lake import RawBatch
 from crawl_assets.lake.tempfiles import source_folders, sweep
 from crawl_assets.normalize.context import normalize_options
+from crawl_assets.orchestration.checkpoints import CHECKPOINT_KEY, Checkpointer
 from crawl_assets.orchestration.monitoring.health import load_health, mark_pending, record_success
 from crawl_assets.orchestration.monitoring.partition_events import SyncFailure, report_failure
-from crawl_assets.partitions import SOURCE_PARTITIONS
-from crawl_assets.policies import TRANSIENT_RETRY
+from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
+from crawl_assets.orchestration.policies import TRANSIENT_RETRY
+from crawl_assets.orchestration.raw_export import ingest_export_file
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.registry.secrets import redact_secrets
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 from crawl_assets.scheduling.policy import Health
 from crawl_assets.scheduling.registry_view import registry_view
-from crawl_assets.core import catalog
-from crawl_assets.core.spec import SourceSpec, resolve
+from crawl_assets.sdk.errors import PauseSource, RetryLater
+from crawl_assets.sdk.sync import CollectEnv, LiveCollector
 from crawl_assets.sources.export_stats import export_record_stats, nothing_stored
-from crawl_assets.sources.exports import ExportPathRefused, export_fingerprint, open_export, tenant_import_root
+from crawl_assets.sources.exports import export_fingerprint
 
 RESYNC_TAG = "crawl/resync"  # value "full": forget the checkpoint and read the source again from the start
 LOCK_WAIT_SECONDS = 60.0  # how long a run waits for another run syncing the same source
@@ -54,72 +53,6 @@ def source_for_partition(registry: Registry, partition_key: str, platform: str) 
     return entry
 
 
-@dataclass(frozen=True)
-class ExportIngest:
-    batch: RawBatch | None
-    reason: str
-    metadata: dict[str, Any]
-
-
-def _sha256(fh: Any) -> str:
-    digest = hashlib.sha256()
-    while chunk := fh.read(1 << 20):
-        digest.update(chunk)
-    return digest.hexdigest()
-
-
-def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_id: str | None) -> ExportIngest:
-    """Copy an export file into the raw layer unless the same content is already there.
-
-    The file must be under the tenant's import root (``crawl_assets.sources.exports``; checked again here,
-    while opening). The content hash, not the file's name or time, decides: re-exporting the same chat
-    twice stores it once, and an export that grew is stored as a new observation.
-    """
-    try:
-        fd = open_export(entry)
-    except ExportPathRefused as exc:
-        raise dg.Failure(f"{exc} (registry {registry.path}, field 'identifier')", allow_retries=False) from None
-    except OSError as exc:
-        raise dg.Failure(
-            f"export file for source {entry.key!r} cannot be opened: {entry.identifier} under "
-            f"{tenant_import_root(entry.tenant)}: {exc.strerror or exc} (registry {registry.path}, field 'identifier')",
-            allow_retries=False,
-        ) from None
-    try:  # stored with the batch (as JSON: lists, not tuples), so the batch is normalized with these
-        options = orjson.loads(orjson.dumps(normalize_options(entry.options)))
-    except ValueError as exc:
-        os.close(fd)
-        raise dg.Failure(f"source {entry.key!r}: {exc} (registry {registry.path})", allow_retries=False) from None
-    owner = catalog.catalog().formats()[entry.export_format or ""].export_owner
-    if owner and "account_id" not in options:
-        if account := resolve(owner)(entry):  # the export's owner (an X archive's: its tweets' author)
-            options["account_id"] = account
-    with os.fdopen(fd, "rb") as fh:
-        sha = _sha256(fh)
-        name = entry.identifier.rsplit("/", 1)[-1]
-        for previous in lake.raw_batches(entry.tenant, entry.platform, entry.key):
-            same = sha in (previous.manifest.sha256, previous.manifest.extra.get("source_sha256"))  # erasure rewrites
-            if same and previous.manifest.extra.get("normalize", {}) == options:  # new options: stored again, re-read
-                return ExportIngest(None, f"unchanged: already stored as batch {previous.manifest.batch_id}",
-                                    {"file": entry.identifier})
-        fh.seek(0)
-        batch = lake.write_raw_batch(
-            tenant=entry.tenant,
-            platform=entry.platform,
-            source=entry.key,
-            batch_id=new_batch_id(run_id, 0),
-            fmt=entry.export_format or "",
-            method="export",
-            run_id=run_id,
-            stream=fh,
-            extra={"file_name": name, "file_size": os.fstat(fh.fileno()).st_size,
-                   **({"normalize": options} if options else {})},
-        )
-    if batch.manifest.sha256 != sha:
-        raise dg.Failure(f"export file {entry.identifier} changed while it was being read; it will be read again next sync")
-    return ExportIngest(batch, "stored", {"file": entry.identifier, "bytes": batch.manifest.bytes})
-
-
 def raw_materialization(entry: SourceEntry, batches: list[RawBatch], extra: dict[str, Any]) -> dg.MaterializeResult:
     """Uniform raw-asset metadata: what was stored this sync (raw batches and their bytes; the collector's
     ``extra`` counts records) and where."""
@@ -133,9 +66,6 @@ def raw_materialization(entry: SourceEntry, batches: list[RawBatch], extra: dict
     if batches:
         meta["last_batch"] = dg.MetadataValue.path(batches[-1].path)
     return dg.MaterializeResult(metadata=meta)
-
-
-LiveCollector = Callable[[dg.AssetExecutionContext, SourceEntry, Lake], dg.MaterializeResult]
 
 
 def build_raw_asset(spec: SourceSpec, step: Callable[[Any], dg.MaterializeResult]) -> dg.AssetsDefinition:
@@ -202,7 +132,7 @@ def build_raw_step(spec: SourceSpec, live: LiveCollector | None) -> Callable[[An
         except Exception as exc:  # RetryRequested and Failure too: health and the partition show every kind
             report_failure(context, context.asset_key, entry.key, SyncFailure.of(exc))
             raise
-        meta = sync_metadata(dict(result.metadata or {}), started, before)
+        meta = plottable_metadata(dict(result.metadata or {}), started, before)
         lag = meta.get("newest_event_lag_seconds")
         pending = was_pending or bool(meta.get("batches_written"))
         record_success(instance, entry.key, run_id=run_id, probe=probe, before=before, pending=pending,
@@ -225,7 +155,14 @@ def build_raw_step(spec: SourceSpec, live: LiveCollector | None) -> Callable[[An
         if live is None:
             raise fail_permanently(context, entry, f"{platform} sources of kind {entry.kind.value!r} need a live "
                                    "collector, which this build does not include yet; register an export_file source")
-        return live(context, entry, lake)
+        collect_env = CollectEnv(lake, context.run.run_id, Checkpointer(context), context.log)
+        try:
+            collected = live(getattr(context.resources, platform), entry, collect_env)
+        except PauseSource as exc:
+            raise fail_permanently(context, entry, str(exc)) from exc.__cause__
+        except RetryLater as exc:
+            raise dg.RetryRequested(max_retries=exc.max_retries, seconds_to_wait=exc.seconds) from exc
+        return raw_materialization(entry, collected.batches, collected.metadata)
 
     return run_raw
 
@@ -252,7 +189,7 @@ def _maybe_reset_checkpoint(context: dg.AssetExecutionContext, entry: SourceEntr
 _LAG_KEYS = ("newest_event_lag_seconds", "cursor_lag_seconds")
 
 
-def sync_metadata(meta: dict[str, Any], started: float, before: Health) -> dict[str, Any]:
+def plottable_metadata(meta: dict[str, Any], started: float, before: Health) -> dict[str, Any]:
     """Metadata every sync reports, as numbers so they plot over time in the UI.
 
     Adds ``duration_seconds`` (when the collector did not), ``cursor_age_seconds`` (how old the state

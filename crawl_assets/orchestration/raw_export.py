@@ -1,0 +1,88 @@
+"""Export files into the raw layer, once per content (the raw step's ``export_file`` kind, for every platform).
+
+A refused or unreadable file fails the step without retries (``dg.Failure``), naming the registry field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+import orjson
+
+from crawl_assets.core import catalog
+from crawl_assets.core.spec import resolve
+from crawl_assets.lake import Lake, RawBatch
+from crawl_assets.lake.layout import new_batch_id
+from crawl_assets.normalize.context import normalize_options
+from crawl_assets.registry import Registry, SourceEntry
+from crawl_assets.sources.exports import ExportPathRefused, open_export, tenant_import_root
+
+
+@dataclass(frozen=True)
+class ExportIngest:
+    batch: RawBatch | None
+    reason: str
+    metadata: dict[str, Any]
+
+
+def _sha256(fh: Any) -> str:
+    digest = hashlib.sha256()
+    while chunk := fh.read(1 << 20):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_id: str | None) -> ExportIngest:
+    """Copy an export file into the raw layer unless the same content is already there.
+
+    The file must be under the tenant's import root (``crawl_assets.sources.exports``; checked again here,
+    while opening). The content hash, not the file's name or time, decides: re-exporting the same chat
+    twice stores it once, and an export that grew is stored as a new observation.
+    """
+    try:
+        fd = open_export(entry)
+    except ExportPathRefused as exc:
+        raise dg.Failure(f"{exc} (registry {registry.path}, field 'identifier')", allow_retries=False) from None
+    except OSError as exc:
+        raise dg.Failure(
+            f"export file for source {entry.key!r} cannot be opened: {entry.identifier} under "
+            f"{tenant_import_root(entry.tenant)}: {exc.strerror or exc} (registry {registry.path}, field 'identifier')",
+            allow_retries=False,
+        ) from None
+    try:  # stored with the batch (as JSON: lists, not tuples), so the batch is normalized with these
+        options = orjson.loads(orjson.dumps(normalize_options(entry.options)))
+    except ValueError as exc:
+        os.close(fd)
+        raise dg.Failure(f"source {entry.key!r}: {exc} (registry {registry.path})", allow_retries=False) from None
+    owner = catalog.catalog().formats()[entry.export_format or ""].export_owner
+    if owner and "account_id" not in options:
+        if account := resolve(owner)(entry):  # the export's owner (an X archive's: its tweets' author)
+            options["account_id"] = account
+    with os.fdopen(fd, "rb") as fh:
+        sha = _sha256(fh)
+        name = entry.identifier.rsplit("/", 1)[-1]
+        for previous in lake.raw_batches(entry.tenant, entry.platform, entry.key):
+            same = sha in (previous.manifest.sha256, previous.manifest.extra.get("source_sha256"))  # erasure rewrites
+            if same and previous.manifest.extra.get("normalize", {}) == options:  # new options: stored again, re-read
+                return ExportIngest(None, f"unchanged: already stored as batch {previous.manifest.batch_id}",
+                                    {"file": entry.identifier})
+        fh.seek(0)
+        batch = lake.write_raw_batch(
+            tenant=entry.tenant,
+            platform=entry.platform,
+            source=entry.key,
+            batch_id=new_batch_id(run_id, 0),
+            fmt=entry.export_format or "",
+            method="export",
+            run_id=run_id,
+            stream=fh,
+            extra={"file_name": name, "file_size": os.fstat(fh.fileno()).st_size,
+                   **({"normalize": options} if options else {})},
+        )
+    if batch.manifest.sha256 != sha:
+        raise dg.Failure(f"export file {entry.identifier} changed while it was being read; it will be read again next sync")
+    return ExportIngest(batch, "stored", {"file": entry.identifier, "bytes": batch.manifest.bytes})
