@@ -7,7 +7,7 @@ import dagster as dg
 
 from crawl_assets.settings import Settings
 from crawl_assets.orchestration.assets import derived_assets, raw_asset
-from crawl_assets.orchestration.assets.enrichment import configured_enrichers, enrichment_assets, enrichment_job
+from crawl_assets.orchestration.assets.enrichment import configured_enrichers, enrichment_assets, enrichment_job, enrichment_sensor
 from crawl_assets.orchestration.assets.retention import retention, retention_job, retention_schedule
 from crawl_assets.orchestration.catalog_notes import describe_empty_platform, platforms_with_sources
 from crawl_assets.orchestration.sensors.webhook_sensor import build_webhook_sensor
@@ -41,6 +41,7 @@ def build_definitions(config: Settings | None = None) -> dg.Definitions:
     with_index = bool(es.url.strip())
     in_use = platforms_with_sources()
     enrichers = configured_enrichers()
+    enriched: list[str] = []
     for platform, spec in catalog.catalog().specs.items():
         raw = raw_asset(platform)
         chain = [raw, *derived_assets(platform, raw, cluster_configured=with_index)]
@@ -56,14 +57,17 @@ def build_definitions(config: Settings | None = None) -> dg.Definitions:
         if spec.webhook is not None:
             webhook_jobs[platform] = single[with_index]
         checks += build_health_checks(platform, sources)
-        # -- enrichment (docs/ENRICHMENT.md): after normalized_records, not in the sync jobs ----------------
+        # -- enrichment (docs/ENRICHMENT.md): after normalized_records, by its own sensor, not in the sync jobs -
         enrichment = enrichment_assets(platform, enrichers, cluster_configured=with_index)
         if in_use is not None and platform not in in_use and enrichment:
             enrichment = describe_empty_platform(platform, enrichment)
         if enrichment:
             assets += enrichment
             jobs.append(enrichment_job(platform))
+            enriched.append(platform)
     sensors.append(build_webhook_sensor(webhook_jobs))
+    if enriched:  # after a sync, by declarative automation (crawl_assets.orchestration.assets.enrichment)
+        sensors.append(enrichment_sensor(enriched))
     check_job, check_schedule = health_check_job_and_schedule(checks)
     return dg.Definitions(
         assets=[*assets, retention],

@@ -60,6 +60,7 @@ class Enricher:
     version: ClassVar[str]
     scope: ClassVar[Scope] = "record"
     columns: ClassVar[tuple[str, ...]] = ("key",)  # normalized record columns ``extract`` reads
+    combine_columns: ClassVar[tuple[str, ...] | None] = None  # columns of the parts ``combine`` reads (None: all)
     description: ClassVar[str] = ""
 
     def __init__(self, **params: Any) -> None:
@@ -140,9 +141,9 @@ class Enricher:
         return pa.schema([*STAMP_FIELDS, *fields])
 
     def stamp_columns(self, rows: int) -> dict[str, pa.Array]:
-        return {"enricher": pa.array([self.name] * rows, pa.string()),
-                "enricher_version": pa.array([self.stamp] * rows, pa.string()),
-                "inferred": pa.array([True] * rows, pa.bool_())}
+        return {"enricher": pa.repeat(pa.scalar(self.name, pa.string()), rows),
+                "enricher_version": pa.repeat(pa.scalar(self.stamp, pa.string()), rows),
+                "inferred": pa.repeat(pa.scalar(True, pa.bool_()), rows)}
 
     def table(self, schema: pa.Schema, columns: Mapping[str, Any]) -> pa.Table:
         """An output table: the stamp columns and ``columns`` (lists or arrays), in ``schema``'s order."""

@@ -63,7 +63,8 @@ class _HuggingFace:
     def predict_proba(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), len(self.classes_)))
         position = {label: i for i, label in enumerate(self.classes_)}
-        for row, scores in enumerate(self._pipe(texts)):
+        # the pipeline's own batch_size: the model sees the hook's batch at once (not one text per call)
+        for row, scores in enumerate(self._pipe(texts, batch_size=max(len(texts), 1))):
             for item in scores:
                 out[row, position[item["label"]]] = item["score"]
         return out

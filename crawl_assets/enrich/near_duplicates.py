@@ -20,6 +20,7 @@ sharing one text all make clusters. A cluster is a place to look, never a verdic
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import zlib
 from collections.abc import Iterable, Iterator
@@ -34,27 +35,38 @@ from crawl_assets.enrich.columns import CONTEXT_COLUMNS, CONTEXT_FIELDS, _iso, c
 
 _TS = pa.timestamp("us", tz="UTC")
 _LINK = re.compile(r"https?://\S+|www\.\S+|[@#][\w\u200c]+")
-_PUNCT = re.compile(r"[^\w\s\u200c]+")
 LSH_WEIGHTS = (0.1, 0.9)  # (false positive, false negative) weights of datasketch's banding choice
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 DOC_LIST_CAP = 1000  # members/accounts listed in one index document (the Parquet tables list them all)
 
 
+_WORD = re.compile(r"[\w\u200c]+")  # a word: a run of word characters (punctuation and spaces cut)
+
+
 def shingles(text: str) -> list[bytes]:
     """Word unigrams and bigrams of the normalized text, as bytes (an empty list for an empty text)."""
-    words = _PUNCT.sub(" ", _LINK.sub(" ", text.casefold())).split()
-    return [w.encode() for w in {*words, *(f"{a} {b}" for a, b in zip(words, words[1:]))}]
+    return _shingles(text)[0]
+
+
+def _shingles(text: str) -> tuple[list[bytes], int]:
+    """``shingles(text)`` and the number of distinct words (the unigrams among them). The text is encoded
+    once and cut into words as bytes (words hold no space, so a bigram's bytes are its words' joined)."""
+    words = " ".join(_WORD.findall(_LINK.sub(" ", text.casefold()))).encode().split()
+    unigrams = set(words)
+    return [*unigrams, *{*map(b" ".join, zip(words, words[1:]))}], len(unigrams)
 
 
 _FMIX32 = (16, np.uint32(0x85EBCA6B), 13, np.uint32(0xC2B2AE35), 16)  # MurmurHash3's 32-bit finalizer
-_SIGNATURE_BATCH = 2000  # texts per vectorized step (bounds the shingles x permutations array)
+_SIGNATURE_BATCH = 1000  # texts per vectorized step (bounds the permutations x shingles array)
 
 
 def minhash_signatures(texts: list[list[bytes]], num_perm: int, seed: int) -> np.ndarray:
     """The MinHash signature of each text's shingles (each text holds at least one), one row per text: what
     ``datasketch.MinHash(num_perm, seed, hashfunc=zlib.crc32).update_batch(shingles).hashvalues`` gives
     (scheme ``affine32``: CRC-32, MurmurHash3's finalizer, then datasketch's permutations), computed for a
-    batch of texts at once instead of one MinHash object per text (5x faster; a test holds them equal)."""
+    batch of texts at once instead of one MinHash object per text (a test holds them equal). The permuted
+    hashes are laid out permutation-major, so each minimum runs over a contiguous run of one text's shingles
+    (5x faster than shingle-major)."""
     from datasketch import MinHash  # (with scipy: loaded only when signatures are computed)
 
     template = MinHash(num_perm=num_perm, seed=seed, hashfunc=zlib.crc32, scheme="affine32")
@@ -63,30 +75,20 @@ def minhash_signatures(texts: list[list[bytes]], num_perm: int, seed: int) -> np
     s1, m1, s2, m2, s3 = _FMIX32
     for start in range(0, len(texts), _SIGNATURE_BATCH):
         batch = texts[start:start + _SIGNATURE_BATCH]
-        sizes = np.fromiter((len(t) for t in batch), dtype=np.int64, count=len(batch))
-        hv = np.fromiter((zlib.crc32(g) for t in batch for g in t), dtype=np.uint32, count=int(sizes.sum()))
+        sizes = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
+        hv = np.fromiter(map(zlib.crc32, itertools.chain.from_iterable(batch)), dtype=np.uint32,
+                         count=int(sizes.sum()))
         with np.errstate(over="ignore"):
             hv ^= hv >> s1
             hv *= m1
             hv ^= hv >> s2
             hv *= m2
             hv ^= hv >> s3
-            permuted = hv[:, None] * a + b
+            permuted = np.multiply.outer(a, hv)  # (num_perm, shingles)
+            permuted += b[:, None]
         offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        out[start:start + len(batch)] = np.minimum.reduceat(permuted, offsets, axis=0)
+        out[start:start + len(batch)] = np.minimum.reduceat(permuted, offsets, axis=1).T
     return out
-
-
-def _union_find(n: int) -> tuple[list[int], Any]:
-    parent = list(range(n))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    return parent, find
 
 
 class NearDuplicates(Enricher):
@@ -110,6 +112,15 @@ class NearDuplicates(Enricher):
             raise ValueError("near_duplicates: 'threshold' must be a number from 0.3 to 1.0")
         if not (isinstance(p["min_words"], int) and p["min_words"] >= 1):
             raise ValueError("near_duplicates: 'min_words' must be a positive integer")
+        if p["threshold"] <= 0.95:
+            return  # every num_perm from 16 to 512 gets two bands or more (checked); datasketch loads later
+        from datasketch import MinHashLSH
+
+        try:  # the banding must exist (at 1.0, or 0.99 below 512 permutations, it leaves one band)
+            MinHashLSH(threshold=p["threshold"], num_perm=p["num_perm"], weights=LSH_WEIGHTS)
+        except ValueError as exc:
+            raise ValueError(f"near_duplicates: 'threshold' {p['threshold']} with 'num_perm' {p['num_perm']} leaves "
+                             f"too few LSH bands ({exc}); lower the threshold or raise num_perm") from exc
 
     @property
     def part_schema(self) -> pa.Schema:
@@ -129,8 +140,8 @@ class NearDuplicates(Enricher):
                 continue
             d = seen.get(text)
             if d is None:
-                grams = shingles(text)
-                d = seen[text] = len(distinct) if sum(1 for g in grams if b" " not in g) >= self.params["min_words"] else -1
+                grams, words = _shingles(text)
+                d = seen[text] = len(distinct) if words >= self.params["min_words"] else -1
                 if d >= 0:
                     distinct.append(grams)
             which[i] = d
@@ -162,6 +173,8 @@ class NearDuplicates(Enricher):
     def _cluster(self, sigs: np.ndarray) -> list[list[int]]:
         """Row groups of similar signatures (each group >= 2 rows), by LSH candidates checked exactly."""
         from datasketch import MinHashLSH
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
 
         distinct, inverse = np.unique(sigs, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
@@ -169,20 +182,29 @@ class NearDuplicates(Enricher):
         # banding that favours recall (a missed pair is lost; a false candidate only costs one exact check):
         # at 64 permutations and 0.6, datasketch chooses 16 bands of 4, which find 89% of pairs at exactly
         # 0.6 and 99% at 0.7. The buckets are formed with numpy (rows with equal band values), not by
-        # MinHashLSH's insert and query, which cost 5x more in Python per signature and band.
+        # MinHashLSH's insert and query, which cost 5x more in Python per signature and band. Clusters are
+        # the connected components of the candidate pairs that pass the exact check: every pair of every
+        # bucket up to LARGE_BUCKET rows, deduplicated over the bands and checked at once (up to PAIR_CHUNK
+        # pairs at a time); larger buckets (rare: a template) member by member, skipping members joined.
         lsh = MinHashLSH(threshold=threshold, num_perm=num_perm, weights=LSH_WEIGHTS)
-        parent, find = _union_find(len(distinct))
+        need = threshold * num_perm
+        n = len(distinct)
+        if n < 2:  # one distinct signature (or none): its rows, if several, are one cluster
+            return _groups(np.zeros(len(inverse), np.int64))
+        edges, pending, large = [], [], []
         for band in range(lsh.b):
-            for members in _buckets(distinct[:, band * lsh.r:(band + 1) * lsh.r]):
-                rows = members.tolist()
-                if len({find(i) for i in rows}) == 1:
-                    continue  # already one cluster (the same bucket in an earlier band, typically)
-                for i, j in _similar_pairs(distinct, members, threshold * num_perm):
-                    parent[find(j)] = find(i)
-        groups: dict[int, list[int]] = {}
-        for row, d in enumerate(inverse):
-            groups.setdefault(find(int(d)), []).append(row)
-        return [g for g in groups.values() if len(g) > 1]
+            small, big = _bucket_pairs(distinct[:, band * lsh.r:(band + 1) * lsh.r])
+            pending.append(small)
+            large += big
+            if sum(map(len, pending)) >= PAIR_CHUNK or band == lsh.b - 1:  # bounded memory
+                edges.append(_similar(distinct, np.concatenate(pending), need))
+                pending = []
+        left, right = np.concatenate(edges) // n, np.concatenate(edges) % n
+        graph = coo_matrix((np.ones(len(left), np.int8), (left, right)), shape=(n, n))
+        _, labels = connected_components(graph, directed=False)
+        if large:
+            labels = _join_large_buckets(distinct, labels, large, need)
+        return _groups(labels[inverse])
 
     def _tables(self, meta: pa.Table, sigs: np.ndarray, clusters: list[list[int]],
                 ctx: CombineContext) -> dict[str, pa.Table]:
@@ -256,10 +278,15 @@ class NearDuplicates(Enricher):
                                                         "similarity": round(row["similarity"], 4)})
 
 
-def _buckets(band: np.ndarray) -> Iterator[np.ndarray]:
-    """Row numbers (ascending) of each group of two or more rows with the same band key: a 64-bit mix of
-    the band's values (a collision only adds a candidate, which the exact check drops)."""
-    key = np.zeros(len(band), dtype=np.uint64)
+LARGE_BUCKET = 256  # rows of a bucket above which its pairs are checked member by member
+
+
+def _bucket_pairs(band: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Candidates of one band: the pairs ``i * rows + j`` (i < j) of every bucket (two or more rows with the
+    same band key, a 64-bit mix of the band's values; a collision only adds a candidate, which the exact
+    check drops) of at most LARGE_BUCKET rows, and the row numbers (ascending) of each larger bucket."""
+    rows = len(band)
+    key = np.zeros(rows, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for column in band.T.astype(np.uint64):
             key = (key ^ column) * _MIX
@@ -267,28 +294,61 @@ def _buckets(band: np.ndarray) -> Iterator[np.ndarray]:
     order = np.argsort(key, kind="stable")
     ordered = key[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    sizes = np.diff(np.r_[starts, rows])
+    big = (sizes > LARGE_BUCKET)
+    large = [np.sort(order[a:a + z]) for a, z in zip(starts[big].tolist(), sizes[big].tolist())]
+    small = (sizes > 1) & ~big
+    starts, sizes = starts[small], sizes[small]
+    # every element of a small bucket, paired with each element after it in the bucket
+    member = np.repeat(starts, sizes) + (np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes))
+    later = np.repeat(starts + sizes, sizes) - member - 1  # elements after it in its bucket
+    first = np.repeat(member, later)
+    second = first + 1 + (np.arange(int(later.sum())) - np.repeat(np.cumsum(later) - later, later))
+    i, j = order[first], order[second]
+    return np.minimum(i, j).astype(np.int64) * rows + np.maximum(i, j), large
+
+
+PAIR_CHUNK = 4_000_000  # candidate pairs held at once (32 MB): beyond it they are checked and dropped
+
+
+def _similar(sigs: np.ndarray, pairs: np.ndarray, need: float) -> np.ndarray:
+    """The distinct ``pairs`` (``i * rows + j``) whose signatures agree in at least ``need`` positions."""
+    pairs = np.sort(pairs)
+    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
+    rows = len(sigs)
+    keep = [np.count_nonzero(sigs[chunk // rows] == sigs[chunk % rows], axis=1) >= need
+            for chunk in (pairs[i:i + 100_000] for i in range(0, len(pairs), 100_000))]
+    return pairs[np.concatenate(keep)] if keep else pairs
+
+
+def _join_large_buckets(sigs: np.ndarray, labels: np.ndarray, buckets: list[np.ndarray], need: float) -> np.ndarray:
+    """The components after also joining the similar pairs of the large buckets (union-find over labels)."""
+    parent = list(range(int(labels.max()) + 1))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for members in buckets:
+        if len({find(int(labels[i])) for i in members.tolist()}) == 1:
+            continue  # already one cluster
+        for pos, i in enumerate(members[:-1].tolist()):
+            later = members[pos + 1:]
+            for j in later[np.count_nonzero(sigs[later] == sigs[i], axis=1) >= need].tolist():
+                parent[find(int(labels[j]))] = find(int(labels[i]))
+    return np.array([find(int(x)) for x in labels], dtype=np.int64)
+
+
+def _groups(labels: np.ndarray) -> list[list[int]]:
+    """Rows by label, for labels of two or more rows; each group ascending, groups by their first row."""
+    order = np.argsort(labels, kind="stable")
+    ordered = labels[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
     sizes = np.diff(np.r_[starts, len(ordered)])
-    for start, size in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist()):
-        yield np.sort(order[start:start + size])
-
-
-def _similar_pairs(sigs: np.ndarray, members: np.ndarray, need: float) -> Iterator[tuple[int, int]]:
-    """Pairs (i < j) of ``members`` whose signatures agree in at least ``need`` positions."""
-    if len(members) == 2:  # most buckets
-        i, j = members.tolist()
-        if np.count_nonzero(sigs[i] == sigs[j]) >= need:
-            yield i, j
-        return
-    if len(members) <= 256:  # all pairs at once
-        block = sigs[members]
-        a, b = np.triu_indices(len(members), k=1)
-        for k in np.flatnonzero((block[a] == block[b]).sum(axis=1) >= need).tolist():
-            yield int(members[a[k]]), int(members[b[k]])
-        return
-    for pos, i in enumerate(members[:-1].tolist()):
-        later = members[pos + 1:]
-        for j in later[np.count_nonzero(sigs[later] == sigs[i], axis=1) >= need].tolist():
-            yield i, j
+    groups = [order[a:a + z].tolist() for a, z in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist())]
+    return sorted(groups, key=lambda g: g[0])
 
 
 def _signatures(table: pa.Table, num_perm: int) -> np.ndarray:

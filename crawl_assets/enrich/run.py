@@ -130,7 +130,8 @@ def combine_tenant(lake: Lake, enricher: Enricher, tenant: str, *, now: datetime
         if not force and names and tenant_tables_current(lake, enricher, tenant, names, generation):
             return TenantResult(generation, rebuilt=False, parts=len(paths))
         context = CombineContext(tenant=tenant, generated_at=now or datetime.now(timezone.utc))
-        tables = enricher.combine((t for _, t in store.read_parts(lake, paths)), context)
+        columns = list(enricher.combine_columns) if enricher.combine_columns else None
+        tables = enricher.combine((t for _, t in store.read_parts(lake, paths, columns)), context)
         for table_name, table in tables.items():
             store.write_tenant_table(lake, store.tenant_path(enricher.name, tenant, table_name), table,
                                      stamp=enricher.stamp, generation=generation)

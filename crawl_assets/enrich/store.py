@@ -120,9 +120,9 @@ def tenant_parts(lake: Lake, name: str, tenant: str) -> list[str]:
     return [p for p in lake.glob(f"{AREA}/{name}/{tenant}/*/*/*.parquet") if p.split("/")[-3] != TENANT_DIR]
 
 
-def read_parts(lake: Lake, paths: list[str]) -> Iterator[tuple[str, pa.Table]]:
+def read_parts(lake: Lake, paths: list[str], columns: list[str] | None = None) -> Iterator[tuple[str, pa.Table]]:
     for relative in paths:
-        table = read_table(lake, relative)
+        table = read_table(lake, relative, columns)
         if table is not None:
             yield relative, table
 

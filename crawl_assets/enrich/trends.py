@@ -49,6 +49,7 @@ class Trends(Enricher):
     scope: ClassVar[str] = "tenant"  # type: ignore[assignment]
     columns: ClassVar[tuple[str, ...]] = ("key", "tenant", "created_at", "hashtags", "text_clean")
     tables: ClassVar[tuple[str, ...]] = ("trends", "windows")
+    combine_columns: ClassVar[tuple[str, ...]] = ("key", "created_at", "term_kind", "term")
     description: ClassVar[str] = "Hashtags and terms rising significantly against the preceding windows " \
                                  "(Poisson tail vs the mean of earlier windows), with counts and baseline."
 
@@ -90,18 +91,27 @@ class Trends(Enricher):
     def _exploded(self, records: pa.Table, lists: Any, kind: str) -> pa.Table:
         lists = lists.combine_chunks() if isinstance(lists, pa.ChunkedArray) else lists
         terms = pc.list_flatten(lists)
-        parent = pc.list_parent_indices(lists)
+        parent = pc.list_parent_indices(lists).to_numpy().astype(np.int64)
+        # each distinct term once: the rules run over the dictionary, and rows pair a record with a term id
+        encoded = pc.dictionary_encode(terms)
+        ids = pc.fill_null(encoded.indices, -1).to_numpy().astype(np.int64) + 1  # 0: a null term
         if kind == "term":
-            keep = pc.and_(pc.greater_equal(pc.utf8_length(terms), self.params["min_term_length"]),
-                           pc.invert(pc.or_(pc.is_in(terms, value_set=STOPWORDS),
-                                            pc.match_substring_regex(terms, _ONLY_DIGITS))))
-            terms, parent = terms.filter(keep), parent.filter(keep)
-        pairs = pa.table({"row": parent, "term": terms}).group_by(["row", "term"], use_threads=False).aggregate([])
-        rows = pairs.column("row")
+            words = encoded.dictionary
+            rule = pc.and_(pc.greater_equal(pc.utf8_length(words), self.params["min_term_length"]),
+                           pc.invert(pc.or_(pc.is_in(words, value_set=STOPWORDS),
+                                            pc.match_substring_regex(words, _ONLY_DIGITS))))
+            keep = np.r_[False, rule.to_numpy(zero_copy_only=False)][ids]  # (a null term is no word)
+            positions = np.flatnonzero(keep)
+        else:
+            positions = np.arange(len(ids))
+        # each (record, term) once, in order of first appearance
+        code = parent[positions] * (len(encoded.dictionary) + 1) + ids[positions]
+        first = positions[np.sort(np.unique(code, return_index=True)[1])]
+        rows = pa.array(parent[first])
         return self.table(self.part_schema, {
             "key": records.column("key").take(rows), "tenant": records.column("tenant").take(rows),
             "created_at": records.column("created_at").take(rows),
-            "term_kind": pa.array([kind] * len(pairs), pa.string()), "term": pairs.column("term")})
+            "term_kind": pa.repeat(pa.scalar(kind, pa.string()), len(first)), "term": terms.take(first)})
 
     # -- per tenant -------------------------------------------------------------------------------------
     def combine(self, rows: Iterable[pa.Table], context: CombineContext) -> dict[str, pa.Table]:
@@ -111,16 +121,26 @@ class Trends(Enricher):
         if not tables:
             return {"trends": self.trend_schema.empty_table(), "windows": self.window_schema.empty_table()}
         terms = pa.concat_tables(tables)
-        # the latest part holding a key is its latest observation: only that part's terms count
-        last = terms.group_by("key", use_threads=False).aggregate([("part", "max")])
-        terms = terms.join(last, "key").filter(pc.equal(pc.field("part"), pc.field("part_max")))
+        # the latest part holding a key is its latest observation: only that part's terms count. The record
+        # rows (one per observation) tell whether any key was observed in two parts, or twice at all
+        seen = terms.filter(pc.equal(terms.column("term_kind"), RECORD)).select(["key", "part"])
+        keys = pc.count_distinct(seen.column("key")).as_py()
+        if seen.group_by(["key", "part"], use_threads=False).aggregate([]).num_rows != keys:
+            last = terms.group_by("key", use_threads=False).aggregate([("part", "max")])
+            terms = terms.join(last, "key").filter(pc.equal(pc.field("part"), pc.field("part_max")))
+        if keys == seen.num_rows:
+            terms = terms.select(["created_at", "term_kind", "term"])  # (the key is not needed to count)
         terms = terms.filter(pc.and_(pc.is_valid(terms.column("created_at")),
                                      pc.not_equal(terms.column("term_kind"), RECORD)))
         step = self.params["window_hours"] * 3600 * 1_000_000
         micros = pc.cast(terms.column("created_at"), pa.int64()).to_numpy()
         window = micros // step * step  # the window's start (epoch microseconds; floor, also before 1970)
-        terms = terms.append_column("window", pa.array(window, pa.int64()))
-        counts = terms.group_by(["term_kind", "term", "window"], use_threads=False).aggregate([("key", "count_distinct")])
+        if keys == seen.num_rows:  # one observation per key: a (record, term) row is there once, so count rows
+            counts = _count_rows(terms, window, step)
+        else:
+            terms = terms.append_column("window", pa.array(window, pa.int64()))
+            counts = terms.group_by(["term_kind", "term", "window"], use_threads=False).aggregate(
+                [("key", "count_distinct")])
         return self._score(counts, int(window.min()), step, context)
 
     def _score(self, counts: pa.Table, first_window: int, step: int, ctx: CombineContext) -> dict[str, pa.Table]:
@@ -215,6 +235,23 @@ class Trends(Enricher):
             yield feature_document(self, f"{row['term_kind']}:{term_id}:{start}", "trend",
                                    tenant=context.tenant, created_at=start, updated_at=_iso(context.generated_at),
                                    trends=info)
+
+
+def _count_rows(terms: pa.Table, window: np.ndarray, step: int) -> pa.Table:
+    """Rows per (term_kind, term, window), as ``group_by(...).aggregate([("key", "count_distinct")])`` gives
+    when no (key, term_kind, term) repeats: one sort of integer codes instead of hashing strings per group."""
+    term = pc.dictionary_encode(terms.column("term").combine_chunks())
+    kinds = pc.dictionary_encode(terms.column("term_kind").combine_chunks())
+    first = int(window.min())
+    slots = (window - first) // step
+    width, n_kinds = int(slots.max()) + 1, len(kinds.dictionary)
+    code = (term.indices.to_numpy().astype(np.int64) * n_kinds + kinds.indices.to_numpy()) * width + slots
+    unique, count = np.unique(code, return_counts=True)
+    cell = unique // width
+    return pa.table({"term_kind": kinds.dictionary.take(pa.array(cell % n_kinds)),
+                     "term": term.dictionary.take(pa.array(cell // n_kinds)),
+                     "window": pa.array(first + unique % width * step, pa.int64()),
+                     "key_count_distinct": pa.array(count, pa.int64())})
 
 
 def _micros_to_dt(micros: int) -> datetime:

@@ -264,6 +264,12 @@ def _split(hashes: bytes) -> Iterator[bytes]:
 
 def dedupe_latest(records: Iterable[Record]) -> Iterator[Record]:
     """One record per ``key`` (latest observation wins), in first-pass input order, in bounded memory."""
+    for payload in latest_payloads(records):
+        yield Record.model_validate_json(payload)
+
+
+def latest_payloads(records: Iterable[Record]) -> Iterator[bytes]:
+    """``dedupe_latest`` as the winners' JSON (``model_dump_json``), for callers that need no second validation."""
     deduper = Deduper()
     try:
         for record in records:
@@ -271,5 +277,4 @@ def dedupe_latest(records: Iterable[Record]) -> Iterator[Record]:
     except BaseException:
         deduper.close()
         raise
-    for payload in deduper.winners():
-        yield Record.model_validate_json(payload)
+    yield from deduper.winners()

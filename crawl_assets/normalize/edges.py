@@ -99,23 +99,42 @@ def _bump(table: dict[tuple[Any, ...], list[Any]], key: tuple[Any, ...], at: dat
             entry[2] = at
 
 
+class Summaries:
+    """Hashtag co-occurrence (pairs ordered a < b, per platform and tenant) and author–hashtag participation
+    counts with first and last times, added one record at a time."""
+
+    def __init__(self) -> None:
+        self.pairs: dict[tuple[Any, ...], list[Any]] = {}
+        self.authors: dict[tuple[Any, ...], list[Any]] = {}
+
+    def add(self, platform: str, tenant: str, author_id: str | None, hashtags: list[str], at: datetime) -> None:
+        for a, b in combinations(sorted(hashtags), 2):
+            _bump(self.pairs, (platform, tenant, a, b), at)
+        if author_id is not None:  # records without an author are left out of participation
+            for tag in hashtags:
+                _bump(self.authors, (platform, tenant, author_id, tag), at)
+
+    def add_records(self, records: Iterable[Record]) -> "Summaries":
+        for record in records:
+            self.add(record.platform, record.tenant, record.author_id, record.hashtags, record.created_at)
+        return self
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """``hashtag_cooccurrence`` and ``author_hashtag`` as frames, rows in key order."""
+        return {"hashtag_cooccurrence": _counts_frame(self.pairs, COOCCURRENCE_COLUMNS),
+                "author_hashtag": _counts_frame(self.authors, AUTHOR_HASHTAG_COLUMNS)}
+
+
+def _counts_frame(table: dict[tuple[Any, ...], list[Any]], columns: list[str]) -> pd.DataFrame:
+    rows = [key + tuple(value) for key, value in sorted(table.items())]
+    return _frame(rows, columns, ("first_at", "last_at"))
+
+
 def hashtag_cooccurrence(records: Iterable[Record]) -> pd.DataFrame:
     """How often two hashtags appear in the same record (pairs ordered a < b), per platform and tenant."""
-    table: dict[tuple[Any, ...], list[Any]] = {}
-    for record in records:
-        for a, b in combinations(sorted(record.hashtags), 2):
-            _bump(table, (record.platform, record.tenant, a, b), record.created_at)
-    rows = [key + tuple(value) for key, value in sorted(table.items())]
-    return _frame(rows, COOCCURRENCE_COLUMNS, ("first_at", "last_at"))
+    return Summaries().add_records(records).frames()["hashtag_cooccurrence"]
 
 
 def author_hashtag(records: Iterable[Record]) -> pd.DataFrame:
     """How often each author used each hashtag (records without an author are left out)."""
-    table: dict[tuple[Any, ...], list[Any]] = {}
-    for record in records:
-        if record.author_id is None:
-            continue
-        for tag in record.hashtags:
-            _bump(table, (record.platform, record.tenant, record.author_id, tag), record.created_at)
-    rows = [key + tuple(value) for key, value in sorted(table.items())]
-    return _frame(rows, AUTHOR_HASHTAG_COLUMNS, ("first_at", "last_at"))
+    return Summaries().add_records(records).frames()["author_hashtag"]

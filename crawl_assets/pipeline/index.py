@@ -4,8 +4,8 @@ Only normalized parts not yet indexed are sent (a marker per part in the lake's 
 after the sink accounted for every document), so a sync indexes what is new or changed.
 """
 
-from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -16,6 +16,7 @@ from crawl_assets.lake.layout import index_marker
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.normalize.edges import EDGE_COLUMNS, document_edges
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.relation_parts import latest_rows
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 
 def marker_body(run_id: str) -> bytes:
@@ -35,37 +36,64 @@ def pending_parts(lake: Lake, tenant: str, platform: str, source: str) -> tuple[
     return ids, [i for i in ids if not marked_current(lake, index_marker(tenant, platform, source, i))]
 
 
+@dataclass
+class Pending:
+    """The records of the parts not indexed yet, streamed in record batches (never a whole part as dicts):
+    per part, a mask of the rows that are their key's latest observation among the pending parts."""
+
+    lake: Lake
+    parts: list[tuple[str, pa.Array]]  # (part path, which of its rows are sent)
+    keys: pa.Array  # the pending keys, each once
+    markers: list[str]
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def records(self, columns: list[str] | None = None, batch_size: int = 2_000) -> Iterator[dict[str, Any]]:
+        """The pending records (of ``columns`` when given) as JSON-ready dicts, a record batch at a time."""
+        for part, mask in self.parts:
+            offset = 0
+            for batch in self.lake.iter_part_batches(part, columns=columns, batch_size=batch_size):
+                chosen = mask.slice(offset, batch.num_rows)
+                offset += batch.num_rows
+                yield from arrow_to_records(batch.filter(chosen))
+
+
 def pending_records(lake: Lake, tenant: str, platform: str, source: str, pending: Collection[str] | None = None
-                    ) -> tuple[list[dict[str, Any]], list[str]]:
+                    ) -> Pending:
     """Records of parts not indexed yet (``pending``, else looked up; latest observation per key) and those
-    parts' markers; indexed parts are not read."""
-    latest: dict[str, dict[str, Any]] = {}
-    markers = []
-    wanted = set(pending_parts(lake, tenant, platform, source)[1] if pending is None else pending)
-    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, include=wanted.__contains__):
-        markers.append(index_marker(tenant, platform, source, batch_id))
-        for row in arrow_to_records(table):
-            latest[row["key"]] = row
-    return list(latest.values()), markers
+    parts' markers; indexed parts are not read, and of the pending ones only the key column here."""
+    wanted = pending_parts(lake, tenant, platform, source)[1] if pending is None else pending
+    masks, keys = latest_rows(lake, tenant, platform, source, wanted)
+    parts = [(lake.table_part(RECORDS_TABLE, tenant, platform, source, batch_id), pa.array(mask))
+             for batch_id, mask in masks]
+    return Pending(lake, parts, keys, [index_marker(tenant, platform, source, batch_id) for batch_id, _ in masks])
 
 
-def scan_keys(lake: Lake, tenant: str, platform: str, source: str, pending: set[str]) -> tuple[set[str], int]:
+def scan_keys(lake: Lake, tenant: str, platform: str, source: str, pending: Collection[str] | pa.Array
+              ) -> tuple[set[str], int]:
     """One pass over the key and deleted columns of every part: which ``pending`` keys were observed in
     more than one part (indexed or not: a crash may have stopped a run between indexing a part and
-    marking it), and how many keys' latest observation is not a tombstone."""
-    parts_of: Counter[str] = Counter()
-    deleted: dict[str, bool] = {}
+    marking it), and how many keys' latest observation is not a tombstone. Columnar: no rows built."""
+    value_set = pending if isinstance(pending, pa.Array) else pa.array(sorted(pending), pa.string())
+    tables, hits = [], []
     for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key", "deleted"]):
-        keys = table.column("key").to_pylist()
-        parts_of.update(k for k in set(keys) if k in pending)
-        for k, d in zip(keys, table.column("deleted").to_pylist()):
-            deleted[k] = bool(d)
-    return {k for k, n in parts_of.items() if n > 1}, sum(1 for d in deleted.values() if not d)
+        tables.append(table)
+        keys = table.column("key").combine_chunks()
+        hits.append(pc.unique(keys.filter(pc.is_in(keys, value_set=value_set))))
+    counts = pc.value_counts(pa.concat_arrays(hits)) if hits else pa.array([], pa.struct([]))
+    before = {row["values"] for row in counts.to_pylist() if row["counts"] > 1}
+    return before, live_in(tables)
 
 
 def live_key_count(lake: Lake, tenant: str, platform: str, source: str) -> int:
     """How many keys' latest observation is not a tombstone (``scan_keys``' count, columnar: no rows built)."""
-    tables = [table for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key", "deleted"])]
+    return live_in([table for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source,
+                                                          columns=["key", "deleted"])])
+
+
+def live_in(tables: list[pa.Table]) -> int:
+    """Of the key/deleted tables of every part (in collection order), the keys whose latest row is live."""
     if not tables:
         return 0
     both = pa.concat_tables(tables)
@@ -83,13 +111,21 @@ def edge_version_fields(record: dict[str, Any]) -> dict[str, Any]:
             "provenance": {"collected_at": collected}}
 
 
-def pending_edges(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The edge documents of the records about to be indexed (the same ``document_edges`` the
-    ``relation_edges`` table is built from), versioned like their record: edges change only with their
-    record, so the edges of records indexed before are not sent again."""
-    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for record in records:
-        version = edge_version_fields(record)
-        for edge in document_edges(record):
-            rows[(edge[0], edge[1], edge[2])] = {**dict(zip(EDGE_COLUMNS, edge)), **version}
+EDGE_SOURCE_COLUMNS = ["key", "created_at", "platform", "tenant", "reply_to", "quote_of", "repost_of", "mentions",
+                       "hashtags", "metadata", "edited_at", "deleted_at", "provenance"]  # what edge documents read
+
+
+def record_edge_documents(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The edge documents of one record (the same ``document_edges`` the ``relation_edges`` table is built
+    from), each once, versioned like their record."""
+    version = edge_version_fields(record)
+    rows = {(edge[0], edge[1], edge[2]): {**dict(zip(EDGE_COLUMNS, edge)), **version}
+            for edge in document_edges(record)}
+    return list(rows.values())
+
+
+def pending_edges(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The edge documents of the records about to be indexed, sorted: edges change only with their record, so
+    the edges of records indexed before are not sent again."""
+    rows = {(doc["type"], doc["src"], doc["dst"]): doc for record in records for doc in record_edge_documents(record)}
     return [rows[k] for k in sorted(rows)]

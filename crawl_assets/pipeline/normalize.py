@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import orjson
 import pyarrow as pa
 
 from crawl_assets.core import catalog
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
-from crawl_assets.normalize import NormalizeContext, dedupe_latest, normalize_stream
+from crawl_assets.normalize import NormalizeContext, normalize_stream
+from crawl_assets.normalize.dedupe import latest_payloads
 from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.pipeline.edit_versions import earlier_versions, observe, resolved, stored_histories
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
@@ -27,14 +29,14 @@ def split_source_key(key: str) -> tuple[str, str]:
     return tenant, platform
 
 
-def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) -> int:
+def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) -> list[int]:
     """Give each bare tombstone (a deletion seen by a collector, a post X names as unavailable) the last full
     observation of its key from earlier parts, with the tombstone's ``deleted``/``deleted_at`` and why it is
-    unavailable: the index then keeps the content instead of an empty document. Returns how many were
-    merged; unmatched ones stay bare."""
+    unavailable: the index then keeps the content instead of an empty document. Returns the positions of
+    the rows merged; unmatched ones stay bare."""
     wanted = {r["key"]: i for i, r in enumerate(rows) if (r.get("metadata") or {}).get("tombstone")}
     if not wanted:
-        return 0
+        return []
     m = batch.manifest
     prior: dict[str, dict[str, Any]] = {}
     earlier = [p for p in lake.part_ids(TABLE, m.tenant, m.platform, m.source) if p < m.batch_id]
@@ -53,10 +55,10 @@ def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) ->
             evidence = {k: v for k, v in (tomb.get("metadata") or {}).items() if k in ("unavailable", "x_error")}
             rows[i] = {**prior[key], "deleted": tomb["deleted"], "deleted_at": tomb["deleted_at"],
                        "provenance": tomb["provenance"], "metadata": {**(prior[key].get("metadata") or {}), **evidence}}
-    return sum(1 for k in wanted if k in prior)
+    return [i for k, i in wanted.items() if k in prior]
 
 
-CHUNK_ROWS = 10_000
+CHUNK_ROWS = 2_000  # rows per Parquet row group: the rows held as dicts at once
 
 
 @dataclass
@@ -106,23 +108,32 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
                     yield item
 
     def chunks() -> Iterator[pa.Table]:
+        # records are validated once, at their birth (``normalize_stream``); a row changed since (an edit
+        # resolved, a tombstone merged, an earlier version re-stored) is validated again as it is stored
         buffer: list[dict[str, Any]] = []
-        for n, record in enumerate(dedupe_latest(records())):
-            if n == 0:  # every record of the batch is read (dedupe_latest), none resolved yet
+        born: list[bool] = []  # buffer[i] is the record as validated
+        for n, payload in enumerate(latest_payloads(records())):
+            if n == 0:  # every record of the batch is read (dedupe), none resolved yet
                 stored_histories(lake, batch, TABLE, edits, read_ids)
-            buffer.append(resolved(edits, record.model_dump(mode="json")))
+            row = orjson.loads(payload)
+            buffer.append(resolved(edits, row))
+            born.append(buffer[-1] is row)
             if len(buffer) >= CHUNK_ROWS:
-                yield flush(buffer)
-                buffer = []
-        buffer += earlier_versions(lake, batch, TABLE, edits, set(seen) | {r["key"] for r in buffer})
+                yield flush(buffer, born)
+                buffer, born = [], []
+        earlier = earlier_versions(lake, batch, TABLE, edits, set(seen) | {r["key"] for r in buffer})
+        buffer += earlier
+        born += [False] * len(earlier)
         if buffer:
-            yield flush(buffer)
+            yield flush(buffer, born)
 
-    def flush(rows: list[dict[str, Any]]) -> pa.Table:
-        merge_tombstones(lake, batch, rows)
+    def flush(rows: list[dict[str, Any]], born: list[bool]) -> pa.Table:
+        for i in merge_tombstones(lake, batch, rows):
+            born[i] = False
         seen.update(r["key"] for r in rows)
         table = records_to_arrow(rows)
-        for row in arrow_to_records(table):  # what is stored must read back as a valid Record
+        changed = [i for i, ok in enumerate(born) if not ok]
+        for row in arrow_to_records(table.take(changed)) if changed else ():  # stored: must read back valid
             try:
                 Record.model_validate(row)
             except ValueError as exc:

@@ -1,42 +1,47 @@
 """A source's reply, quote, repost, mention and hashtag edges, plus its hashtag co-occurrence and
-author–hashtag participation tables, derived from its current records (pandas → Parquet).
+author–hashtag participation tables, derived from its current records (Arrow → Parquet).
 
-Each of the three tables carries a watermark in its Parquet metadata: which normalized parts it was derived
-from. A sync with no new part then reads and writes nothing (``up_to_date``); a sync that only appended parts
-adds their records to the tables (``relations_delta``); anything else rebuilds them from all parts. Every way
-gives the same bytes as a rebuild.
+Edges are stored one file per normalized part (same batch id): the edges of the records whose latest
+observation that part holds (read together, they are the source's edges). The two summary tables are one
+``current`` part each, stamped with a watermark in their Parquet metadata: which normalized parts they come
+from and the generation of edge files that goes with them. A sync with no new part then reads and writes
+nothing (``up_to_date``); a sync that only appended parts writes their edge files and adds their counts
+(``relations_delta``); anything else rebuilds every file. Records are streamed a record batch at a time, so
+memory does not grow with the source.
 """
 
 from __future__ import annotations
 
 import hashlib
+import uuid
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
+import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
-from crawl_assets.lake.tables import EDGES_SCHEMA
-from crawl_assets.normalize.edges import author_hashtag, edges_frame, hashtag_cooccurrence, is_superseded
+from crawl_assets.normalize.edges import Summaries, is_superseded
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.relation_parts import latest_rows, part_relations
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 
 TABLE = "relation_edges"
 SUMMARY_TABLES = ("hashtag_cooccurrence", "author_hashtag")
-SUMMARY_BUILDERS = (("hashtag_cooccurrence", hashtag_cooccurrence), ("author_hashtag", author_hashtag))
-CURRENT = "current"  # the one part of each relation table
-INPUTS_KEY = b"crawl_assets.inputs"  # Parquet metadata: the watermark (``Inputs`` as JSON)
+CURRENT = "current"  # the one part of each summary table
+INPUTS_KEY = b"crawl_assets.inputs"  # Parquet metadata of the summary tables: the watermark (``Inputs`` as JSON)
+GENERATION_KEY = b"crawl_assets.edges_generation"  # Parquet metadata of an edge file: the build it belongs to
+MAX_EXAMPLES = 10
 
 
 class EdgeView(NamedTuple):
-    """The fields of a record that edges and co-occurrence tables read (the same attributes as
-    ``Record``, so the CLI's edge code runs on it unchanged); a few hundred bytes instead of a record."""
+    """The fields of a record that edges and co-occurrence tables read (the same attributes as ``Record``)."""
 
     key: str
     created_at: datetime
@@ -53,7 +58,8 @@ class EdgeView(NamedTuple):
 @dataclass(frozen=True)
 class Inputs:
     """What the relation tables were derived from: the first ``parts`` normalized parts (their ids hash to
-    ``digest``) of ``version``, and what the tables then held (shown again when nothing changed)."""
+    ``digest``) of ``version``, the ``generation`` of edge files written with them, and what the tables then
+    held (shown again when nothing changed), including the edges found not to start at a record of their part."""
 
     version: str
     parts: int
@@ -61,6 +67,9 @@ class Inputs:
     records: int
     edges_by_type: dict[str, int] = field(default_factory=dict)
     summary_rows: dict[str, int] = field(default_factory=dict)
+    generation: str = ""
+    orphans: int = 0
+    orphan_examples: list[str] = field(default_factory=list)
 
     def encode(self) -> bytes:
         return orjson.dumps(asdict(self), option=orjson.OPT_SORT_KEYS)
@@ -73,7 +82,7 @@ class Relations:
 
     mode: str
     inputs: Inputs
-    part: str
+    part: str  # the folder of the edge files
     new_parts: int
 
 
@@ -81,75 +90,91 @@ def parts_digest(ids: list[str]) -> str:
     return hashlib.sha256("\n".join(ids).encode()).hexdigest()
 
 
-def latest_views(lake: Lake, tenant: str, platform: str, source: str, parts: Collection[str] | None = None,
-                 keys: pa.Array | None = None) -> dict[str, EdgeView | None]:
-    """Per key (of ``keys`` when given), its latest observation among ``parts`` (all when None; parts are in
-    collection order), None when that is a superseded version of an edited X post (history, not a post)."""
+def edges_dir(lake: Lake, tenant: str, platform: str, source: str) -> str:
+    return lake.table_part(TABLE, tenant, platform, source, CURRENT).rsplit("/", 1)[0]
+
+
+def latest_views(lake: Lake, tenant: str, platform: str, source: str, ids: Collection[str]
+                 ) -> list[tuple[str, np.ndarray]]:
+    """Per part of ``ids``, which of its rows are their key's latest observation (only key columns read)."""
+    return latest_rows(lake, tenant, platform, source, ids)[0]
+
+
+def edge_views(lake: Lake, tenant: str, platform: str, source: str, parts: Collection[str],
+               keys: pa.Array | None = None) -> dict[str, EdgeView | None]:
+    """Per key (of ``keys`` when given), its latest observation among ``parts`` as the fields edges read,
+    None when that is a superseded version of an edited X post. For the few records a sync adds."""
     latest: dict[str, EdgeView | None] = {}
     for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=[*EdgeView._fields, "metadata"],
-                                    include=None if parts is None else set(parts).__contains__):
+                                    include=set(parts).__contains__):
         if keys is not None:
             table = table.filter(pc.is_in(table.column("key"), value_set=keys))
         columns = [table.column(name).to_pylist() for name in EdgeView._fields]
         for row, meta in zip(zip(*columns), table.column("metadata").to_pylist()):
-            superseded = bool(meta) and '"superseded_by"' in meta and is_superseded(orjson.loads(meta))
-            latest[row[0]] = None if superseded else EdgeView(*row)
+            gone = bool(meta) and '"superseded_by"' in meta and is_superseded(orjson.loads(meta))
+            latest[row[0]] = None if gone else EdgeView(*row)
     return latest
 
 
-def current_records(lake: Lake, tenant: str, platform: str, source: str,
-                    parts: Collection[str] | None = None) -> list[EdgeView]:
-    """The source's records (of ``parts`` when given), one per key, the latest observation winning; only the
-    columns edges need are read, so memory stays far below the records' size. A key whose latest observation
-    is a superseded version of an edited X post is left out."""
-    return [view for view in latest_views(lake, tenant, platform, source, parts).values() if view is not None]
-
-
-def sorted_edges(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.drop_duplicates(subset=["type", "src", "dst"]).sort_values(["type", "src", "dst"], kind="stable")
-
-
-def write_relations(lake: Lake, tenant: str, platform: str, source: str
-                    ) -> tuple[list[EdgeView], pd.DataFrame, dict[str, int], str]:
-    """The source's edges and summary tables rebuilt from all its current records (also run by an erasure):
-    (records, edges, rows per summary table, edges part path)."""
+def write_relations(lake: Lake, tenant: str, platform: str, source: str) -> Inputs:
+    """The source's edges and summary tables rebuilt from all its current records (also run by an erasure)."""
     ids = lake.part_ids(RECORDS_TABLE, tenant, platform, source)
-    records, edges, summary_rows, part, _ = rebuild(lake, tenant, platform, source, ids,
-                                                    all_current(lake, tenant, platform, source, ids))
-    return records, edges, summary_rows, part
+    return rebuild(lake, tenant, platform, source, ids, all_current(lake, tenant, platform, source, ids))[1]
 
 
 def rebuild(lake: Lake, tenant: str, platform: str, source: str, ids: list[str], complete: bool
-            ) -> tuple[list[EdgeView], pd.DataFrame, dict[str, int], str, Inputs | None]:
-    """``write_relations`` from the parts ``ids``; ``complete``: all of them of this normalizer version.
-    Also returns the watermark written (None when incomplete)."""
-    records = current_records(lake, tenant, platform, source, ids)
-    edges = sorted_edges(edges_frame(records))
-    summaries = {name: build(records) for name, build in SUMMARY_BUILDERS}
+            ) -> tuple[Inputs | None, Inputs]:
+    """Every edge file and both summary tables from the parts ``ids``; ``complete``: all of them of this
+    normalizer version. Returns (the watermark written, None when incomplete; what the tables hold)."""
+    generation = uuid.uuid4().hex
+    summaries, records, by_type = Summaries(), 0, Counter()
+    orphans: list[str] = []
+    for batch_id, mask in latest_views(lake, tenant, platform, source, ids):
+        edges, n = part_relations(lake, tenant, platform, source, batch_id, mask, summaries)
+        records += n
+        by_type.update(edge_types(edges))
+        write_edges(lake, tenant, platform, source, batch_id, edges, generation)
+        orphans += part_orphans(lake, tenant, platform, source, batch_id)
+    stale = [i for i in lake.part_ids(TABLE, tenant, platform, source) if i not in set(ids)]
+    lake.remove(*(lake.table_part(TABLE, tenant, platform, source, i) for i in stale))
+    frames = summaries.frames()
+    held = Inputs(NORMALIZER_VERSION, len(ids), parts_digest(ids), records, dict(sorted(by_type.items())),
+                  {name: len(frame) for name, frame in frames.items()}, generation, len(orphans),
+                  sorted(orphans)[:MAX_EXAMPLES])
     # parts of an older normalizer version are about to be re-derived: no watermark, the next sync rebuilds
-    inputs = Inputs(NORMALIZER_VERSION, len(ids), parts_digest(ids), len(records)) if complete else None
-    inputs, part = write_tables(lake, tenant, platform, source, to_arrow(edges, EDGES_SCHEMA), summaries, inputs)
-    return records, edges, {name: len(frame) for name, frame in summaries.items()}, part, inputs
+    write_summaries(lake, tenant, platform, source, frames, held if complete else None)
+    return (held if complete else None), held
 
 
-def write_tables(lake: Lake, tenant: str, platform: str, source: str, edges: pa.Table,
-                 summaries: dict[str, pd.DataFrame | pa.Table], inputs: Inputs | None) -> tuple[Inputs | None, str]:
-    """Write the three tables (summaries as frames or as Arrow tables a frame would give), each stamped with
-    the watermark (completed with what they hold); the edges part last. A crash between writes leaves
-    watermarks that disagree, so the next sync rebuilds."""
-    if inputs is not None:
-        by_type = Counter(edges.column("type").to_pylist())
-        inputs = Inputs(inputs.version, inputs.parts, inputs.digest, inputs.records, dict(sorted(by_type.items())),
-                        {name: len(frame) for name, frame in summaries.items()})
+def edge_types(edges: pa.Table) -> dict[str, int]:
+    return {row["values"]: row["counts"] for row in pc.value_counts(edges.column("type")).to_pylist()}
+
+
+def write_edges(lake: Lake, tenant: str, platform: str, source: str, batch_id: str, edges: pa.Table,
+                generation: str) -> None:
+    lake.write_part(lake.table_part(TABLE, tenant, platform, source, batch_id),
+                    edges.replace_schema_metadata({GENERATION_KEY: generation.encode()}), version=NORMALIZER_VERSION)
+
+
+def write_summaries(lake: Lake, tenant: str, platform: str, source: str,
+                    summaries: dict[str, pd.DataFrame | pa.Table], inputs: Inputs | None) -> None:
+    """Write the summary tables (as frames or as Arrow tables a frame would give), each stamped with the
+    watermark; written after the edge files, so a crash before leaves the old watermark, which no longer
+    matches the edge files: the next sync rebuilds."""
     stamp = {INPUTS_KEY: inputs.encode()} if inputs is not None else {}
     for name, frame in summaries.items():
         table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
         lake.write_part(lake.table_part(name, tenant, platform, source, CURRENT),
                         table.replace_schema_metadata({**(table.schema.metadata or {}), **stamp}),
                         version=NORMALIZER_VERSION)
-    part = lake.table_part(TABLE, tenant, platform, source, CURRENT)
-    lake.write_part(part, edges.replace_schema_metadata(stamp), version=NORMALIZER_VERSION)
-    return inputs, part
+
+
+def part_orphans(lake: Lake, tenant: str, platform: str, source: str, batch_id: str) -> list[str]:
+    """Sources of the part's stored edges that are no record of that part (read back: a check)."""
+    [(_, edges)] = lake.read_parts(TABLE, tenant, platform, source, columns=["src"], include=batch_id.__eq__)
+    [(_, keys)] = lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key"], include=batch_id.__eq__)
+    src = edges.column("src")
+    return sorted(set(src.filter(pc.invert(pc.is_in(src, value_set=keys.column("key").combine_chunks()))).to_pylist()))
 
 
 def all_current(lake: Lake, tenant: str, platform: str, source: str, ids: list[str]) -> bool:
@@ -160,24 +185,25 @@ def all_current(lake: Lake, tenant: str, platform: str, source: str, ids: list[s
 
 def read_current(lake: Lake, table: str, tenant: str, platform: str, source: str,
                  columns: list[str] | None = None) -> pa.Table | None:
-    """The ``current`` part of a relation table (only ``columns`` when given), or None."""
+    """The ``current`` part of a summary table (only ``columns`` when given), or None."""
     for _, found in lake.read_parts(table, tenant, platform, source, columns=columns, include=CURRENT.__eq__):
         return found
     return None
 
 
 def stored_inputs(lake: Lake, tenant: str, platform: str, source: str) -> Inputs | None:
-    """The watermark the three tables agree on (None when one lacks it or they differ)."""
+    """The watermark the summary tables agree on (None when one lacks it or they differ)."""
     stamps = set()
-    for name in (*SUMMARY_TABLES, TABLE):
+    for name in SUMMARY_TABLES:
         table = read_current(lake, name, tenant, platform, source, columns=[])
         stamps.add(None if table is None else (table.schema.metadata or {}).get(INPUTS_KEY))
     stamp = stamps.pop() if len(stamps) == 1 else None
     return None if stamp is None else Inputs(**orjson.loads(stamp))
 
 
-def to_arrow(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
-    cols = {f.name: frame[f.name].tolist() if f.name in frame else [None] * len(frame) for f in schema}
-    if "created_at" in cols:
-        cols["created_at"] = [None if pd.isna(v) else pd.Timestamp(v).to_pydatetime() for v in cols["created_at"]]
-    return pa.table(cols, schema=schema)
+def edges_match(lake: Lake, tenant: str, platform: str, source: str, mark: Inputs, ids: list[str]) -> bool:
+    """Whether the edge files are exactly those of the parts ``ids``, all of the watermark's generation."""
+    if not mark.generation or lake.part_ids(TABLE, tenant, platform, source) != ids:
+        return False
+    return all(lake.part_metadata(lake.table_part(TABLE, tenant, platform, source, i)).get(GENERATION_KEY)
+               == mark.generation.encode() for i in ids)

@@ -122,3 +122,21 @@ def test_batched_signatures_equal_datasketchs_own_minhash():
     for num_perm, seed in ((64, 1), (128, 7)):
         expected = [m.hashvalues for m in MinHash.generator(texts, num_perm=num_perm, seed=seed, hashfunc=zlib.crc32)]
         assert np.array_equal(minhash_signatures(texts, num_perm, seed), np.array(expected))
+
+
+def test_copies_of_one_text_alone_are_one_cluster():
+    """Only identical texts (one distinct signature, so no LSH pair at all) still make their cluster."""
+    enricher = NearDuplicates()
+    rows = [record(f"x:{i}", CAMPAIGN, author=f"acct{i}", at=T0 + timedelta(hours=i)) for i in range(3)]
+    [cluster] = enricher.combine([enricher.extract(table(rows))], NOW)["clusters"].to_pylist()
+    assert cluster["member_count"] == 3 and cluster["first_key"] == "x:0" and cluster["min_similarity"] == 1.0
+    single = enricher.combine([enricher.extract(table(rows[:1]))], NOW)
+    assert single["clusters"].num_rows == 0 and single["members"].num_rows == 0
+
+
+def test_a_threshold_without_lsh_bands_is_refused_when_configured():
+    import pytest
+
+    with pytest.raises(ValueError, match="'threshold' 1.0 with 'num_perm' 64 leaves too few LSH bands"):
+        NearDuplicates(threshold=1.0)
+    assert NearDuplicates(threshold=0.99, num_perm=512).params["threshold"] == 0.99

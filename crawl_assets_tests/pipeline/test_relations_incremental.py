@@ -1,19 +1,20 @@
 """Relation tables kept up to date by what is new: a sync with no new normalized part reads and writes no
-table; appended parts are added to the stored tables; either way the three Parquet files are byte for byte
-those a rebuild from all parts writes."""
+table; appended parts get their own edge files and their counts added to the stored summary tables; either
+way the tables hold the rows a rebuild from all parts writes."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawl_assets.lake import Lake
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.normalize import normalize_batch
 from crawl_assets.pipeline.relations import SUMMARY_TABLES, TABLE, write_relations
-from crawl_assets.pipeline.relations_delta import orphan_sources, refresh_relations
+from crawl_assets.pipeline.relations_delta import refresh_relations
 from crawl_assets_tests.normalize.shapes import x_page, x_tweet
 from crawl_assets_tests.pipeline.lake_normalize import RawInput, write_batches
 
@@ -43,13 +44,15 @@ def _add_batch(root: Path, seq: int, tweets: list[dict]) -> None:
     normalize_batch(lake, batch, lake.table_part(RECORDS_TABLE, TENANT, "x", SOURCE, batch_id))
 
 
-def _files(root: Path) -> dict[str, bytes]:
+def _files(root: Path) -> dict[str, list]:
+    """Each table's rows (edges of every part file together, in edge order; summaries as stored)."""
     lake = Lake(str(root))
-    return {name: Path(lake.path(lake.table_part(name, TENANT, "x", SOURCE, "current"))).read_bytes()
-            for name in TABLES}
+    rows = {name: [r for _, t in lake.read_parts(name, TENANT, "x", SOURCE) for r in t.to_pylist()] for name in TABLES}
+    rows[TABLE].sort(key=lambda r: (r["type"], r["src"], r["dst"]))
+    return rows
 
 
-def _rebuilt(root: Path, tmp_path: Path) -> dict[str, bytes]:
+def _rebuilt(root: Path, tmp_path: Path) -> dict[str, list]:
     """The three tables as a rebuild from all parts writes them (in a copy of the lake)."""
     copy = tmp_path / "rebuilt"
     shutil.rmtree(copy, ignore_errors=True)
@@ -75,7 +78,7 @@ def test_a_sync_with_nothing_new_reads_and_writes_no_table(tmp_path):
     assert again.inputs.summary_rows["hashtag_cooccurrence"] == 3  # (news,tehran) twice, (art,news), (art,tehran)
 
 
-def test_appended_parts_are_added_and_equal_a_rebuild_byte_for_byte(tmp_path):
+def test_appended_parts_are_added_and_equal_a_rebuild(tmp_path):
     root = tmp_path / "lake"
     _add_batch(root, 1, FIRST)
     lake = Lake(str(root))
@@ -91,7 +94,8 @@ def test_appended_parts_are_added_and_equal_a_rebuild_byte_for_byte(tmp_path):
     rows = pq.read_table(lake.path(lake.table_part("hashtag_cooccurrence", TENANT, "x", SOURCE, "current")))
     counts = {(r["hashtag_a"], r["hashtag_b"]): r["count"] for r in rows.to_pylist()}
     assert counts[("news", "tehran")] == 4 and counts[("art", "zed")] == 1
-    assert orphan_sources(lake, TENANT, "x", SOURCE) == []
+    assert done.inputs.orphans == 0
+    assert len(lake.part_ids(TABLE, TENANT, "x", SOURCE)) == 3, "one edge file per normalized part"
 
 
 def test_a_post_that_changed_its_relations_rebuilds_and_equals_a_rebuild(tmp_path):
@@ -113,10 +117,41 @@ def test_tables_a_crash_left_disagreeing_are_rebuilt(tmp_path):
     lake = Lake(str(root))
     refresh_relations(lake, TENANT, "x", SOURCE)
     _add_batch(root, 2, [_tweet(8, ["tehran", "news"])])
-    stale = _files(root)["hashtag_cooccurrence"]
+    summary = Path(lake.path(lake.table_part("hashtag_cooccurrence", TENANT, "x", SOURCE, "current")))
+    stale = summary.read_bytes()
     refresh_relations(lake, TENANT, "x", SOURCE)
     # as if the run died after writing the edges but before the summary (the watermarks now differ)
-    Path(lake.path(lake.table_part("hashtag_cooccurrence", TENANT, "x", SOURCE, "current"))).write_bytes(stale)
+    summary.write_bytes(stale)
     done = refresh_relations(lake, TENANT, "x", SOURCE)
     assert done.mode == "full"
     assert _files(root) == _rebuilt(root, tmp_path)
+
+
+def test_an_edge_file_written_before_a_crash_makes_the_next_sync_rebuild(tmp_path):
+    root = tmp_path / "lake"
+    _add_batch(root, 1, FIRST)
+    lake = Lake(str(root))
+    refresh_relations(lake, TENANT, "x", SOURCE)
+    summaries = {name: Path(lake.path(lake.table_part(name, TENANT, "x", SOURCE, "current"))).read_bytes()
+                 for name in SUMMARY_TABLES}
+    _add_batch(root, 2, [_tweet(9, ["tehran"])])
+    assert refresh_relations(lake, TENANT, "x", SOURCE).mode == "incremental"
+    for name, stale in summaries.items():  # as if the run died after the new edge file, before the summaries
+        Path(lake.path(lake.table_part(name, TENANT, "x", SOURCE, "current"))).write_bytes(stale)
+    assert refresh_relations(lake, TENANT, "x", SOURCE).mode == "full"
+    assert _files(root) == _rebuilt(root, tmp_path)
+
+
+def test_an_edge_that_starts_at_no_record_of_its_part_is_found(tmp_path):
+    from crawl_assets.pipeline.relations import part_orphans, write_edges
+
+    root = tmp_path / "lake"
+    _add_batch(root, 1, FIRST)
+    lake = Lake(str(root))
+    refresh_relations(lake, TENANT, "x", SOURCE)
+    [part] = lake.part_ids(TABLE, TENANT, "x", SOURCE)
+    assert part_orphans(lake, TENANT, "x", SOURCE, part) == []
+    [(_, edges)] = lake.read_parts(TABLE, TENANT, "x", SOURCE)
+    foreign = edges.slice(0, 1).set_column(1, "src", pa.array(["x:elsewhere"]))
+    write_edges(lake, TENANT, "x", SOURCE, part, pa.concat_tables([edges, foreign]), "g")
+    assert part_orphans(lake, TENANT, "x", SOURCE, part) == ["x:elsewhere"]

@@ -82,7 +82,7 @@ def test_clock_advances_through_the_policy(world):
 
     _run(lake, es, policy, T0 + timedelta(days=95))  # now its normalized part too
     assert _state(lake, "acme") == ([new], [new])
-    assert lake.exists("tables/relation_edges/acme/x/acme.x.feed/current.parquet")
+    assert lake.part_ids("relation_edges", "acme", "x", "acme.x.feed") == [new], "edge files follow the parts"
 
     _run(lake, es, policy, datetime(2026, 4, 20, tzinfo=timezone.utc))  # keep 2 months: March and April
     assert _months(es, "acme") == ["2026.03", "2026.04"]

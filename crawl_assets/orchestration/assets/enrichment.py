@@ -10,8 +10,11 @@ partitioned by source like the rest, downstream of ``normalized_records``. Thin:
 * Incremental: a partition's run reads only normalized parts not yet enriched at the current stamp.
 * The features are indexed in the tenant's own index when a cluster is configured (``CRAWL_ES_URL``).
 
-The sync jobs do not run these assets (a sync stays as fast as before); ``{platform}_enrich`` runs them for
-the chosen sources, and the UI's "Materialize stale" re-derives what a new stamp marked stale.
+The sync jobs do not run these assets (a sync stays as fast as before). They run by themselves after it:
+each carries ``enrichment_condition()`` (Dagster's declarative automation), which the ``enrichment_automation``
+sensor (running by default, evaluated by the daemon) turns into runs: a source's enrichment runs once its
+``normalized_records`` partition was materialized by a sync (single or batch run), and every source's once
+an enricher's stamp changed. ``{platform}_enrich`` and the UI's "Materialize stale" run them by hand.
 """
 
 import hashlib
@@ -30,6 +33,29 @@ from crawl_assets.orchestration.resources.lake import LakeResource
 
 PREFIX = "enrichment"
 log = logging.getLogger(__name__)
+
+
+AUTOMATION_SENSOR = "enrichment_automation"
+
+
+def enrichment_condition() -> dg.AutomationCondition:
+    """Dagster's ``eager()`` (a partition whose normalized records were updated, or that is new, once no
+    upstream run is in progress), plus: a changed code version (the enricher's stamp) requests every
+    partition whose records exist, so a new enricher version re-derives without anyone pressing a button."""
+    ac = dg.AutomationCondition
+    return (ac.in_latest_time_window()
+            & (ac.newly_missing() | ac.any_deps_updated() | ac.code_version_changed()).since_last_handled()
+            & ~ac.any_deps_missing() & ~ac.any_deps_in_progress() & ~ac.in_progress()).with_label("eager_or_new_stamp")
+
+
+def enrichment_sensor(platforms: list[str]) -> dg.AutomationConditionSensorDefinition:
+    """The sensor that evaluates the enrichment assets' conditions (Dagster's default one is stopped by
+    default and would also pick up any other asset's condition)."""
+    return dg.AutomationConditionSensorDefinition(
+        AUTOMATION_SENSOR, target=dg.AssetSelection.key_prefixes(*([p, PREFIX] for p in platforms)),
+        default_status=dg.DefaultSensorStatus.RUNNING, minimum_interval_seconds=30,
+        description="Enriches a source after a sync updated its normalized records, and every source after an "
+                    "enricher's stamp changed (docs/ENRICHMENT.md).")
 
 
 def enrichment_key(platform: str, name: str) -> dg.AssetKey:
@@ -61,6 +87,7 @@ def build_enrichment_asset(platform: str, enricher: Enricher, *, cluster_configu
         partitions_def=SOURCE_PARTITIONS[platform],
         group_name=f"{platform}_{PREFIX}",  # beside the platform group, whose lineage stays readable
         code_version=enricher.stamp,
+        automation_condition=enrichment_condition(),
         kinds={"parquet", "elasticsearch"} if cluster_configured else {"parquet"},
         description=description,
         metadata={"enricher": enricher.name, "enricher_version": enricher.version, "enricher_stamp": enricher.stamp,

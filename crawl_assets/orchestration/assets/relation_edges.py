@@ -2,8 +2,8 @@
 hashtag co-occurrence and author–hashtag participation tables (pandas → Parquet).
 
 Kept up to date by what is new (``pipeline.relations_delta``): with no new normalized part the step reads
-and writes no table and says so (``mode``: ``up_to_date``); appended parts are added (``incremental``);
-anything else rebuilds (``full``)."""
+and writes no table and says so (``mode``: ``up_to_date``); appended parts get their own edge files and their
+counts added (``incremental``); anything else rebuilds (``full``)."""
 
 
 from functools import partial
@@ -13,7 +13,7 @@ import dagster as dg
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.pipeline.normalize import split_source_key
 from crawl_assets.pipeline.relations import TABLE
-from crawl_assets.pipeline.relations_delta import orphan_sources, refresh_relations
+from crawl_assets.pipeline.relations_delta import refresh_relations
 from crawl_assets.orchestration.steps import StepEnv, StepFn
 
 
@@ -50,7 +50,8 @@ def run_relation_edges(platform: str, env: StepEnv) -> dg.MaterializeResult:
     source = env.partition_key
     tenant, _ = split_source_key(source)
     done = refresh_relations(the_lake, tenant, platform, source)
-    orphans = orphan_sources(the_lake, tenant, platform, source)
+    # each edge file is checked against its part's keys when written; unchanged files keep their result
+    orphans = done.inputs.orphan_examples
     by_type = done.inputs.edges_by_type
     return dg.MaterializeResult(
         metadata={
@@ -64,8 +65,8 @@ def run_relation_edges(platform: str, env: StepEnv) -> dg.MaterializeResult:
         },
         check_results=[
             dg.AssetCheckResult(
-                check_name="edge_sources_exist", passed=not orphans,
-                metadata={"orphan_sources": len(orphans), "examples": orphans[:10]},
+                check_name="edge_sources_exist", passed=not done.inputs.orphans,
+                metadata={"orphan_sources": done.inputs.orphans, "examples": orphans},
             )
         ],
     )

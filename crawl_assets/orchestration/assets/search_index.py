@@ -22,12 +22,13 @@ from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
 # looked up here at call time (fault-injection sites patch this module's names)
 from crawl_assets.pipeline.index import (
+    EDGE_SOURCE_COLUMNS,
     edge_version_fields,
     live_key_count,
     marker_body,
-    pending_edges,
     pending_parts,
     pending_records,
+    record_edge_documents,
     scan_keys,
 )
 from crawl_assets.pipeline.normalize import split_source_key
@@ -88,24 +89,32 @@ def run_search_index(platform: str, env: StepEnv) -> dg.MaterializeResult | None
         return None
     the_lake = env.resources.lake.lake()
     tenant, _ = split_source_key(source)
-    parts, pending = pending_parts(the_lake, tenant, platform, source)
-    if parts and not pending:
+    parts, unmarked = pending_parts(the_lake, tenant, platform, source)
+    if parts and not unmarked:
         return up_to_date(env, the_lake, elasticsearch, platform, key)
-    records, markers = pending_records(the_lake, tenant, platform, source, pending)
-    seen_before, expected = scan_keys(the_lake, tenant, platform, source, {r["key"] for r in records})
-    edge_rows = pending_edges(records)
+    pending = pending_records(the_lake, tenant, platform, source, unmarked)
+    seen_before, expected = scan_keys(the_lake, tenant, platform, source, pending.keys)
     deadletter_root = the_lake.root  # the sink files under deadletter/es/{family}/{tenant}/
+    reobserved: dict[str, dict] = {}  # records seen in an earlier part: their edges may have become stale
+    keep: dict[str, set[str]] = {}
+    edges_sent = 0
+
+    def edge_documents() -> Iterator[dict]:  # a second, narrower pass: only the columns edges read
+        nonlocal edges_sent
+        for record in pending.records(columns=EDGE_SOURCE_COLUMNS):
+            docs = record_edge_documents(record)
+            edges_sent += len(docs)
+            if record["key"] in seen_before:
+                reobserved[record["key"]] = record
+                keep[record["key"]] = {edge_id(edge) for edge in docs}
+            yield from docs
+
     with elasticsearch.get_client() as client:
         setup_indices(client, [tenant])
-        rec_stats = index_documents(client, records, family="records", tenant=tenant,
+        rec_stats = index_documents(client, pending.records(), family="records", tenant=tenant,
                                     deadletter_root=deadletter_root, run_id=env.run.run_id)
-        edge_stats = index_documents(client, edge_rows, family="edges", tenant=tenant,
+        edge_stats = index_documents(client, edge_documents(), family="edges", tenant=tenant,
                                      deadletter_root=deadletter_root, run_id=env.run.run_id)
-        reobserved = {r["key"]: r for r in records if r["key"] in seen_before}
-        keep: dict[str, set[str]] = {k: set() for k in reobserved}
-        for edge in edge_rows:
-            if edge["src"] in keep:
-                keep[edge["src"]].add(edge_id(edge))
         stale = stale_edge_tombstones(client, tenant, reobserved, keep, edge_version_fields)
         prune_stats = index_documents(client, stale, family="edges", tenant=tenant,
                                       deadletter_root=deadletter_root, run_id=env.run.run_id)
@@ -113,10 +122,10 @@ def run_search_index(platform: str, env: StepEnv) -> dg.MaterializeResult | None
         live = count_documents(client, tenant, source=source, family="records", include_tombstones=False)
     accounted = all(
         s.created + s.updated + s.noop + s.failed == n
-        for s, n in ((rec_stats, len(records)), (edge_stats, len(edge_rows)), (prune_stats, len(stale)))
+        for s, n in ((rec_stats, len(pending)), (edge_stats, edges_sent), (prune_stats, len(stale)))
     )
     if accounted:
-        for marker in markers:
+        for marker in pending.markers:
             the_lake.write_bytes(marker, marker_body(env.run.run_id))
     return dg.MaterializeResult(
         asset_key=key,
@@ -124,7 +133,7 @@ def run_search_index(platform: str, env: StepEnv) -> dg.MaterializeResult | None
             "mode": "indexed",
             **{f"records_{k}": v for k, v in rec_stats.as_metadata().items()},
             **{f"edges_{k}": v for k, v in edge_stats.as_metadata().items()},
-            "parts_indexed": len(markers),
+            "parts_indexed": len(pending.markers),
             "stale_edges_removed": pruned,
             "index_live_documents": live,
         },

@@ -162,6 +162,11 @@ def _fast_items(batch: Batch, line: int, page: _Page) -> list[Item] | None:
     return items
 
 
+
+_METADATA_FIELDS = ("source", "possibly_sensitive", "reply_settings", "in_reply_to_user_id", "edit_history_tweet_ids",
+                    "withheld", "geo")  # copied into metadata when present, in this order
+
+
 def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[str, Any], index: int,
               decoded: bool = False) -> Item:  # fmt: skip
     """One ``data`` tweet (a ``_Tweet``; anything else was not an object). The hot path of ``crawl-assets
@@ -198,21 +203,9 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
     if type(author_id) is not str:
         author_id = None
     conversation = tweet.conversation_id
-    metadata: dict[str, Any] = {}  # the tweet's fields without a common one, present ones in this order
-    if tweet.source is not None:
-        metadata["source"] = tweet.source
-    if tweet.possibly_sensitive is not None:
-        metadata["possibly_sensitive"] = tweet.possibly_sensitive
-    if tweet.reply_settings is not None:
-        metadata["reply_settings"] = tweet.reply_settings
-    if tweet.in_reply_to_user_id is not None:
-        metadata["in_reply_to_user_id"] = tweet.in_reply_to_user_id
-    if tweet.edit_history_tweet_ids is not None:
-        metadata["edit_history_tweet_ids"] = tweet.edit_history_tweet_ids
-    if tweet.withheld is not None:
-        metadata["withheld"] = tweet.withheld
-    if tweet.geo is not None:
-        metadata["geo"] = tweet.geo
+    # the tweet's fields without a common one, present ones in this order
+    metadata: dict[str, Any] = {name: value for name in _METADATA_FIELDS
+                                if (value := getattr(tweet, name)) is not None}
     raw_lang = tweet.lang
     if raw_lang is not None:
         metadata["x_lang"] = raw_lang

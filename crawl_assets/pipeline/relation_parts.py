@@ -1,0 +1,123 @@
+"""A normalized part's edges and co-occurrence counts, computed in Arrow a record batch at a time.
+
+Only the rows that are their key's latest observation are used (``latest_rows``), never a superseded version
+of an edited X post; the edges are the same as ``normalize.edges.record_edges`` gives for each record, and
+the counts are added to a ``Summaries`` (bounded by distinct hashtag pairs and author–hashtag pairs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+
+import numpy as np
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from crawl_assets.lake import Lake
+from crawl_assets.lake.tables import EDGES_SCHEMA
+from crawl_assets.normalize.edges import Summaries, is_superseded
+from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
+
+EDGE_ORDER = [("type", "ascending"), ("src", "ascending"), ("dst", "ascending")]
+READ_COLUMNS = ["key", "created_at", "platform", "tenant", "author_id", "reply_to", "quote_of", "repost_of",
+                "mentions", "hashtags", "metadata"]
+BATCH_ROWS = 5_000
+
+
+def latest_rows(lake: Lake, tenant: str, platform: str, source: str, ids: Collection[str]
+                ) -> tuple[list[tuple[str, np.ndarray]], pa.Array]:
+    """Per part of ``ids`` (collection order), which of its rows are their key's latest observation among
+    those parts (later parts and later rows win), and the keys, each once. Only key columns are read."""
+    found, columns = [], []
+    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key"],
+                                           include=set(ids).__contains__):
+        found.append(batch_id)
+        columns.append(table.column("key").combine_chunks())
+    keys = pa.concat_arrays(columns) if columns else pa.array([], pa.string())
+    positions = pa.table({"key": keys, "at": pa.array(np.arange(len(keys), dtype=np.int64))})
+    latest = positions.group_by("key", use_threads=False).aggregate([("at", "max")])
+    chosen = np.zeros(len(keys), dtype=bool)
+    chosen[latest.column("at_max").to_numpy()] = True
+    masks, offset = [], 0
+    for batch_id, column in zip(found, columns):
+        masks.append((batch_id, chosen[offset:offset + len(column)]))
+        offset += len(column)
+    return masks, latest.column("key").combine_chunks()
+
+
+def live_batches(lake: Lake, tenant: str, platform: str, source: str, batch_id: str, mask: np.ndarray | None
+                 ) -> Iterator[pa.Table]:
+    """The part's rows picked by ``mask`` (all when None) that are no superseded version, in batches of the
+    columns edges and counts read."""
+    offset = 0
+    part = lake.table_part(RECORDS_TABLE, tenant, platform, source, batch_id)
+    for batch in lake.iter_part_batches(part, columns=READ_COLUMNS, batch_size=BATCH_ROWS):
+        rows = pa.Table.from_batches([batch])
+        if mask is not None:
+            rows = rows.filter(pa.array(mask[offset:offset + batch.num_rows]))
+        offset += batch.num_rows
+        yield rows.filter(pc.invert(superseded(rows.column("metadata"))))
+
+
+def superseded(metadata: pa.ChunkedArray) -> pa.Array:
+    """Which rows are a superseded version (JSON parsed only where the text names ``superseded_by``)."""
+    hits = pc.fill_null(pc.match_substring(metadata, '"superseded_by"'), False).to_numpy(zero_copy_only=False)
+    flags = np.zeros(len(metadata), dtype=bool)
+    for i in np.flatnonzero(hits):
+        flags[i] = is_superseded(orjson.loads(metadata[int(i)].as_py()))
+    return pa.array(flags)
+
+
+def edges_of(rows: pa.Table) -> pa.Table:
+    """The edges of ``rows`` (``EDGES_SCHEMA``), each (type, src, dst) once, sorted by it."""
+    key, at, platform, tenant = (rows.column(c).combine_chunks() for c in ("key", "created_at", "platform", "tenant"))
+    pieces = []
+
+    def add(kind: str, index: pa.Array, dst: pa.Array) -> None:
+        pieces.append(pa.table([pa.array([kind] * len(index), pa.string()), key.take(index), dst, at.take(index),
+                                platform.take(index), tenant.take(index)], schema=EDGES_SCHEMA))
+
+    for kind, column in (("reply", "reply_to"), ("quote", "quote_of"), ("repost", "repost_of")):
+        target = rows.column(column).combine_chunks()
+        index = pa.array(np.flatnonzero(pc.fill_null(pc.greater(pc.utf8_length(target), 0), False)
+                                        .to_numpy(zero_copy_only=False)))
+        add(kind, index, target.take(index))
+    for kind, column in (("mention", "mentions"), ("hashtag", "hashtags")):
+        lists = rows.column(column).combine_chunks()
+        values, parents = pc.list_flatten(lists), pc.list_parent_indices(lists)
+        prefix = platform.take(parents) if kind == "mention" else pa.array(["hashtag"] * len(values), pa.string())
+        add(kind, parents, pc.binary_join_element_wise(prefix, values, ":user:" if kind == "mention" else ":"))
+    return unique_edges(pa.concat_tables(pieces))
+
+
+def unique_edges(edges: pa.Table) -> pa.Table:
+    """``edges`` sorted by (type, src, dst), the first of equal ones kept (all of a record: the same row)."""
+    edges = edges.take(pc.sort_indices(edges, sort_keys=EDGE_ORDER)).combine_chunks()
+    if edges.num_rows < 2:
+        return edges
+    same = np.ones(edges.num_rows - 1, dtype=bool)
+    for name in ("type", "src", "dst"):
+        column = edges.column(name)
+        same &= pc.equal(column.slice(1), column.slice(0, edges.num_rows - 1)).to_numpy(zero_copy_only=False)
+    return edges.filter(pa.array(np.concatenate([[True], ~same])))
+
+
+def count_into(summaries: Summaries, rows: pa.Table) -> None:
+    """Add the hashtag counts of ``rows`` (only rows with hashtags become Python values)."""
+    tagged = rows.filter(pc.greater(pc.list_value_length(rows.column("hashtags")), 0))
+    columns = [tagged.column(c).to_pylist() for c in ("platform", "tenant", "author_id", "hashtags", "created_at")]
+    for platform, tenant, author, tags, at in zip(*columns):
+        summaries.add(platform, tenant, author, tags, at)
+
+
+def part_relations(lake: Lake, tenant: str, platform: str, source: str, batch_id: str, mask: np.ndarray | None,
+                   summaries: Summaries) -> tuple[pa.Table, int]:
+    """(the part's edges, how many records they come from); its counts go into ``summaries``."""
+    tables, records = [], 0
+    for rows in live_batches(lake, tenant, platform, source, batch_id, mask):
+        records += rows.num_rows
+        tables.append(edges_of(rows))
+        count_into(summaries, rows)
+    edges = unique_edges(pa.concat_tables(tables)) if tables else EDGES_SCHEMA.empty_table()
+    return edges, records

@@ -1,0 +1,101 @@
+"""Through Dagster's declarative automation: a sync that materializes a source's normalized records makes the
+``enrichment_automation`` sensor request that source's enrichment (and nothing before or again after it
+ran); a changed enricher stamp makes it request that enricher alone, which re-derives its features only.
+
+``dg.evaluate_automation_conditions`` is the evaluation the daemon runs for the sensor on each tick (same
+conditions, same cursor); the requested runs are then executed in process like a launched run would be."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+
+from crawl_assets import settings
+from crawl_assets.orchestration.assets.enrichment import AUTOMATION_SENSOR
+from crawl_assets.cli.demo import register_samples
+from crawl_assets.enrich import store
+from crawl_assets.enrich.config import ENRICHERS
+from crawl_assets.lake import Lake
+from crawl_assets_tests.enrich.test_assets import SOURCE, _defs, _digests, _key, _materialized
+
+
+def _target(defs) -> dg.AssetSelection:
+    """What the sensor evaluates on each tick."""
+    return defs.resolve_sensor_def(AUTOMATION_SENSOR).asset_selection
+
+
+def _requested(defs, result) -> set[tuple[str, str]]:
+    """(asset, partition) of everything the tick requested."""
+    return {("/".join(key.path), partition) for key in defs.resolve_asset_graph().get_all_asset_keys()
+            for partition in result.get_requested_partitions(key)}
+
+
+def _run(defs, instance, requested: set[tuple[str, str]]) -> dict[str, dict]:
+    """Execute the requested partitions as the sensor's runs would; the enrichers' materialization metadata."""
+    meta: dict[str, dict] = {}
+    for partition in sorted({p for _, p in requested}):
+        keys = [dg.AssetKey(a.split("/")) for a, p in requested if p == partition]
+        done = defs.resolve_job_def("x_enrich").execute_in_process(partition_key=partition, asset_selection=keys,
+                                                                   instance=instance)
+        assert done.success
+        meta.update(_materialized(done))
+    return meta
+
+
+def test_the_sensor_targets_every_enrichment_asset_and_runs_by_default():
+    defs = _defs()
+    sensor = defs.resolve_sensor_def(AUTOMATION_SENSOR)
+    assert isinstance(sensor, dg.AutomationConditionSensorDefinition)
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
+    graph = defs.resolve_asset_graph()
+    targeted = sensor.asset_selection.resolve(graph)
+    assert targeted == {k for k in graph.get_all_asset_keys() if k.path[1:2] == ["enrichment"]} and targeted
+    assert all(graph.get(k).automation_condition is not None for k in targeted)
+    assert not [k for k in graph.get_all_asset_keys() - targeted if graph.get(k).automation_condition is not None], \
+        "no other asset is automated (syncs stay with their schedulers)"
+
+
+def test_a_sync_leads_to_enrichment_and_a_new_stamp_re_derives_only_that_enricher(dagster_home, tmp_path, monkeypatch):
+    register_samples(settings.registry_path())
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("x_sources", [SOURCE])
+        defs = _defs()
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs))
+        assert not _requested(defs, tick), "nothing to enrich before the source's records exist"
+
+        # the scheduler's batch job (its materializations are logged by one op, not by the assets' own steps)
+        sync = defs.resolve_job_def("x_sync_batch_no_index").execute_in_process(
+            run_config={"ops": {"x_sync_sources_no_index": {"config": {"partitions": [SOURCE]}}}},
+            instance=instance, tags={"crawl/platform": "x"})
+        assert sync.success
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor)
+        assert _requested(defs, tick) == {(f"x/enrichment/{name}", SOURCE) for name in ENRICHERS}, \
+            "the sync's materialization of normalized_records requests that source's enrichment"
+        meta = _run(defs, instance, _requested(defs, tick))
+        assert set(meta) == set(ENRICHERS) and all(m["parts_enriched"] >= 1 for m in meta.values())
+
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor)
+        assert not _requested(defs, tick), "enriched once: not requested again without a new sync"
+
+        lake = Lake(settings.lake_root())
+        features = _digests(Path(lake.root) / "features")
+        config = tmp_path / "enrichment.yaml"
+        config.write_text("enrichers:\n  trends: {window_hours: 12}\n")
+        monkeypatch.setenv("CRAWL_ENRICHMENT", str(config))
+        changed = _defs()  # the code location reloaded with the new configuration
+        tick = dg.evaluate_automation_conditions(defs=changed, instance=instance, asset_selection=_target(changed),
+                                                 cursor=tick.cursor)
+        assert _requested(changed, tick) == {("x/enrichment/trends", SOURCE)}, "a new stamp requests that enricher only"
+        meta = _run(changed, instance, _requested(changed, tick))
+        assert set(meta) == {"trends"} and meta["trends"]["parts_enriched"] >= 1
+        stamp = changed.resolve_asset_graph().get(_key("trends")).code_version
+        parts = list(store.read_parts(lake, store.tenant_parts(lake, "trends", "demo")))
+        assert parts and all(set(t.column("enricher_version").to_pylist()) == {stamp} for _, t in parts)
+        after = _digests(Path(lake.root) / "features")
+        assert {k: v for k, v in after.items() if not k.startswith("trends/")} == \
+            {k: v for k, v in features.items() if not k.startswith("trends/")}, "the other enrichers' features stay"
+
+        tick = dg.evaluate_automation_conditions(defs=changed, instance=instance, asset_selection=_target(changed),
+                                                 cursor=tick.cursor)
+        assert not _requested(changed, tick), "re-derived once"
