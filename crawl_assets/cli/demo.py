@@ -161,7 +161,7 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
     click.echo(f"relation edges:     {lake.root}/tables/relation_edges/{DEMO_TENANT}/")
     if not indexing:
         click.echo("index step skipped: no Elasticsearch configured. Start one with "
-                   "`docker compose up -d elasticsearch` and re-run with CRAWL_ES_URL=http://localhost:9200.")
+                   "`docker compose up -d es-0 es-1 es-2` and re-run with CRAWL_ES_URL=http://localhost:9200.")
     click.echo("\nOpen the UI: crawl-assets ui" + (f" --home {home}" if home_given else "") + "   (then http://127.0.0.1:3000)")
     return failures
 

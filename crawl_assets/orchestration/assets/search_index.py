@@ -36,7 +36,7 @@ from crawl_assets.orchestration.steps import StepEnv, StepFn, as_output
 
 MISSING_CLUSTER = (
     "no Elasticsearch cluster is configured: set CRAWL_ES_URL (e.g. http://localhost:9200; "
-    "`docker compose up elasticsearch` starts one) and reload the code location"
+    "`docker compose up -d es-0 es-1 es-2` starts a cluster) and reload the code location"
 )
 
 
