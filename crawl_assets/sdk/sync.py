@@ -164,6 +164,13 @@ class PageBuffer:
         self.lines, self.pages, self.info = [], 0, {}
 
 
+def lag_seconds(newest_event_at: str | None, now: datetime | None = None) -> float | None:
+    """Age of the newest event a sync saw (an ISO time with offset), in seconds to 0.1; ``None`` without one."""
+    if not newest_event_at:
+        return None
+    return round(((now or datetime.now(timezone.utc)) - datetime.fromisoformat(newest_event_at)).total_seconds(), 1)
+
+
 def begin(state: dict[str, Any], store: StoreBatch, pages_per_batch: int) -> tuple[dict[str, Any], SyncStats, PageBuffer]:
     """A sync's working copy of the checkpoint, its stats and its page buffer."""
     stats = SyncStats()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from crawl_assets.core.spec import SourceSpec, resolve
@@ -23,7 +22,7 @@ from crawl_assets.sdk.errors import (BadRequest, MissingCredential, PauseSource,
                                      SourceConfigError)
 from crawl_assets.sdk.http import ClientStats
 from crawl_assets.sdk.sync import (Budget, CollectEnv, Collected, LiveCollector, RawBatchWriter, StoreBatch, SyncResult,
-                                   SyncStats)
+                                   SyncStats, lag_seconds)
 
 SyncFn = Callable[[Any, SourceEntry, dict[str, Any], StoreBatch, Budget], SyncResult]
 T = TypeVar("T")
@@ -107,6 +106,5 @@ def sync_metadata(stats: SyncStats, client: ClientStats, started: float) -> dict
         **stats.extra,
     }
     if stats.newest_event_at:
-        lag = datetime.now(timezone.utc) - datetime.fromisoformat(stats.newest_event_at)
-        meta["newest_event_lag_seconds"] = round(lag.total_seconds(), 1)
+        meta["newest_event_lag_seconds"] = lag_seconds(stats.newest_event_at)
     return meta

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.errors import PauseSource, RetryLater
-from crawl_assets.sdk.sync import CollectEnv, Collected, SyncResult
+from crawl_assets.sdk.sync import CollectEnv, Collected, SyncResult, lag_seconds
 from crawl_assets.sources.telegram.client import CrawlClient
 from crawl_assets.sources.telegram.errors import AccountBusy, LongFloodWait, permanent_reason
 from crawl_assets.sources.telegram.sink import LakeSink
@@ -31,10 +31,6 @@ async def _sync(resource: TelegramResource, entry: SourceEntry, state: dict[str,
     async with resource.connected(entry.tenant, entry.credential) as client:
         used.append(client)
         return await run_sync(client, entry, state, sink, resource.budget())
-
-
-def _lag_seconds(newest: str | None, now: datetime) -> float | None:
-    return round((now - datetime.fromisoformat(newest)).total_seconds(), 1) if newest else None
 
 
 def collect(resource: TelegramResource, entry: SourceEntry, env: CollectEnv) -> Collected:
@@ -72,7 +68,7 @@ def collect(resource: TelegramResource, entry: SourceEntry, env: CollectEnv) -> 
         "history_complete": bool(state.get("history_complete")),
         "newest_id": state.get("newest_id", 0),
         "oldest_id": state.get("oldest_id", 0),
-        "newest_event_lag_seconds": _lag_seconds(state.get("newest_date"), now),
+        "newest_event_lag_seconds": lag_seconds(state.get("newest_date"), now),
         "duration_seconds": stats.duration_seconds,
     }
     env.log.info(f"{entry.key}: {stats.new} new, {stats.updated} updated, {stats.deleted} deleted, "
