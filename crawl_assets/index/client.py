@@ -8,13 +8,13 @@ Variables (``client_settings_from_env``): ``CRAWL_ES_URL`` (comma-separated), ``
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from elasticsearch import Elasticsearch
-from elasticsearch.serializer import OrjsonSerializer
-
 from crawl_assets import settings
+
+if TYPE_CHECKING:  # the client (~26 MiB with its transports) loads when one is built, not with its settings
+    from elasticsearch import Elasticsearch
 
 DEFAULT_URL = "http://localhost:9200"
 
@@ -58,6 +58,9 @@ def build_client(hosts: list[str], *, api_key: str = "", username: str = "", pas
                  verify_certs: bool = True, request_timeout: float = 30.0, max_retries: int = 3,
                  retry_on_timeout: bool = True) -> Elasticsearch:
     """A new client (orjson serializer); ``api_key`` (encoded, or ``id:key``) wins over basic auth."""
+    from elasticsearch import Elasticsearch
+    from elasticsearch.serializer import OrjsonSerializer
+
     check_hosts(hosts, "hosts")
     kwargs: dict = {"request_timeout": request_timeout, "max_retries": max_retries,
                     "retry_on_timeout": retry_on_timeout, "serializer": OrjsonSerializer()}
