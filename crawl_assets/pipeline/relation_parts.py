@@ -2,7 +2,8 @@
 
 Only the rows that are their key's latest observation are used (``latest_rows``), never a superseded version
 of an edited X post; the edges are the same as ``normalize.edges.record_edges`` gives for each record, and
-the counts are added to a ``Summaries`` (bounded by distinct hashtag pairs and author–hashtag pairs).
+the counts are added to a ``Summaries`` (bounded by distinct hashtag pairs and author–hashtag pairs). The
+edges come a record batch at a time (``part_edge_batches``), written as they come.
 """
 
 from __future__ import annotations
@@ -111,13 +112,11 @@ def count_into(summaries: Summaries, rows: pa.Table) -> None:
         summaries.add(platform, tenant, author, tags, at)
 
 
-def part_relations(lake: Lake, tenant: str, platform: str, source: str, batch_id: str, mask: np.ndarray | None,
-                   summaries: Summaries) -> tuple[pa.Table, int]:
-    """(the part's edges, how many records they come from); its counts go into ``summaries``."""
-    tables, records = [], 0
+def part_edge_batches(lake: Lake, tenant: str, platform: str, source: str, batch_id: str, mask: np.ndarray | None,
+                      summaries: Summaries) -> Iterator[tuple[pa.Table, int]]:
+    """(edges, how many records they come from) per record batch of the part, their counts added to
+    ``summaries``: a part's edges are never held whole. A record's rows are in one batch, so the edges of
+    different batches never repeat each other (each batch's are sorted and unique)."""
     for rows in live_batches(lake, tenant, platform, source, batch_id, mask):
-        records += rows.num_rows
-        tables.append(edges_of(rows))
         count_into(summaries, rows)
-    edges = unique_edges(pa.concat_tables(tables)) if tables else EDGES_SCHEMA.empty_table()
-    return edges, records
+        yield edges_of(rows), rows.num_rows
