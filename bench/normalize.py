@@ -140,7 +140,8 @@ def _tree_rss(pid: int) -> int:
     A forked child shares its parent's pages until it writes or execs: summing every process's RSS counted
     those pages twice whenever a sample fell between a fork and its exec (bench/pipeline.py saw 609 MiB for a
     304 MiB process as Dagster forked it to start its compute-log watcher). A descendant's own memory is its
-    unique set size (USS); pages it shares with the tree are in the root's RSS already."""
+    unique set size (USS); pages it shares with the tree are in the root's RSS already; one not exec'd yet after
+    a vfork shares the parent's whole memory and is left out (``_not_exec_yet``)."""
     try:
         root = psutil.Process(pid)
         total = root.memory_info().rss
@@ -149,10 +150,20 @@ def _tree_rss(pid: int) -> int:
         return 0
     for proc in children:
         try:
+            if _not_exec_yet(proc):
+                continue
             total += proc.memory_full_info().uss
         except psutil.Error:
             pass
     return total
+
+
+def _not_exec_yet(proc: psutil.Process) -> bool:
+    """A child between vfork and exec: it runs in its parent's memory (same mm: the same RSS to the page and the
+    same program), so all of that memory looks private to it too. Slow to exec on a loaded machine, such windows
+    were sampled (the Telegram chain at 20k messages showed 264 + 264 MiB)."""
+    parent = proc.parent()
+    return parent is not None and proc.memory_info().rss == parent.memory_info().rss and proc.exe() == parent.exe()
 
 
 def measure(cmd: list[str], stdout: Any = subprocess.DEVNULL, cwd: Path | None = None,
