@@ -7,6 +7,7 @@ conditions, same cursor); the requested runs are then executed in process like a
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import dagster as dg
@@ -131,15 +132,20 @@ def test_a_batch_sync_of_two_sources_rebuilds_each_tenant_table_once_after_both(
     tables wait while any of those runs is queued or in progress, then are rebuilt once from both."""
     register_samples(settings.registry_path())
     lake = Lake(settings.lake_root())
+    # evaluation times within one hour (the tables' hourly escape from waiting is checked on purpose below)
+    hour = (datetime.now(timezone.utc) + timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
+    clock = iter(hour + timedelta(minutes=1, seconds=s) for s in range(1000))
     with dg.DagsterInstance.get() as instance:
         instance.add_dynamic_partitions("x_sources", [SOURCE, ARCHIVE])
         defs = _defs()
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs))
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs),
+                                                 evaluation_time=next(clock))
         sync = defs.resolve_job_def("x_sync_batch_no_index").execute_in_process(
             run_config={"ops": {"x_sync_sources_no_index": {"config": {"partitions": [SOURCE, ARCHIVE]}}}},
             instance=instance, tags={"crawl/platform": "x"})
         assert sync.success
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor)
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor,
+                                                 evaluation_time=next(clock))
         requested = _requested(defs, tick)
         assert requested == {(f"x/enrichment/{name}", s) for name in ENRICHERS for s in (SOURCE, ARCHIVE)}
 
@@ -152,12 +158,18 @@ def test_a_batch_sync_of_two_sources_rebuilds_each_tenant_table_once_after_both(
         assert all("tenants_rebuilt" not in m and not any(k.startswith("tenant_") for k in m) for m in meta.values())
         assert not [n for n in TENANT_WIDE if lake.exists(store.tenant_path(n, "demo", _first_table(n)))], \
             "a source's run writes its own parts only, never the tenant's tables"
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor)
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor,
+                                                 evaluation_time=next(clock))
         assert not _requested(defs, tick), "the tenant tables wait while a source of the batch is queued"
+        later = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs),
+                                                  cursor=tick.cursor, evaluation_time=hour + timedelta(hours=1, seconds=1))
+        assert _requested(defs, later) == {(f"enrichment/{name}", None) for name in TENANT_WIDE}, \
+            "but not past the next hour (sources enriched without pause); this tick is not carried on"
 
         instance.report_run_canceled(instance.get_run_by_id(queued.run_id))  # the daemon would launch it; run it here
         _run(defs, instance, {r for r in requested if r[1] == ARCHIVE})
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor)
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor,
+                                                 evaluation_time=next(clock))
         assert _requested(defs, tick) == {(f"enrichment/{name}", None) for name in TENANT_WIDE}, "then once, for both"
         tables: dict[str, dict] = {}
         _run(defs, instance, _requested(defs, tick), tables)
@@ -165,7 +177,8 @@ def test_a_batch_sync_of_two_sources_rebuilds_each_tenant_table_once_after_both(
         for name in TENANT_WIDE:
             sources = {p.split("/")[-2] for p in store.tenant_parts(lake, name, "demo")}
             assert sources == {SOURCE, ARCHIVE}, "built from both sources' parts"
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor)
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor,
+                                                 evaluation_time=next(clock))
         assert not _requested(defs, tick)
 
 

@@ -6,7 +6,8 @@ Why a separate asset: a tenant's tables read every source's feature parts, so re
 source's run made a batch sync of N sources cost N full rebuilds. The per-source assets now only extract
 (incremental, per part); this asset rebuilds each tenant's tables **once** after them. Its automation
 condition waits until no run of any upstream partition is queued or in progress (the sensor requests a
-batch's N sources in one tick, so they are all in progress together), then asks for one run; a tenant
+batch's N sources in one tick, so they are all in progress together), then asks for one run (where runs
+never pause, at most once an hour without waiting: ``AT_LEAST_HOURLY``); a tenant
 whose inputs did not change is left as it is (``inputs_generation``). ``{platform}_enrich`` (by hand)
 selects it too, and ``enrich_tenant_tables`` runs it alone.
 """
@@ -24,14 +25,19 @@ from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchReso
 from crawl_assets.orchestration.resources.lake import LakeResource
 
 TENANT_TABLES_JOB = "enrich_tenant_tables"
+# Where sources are enriched without pause (some run always queued or in progress), the tables do not wait
+# for a quiet moment longer than until the next tick of this schedule.
+AT_LEAST_HOURLY = "0 * * * *"
 
 
 def tenant_tables_condition() -> dg.AutomationCondition:
     """Once after the sources: some upstream partition was materialized since this asset was last
-    requested, and none is queued or in progress now (nor this asset)."""
+    requested, and none is queued or in progress now (or an hour began since it was last requested), and
+    this asset is not in progress itself."""
     ac = dg.AutomationCondition
-    return (ac.any_deps_match(ac.newly_updated()).since_last_handled()
-            & ~ac.any_deps_in_progress() & ~ac.in_progress()).with_label("once_after_the_sources")
+    return (ac.any_deps_match(ac.newly_updated()).since_last_handled() & ~ac.in_progress()
+            & (~ac.any_deps_in_progress() | ac.cron_tick_passed(AT_LEAST_HOURLY).since_last_handled())
+            ).with_label("once_after_the_sources")
 
 
 def build_tenant_tables_asset(enricher: Enricher, platforms: list[str], *,
