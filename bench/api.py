@@ -2,16 +2,22 @@
 Elasticsearch with the official Python client.
 
     pip install -e ".[dev,bench]"
-    python bench/api.py [--records 1000000] [--rate 20] [--seconds 60] [--export-rounds 2] [--es-url URL]
+    python bench/api.py [--records 1000000] [--rate R] [--seconds 60] [--export-rounds 2] [--es-url URL]
 
 1. Index ``--records`` generated records (Persian/English text, hashtags, mentions, replies over a year) into
    a real node (started here from the test distribution unless ``--es-url`` is given) with the project's sink.
 2. Start ``crawl-assets api serve`` (uvicorn, one worker) with a key made by ``crawl-assets api keys create``.
 3. Check that every compared request (``api_requests.REQUESTS``) answers the same, non-empty, through the API
    and straight from Elasticsearch; stop otherwise (a baseline that produced nothing is no baseline). Then
-   ``--sequential`` calls per endpoint one at a time, API and direct alternating (the API's own cost).
+   ``--sequential`` calls per endpoint one at a time, API and direct alternating, each side first half the
+   time (the API's own cost), with the server's and Elasticsearch's CPU per call.
 4. From a second process, locust (headless, ``constant_throughput``, ``api_locust.py``) sends the weighted
    mix at a fixed rate through the API and, at the same rate in the same run, straight to Elasticsearch.
+   The rate (``--rate``, default: derived) is one the machine sustains: Elasticsearch's CPU per call, measured
+   in step 3, times the rate of both sides is half the cores. Above that, both paths queue for the CPU and the
+   comparison measures the queue (the API path has one more process to schedule). The machine's CPU use
+   during the load (busy share, and the cores Elasticsearch, the server and locust used) is printed with
+   the figures; both sides hold keep-alive connections (a session per locust user; the server's client pool).
    Every call's time (request + JSON decoding) is recorded; an empty answer is a failure. Prints p50/p95/p99
    per endpoint, direct beside API, and the goals: the API adds <= 10 ms at p50 and <= 25% at p95.
 5. Exports every live record as JSON lines through the API and with ``elasticsearch.helpers.scan`` (own process,
@@ -26,6 +32,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -109,56 +116,88 @@ def check_same_answers(api_url: str, key: str, es_url: str) -> None:
     print("same non-empty answers through the API and straight from Elasticsearch: " + ", ".join(shown))
 
 
-def sequential_latency(api_url: str, key: str, es_url: str, calls: int, server_pid: int) -> None:
-    """``calls`` calls per endpoint, one at a time, API and direct alternating: the API's own cost without
-    queueing (the load below adds the machine's contention)."""
+def sequential_latency(api_url: str, key: str, es_url: str, calls: int, server_pid: int,
+                       es_pid: int | None) -> dict[str, float]:
+    """``calls`` calls per endpoint, one at a time, API and direct alternating, each side first every other
+    time (the second of a pair finds Elasticsearch's caches warmed by the first: always putting the API first
+    charged it that warm-up). The API's own cost without queueing. Returns Elasticsearch's CPU ms per call of
+    each endpoint (both sides' calls), from which the load's rate is checked against the machine."""
     from elasticsearch import Elasticsearch
 
     es = Elasticsearch(es_url, request_timeout=60)
     api = httpx.Client(headers={"Authorization": f"Bearer {key}"}, timeout=60)
-    print(f"\none call at a time ({calls} per endpoint and side, alternating; ms, call + JSON decoding):")
-    print("(server CPU: the API process's CPU time per API call, which the machine's load does not inflate much)")
+    print(f"\none call at a time ({calls} per endpoint and side, alternating, each side first half the time; ms, "
+          f"call + JSON decoding; load average {os.getloadavg()[0]:.2f}):")
+    print("(server CPU: the API process's CPU time per API call; ES CPU: Elasticsearch's per call, either side)")
     print(f"{'endpoint':<14} | {'direct p50':>10}{'p95':>8} | {'API p50':>8}{'p95':>8} | {'+p50 ms':>8} | "
-          f"{'server CPU ms/call':>18}")
+          f"{'server CPU ms':>13} | {'ES CPU ms':>9}")
+    es_ms: dict[str, float] = {}
     for name, (path, params, body, _) in REQUESTS.items():
         times: dict[str, list[float]] = {"api": [], "direct": []}
-        cpu = cpu_seconds(server_pid)
-        for _ in range(calls):
-            began = time.perf_counter()
-            assert non_empty(name, api_answer(name, api.get(api_url + path, params=params).raise_for_status().json()))
-            times["api"].append((time.perf_counter() - began) * 1000)
-            began = time.perf_counter()
-            assert non_empty(name, direct_answer(name, es.search(index=ALIAS, ignore_unavailable=True, **body).body))
-            times["direct"].append((time.perf_counter() - began) * 1000)
+        calls_of = {"api": lambda: api_answer(name, api.get(api_url + path, params=params).raise_for_status().json()),
+                    "direct": lambda: direct_answer(name, es.search(index=ALIAS, ignore_unavailable=True, **body).body)}
+        cpu, es_cpu = cpu_seconds(server_pid), cpu_seconds(es_pid)
+        for i in range(calls):
+            for side in ("api", "direct") if i % 2 == 0 else ("direct", "api"):
+                began = time.perf_counter()
+                assert non_empty(name, calls_of[side]())
+                times[side].append((time.perf_counter() - began) * 1000)
         a, d = times["api"], times["direct"]
         per_call = (cpu_seconds(server_pid) - cpu) * 1000 / calls
+        es_ms[name] = (cpu_seconds(es_pid) - es_cpu) * 1000 / (2 * calls)
         print(f"{name:<14} | {pct(d, 50):>10.1f}{pct(d, 95):>8.1f} | {pct(a, 50):>8.1f}{pct(a, 95):>8.1f} | "
-              f"{pct(a, 50) - pct(d, 50):>8.1f} | {per_call:>18.2f}")
+              f"{pct(a, 50) - pct(d, 50):>8.1f} | {per_call:>13.2f} | {es_ms[name]:>9.1f}")
     api.close()
     es.close()
+    return es_ms
 
 
-def run_load(api_url: str, es_url: str, key: str, rate: float, seconds: int, workdir: Path) -> dict[str, list[float]]:
+def sustainable_rate(es_ms: dict[str, float], share: float = 0.5, cores: int | None = None) -> float:
+    """Requests per second per side whose Elasticsearch CPU (both sides, the load's weights) takes ``share`` of
+    the machine's cores: above it, both paths queue for the CPU and the comparison measures the queue."""
+    weights = {name: spec[3] for name, spec in REQUESTS.items()}
+    per_call = sum(es_ms[n] * w for n, w in weights.items()) / sum(weights.values()) / 1000
+    return share * (cores or os.cpu_count() or 1) / (2 * per_call) if per_call > 0 else float("inf")
+
+
+def run_load(api_url: str, es_url: str, key: str, rate: float, seconds: int, workdir: Path,
+             pids: dict[str, int | None]) -> dict:
+    """The locust run; with its timings, the machine's CPU use during it: busy share of all cores and the CPU
+    seconds of Elasticsearch, the API server and locust (the rest is other work on the machine)."""
     users = 10  # per side; each sends rate/users requests per second
     timings = workdir / "timings.json"
     env = {**os.environ, "BENCH_KEY": key, "BENCH_API": api_url, "BENCH_ES": es_url,
            "BENCH_RATE_PER_USER": str(rate / users), "BENCH_TIMINGS": str(timings), "PYTHONPATH": str(REPO)}
     cmd = [sys.executable, "-m", "locust", "-f", str(REPO / "bench" / "api_locust.py"), "--headless",
            "-u", str(2 * users), "-r", str(2 * users), "-t", f"{seconds}s", "--only-summary", "--loglevel", "WARNING"]
+    machine, procs = psutil.cpu_times(), {name: cpu_seconds(pid) for name, pid in pids.items()}
+    children, began = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     done = subprocess.run(cmd, env=env, check=False, capture_output=True, text=True, timeout=seconds + 180)
+    wall = time.perf_counter() - began
+    after, later = psutil.cpu_times(), resource.getrusage(resource.RUSAGE_CHILDREN)
     if not timings.exists():
         raise SystemExit(f"locust wrote no timings (exit {done.returncode}): {done.stderr[-2000:]}")
-    return json.loads(timings.read_text())
+    idle = (after.idle + getattr(after, "iowait", 0)) - (machine.idle + getattr(machine, "iowait", 0))
+    total = sum(after) - sum(machine)
+    cores = {name: (cpu_seconds(pid) - procs[name]) / wall for name, pid in pids.items()}
+    cores["locust"] = (later.ru_utime + later.ru_stime - children.ru_utime - children.ru_stime) / wall
+    return {**json.loads(timings.read_text()), "busy": 1 - idle / total if total else float("nan"), "cores": cores}
 
 
 def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
-def print_load(rows: dict[str, list[float]], failures: dict[str, int], args: argparse.Namespace, load: tuple) -> bool:
-    print(f"\nmixed load: {args.rate:g} req/s through the API and {args.rate:g} req/s straight to Elasticsearch "
+def print_load(result: dict, args: argparse.Namespace, load: tuple) -> bool:
+    rows, failures = result["times"], result["failures"]
+    cores = ", ".join(f"{name} {used:.2f}" for name, used in result["cores"].items())
+    print(f"\nmixed load: {args.rate:.3g} req/s through the API and {args.rate:.3g} req/s straight to Elasticsearch "
           f"(official client) for {args.seconds} s over {args.records:,} records; load average {load[0]:.2f} before, "
-          f"{load[1]:.2f} after (2 shared cores). Milliseconds, call + JSON decoding.")
+          f"{load[1]:.2f} after. Machine CPU busy {result['busy']:.0%} of {os.cpu_count()} cores during the load "
+          f"(cores used: {cores}; the rest: other work on the machine). Milliseconds, call + JSON decoding.")
+    if result["busy"] > 0.85:
+        print("  the CPU was saturated (busy > 85%): both paths queued for it, and the API path has more processes "
+              "to schedule (uvicorn, then Elasticsearch): the figures below measure the queue as much as the API")
     print(f"{'endpoint':<14}{'calls':>7}{'fail':>6} | {'direct p50':>10}{'p95':>8}{'p99':>8} | {'API p50':>8}{'p95':>8}"
           f"{'p99':>8} | {'+p50 ms':>8}{'+p95 %':>8}")
     verdicts = []
@@ -218,8 +257,9 @@ def start_server(es_url: str, workdir: Path) -> tuple[subprocess.Popen, str, str
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=1_000_000)
-    parser.add_argument("--rate", type=float, default=20.0, help="requests per second per side (API, direct)")
-    parser.add_argument("--sequential", type=int, default=30, help="calls per endpoint one at a time (0: none)")
+    parser.add_argument("--rate", type=float, default=0.0, help="requests per second per side (API, direct); "
+                        "0: the rate whose Elasticsearch CPU takes half the cores, from the one-at-a-time phase")
+    parser.add_argument("--sequential", type=int, default=30, help="calls per endpoint one at a time (at least 5)")
     parser.add_argument("--seconds", type=int, default=60, help="length of the load (0: no load)")
     parser.add_argument("--es-url", default=os.environ.get("CRAWL_TEST_ES_URL", ""))
     parser.add_argument("--export-rounds", type=int, default=2, help="interleaved export rounds per side (0: none)")
@@ -243,12 +283,16 @@ def main() -> int:
         check_same_answers(api_url, key, args.es_url)
         print(f"API server RSS after the check, before any load: {psutil.Process(server.pid).memory_info().rss / 2**20:,.0f} MiB")
         load_ok = export_ok = True
-        if args.sequential:
-            sequential_latency(api_url, key, args.es_url, args.sequential, server.pid)
+        es_ms = sequential_latency(api_url, key, args.es_url, max(args.sequential, 5), server.pid, es_pid)
+        if not args.rate:
+            args.rate = round(min(20.0, sustainable_rate(es_ms)), 1) if es_pid else 5.0
+            print(f"load rate: {args.rate:g} req/s per side (Elasticsearch's CPU per call above, the load's weights: "
+                  "half of the cores for both sides together)")
         if args.seconds:
             before = os.getloadavg()[0]
-            result = run_load(api_url, args.es_url, key, args.rate, args.seconds, workdir)
-            load_ok = print_load(result["times"], result["failures"], args, (before, os.getloadavg()[0]))
+            result = run_load(api_url, args.es_url, key, args.rate, args.seconds, workdir,
+                              {"Elasticsearch": es_pid, "API server": server.pid})
+            load_ok = print_load(result, args, (before, os.getloadavg()[0]))
             for error in result["errors"]:
                 print("  failure:", error)
         if args.export_rounds:

@@ -1,7 +1,7 @@
 """bench/api.py's export comparison: the whole live set exported as JSON lines through the API and read with
 ``elasticsearch.helpers.scan`` in its own process (same fields), interleaved rounds, records/s, CPU seconds and
 peak RSS side by side (same count and keys asserted); then a Parquet export through the API with its peak RSS
-per quarter of the export (flat when it streams in bounded memory).
+per quarter of the export (flat when it streams in bounded memory), and a CSV export the same way.
 
 ``python bench/api_exports.py --peer-export --es-url URL`` is the helpers.scan side (its own process, so its
 RSS is its own); bench/api.py runs it.
@@ -176,7 +176,10 @@ def compare_exports(api_url: str, key: str, server_pid: int, es_url: str, es_pid
           "libarrow, libparquet, Python's own), the rest anonymous memory")
     ok_parquet = parquet["rss_mib"] <= 200
     print("goal for Parquet: <= 200 MiB server RSS: " + ("MET" if ok_parquet else "NOT MET"))
-    return ok and ok_parquet
+    csv = api_export(api_url, key, server_pid, es_pid, "csv")
+    print(f"  API CSV (no peer run)       {csv['records'] / csv['seconds']:>9,.0f} records/s  "
+          f"{csv['bytes'] / 2**20:,.0f} MiB  peak RSS {csv['rss_mib']:,.0f} MiB (by quarter: {csv['quarters']})")
+    return ok and ok_parquet and csv["rss_mib"] <= 200
 
 
 def shared_mib(pid: int) -> float:

@@ -8,6 +8,7 @@ import dagster as dg
 from crawl_assets.settings import Settings
 from crawl_assets.orchestration.assets import derived_assets, raw_asset
 from crawl_assets.orchestration.assets.enrichment import configured_enrichers, enrichment_assets, enrichment_job, enrichment_sensor
+from crawl_assets.orchestration.assets.enrichment_tenant import tenant_tables_assets, tenant_tables_job
 from crawl_assets.orchestration.assets.retention import retention, retention_job, retention_schedule
 from crawl_assets.orchestration.catalog_notes import describe_empty_platform, platforms_with_sources
 from crawl_assets.orchestration.sensors.webhook_sensor import build_webhook_sensor
@@ -67,6 +68,11 @@ def build_definitions(config: Settings | None = None) -> dg.Definitions:
             enriched.append(platform)
     sensors.append(build_webhook_sensor(webhook_jobs))
     if enriched:  # after a sync, by declarative automation (crawl_assets.orchestration.assets.enrichment)
+        # the tenant-wide tables: once after a batch of sources, not in each source's run
+        tenant_tables = tenant_tables_assets(enrichers, enriched, cluster_configured=with_index)
+        if tenant_tables:
+            assets += tenant_tables
+            jobs.append(tenant_tables_job())
         sensors.append(enrichment_sensor(enriched))
     check_job, check_schedule = health_check_job_and_schedule(checks)
     return dg.Definitions(

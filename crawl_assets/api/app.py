@@ -5,10 +5,12 @@ and the CLI build it the same way; ``crawl-assets api serve`` runs it on uvicorn
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from elasticsearch import Elasticsearch
+from elasticsearch import AsyncElasticsearch, Elasticsearch
 from fastapi import FastAPI
 
 from crawl_assets.api import errors
@@ -32,19 +34,33 @@ class ApiState:
     limiter: RateLimiter = field(default_factory=RateLimiter)
     streams: StreamSlots = field(default_factory=StreamSlots)
     cursor_secret: bytes = b""
+    # Builds the asyncio client the one-request endpoints await on the event loop (None: they run the blocking
+    # client in a worker thread). One client per event loop: a client's connections belong to the loop they
+    # were opened on (uvicorn runs one loop; a test client may start several).
+    async_client: Callable[[], AsyncElasticsearch] | None = None
+    _async: tuple[Any, AsyncElasticsearch] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.cursor_secret:
             self.cursor_secret = self.keys.shared_secret("cursor_secret")
 
+    def async_es(self) -> AsyncElasticsearch | None:
+        if self.async_client is None:
+            return None
+        loop = asyncio.get_running_loop()
+        if self._async is None or self._async[0] is not loop:
+            self._async = (loop, self.async_client())
+        return self._async[1]
+
 
 def create_app(es: Elasticsearch, keys: KeyStore, *, rate_per_minute: int = 600, streams_per_key: int = 2,
-               **extra: Any) -> FastAPI:
+               async_client: Callable[[], AsyncElasticsearch] | None = None, **extra: Any) -> FastAPI:
     from crawl_assets.api import routes_analysis, routes_records, routes_streams
 
     app = FastAPI(title="crawl_assets API", version="1", description=DESCRIPTION, docs_url="/docs",
                   redoc_url=None, **extra)
-    app.state.api = ApiState(es, keys, RateLimiter(rate_per_minute), StreamSlots(streams_per_key))
+    app.state.api = ApiState(es, keys, RateLimiter(rate_per_minute), StreamSlots(streams_per_key),
+                             async_client=async_client)
     errors.install(app)
 
     @app.get("/healthz", response_model=Health, tags=["service"], summary="The API process is up (no key needed)")

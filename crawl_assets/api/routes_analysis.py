@@ -11,7 +11,7 @@ from zoneinfo import available_timezones
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
-from crawl_assets.api.answers import answer
+from crawl_assets.api.answers import answer, answer_query
 from crawl_assets.api.app import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ErrorBody, bad_request, not_found
@@ -45,15 +45,12 @@ async def timeline(request: Request, who: CallerDep, flt: FilterDep,
                    interval: Annotated[Interval, Query(description="Calendar bucket")] = "day",
                    tz: Annotated[str, Query(max_length=64, description="IANA time zone of the buckets")] = "UTC",
                    ) -> Response:
-    return await answer(_timeline, request.app.state.api, who.tenant, flt, interval, _zone(tz))
-
-
-def _timeline(state: ApiState, tenant: str, flt: RecordFilter, interval: str, tz: str) -> Timeline:
+    tz = _zone(tz)
     try:
-        rows = aggregations.timeline(state.es, tenant, flt, interval, tz)
+        return await answer_query(request.app.state.api, aggregations.timeline_query(who.tenant, flt, interval, tz),
+                                  lambda rows: Timeline(interval=interval, time_zone=tz, buckets=rows))
     except aggregations.TooManyBuckets as exc:
         raise bad_request(str(exc)) from None
-    return Timeline(interval=interval, time_zone=tz, buckets=rows)
 
 
 @router.get("/aggregations/top/{field}", response_model=Top, summary="Most frequent hashtags, authors, mentions, languages, ...")
@@ -61,20 +58,14 @@ async def top(request: Request, who: CallerDep, flt: FilterDep,
               field: Annotated[Literal["hashtags", "authors", "mentions", "languages", "sources", "platforms", "kinds"],
                                Path()],
               size: Annotated[int, Query(ge=1, le=aggregations.MAX_TOP)] = 20) -> Response:
-    return await answer(_top, request.app.state.api, who.tenant, flt, field, size)
-
-
-def _top(state: ApiState, tenant: str, flt: RecordFilter, field: str, size: int) -> Top:
-    return Top(field=field, **aggregations.top(state.es, tenant, flt, field, size))
+    return await answer_query(request.app.state.api, aggregations.top_query(who.tenant, flt, field, size),
+                              lambda got: Top(field=field, **got))
 
 
 @router.get("/aggregations/counts", response_model=Counts, summary="Live, deleted, edited and superseded records")
 async def counts(request: Request, who: CallerDep, flt: FilterDep) -> Response:
-    return await answer(_counts, request.app.state.api, who.tenant, flt)
-
-
-def _counts(state: ApiState, tenant: str, flt: RecordFilter) -> Counts:
-    return Counts(**aggregations.counts(state.es, tenant, flt))
+    return await answer_query(request.app.state.api, aggregations.counts_query(who.tenant, flt),
+                              lambda got: Counts(**got))
 
 
 def _duration(text: str) -> timedelta:

@@ -8,15 +8,15 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
 from crawl_assets.api import cursor as cursors
-from crawl_assets.api.answers import answer
+from crawl_assets.api.answers import answer, answer_query
 from crawl_assets.api.app import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request, not_found
 from crawl_assets.api.models import RecordDetail, SearchPage, Thread
 from crawl_assets.api.params import record_filter
-from crawl_assets.index.conversations import MAX_THREAD, record_with_history, thread
+from crawl_assets.index.conversations import MAX_THREAD, record_query, thread
 from crawl_assets.index.filters import RecordFilter
-from crawl_assets.index.search import CursorExpired, search_page
+from crawl_assets.index.search import CursorExpired, Page, page_query
 
 MAX_PAGE = 500
 KEY_PATTERN = r"^[a-z]+:[^\s/]{1,500}$"
@@ -34,36 +34,34 @@ async def search(request: Request, who: CallerDep, flt: FilterDep,
                  size: Annotated[int, Query(ge=1, le=MAX_PAGE, description=f"Records per page (1-{MAX_PAGE})")] = 20,
                  cursor: Annotated[str | None, Query(max_length=cursors.MAX_CURSOR,
                                                      description="`next` of the previous page")] = None) -> Response:
-    return await answer(_search, request.app.state.api, who.tenant, flt, sort, size, cursor)
-
-
-def _search(state: ApiState, tenant: str, flt: RecordFilter, sort: str, size: int, cursor: str | None) -> SearchPage:
-    fingerprint = cursors.query_fingerprint(tenant, flt, sort, size)
+    state: ApiState = request.app.state.api
+    fingerprint = cursors.query_fingerprint(who.tenant, flt, sort, size)
     cont = None
     if cursor:
         try:
             cont = cursors.decode(state.cursor_secret, fingerprint, cursor)
         except cursors.BadCursor as exc:
             raise bad_request(str(exc)) from None
+
+    def build(page: Page) -> SearchPage:
+        nxt = cursors.encode(state.cursor_secret, fingerprint, page.next) if page.next else None
+        return SearchPage(records=page.records, total=page.total, total_exact=page.total_exact, next=nxt)
+
     try:
-        page = search_page(state.es, tenant, flt, sort=sort, size=size, cont=cont)
+        return await answer_query(state, page_query(who.tenant, flt, sort=sort, size=size, cont=cont), build)
     except CursorExpired as exc:
         raise ApiProblem(410, "cursor_expired", str(exc)) from None
-    nxt = cursors.encode(state.cursor_secret, fingerprint, page.next) if page.next else None
-    return SearchPage(records=page.records, total=page.total, total_exact=page.total_exact, next=nxt)
 
 
 @router.get("/records/{key}", response_model=RecordDetail, summary="One record with its edit history and tombstone state",
             responses={404: {"model": ErrorBody, "description": "No record of that key for this tenant"}})
 async def record(request: Request, who: CallerDep, key: KeyPath) -> Response:
-    return await answer(_record, request.app.state.api, who.tenant, key)
+    def build(found: dict | None) -> RecordDetail:
+        if found is None:
+            raise not_found(f"no record {key!r}")
+        return RecordDetail.model_validate(found)
 
-
-def _record(state: ApiState, tenant: str, key: str) -> RecordDetail:
-    found = record_with_history(state.es, tenant, key)
-    if found is None:
-        raise not_found(f"no record {key!r}")
-    return RecordDetail.model_validate(found)
+    return await answer_query(request.app.state.api, record_query(who.tenant, key), build)
 
 
 @router.get("/threads/{key}", response_model=Thread, summary="The conversation of a record, in order",

@@ -14,7 +14,8 @@ from fastapi import FastAPI
 
 from crawl_assets.api.app import create_app
 from crawl_assets.api.keys import KeyStore
-from crawl_assets.index.client import build_client, client_settings_from_env
+from crawl_assets.index.client import (async_transport_installed, build_async_client, build_client,
+                                       client_settings_from_env)
 from crawl_assets.settings import Settings
 
 
@@ -49,6 +50,8 @@ def check_settings() -> None:
 def app() -> FastAPI:
     redact_logs()
     config = Settings.from_env()  # once per worker process
-    client = build_client(**client_settings_from_env(), request_timeout=config.api_es_timeout_seconds, max_retries=1,
-                          retry_on_timeout=False)
-    return create_app(client, KeyStore(), rate_per_minute=config.api_rate_per_minute)
+    settings = {**client_settings_from_env(), "request_timeout": config.api_es_timeout_seconds, "max_retries": 1,
+                "retry_on_timeout": False}
+    async_client = (lambda: build_async_client(**settings)) if async_transport_installed() else None
+    return create_app(build_client(**settings), KeyStore(), rate_per_minute=config.api_rate_per_minute,
+                      async_client=async_client)

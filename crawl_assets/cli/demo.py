@@ -167,15 +167,17 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
 
 
 def _enriched(result) -> list[str]:
-    """One phrase per enricher of an enrichment run: the rows it wrote (tenant tables: their rows)."""
+    """One phrase per enrichment asset of a run: the rows it wrote (tenant tables: the rows of those rebuilt)."""
     out = []
     for event in result.get_asset_materialization_events():
         mat = event.event_specific_data.materialization
         meta = {k: v.value for k, v in mat.metadata.items()}
         tables = {k.removeprefix("tenant_").removesuffix("_rows"): v for k, v in meta.items()
                   if k.startswith("tenant_") and k.endswith("_rows")}
-        rows = ", ".join(f"{v} {k}" for k, v in tables.items()) if tables else f"{meta.get('rows_written', 0)} rows"
-        out.append(f"{mat.asset_key.path[-1]} ({rows})")
+        if len(mat.asset_key.path) == 2:  # enrichment/{name}: a tenant-wide enricher's tables
+            out.append(f"{mat.asset_key.path[-1]} tables ({', '.join(f'{v} {k}' for k, v in tables.items()) or 'unchanged'})")
+        else:
+            out.append(f"{mat.asset_key.path[-1]} ({meta.get('rows_written', 0)} rows)")
     return out
 
 

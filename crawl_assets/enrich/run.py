@@ -53,9 +53,10 @@ class TenantResult:
 
 
 def enrich_source(lake: Lake, enricher: Enricher, tenant: str, platform: str, source: str, *,
-                  now: datetime | None = None) -> SourceResult:
+                  now: datetime | None = None, combine: bool = True) -> SourceResult:
     """Enrich the source's pending parts; drop feature parts whose normalized part is gone; for a
-    tenant-wide enricher, rebuild the tenant's tables when any of their inputs changed."""
+    tenant-wide enricher, rebuild the tenant's tables when any of their inputs changed (unless ``combine``
+    is false: the Dagster assets rebuild them once after a batch of sources, ``combine_tenants``)."""
     result = SourceResult()
     for state in store.part_states(lake, enricher.name, enricher.stamp, tenant, platform, source):
         if state.current:
@@ -80,9 +81,16 @@ def enrich_source(lake: Lake, enricher: Enricher, tenant: str, platform: str, so
             gone = store.read_table(lake, relative, columns=["key"])
             result.removed_keys.update(gone.column("key").to_pylist() if gone is not None else ())
         result.parts_removed += store.remove_part(lake, enricher.name, tenant, platform, source, batch_id)
-    if enricher.scope == "tenant":
+    if enricher.scope == "tenant" and combine:
         result.tenant = combine_tenant(lake, enricher, tenant, now=now)
     return result
+
+
+def combine_tenants(lake: Lake, enricher: Enricher, *, now: datetime | None = None) -> dict[str, TenantResult]:
+    """``combine_tenant`` for every tenant with features of ``enricher``: each tenant's tables rebuilt once
+    if any of their inputs changed since they were built, left as they are otherwise."""
+    return {tenant: combine_tenant(lake, enricher, tenant, now=now)
+            for tenant in store.feature_tenants(lake, enricher.name)}
 
 
 def inputs_generation(lake: Lake, enricher: Enricher, paths: list[str]) -> str:

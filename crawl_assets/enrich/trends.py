@@ -1,13 +1,15 @@
 """Trends: per tenant and time window, hashtags and terms whose frequency rises significantly against the
 preceding windows, each with the numbers that explain its score.
 
-Per record (``extract``): the record's hashtags and its terms (words of ``text_clean``, casefolded, links,
-@handles and #tags left out, at least ``min_term_length`` letters, not a stop word, not only digits), each
-once per record, one row per (record, term), plus one ``record`` row per record (so that a later
-observation with no term at all still replaces an earlier one's terms).
+Per normalized part (``extract``): each record's hashtags and its terms (words of ``text_clean``,
+casefolded, links, @handles and #tags left out, at least ``min_term_length`` letters, not a stop word, not
+only digits), each once per record, counted per window (UTC, ``window_hours`` long, aligned to the epoch):
+one ``hashtag`` or ``term`` row per (term, window) of the part with its ``count`` of records, numbered by
+``cell``; and one ``record`` row per key (its last row in the part) with the ``cells`` it added one to, so
+that a later observation of the record (with other terms, or none) can take them away again.
 
-Per tenant (``combine``), over the latest observation of each record: the records per window (UTC,
-``window_hours`` long, aligned to the epoch) for each term. A (term, window) trends when
+Per tenant (``combine``), over the latest observation of each record (the latest part holding its key):
+the parts' counts summed, less the cells of records a later part observed again. A (term, window) trends when
 
 * ``count`` >= ``min_count`` records, and ``count`` >= ``min_ratio`` x the baseline;
 * ``baseline`` = the mean count over the ``history`` windows before it (windows before the tenant's first
@@ -45,11 +47,12 @@ RECORD = "record"  # term_kind of the row that says a record was observed
 
 class Trends(Enricher):
     name: ClassVar[str] = "trends"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     scope: ClassVar[str] = "tenant"  # type: ignore[assignment]
     columns: ClassVar[tuple[str, ...]] = ("key", "tenant", "created_at", "hashtags", "text_clean")
     tables: ClassVar[tuple[str, ...]] = ("trends", "windows")
-    combine_columns: ClassVar[tuple[str, ...]] = ("key", "created_at", "term_kind", "term")
+    combine_columns: ClassVar[tuple[str, ...]] = ("key", "term_kind", "term", "window_start", "count", "cell",
+                                                     "cells")
     description: ClassVar[str] = "Hashtags and terms rising significantly against the preceding windows " \
                                  "(Poisson tail vs the mean of earlier windows), with counts and baseline."
 
@@ -72,76 +75,86 @@ class Trends(Enricher):
     def part_schema(self) -> pa.Schema:
         return self.stamped_schema([pa.field("key", pa.string()), pa.field("tenant", pa.string()),
                                     pa.field("created_at", _TS), pa.field("term_kind", pa.string()),
-                                    pa.field("term", pa.string())])
+                                    pa.field("term", pa.string()), pa.field("window_start", _TS),
+                                    pa.field("count", pa.int64()), pa.field("cell", pa.int32()),
+                                    pa.field("cells", pa.list_(pa.int32()))])
 
     def extract(self, records: pa.Table) -> pa.Table:
-        # one "record" row per record whatever it holds: a later observation without any term still replaces
-        # the earlier one's terms
-        seen = self.table(self.part_schema, {"key": records.column("key"), "tenant": records.column("tenant"),
-                                             "created_at": records.column("created_at"),
-                                             "term_kind": pa.array([RECORD] * records.num_rows, pa.string()),
-                                             "term": pa.array([""] * records.num_rows, pa.string())})
-        parts = [seen, self._exploded(records, records.column("hashtags"), "hashtag")]
+        """The part's counts per (term, window) (``count`` rows, numbered by ``cell``), and one ``record`` row
+        per key (its latest row in the part) listing the cells it added one to (``cells``): what ``combine``
+        takes away when a later part observed the record again."""
+        live = _last_rows(records.column("key"))
+        created = pc.cast(records.column("created_at"), pa.int64())
+        dated = live & np.asarray(pc.is_valid(created).to_numpy(zero_copy_only=False), bool)
+        step = self.params["window_hours"] * 3600 * 1_000_000
+        slot = pc.fill_null(created, 0).to_numpy() // step  # the window (floor, also before 1970)
+        kinds = [("hashtag", *_tag_pairs(records.column("hashtags")))]
         if self.params["terms"]:
-            text = pc.utf8_lower(pc.fill_null(records.column("text_clean"), ""))
-            words = pc.split_pattern_regex(pc.replace_substring_regex(text, _DROP, " "), _SPLIT)
-            parts.append(self._exploded(records, words, "term"))
-        return pa.concat_tables(parts)
-
-    def _exploded(self, records: pa.Table, lists: Any, kind: str) -> pa.Table:
-        lists = lists.combine_chunks() if isinstance(lists, pa.ChunkedArray) else lists
-        terms = pc.list_flatten(lists)
-        parent = pc.list_parent_indices(lists).to_numpy().astype(np.int64)
-        # each distinct term once: the rules run over the dictionary, and rows pair a record with a term id
-        encoded = pc.dictionary_encode(terms)
-        ids = pc.fill_null(encoded.indices, -1).to_numpy().astype(np.int64) + 1  # 0: a null term
-        if kind == "term":
-            words = encoded.dictionary
-            rule = pc.and_(pc.greater_equal(pc.utf8_length(words), self.params["min_term_length"]),
-                           pc.invert(pc.or_(pc.is_in(words, value_set=STOPWORDS),
-                                            pc.match_substring_regex(words, _ONLY_DIGITS))))
-            keep = np.r_[False, rule.to_numpy(zero_copy_only=False)][ids]  # (a null term is no word)
-            positions = np.flatnonzero(keep)
-        else:
-            positions = np.arange(len(ids))
-        # each (record, term) once, in order of first appearance
-        code = parent[positions] * (len(encoded.dictionary) + 1) + ids[positions]
-        first = positions[np.sort(np.unique(code, return_index=True)[1])]
-        rows = pa.array(parent[first])
+            kinds.append(("term", *_word_pairs(records.column("text_clean"), self.params["min_term_length"])))
+        parents, ids, vocab, offset = [], [], [], 0
+        for _, parent, term_id, words in kinds:
+            keep = dated[parent]
+            parents.append(parent[keep])
+            ids.append(term_id[keep] + offset)
+            vocab.append(words)
+            offset += len(words)
+        tags = len(vocab[0])  # term ids below it are hashtags
+        # each (record, term) once, by record: each kind's pairs come by record already, so a stable sort of
+        # their codes is little more than a merge
+        pair = np.sort(np.concatenate(parents) * max(offset, 1) + np.concatenate(ids), kind="stable")
+        pair = pair[np.r_[True, pair[1:] != pair[:-1]]] if len(pair) else pair
+        parent, term_id = pair // max(offset, 1), pair % max(offset, 1)
+        first = int(slot[dated].min()) if dated.any() else 0
+        width = int(slot[dated].max()) - first + 1 if dated.any() else 1
+        codes, cell_of, counts = _cells(term_id * width + (slot[parent] - first), offset * width)
+        rows = np.flatnonzero(live)
+        per_row = np.bincount(parent, minlength=len(live))[rows]
+        cells = pa.ListArray.from_arrays(pa.array(np.r_[0, np.cumsum(per_row)].astype(np.int32)),
+                                         pa.array(cell_of.astype(np.int32)))
+        n, m = len(rows), len(codes)
+        take = pa.array(rows)
+        words = pa.concat_arrays([v.cast(pa.string()) for v in vocab])
+        term_of = codes // width
+        starts = pa.array((first + codes % width) * step, pa.int64()).cast(_TS)
         return self.table(self.part_schema, {
-            "key": records.column("key").take(rows), "tenant": records.column("tenant").take(rows),
-            "created_at": records.column("created_at").take(rows),
-            "term_kind": pa.repeat(pa.scalar(kind, pa.string()), len(first)), "term": terms.take(first)})
+            "key": pa.concat_arrays([records.column("key").take(take).combine_chunks(), pa.nulls(m, pa.string())]),
+            "tenant": pa.concat_arrays([records.column("tenant").take(take).combine_chunks(),
+                                        pa.nulls(m, pa.string())]),
+            "created_at": pa.concat_arrays([records.column("created_at").take(take).combine_chunks().cast(_TS),
+                                            pa.nulls(m, _TS)]),
+            "term_kind": pa.concat_arrays([pa.repeat(pa.scalar(RECORD), n).cast(pa.string()),
+                                           pa.array(np.where(term_of < tags, "hashtag", "term"), pa.string())]),
+            "term": pa.concat_arrays([pa.nulls(n, pa.string()), words.take(pa.array(term_of))]),
+            "window_start": pa.concat_arrays([pa.nulls(n, _TS), starts]),
+            "count": pa.concat_arrays([pa.nulls(n, pa.int64()), pa.array(counts, pa.int64())]),
+            "cell": pa.concat_arrays([pa.nulls(n, pa.int32()), pa.array(np.arange(m, dtype=np.int32))]),
+            "cells": pa.concat_arrays([cells, pa.nulls(m, pa.list_(pa.int32()))])})
 
     # -- per tenant -------------------------------------------------------------------------------------
     def combine(self, rows: Iterable[pa.Table], context: CombineContext) -> dict[str, pa.Table]:
-        tables = [t.select(["key", "created_at", "term_kind", "term"]).append_column(
-            "part", pa.array(np.full(t.num_rows, i, np.int32))) for i, t in enumerate(rows)]
-        tables = [t for t in tables if t.num_rows]
-        if not tables:
+        parts = [t for t in rows if t.num_rows]
+        keys = [t.filter(pc.equal(t.column("term_kind"), RECORD)).column("key") for t in parts]
+        superseded = _superseded(keys)
+        counts = []
+        for i, part in enumerate(parts):
+            cells = part.filter(pc.not_equal(part.column("term_kind"), RECORD))
+            values = cells.column("count").to_numpy()
+            if i in superseded:  # records observed again in a later part: their earlier terms no longer count
+                mine = part.filter(pc.equal(part.column("term_kind"), RECORD))
+                lists = mine.column("cells").combine_chunks().filter(superseded[i])
+                taken = np.bincount(pc.list_flatten(lists).to_numpy(), minlength=cells.num_rows)
+                values = values - taken[cells.column("cell").to_numpy()]
+            counts.append(pa.table({"term_kind": cells.column("term_kind"), "term": cells.column("term"),
+                                    "window": pc.cast(cells.column("window_start"), pa.int64()),
+                                    "count": pa.array(values, pa.int64())}))
+        if not counts or not sum(t.num_rows for t in counts):
             return {"trends": self.trend_schema.empty_table(), "windows": self.window_schema.empty_table()}
-        terms = pa.concat_tables(tables)
-        # the latest part holding a key is its latest observation: only that part's terms count. The record
-        # rows (one per observation) tell whether any key was observed in two parts, or twice at all
-        seen = terms.filter(pc.equal(terms.column("term_kind"), RECORD)).select(["key", "part"])
-        keys = pc.count_distinct(seen.column("key")).as_py()
-        if seen.group_by(["key", "part"], use_threads=False).aggregate([]).num_rows != keys:
-            last = terms.group_by("key", use_threads=False).aggregate([("part", "max")])
-            terms = terms.join(last, "key").filter(pc.equal(pc.field("part"), pc.field("part_max")))
-        if keys == seen.num_rows:
-            terms = terms.select(["created_at", "term_kind", "term"])  # (the key is not needed to count)
-        terms = terms.filter(pc.and_(pc.is_valid(terms.column("created_at")),
-                                     pc.not_equal(terms.column("term_kind"), RECORD)))
+        merged = _sum_counts(pa.concat_tables(counts))
+        merged = merged.filter(pc.greater(merged.column("key_count_distinct"), 0))
+        if not merged.num_rows:
+            return {"trends": self.trend_schema.empty_table(), "windows": self.window_schema.empty_table()}
         step = self.params["window_hours"] * 3600 * 1_000_000
-        micros = pc.cast(terms.column("created_at"), pa.int64()).to_numpy()
-        window = micros // step * step  # the window's start (epoch microseconds; floor, also before 1970)
-        if keys == seen.num_rows:  # one observation per key: a (record, term) row is there once, so count rows
-            counts = _count_rows(terms, window, step)
-        else:
-            terms = terms.append_column("window", pa.array(window, pa.int64()))
-            counts = terms.group_by(["term_kind", "term", "window"], use_threads=False).aggregate(
-                [("key", "count_distinct")])
-        return self._score(counts, int(window.min()), step, context)
+        return self._score(merged, int(pc.min(merged.column("window")).as_py()), step, context)
 
     def _score(self, counts: pa.Table, first_window: int, step: int, ctx: CombineContext) -> dict[str, pa.Table]:
         from scipy.stats import poisson  # (scipy loads in ~0.3 s: only when trends are computed)
@@ -237,21 +250,99 @@ class Trends(Enricher):
                                    trends=info)
 
 
-def _count_rows(terms: pa.Table, window: np.ndarray, step: int) -> pa.Table:
-    """Rows per (term_kind, term, window), as ``group_by(...).aggregate([("key", "count_distinct")])`` gives
-    when no (key, term_kind, term) repeats: one sort of integer codes instead of hashing strings per group."""
-    term = pc.dictionary_encode(terms.column("term").combine_chunks())
-    kinds = pc.dictionary_encode(terms.column("term_kind").combine_chunks())
-    first = int(window.min())
-    slots = (window - first) // step
-    width, n_kinds = int(slots.max()) + 1, len(kinds.dictionary)
-    code = (term.indices.to_numpy().astype(np.int64) * n_kinds + kinds.indices.to_numpy()) * width + slots
-    unique, count = np.unique(code, return_counts=True)
-    cell = unique // width
-    return pa.table({"term_kind": kinds.dictionary.take(pa.array(cell % n_kinds)),
-                     "term": term.dictionary.take(pa.array(cell // n_kinds)),
-                     "window": pa.array(first + unique % width * step, pa.int64()),
-                     "key_count_distinct": pa.array(count, pa.int64())})
+def _last_rows(keys: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Mask of each key's last row (a key twice in one part: its latest row is its observation there)."""
+    n = len(keys)
+    live = np.ones(n, bool)
+    if pc.count_distinct(keys).as_py() != n:
+        ids = pc.dictionary_encode(keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys).indices
+        codes = pc.fill_null(ids, -1).to_numpy()
+        last = n - 1 - np.unique(codes[::-1], return_index=True)[1]
+        live[:] = False
+        live[last] = True
+    return live
+
+
+def _tag_pairs(lists: Any) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """(record row, tag id) of every hashtag, and the tags by id."""
+    lists = lists.combine_chunks() if isinstance(lists, pa.ChunkedArray) else lists
+    encoded = pc.dictionary_encode(pc.list_flatten(lists))
+    parent = pc.list_parent_indices(lists).to_numpy().astype(np.int64)
+    ids = pc.fill_null(encoded.indices, -1).to_numpy().astype(np.int64)
+    tags = encoded.dictionary
+    keep = (ids >= 0)
+    keep[keep] = np.asarray(pc.greater(pc.utf8_length(tags), 0).to_numpy(zero_copy_only=False))[ids[keep]]
+    return parent[keep], ids[keep], tags
+
+
+def _word_pairs(texts: Any, min_length: int) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """(record row, word id) of every term of the texts, and the words by id.
+
+    Split on spaces first (a space ends every match of ``_DROP`` and separates words, so this changes no
+    word), then lowercase, drop and split each *distinct* space-separated token once: texts repeat their
+    tokens, so the regular expressions run over the tokens' dictionary instead of over every text."""
+    texts = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
+    spaced = pc.split_pattern(pc.fill_null(texts, ""), " ")
+    tokens = pc.dictionary_encode(pc.list_flatten(spaced))
+    token_parent = pc.list_parent_indices(spaced).to_numpy().astype(np.int64)
+    token_id = tokens.indices.to_numpy().astype(np.int64)
+    split = pc.split_pattern_regex(pc.replace_substring_regex(pc.utf8_lower(tokens.dictionary), _DROP, " "), _SPLIT)
+    words = pc.dictionary_encode(pc.list_flatten(split))
+    rule = pc.and_(pc.greater_equal(pc.utf8_length(words.dictionary), min_length),
+                   pc.invert(pc.or_(pc.is_in(words.dictionary, value_set=STOPWORDS),
+                                    pc.match_substring_regex(words.dictionary, _ONLY_DIGITS))))
+    word_id = words.indices.to_numpy().astype(np.int64)
+    good = np.asarray(rule.to_numpy(zero_copy_only=False), bool)[word_id]
+    # keep only the good words of each distinct token, then expand them to every occurrence of the token
+    owner = pc.list_parent_indices(split).to_numpy().astype(np.int64)[good]
+    word_id = word_id[good]
+    per_token = np.bincount(owner, minlength=len(tokens.dictionary))
+    starts = np.r_[0, np.cumsum(per_token)[:-1]]
+    lengths = per_token[token_id]
+    total = int(lengths.sum())
+    base = np.repeat(starts[token_id] - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
+    position = base + np.arange(total)
+    return np.repeat(token_parent, lengths), word_id[position], words.dictionary
+
+
+def _cells(codes: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_inverse=True, return_counts=True)``; by counting when the code space is
+    small (the usual case: a part's words times its windows), else by sorting."""
+    if space > max(4 * len(codes), 1 << 20):
+        return np.unique(codes, return_inverse=True, return_counts=True)
+    counts = np.bincount(codes, minlength=space)
+    used = np.flatnonzero(counts)
+    number = np.zeros(space, np.int64)
+    number[used] = np.arange(len(used))
+    return used, number[codes], counts[used]
+
+
+def _superseded(keys: list[pa.ChunkedArray]) -> dict[int, np.ndarray]:
+    """Per part index, the mask of its record rows whose key a later part holds too (latest part wins)."""
+    total = sum(len(k) for k in keys)
+    if total == 0:
+        return {}
+    every = pa.chunked_array([c for k in keys for c in k.chunks], pa.string())
+    if pc.count_distinct(every).as_py() == total:
+        return {}
+    part = np.concatenate([np.full(len(k), i, np.int64) for i, k in enumerate(keys)])
+    ids = pc.dictionary_encode(every.combine_chunks()).indices.to_numpy().astype(np.int64)
+    latest = np.full(int(ids.max()) + 1, -1, np.int64)
+    np.maximum.at(latest, ids, part)
+    old = latest[ids] != part
+    out, at = {}, 0
+    for i, k in enumerate(keys):
+        mask = old[at:at + len(k)]
+        if mask.any():
+            out[i] = mask
+        at += len(k)
+    return out
+
+
+def _sum_counts(counts: pa.Table) -> pa.Table:
+    """Records per (term_kind, term, window) over the parts (each part counted its own records once)."""
+    out = counts.group_by(["term_kind", "term", "window"], use_threads=False).aggregate([("count", "sum")])
+    return out.rename_columns(["term_kind", "term", "window", "key_count_distinct"])
 
 
 def _micros_to_dt(micros: int) -> datetime:

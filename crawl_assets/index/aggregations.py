@@ -1,7 +1,10 @@
 """Aggregations over one tenant's filtered records: counts over time, top values, and the overview counts
 (live, deleted, edited, superseded). Bucket counts are bounded: a timeline never has more than
 ``MAX_TIMELINE_BUCKETS`` buckets (checked before the query runs, from the range or the data's own span),
-a top list never more than ``MAX_TOP``."""
+a top list never more than ``MAX_TOP``.
+
+Each query is written once as ``*_query`` (``index.steps``: run by the blocking function of its name, or
+by an asyncio client in the API)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
+from crawl_assets.index import steps
 from crawl_assets.index.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import parse_instant, read_alias
 
@@ -32,15 +36,19 @@ class TooManyBuckets(ValueError):
 
 def run(client: Elasticsearch, tenant: str, body: dict[str, Any]) -> dict[str, Any]:
     """One ``size: 0`` search through the tenant's alias; a tenant without an index gets empty aggregations."""
+    return steps.run(client, aggregate(tenant, body))
+
+
+def aggregate(tenant: str, body: dict[str, Any]) -> steps.Query[dict[str, Any]]:
     try:
-        return client.search(index=read_alias("records", tenant), ignore_unavailable=True, size=0,
-                             track_total_hits=True, **body).body
+        return (yield from steps.call("search", index=read_alias("records", tenant), ignore_unavailable=True, size=0,
+                                      track_total_hits=True, **body))
     except NotFoundError:
         return {"hits": {"total": {"value": 0}}, "aggregations": {}}
 
 
-def _span(client: Elasticsearch, tenant: str, flt: RecordFilter) -> tuple[datetime, datetime] | None:
-    resp = run(client, tenant, {"query": scoped_query(tenant, flt),
+def _span(tenant: str, flt: RecordFilter) -> steps.Query[tuple[datetime, datetime] | None]:
+    resp = yield from aggregate(tenant, {"query": scoped_query(tenant, flt),
                                 "aggs": {"lo": {"min": {"field": "created_at"}}, "hi": {"max": {"field": "created_at"}}}})
     aggs = resp.get("aggregations") or {}
     lo, hi = (aggs.get(k, {}).get("value") for k in ("lo", "hi"))
@@ -53,9 +61,14 @@ def timeline(client: Elasticsearch, tenant: str, flt: RecordFilter, interval: st
              time_zone: str = "UTC") -> list[dict[str, Any]]:
     """Records per calendar ``interval`` in ``time_zone`` (empty buckets inside the range included):
     ``[{"start": ISO, "count": n}]``."""
+    return steps.run(client, timeline_query(tenant, flt, interval, time_zone))
+
+
+def timeline_query(tenant: str, flt: RecordFilter, interval: str = "day",
+                   time_zone: str = "UTC") -> steps.Query[list[dict[str, Any]]]:
     if interval not in INTERVALS:
         raise ValueError(f"unknown interval {interval!r}; expected one of {', '.join(INTERVALS)}")
-    span = (flt.start, flt.end) if flt.start and flt.end else _span(client, tenant, flt)
+    span = (flt.start, flt.end) if flt.start and flt.end else (yield from _span(tenant, flt))
     if span is None:
         return []
     lo = flt.start or span[0]
@@ -69,7 +82,7 @@ def timeline(client: Elasticsearch, tenant: str, flt: RecordFilter, interval: st
                             "min_doc_count": 0}
     if flt.start and flt.end:
         hist["extended_bounds"] = {"min": flt.start.isoformat(), "max": (flt.end - timedelta(milliseconds=1)).isoformat()}
-    resp = run(client, tenant, {"query": scoped_query(tenant, flt), "aggs": {"t": {"date_histogram": hist}}})
+    resp = yield from aggregate(tenant, {"query": scoped_query(tenant, flt), "aggs": {"t": {"date_histogram": hist}}})
     rows = (resp.get("aggregations") or {}).get("t", {}).get("buckets", [])
     return [{"start": b["key_as_string"], "count": b["doc_count"]} for b in rows]
 
@@ -77,6 +90,10 @@ def timeline(client: Elasticsearch, tenant: str, flt: RecordFilter, interval: st
 def top(client: Elasticsearch, tenant: str, flt: RecordFilter, what: str, size: int = 20) -> dict[str, Any]:
     """The ``size`` most frequent values of ``what`` (a ``TOP_FIELDS`` name) among the filtered records:
     ``{"buckets": [{"value", "count"}...], "other": n, "missing": n}``; authors carry their platform and handle."""
+    return steps.run(client, top_query(tenant, flt, what, size))
+
+
+def top_query(tenant: str, flt: RecordFilter, what: str, size: int = 20) -> steps.Query[dict[str, Any]]:
     if what not in TOP_FIELDS:
         raise ValueError(f"unknown field {what!r}; expected one of {', '.join(TOP_FIELDS)}")
     if not 1 <= size <= MAX_TOP:
@@ -86,8 +103,8 @@ def top(client: Elasticsearch, tenant: str, flt: RecordFilter, what: str, size: 
     if what == "authors":
         terms["aggs"] = {"handle": {"terms": {"field": "author_handle", "size": 1}},
                          "platform": {"terms": {"field": "platform", "size": 1}}}
-    resp = run(client, tenant, {"query": scoped_query(tenant, flt),
-                                "aggs": {"top": terms, "missing": {"missing": {"field": field}}}})
+    resp = yield from aggregate(tenant, {"query": scoped_query(tenant, flt),
+                                         "aggs": {"top": terms, "missing": {"missing": {"field": field}}}})
     aggs = resp.get("aggregations") or {}
     out = []
     for b in aggs.get("top", {}).get("buckets", []):
@@ -103,11 +120,15 @@ def top(client: Elasticsearch, tenant: str, flt: RecordFilter, what: str, size: 
 def counts(client: Elasticsearch, tenant: str, flt: RecordFilter) -> dict[str, int]:
     """Among the filtered records, tombstones included whatever the filter says: ``records`` (all),
     ``live``, ``deleted``, ``edited`` (an ``edited_at``), ``superseded`` (earlier versions of an edited X post)."""
+    return steps.run(client, counts_query(tenant, flt))
+
+
+def counts_query(tenant: str, flt: RecordFilter) -> steps.Query[dict[str, int]]:
     everything = replace(flt, deleted="include")
     aggs = {"deleted": {"filter": {"term": {"deleted": True}}},
             "edited": {"filter": {"exists": {"field": "edited_at"}}},
             "superseded": {"filter": {"exists": {"field": "metadata.superseded_by"}}}}
-    resp = run(client, tenant, {"query": scoped_query(tenant, everything), "aggs": aggs})
+    resp = yield from aggregate(tenant, {"query": scoped_query(tenant, everything), "aggs": aggs})
     total = int(resp["hits"]["total"]["value"])
     got = resp.get("aggregations") or {}
     deleted = int(got.get("deleted", {}).get("doc_count", 0))

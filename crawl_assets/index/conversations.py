@@ -13,6 +13,7 @@ from typing import Any
 from elasticsearch import Elasticsearch, NotFoundError
 
 from crawl_assets.core import catalog
+from crawl_assets.index import steps
 from crawl_assets.index.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import read_alias
 
@@ -24,10 +25,15 @@ _ALL = RecordFilter(deleted="include")
 
 def _search(client: Elasticsearch, tenant: str, clause: dict[str, Any], size: int,
             sort: list[Any] | None = None) -> list[dict[str, Any]]:
+    return steps.run(client, _search_query(tenant, clause, size, sort))
+
+
+def _search_query(tenant: str, clause: dict[str, Any], size: int,
+                  sort: list[Any] | None = None) -> steps.Query[list[dict[str, Any]]]:
     try:
-        resp = client.search(index=read_alias("records", tenant), ignore_unavailable=True, size=size,
-                             query=scoped_query(tenant, _ALL, [clause]),
-                             sort=sort or [{"created_at": {"order": "asc", "missing": "_last"}}, {"key": "asc"}])
+        resp = yield from steps.call("search", index=read_alias("records", tenant), ignore_unavailable=True, size=size,
+                                     query=scoped_query(tenant, _ALL, [clause]),
+                                     sort=sort or [{"created_at": {"order": "asc", "missing": "_last"}}, {"key": "asc"}])
     except NotFoundError:
         return []
     return [h["_source"] for h in resp["hits"]["hits"]]
@@ -35,11 +41,15 @@ def _search(client: Elasticsearch, tenant: str, clause: dict[str, Any], size: in
 
 def fetch_keys(client: Elasticsearch, tenant: str, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
     """The tenant's records with these keys (any source, tombstones included), by key."""
+    return steps.run(client, fetch_keys_query(tenant, keys))
+
+
+def fetch_keys_query(tenant: str, keys: Iterable[str]) -> steps.Query[dict[str, dict[str, Any]]]:
     wanted = sorted(set(keys))
     out: dict[str, dict[str, Any]] = {}
     for i in range(0, len(wanted), 1000):
         chunk = wanted[i:i + 1000]
-        for doc in _search(client, tenant, {"terms": {"key": chunk}}, len(chunk)):
+        for doc in (yield from _search_query(tenant, {"terms": {"key": chunk}}, len(chunk))):
             out[doc["key"]] = doc
     return out
 
@@ -55,7 +65,11 @@ def record_with_history(client: Elasticsearch, tenant: str, key: str) -> dict[st
     record of that key. X edits are separate posts listed in ``metadata.edit_history_tweet_ids``: every
     indexed version comes back oldest first, and ``live_version`` names the latest. Other platforms edit in
     place: the record carries ``edited_at``; its earlier text is kept in the raw layer, not in the index."""
-    found = fetch_keys(client, tenant, [key])
+    return steps.run(client, record_query(tenant, key))
+
+
+def record_query(tenant: str, key: str) -> steps.Query[dict[str, Any] | None]:
+    found = yield from fetch_keys_query(tenant, [key])
     doc = found.get(key)
     if doc is None:
         return None
@@ -68,7 +82,7 @@ def record_with_history(client: Elasticsearch, tenant: str, key: str) -> dict[st
         keys = [f"{platform}:{tid}" for tid in chain]
         if meta.get("superseded_by"):
             keys.append(str(meta["superseded_by"]))
-        got = fetch_keys(client, tenant, keys)
+        got = yield from fetch_keys_query(tenant, keys)
         got.setdefault(key, doc)
         versions = sorted(got.values(), key=lambda d: (d.get("created_at") or "", d["key"]))
         missing = [k for k in keys if k not in got]

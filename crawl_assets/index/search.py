@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from elasticsearch import ApiError, Elasticsearch, NotFoundError
 
+from crawl_assets.index import steps
 from crawl_assets.index.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import read_alias
 
@@ -70,16 +71,22 @@ def search_body(tenant: str, flt: RecordFilter, sort: str, size: int, after: lis
 
 def search_page(client: Elasticsearch, tenant: str, flt: RecordFilter, *, sort: str = "relevance", size: int = 20,
                 cont: Continuation | None = None) -> Page:
+    return steps.run(client, page_query(tenant, flt, sort=sort, size=size, cont=cont))
+
+
+def page_query(tenant: str, flt: RecordFilter, *, sort: str = "relevance", size: int = 20,
+               cont: Continuation | None = None) -> steps.Query[Page]:
+    """``search_page`` as an ``index.steps`` query (the API runs it with an asyncio client)."""
     body = search_body(tenant, flt, sort, size, cont.after if cont else None)
     pit = cont.pit if cont else None
     try:
         if cont is not None and pit is None:  # the second page: the snapshot every later page reads
-            pit = client.open_point_in_time(index=read_alias("records", tenant), keep_alive=KEEP_ALIVE,
-                                            ignore_unavailable=True)["id"]
+            pit = (yield from steps.call("open_point_in_time", index=read_alias("records", tenant),
+                                         keep_alive=KEEP_ALIVE, ignore_unavailable=True))["id"]
         if pit is None:
-            resp = client.search(index=read_alias("records", tenant), ignore_unavailable=True, **body).body
+            resp = yield from steps.call("search", index=read_alias("records", tenant), ignore_unavailable=True, **body)
         else:
-            resp = client.search(pit={"id": pit, "keep_alive": KEEP_ALIVE}, **body).body
+            resp = yield from steps.call("search", pit={"id": pit, "keep_alive": KEEP_ALIVE}, **body)
             pit = resp.get("pit_id", pit)
     except NotFoundError as exc:
         if pit is not None:
@@ -95,7 +102,10 @@ def search_page(client: Elasticsearch, tenant: str, flt: RecordFilter, *, sort: 
     if len(hits) == size and hits:
         nxt = Continuation(pit, list(hits[-1]["sort"]))
     elif pit is not None:
-        close_quietly(client, pit)
+        try:
+            yield from steps.call("close_point_in_time", id=pit)
+        except (ApiError, NotFoundError):
+            pass  # expired already: nothing to free
     return Page([h["_source"] for h in hits], int(total["value"]), total.get("relation") == "eq", nxt)
 
 

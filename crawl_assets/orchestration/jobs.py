@@ -33,8 +33,10 @@ PLATFORM_TAG = "crawl/platform"
 
 
 def build_sync_job(platform: str, raw: dg.AssetsDefinition, *, include_index: bool = True) -> "dg.UnresolvedAssetJobDefinition":
-    # enrichment assets are downstream too, but run by their own job (crawl_assets.orchestration.assets.enrichment)
-    selection = dg.AssetSelection.assets(raw).downstream() - dg.AssetSelection.key_prefixes([platform, "enrichment"])
+    # enrichment assets (and the tenant-wide tables after them) are downstream too, but run by their own job
+    # (crawl_assets.orchestration.assets.enrichment, enrichment_tenant)
+    selection = dg.AssetSelection.assets(raw).downstream() - dg.AssetSelection.key_prefixes([platform, "enrichment"],
+                                                                                           ["enrichment"])
     name = f"{platform}_sync"
     if not include_index:
         selection = selection - dg.AssetSelection.assets(dg.AssetKey([platform, "search_index"]))

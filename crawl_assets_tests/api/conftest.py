@@ -105,11 +105,25 @@ def world(es_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wor
         world.es.close()
 
 
+def async_twin(es: object):  # noqa: ANN201
+    """A builder of the asyncio client for the nodes (and retries) of ``es``, as the served API has one; None
+    for something that is not a client (the app then runs every query on ``es`` in a worker thread)."""
+    from crawl_assets.index.client import build_async_client
+
+    if not isinstance(es, Elasticsearch):
+        return None
+    hosts = [node.base_url for node in es.transport.node_pool.all()]
+    retries = es.transport.max_retries
+    return lambda: build_async_client(hosts, max_retries=retries, request_timeout=30)
+
+
 def make_client(world: World, es: Elasticsearch | None = None, **app_options) -> TestClient:  # noqa: ANN003
     from crawl_assets.api.app import create_app
     from crawl_assets.api.keys import KeyStore
 
-    app = create_app(es or world.es, KeyStore(world.keys_url, cache_seconds=0), **app_options)
+    es = es or world.es
+    app_options.setdefault("async_client", async_twin(es))
+    app = create_app(es, KeyStore(world.keys_url, cache_seconds=0), **app_options)
     return TestClient(app, raise_server_exceptions=False)
 
 

@@ -42,6 +42,16 @@ def _statuses(instance, defs) -> dict[str, StaleStatus]:
     return {n: resolver.get_status(_key(n), SOURCE) for n in ENRICHERS}
 
 
+def _tenant_tables(result) -> dict[str, dict]:
+    """Metadata of the run's ``enrichment/{enricher}`` (tenant-wide tables) materializations, by enricher."""
+    out = {}
+    for event in result.get_asset_materialization_events():
+        mat = event.event_specific_data.materialization
+        if mat.asset_key.path[0] == "enrichment" and len(mat.asset_key.path) == 2:
+            out[mat.asset_key.path[-1]] = {k: v.value for k, v in mat.metadata.items()}
+    return out
+
+
 def _materialized(result) -> dict[str, dict]:
     out = {}
     for event in result.get_asset_materialization_events():
@@ -70,7 +80,12 @@ def test_lineage_and_sync_jobs_leave_enrichment_to_its_own_job():
         assert node.partitions_def.name == "x_sources" and node.code_version.startswith(f"{name}/")
         assert node.group_name == "x_enrichment"
     assert not any(k.path[1:2] == ["enrichment"] for k in defs.resolve_job_def("x_sync").asset_layer.selected_asset_keys)
-    assert {k.path[-1] for k in defs.resolve_job_def("x_enrich").asset_layer.selected_asset_keys} == set(ENRICHERS)
+    tenant_wide = {n for n, cls in ENRICHERS.items() if cls.scope == "tenant"}
+    assert defs.resolve_job_def("x_enrich").asset_layer.selected_asset_keys == \
+        {_key(n) for n in ENRICHERS} | {dg.AssetKey(["enrichment", n]) for n in tenant_wide}
+    for name in tenant_wide:  # the tenant-wide tables: after that enricher's assets on every platform
+        parents = graph.get(dg.AssetKey(["enrichment", name])).parent_keys
+        assert _key(name) in parents and all(k.path[1:] == ["enrichment", name] for k in parents)
 
 
 def test_version_change_marks_stale_and_re_derives_only_that_enricher(synced, tmp_path, monkeypatch):
@@ -83,7 +98,9 @@ def test_version_change_marks_stale_and_re_derives_only_that_enricher(synced, tm
     meta = _materialized(first)
     assert set(meta) == set(ENRICHERS)
     assert all(m["parts_enriched"] >= 1 and m["parts_failed"] == 0 for m in meta.values())
-    assert meta["classifier"]["rows_written"] > 0 and meta["near_duplicates"]["tenant_tables_rebuilt"] is True
+    assert meta["classifier"]["rows_written"] > 0
+    tables = _tenant_tables(first)
+    assert tables["near_duplicates"]["tenants_rebuilt"] == 1 and tables["near_duplicates"]["tenant_clusters_rows"] >= 1
     assert set(_statuses(instance, defs).values()) == {StaleStatus.FRESH}
     features_before = _digests(Path(lake.root) / "features")
 

@@ -7,17 +7,19 @@ conditions, same cursor); the requested runs are then executed in process like a
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import dagster as dg
 
 from crawl_assets import settings
 from crawl_assets.orchestration.assets.enrichment import AUTOMATION_SENSOR
+from crawl_assets.orchestration.assets.enrichment_tenant import TENANT_TABLES_JOB
 from crawl_assets.cli.demo import register_samples
 from crawl_assets.enrich import store
 from crawl_assets.enrich.config import ENRICHERS
 from crawl_assets.lake import Lake
-from crawl_assets_tests.enrich.test_assets import SOURCE, _defs, _digests, _key, _materialized
+from crawl_assets_tests.enrich.test_assets import SOURCE, _defs, _digests, _key, _materialized, _tenant_tables
 
 
 def _target(defs) -> dg.AssetSelection:
@@ -31,16 +33,26 @@ def _requested(defs, result) -> set[tuple[str, str]]:
             for partition in result.get_requested_partitions(key)}
 
 
-def _run(defs, instance, requested: set[tuple[str, str]]) -> dict[str, dict]:
-    """Execute the requested partitions as the sensor's runs would; the enrichers' materialization metadata."""
+def _run(defs, instance, requested: set[tuple[str, str | None]], tables: dict | None = None) -> dict[str, dict]:
+    """Execute the requested partitions as the sensor's runs would (one run per partition; the tenant tables,
+    unpartitioned, in a run of their own); the per-source assets' materialization metadata (the tenant
+    tables' metadata into ``tables``, by enricher)."""
     meta: dict[str, dict] = {}
-    for partition in sorted({p for _, p in requested}):
+    for partition in sorted({p for _, p in requested}, key=str):
         keys = [dg.AssetKey(a.split("/")) for a, p in requested if p == partition]
-        done = defs.resolve_job_def("x_enrich").execute_in_process(partition_key=partition, asset_selection=keys,
-                                                                   instance=instance)
+        if partition is None:
+            done = defs.resolve_job_def(TENANT_TABLES_JOB).execute_in_process(asset_selection=keys, instance=instance)
+        else:
+            done = defs.resolve_job_def("x_enrich").execute_in_process(partition_key=partition, asset_selection=keys,
+                                                                       instance=instance)
         assert done.success
         meta.update(_materialized(done))
+        if tables is not None:
+            tables.update(_tenant_tables(done))
     return meta
+
+
+TENANT_WIDE = {name for name, cls in ENRICHERS.items() if cls.scope == "tenant"}
 
 
 def test_the_sensor_targets_every_enrichment_asset_and_runs_by_default():
@@ -50,7 +62,8 @@ def test_the_sensor_targets_every_enrichment_asset_and_runs_by_default():
     assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
     graph = defs.resolve_asset_graph()
     targeted = sensor.asset_selection.resolve(graph)
-    assert targeted == {k for k in graph.get_all_asset_keys() if k.path[1:2] == ["enrichment"]} and targeted
+    assert targeted == {k for k in graph.get_all_asset_keys() if "enrichment" in k.path[:2]} and targeted
+    assert {k for k in targeted if len(k.path) == 2} == {dg.AssetKey(["enrichment", n]) for n in TENANT_WIDE}
     assert all(graph.get(k).automation_condition is not None for k in targeted)
     assert not [k for k in graph.get_all_asset_keys() - targeted if graph.get(k).automation_condition is not None], \
         "no other asset is automated (syncs stay with their schedulers)"
@@ -76,6 +89,10 @@ def test_a_sync_leads_to_enrichment_and_a_new_stamp_re_derives_only_that_enriche
         assert set(meta) == set(ENRICHERS) and all(m["parts_enriched"] >= 1 for m in meta.values())
 
         tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor)
+        assert _requested(defs, tick) == {(f"enrichment/{name}", None) for name in TENANT_WIDE}, \
+            "after the sources: the tenant-wide tables, once"
+        _run(defs, instance, _requested(defs, tick))
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor)
         assert not _requested(defs, tick), "enriched once: not requested again without a new sync"
 
         lake = Lake(settings.lake_root())
@@ -92,6 +109,12 @@ def test_a_sync_leads_to_enrichment_and_a_new_stamp_re_derives_only_that_enriche
         stamp = changed.resolve_asset_graph().get(_key("trends")).code_version
         parts = list(store.read_parts(lake, store.tenant_parts(lake, "trends", "demo")))
         assert parts and all(set(t.column("enricher_version").to_pylist()) == {stamp} for _, t in parts)
+        tick = dg.evaluate_automation_conditions(defs=changed, instance=instance, asset_selection=_target(changed),
+                                                 cursor=tick.cursor)
+        assert _requested(changed, tick) == {("enrichment/trends", None)}, "then the trends tables alone"
+        tables: dict[str, dict] = {}
+        _run(changed, instance, _requested(changed, tick), tables)
+        assert tables["trends"]["tenants_rebuilt"] == 1
         after = _digests(Path(lake.root) / "features")
         assert {k: v for k, v in after.items() if not k.startswith("trends/")} == \
             {k: v for k, v in features.items() if not k.startswith("trends/")}, "the other enrichers' features stay"
@@ -99,3 +122,66 @@ def test_a_sync_leads_to_enrichment_and_a_new_stamp_re_derives_only_that_enriche
         tick = dg.evaluate_automation_conditions(defs=changed, instance=instance, asset_selection=_target(changed),
                                                  cursor=tick.cursor)
         assert not _requested(changed, tick), "re-derived once"
+
+
+ARCHIVE = "demo.x.sample-archive"
+
+
+def test_a_batch_sync_of_two_sources_rebuilds_each_tenant_table_once_after_both(dagster_home):
+    """The batch's sources are enriched in their own runs, which write only their own parts; the tenant-wide
+    tables wait while any of those runs is queued or in progress, then are rebuilt once from both."""
+    register_samples(settings.registry_path())
+    lake = Lake(settings.lake_root())
+    # evaluation times within one hour (the tables' hourly escape from waiting is checked on purpose below)
+    hour = (datetime.now(timezone.utc) + timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
+    clock = iter(hour + timedelta(minutes=1, seconds=s) for s in range(1000))
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("x_sources", [SOURCE, ARCHIVE])
+        defs = _defs()
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs),
+                                                 evaluation_time=next(clock))
+        sync = defs.resolve_job_def("x_sync_batch_no_index").execute_in_process(
+            run_config={"ops": {"x_sync_sources_no_index": {"config": {"partitions": [SOURCE, ARCHIVE]}}}},
+            instance=instance, tags={"crawl/platform": "x"})
+        assert sync.success
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor,
+                                                 evaluation_time=next(clock))
+        requested = _requested(defs, tick)
+        assert requested == {(f"x/enrichment/{name}", s) for name in ENRICHERS for s in (SOURCE, ARCHIVE)}
+
+        # the archive's run is queued (created, not started) while the search's run is done
+        job = defs.resolve_job_def("x_enrich")
+        queued = instance.create_run_for_job(
+            job, asset_selection=frozenset(_key(n) for n in ENRICHERS), tags={"dagster/partition": ARCHIVE},
+            run_config={})
+        meta = _run(defs, instance, {r for r in requested if r[1] == SOURCE})
+        assert all("tenants_rebuilt" not in m and not any(k.startswith("tenant_") for k in m) for m in meta.values())
+        assert not [n for n in TENANT_WIDE if lake.exists(store.tenant_path(n, "demo", _first_table(n)))], \
+            "a source's run writes its own parts only, never the tenant's tables"
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor,
+                                                 evaluation_time=next(clock))
+        assert not _requested(defs, tick), "the tenant tables wait while a source of the batch is queued"
+        later = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs),
+                                                  cursor=tick.cursor, evaluation_time=hour + timedelta(hours=1, seconds=1))
+        assert _requested(defs, later) == {(f"enrichment/{name}", None) for name in TENANT_WIDE}, \
+            "but not past the next hour (sources enriched without pause); this tick is not carried on"
+
+        instance.report_run_canceled(instance.get_run_by_id(queued.run_id))  # the daemon would launch it; run it here
+        _run(defs, instance, {r for r in requested if r[1] == ARCHIVE})
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor,
+                                                 evaluation_time=next(clock))
+        assert _requested(defs, tick) == {(f"enrichment/{name}", None) for name in TENANT_WIDE}, "then once, for both"
+        tables: dict[str, dict] = {}
+        _run(defs, instance, _requested(defs, tick), tables)
+        assert set(tables) == TENANT_WIDE and all(t["tenants_rebuilt"] == 1 for t in tables.values())
+        for name in TENANT_WIDE:
+            sources = {p.split("/")[-2] for p in store.tenant_parts(lake, name, "demo")}
+            assert sources == {SOURCE, ARCHIVE}, "built from both sources' parts"
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=_target(defs), cursor=tick.cursor,
+                                                 evaluation_time=next(clock))
+        assert not _requested(defs, tick)
+
+
+def _first_table(name: str) -> str:
+    """The first table of a tenant-wide enricher."""
+    return ENRICHERS[name].tables[0]  # type: ignore[attr-defined]

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
+import pyarrow.compute as pc
 import pytest
 
 from crawl_assets.enrich.base import CombineContext
-from crawl_assets.enrich.trends import Trends
+from crawl_assets.enrich.trends import Trends, _cells
 from crawl_assets_tests.enrich.records import T0, record, table
 
 NOW = CombineContext("acme", datetime(2026, 4, 1, tzinfo=timezone.utc))
@@ -93,3 +95,61 @@ def test_trend_documents():
     doc = next(d for d in docs if d["trends"]["term"] == "انتخابات")
     assert doc["kind"] == "trend" and doc["created_at"] == "2026-03-11T00:00:00Z"
     assert doc["trends"]["window_hours"] == 24 and len(doc["key"].encode()) < 100
+
+
+def _cells_of(part) -> tuple[dict[int, tuple], dict[str, set]]:
+    """The part's count rows by cell, and each record row's (term_kind, term, window_start, count) cells."""
+    rows = part.to_pylist()
+    cells = {r["cell"]: (r["term_kind"], r["term"], r["window_start"], r["count"]) for r in rows if r["term_kind"] != "record"}
+    records = {r["key"]: {cells[c][:3] for c in r["cells"]} for r in rows if r["term_kind"] == "record"}
+    return cells, records
+
+
+def test_a_part_holds_counts_per_term_and_window_and_the_cells_of_each_record():
+    rows = [record("x:1", "price rises", at=_day(0, 1), hashtags=["a"]),
+            record("x:2", "price falls falls", at=_day(0, 2), hashtags=["a", "a"]),
+            record("x:3", "price", at=_day(1, 0)),
+            record("x:1", "quiet", at=_day(0, 3)),  # x:1 again in the same part: its last row is its observation
+            {**record("x:4", "price"), "created_at": None}]  # no time: in no window
+    enricher = Trends()
+    assert enricher.stamp.startswith("trends/2+"), "the part format changed: a new declared version re-derives"
+    part = enricher.extract(table(rows))
+    assert set(part.column("enricher_version").to_pylist()) == {enricher.stamp}
+    cells, records = _cells_of(part)
+    day0, day1 = T0, T0 + timedelta(days=1)
+    assert sorted(cells.values(), key=str) == sorted([
+        ("hashtag", "a", day0, 1), ("term", "price", day0, 1), ("term", "falls", day0, 1), ("term", "quiet", day0, 1),
+        ("term", "price", day1, 1)], key=str), "each record once per term; x:1's first row no longer counts"
+    assert records == {"x:1": {("term", "quiet", day0)}, "x:2": {("hashtag", "a", day0), ("term", "price", day0),
+                                                                  ("term", "falls", day0)},
+                       "x:3": {("term", "price", day1)}, "x:4": set()}
+    assert part.filter(pc.equal(part.column("term_kind"), "record")).column("tenant").to_pylist() == ["acme"] * 4
+
+
+def test_terms_of_persian_and_latin_text():
+    text = ("Price\tRISE\nhttp://x.com/a?b=c #tag @user می‌خواهم قیمت،دلار ۱۲۳۴ abc_def user@mail.com "
+            "x.#other (@handle gone")
+    part = Trends().extract(table([record("x:1", text, hashtags=["قطعی_برق"])]))
+    cells, _ = _cells_of(part)
+    assert {(kind, term) for kind, term, _, _ in cells.values()} == {
+        ("hashtag", "قطعی_برق"), ("term", "price"), ("term", "rise"), ("term", "می\u200cخواهم"), ("term", "قیمت"),
+        ("term", "دلار"), ("term", "abc_def"), ("term", "user"), ("term", "gone")}, \
+        "links, @handles, #tags and digits are no terms; ZWNJ stays inside a word; Persian commas split"
+
+
+def test_counting_cells_by_sorting_and_by_counting_agree():
+    rng = np.random.default_rng(3)
+    for space in (50, 1 << 24):  # counted (a small code space), sorted (a large one)
+        codes = rng.integers(0, space, 5000)
+        got = _cells(codes, space)
+        want = np.unique(codes, return_inverse=True, return_counts=True)
+        assert all(np.array_equal(np.ravel(g), np.ravel(w)) for g, w in zip(got, want))
+
+
+def test_parts_sum_and_a_record_observed_again_moves_its_terms():
+    enricher = Trends(min_history=1, history=1, min_count=1)
+    first = [record(f"x:{i}", "alpha beta", at=_day(0, i)) for i in range(4)]
+    again = [record("x:0", "gamma", at=_day(0, 0)), record("x:9", "alpha", at=_day(0, 9))]  # x:0 edited, x:9 new
+    out = enricher.combine([enricher.extract(table(first)), enricher.extract(table(again))], NOW)
+    counts = {r["term"]: r["count"] for r in out["windows"].to_pylist()}
+    assert counts == {"alpha": 4, "beta": 3, "gamma": 1}

@@ -6,7 +6,9 @@ partitioned by source like the rest, downstream of ``normalized_records``. Thin:
   code): a changed stamp shows the asset as stale ("code version changed") in the UI, and materializing it
   re-derives that enricher's features only; records are never rewritten.
 * The materialization's data version identifies the features it leaves (the stamp and the normalized
-  parts they were read from; for a tenant-wide enricher, the tenant tables' inputs).
+  parts they were read from).
+* A tenant-wide enricher's asset writes the source's parts only; its tables are the unpartitioned
+  ``enrichment/{enricher}`` asset (``enrichment_tenant.py``), rebuilt once after a batch of sources.
 * Incremental: a partition's run reads only normalized parts not yet enriched at the current stamp.
 * The features are indexed in the tenant's own index when a cluster is configured (``CRAWL_ES_URL``).
 
@@ -55,7 +57,7 @@ def enrichment_sensor(platforms: list[str]) -> dg.AutomationConditionSensorDefin
     """The sensor that evaluates the enrichment assets' conditions (Dagster's default one is stopped by
     default and would also pick up any other asset's condition)."""
     return dg.AutomationConditionSensorDefinition(
-        AUTOMATION_SENSOR, target=dg.AssetSelection.key_prefixes(*([p, PREFIX] for p in platforms)),
+        AUTOMATION_SENSOR, target=dg.AssetSelection.key_prefixes(*([p, PREFIX] for p in platforms), [PREFIX]),
         default_status=dg.DefaultSensorStatus.RUNNING, minimum_interval_seconds=30,
         description="Enriches a source after a sync updated its normalized records, and every source after an "
                     "enricher's stamp changed (docs/ENRICHMENT.md).")
@@ -69,6 +71,27 @@ def enrichment_selection(platform: str) -> dg.AssetSelection:
     return dg.AssetSelection.key_prefixes([platform, PREFIX])
 
 
+def tenant_tables_key(name: str) -> dg.AssetKey:
+    """The unpartitioned asset of a tenant-wide enricher's tables (all tenants, all platforms)."""
+    return dg.AssetKey([PREFIX, name])
+
+
+def enricher_metadata(enricher: Enricher) -> dict:
+    return {"enricher": enricher.name, "enricher_version": enricher.version, "enricher_stamp": enricher.stamp,
+            "parameters": dg.MetadataValue.json(enricher.describe()["params"])}
+
+
+def indexed_check(key: dg.AssetKey) -> dg.AssetCheckSpec:
+    return dg.AssetCheckSpec("features_indexed", asset=key,
+                             description="Every feature document sent was indexed or dead-lettered.")
+
+
+def indexed_result(results: "list[IndexResult]") -> dg.AssetCheckResult:
+    """``features_indexed``: passed when something was indexed and every document was accounted for."""
+    return dg.AssetCheckResult(check_name="features_indexed", passed=bool(results) and all(r.accounted for r in results),
+                               metadata={"dead_lettered": sum(r.stats.failed for r in results)})
+
+
 def data_version(lake_parts: list[tuple[str, str]], enricher: Enricher, result: "SourceResult") -> str:
     digest = hashlib.sha256(enricher.stamp.encode())
     for batch_id, version in lake_parts:
@@ -80,9 +103,11 @@ def data_version(lake_parts: list[tuple[str, str]], enricher: Enricher, result: 
 
 def build_enrichment_asset(platform: str, enricher: Enricher, *, cluster_configured: bool) -> dg.AssetsDefinition:
     key = enrichment_key(platform, enricher.name)
-    scope = "each record" if enricher.scope == "record" else "the tenant (all its sources and platforms)"
+    scope = "each record" if enricher.scope == "record" else \
+        f"each record of the source; `{'/'.join(tenant_tables_key(enricher.name).path)}` turns them into the tenant's tables"
     description = (f"{enricher.description}\n\nInferred features of {platform} records, kept apart from them "
                    f"(docs/ENRICHMENT.md); computed over {scope}. Stamp `{enricher.stamp}`.")
+    indexes = cluster_configured and enricher.scope == "record"  # tenant tables are indexed by their own asset
 
     @dg.asset(
         key=key,
@@ -91,32 +116,27 @@ def build_enrichment_asset(platform: str, enricher: Enricher, *, cluster_configu
         group_name=f"{platform}_{PREFIX}",  # beside the platform group, whose lineage stays readable
         code_version=enricher.stamp,
         automation_condition=enrichment_condition(),
-        kinds={"parquet", "elasticsearch"} if cluster_configured else {"parquet"},
+        kinds={"parquet", "elasticsearch"} if indexes else {"parquet"},
         description=description,
-        metadata={"enricher": enricher.name, "enricher_version": enricher.version, "enricher_stamp": enricher.stamp,
-                  "parameters": dg.MetadataValue.json(enricher.describe()["params"])},
+        metadata=enricher_metadata(enricher),
         check_specs=[dg.AssetCheckSpec("every_part_enriched", asset=key,
                                        description="No normalized part of the source failed to enrich."),
-                     *([dg.AssetCheckSpec("features_indexed", asset=key,
-                                          description="Every feature document sent was indexed or dead-lettered.")]
-                       if cluster_configured else [])],
+                     *([indexed_check(key)] if indexes else [])],
     )
     def _enrich(context: dg.AssetExecutionContext, lake: LakeResource,
                 elasticsearch: ElasticsearchResource) -> dg.MaterializeResult:
         from crawl_assets.enrich.index import index_features
-        from crawl_assets.enrich.run import TenantBusy, enrich_source
+        from crawl_assets.enrich.run import enrich_source
 
         the_lake = lake.lake()
         source = context.partition_key
         tenant, _ = split_source_key(source)
-        try:
-            result = enrich_source(the_lake, enricher, tenant, platform, source)
-        except TenantBusy as exc:
-            raise dg.RetryRequested(max_retries=5, seconds_to_wait=30) from exc
+        # a tenant-wide enricher's tables: rebuilt once after the batch by the tenant tables asset, not per source
+        result = enrich_source(the_lake, enricher, tenant, platform, source, combine=False)
         for failure in result.failed:
             context.log.warning(f"{enricher.name}: part not enriched (tried again next run): {failure}")
         indexed: "IndexResult | None" = None
-        if elasticsearch.hosts and cluster_configured:
+        if elasticsearch.hosts and indexes:
             with elasticsearch.get_client() as client:
                 indexed = index_features(client, the_lake, enricher, tenant, platform, source,
                                          run_id=context.run.run_id, removed_keys=result.removed_keys)
@@ -126,18 +146,13 @@ def build_enrichment_asset(platform: str, enricher: Enricher, *, cluster_configu
                     "parts_up_to_date": result.parts_up_to_date, "parts_failed": len(result.failed),
                     "parts_removed": result.parts_removed, "records_read": result.records_read,
                     "rows_written": result.rows_written}
-        if result.tenant is not None:
-            metadata.update({"tenant_tables_rebuilt": result.tenant.rebuilt,
-                             **{f"tenant_{name}_rows": n for name, n in result.tenant.rows.items()}})
         if indexed is not None:
             metadata.update({"features_sent": indexed.stats.docs, "features_failed": indexed.stats.failed,
                              "features_deleted": indexed.deleted, "features_unchanged": indexed.unchanged})
         checks = [dg.AssetCheckResult(check_name="every_part_enriched", passed=not result.failed,
                                       metadata={"failed_parts": len(result.failed), "examples": result.failed[:5]})]
-        if cluster_configured:
-            checks.append(dg.AssetCheckResult(check_name="features_indexed", passed=indexed is not None and
-                                              indexed.accounted,
-                                              metadata={"dead_lettered": indexed.stats.failed if indexed else 0}))
+        if indexes:
+            checks.append(indexed_result([indexed] if indexed is not None else []))
         return dg.MaterializeResult(metadata=metadata, check_results=checks,
                                     data_version=dg.DataVersion(data_version(parts, enricher, result)))
 
@@ -162,5 +177,7 @@ def enrichment_assets(platform: str, enrichers: list[Enricher], *,
 
 def enrichment_job(platform: str) -> "dg.UnresolvedAssetJobDefinition":
     return dg.define_asset_job(
-        name=f"{platform}_enrich", selection=enrichment_selection(platform), executor_def=dg.in_process_executor,
-        description=f"Enrich {platform} sources: every enricher's features of the chosen partitions (incremental).")
+        name=f"{platform}_enrich", selection=enrichment_selection(platform) | dg.AssetSelection.key_prefixes([PREFIX]),
+        executor_def=dg.in_process_executor,
+        description=f"Enrich {platform} sources: every enricher's features of the chosen partitions (incremental), "
+                    f"then the tenant-wide tables once.")
