@@ -135,19 +135,35 @@ def make_input(path: Path, tweets: int, per_page: int = 100, seed: int = 7) -> N
 
 
 def _tree_rss(pid: int) -> int:
-    """Resident bytes of a process and all its descendants (workers included), summed."""
+    """Resident bytes of a process plus the memory private to each of its descendants (workers included).
+
+    A forked child shares its parent's pages until it writes or execs: summing every process's RSS counted
+    those pages twice whenever a sample fell between a fork and its exec (bench/pipeline.py saw 609 MiB for a
+    304 MiB process as Dagster forked it to start its compute-log watcher). A descendant's own memory is its
+    unique set size (USS); pages it shares with the tree are in the root's RSS already; one not exec'd yet after
+    a vfork shares the parent's whole memory and is left out (``_not_exec_yet``)."""
     try:
         root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
+        total = root.memory_info().rss
+        children = root.children(recursive=True)
     except psutil.Error:
         return 0
-    total = 0
-    for proc in procs:
+    for proc in children:
         try:
-            total += proc.memory_info().rss
+            if _not_exec_yet(proc):
+                continue
+            total += proc.memory_full_info().uss
         except psutil.Error:
             pass
     return total
+
+
+def _not_exec_yet(proc: psutil.Process) -> bool:
+    """A child between vfork and exec: it runs in its parent's memory (same mm: the same RSS to the page and the
+    same program), so all of that memory looks private to it too. Slow to exec on a loaded machine, such windows
+    were sampled (the Telegram chain at 20k messages showed 264 + 264 MiB)."""
+    parent = proc.parent()
+    return parent is not None and proc.memory_info().rss == parent.memory_info().rss and proc.exe() == parent.exe()
 
 
 def measure(cmd: list[str], stdout: Any = subprocess.DEVNULL, cwd: Path | None = None,
@@ -155,7 +171,8 @@ def measure(cmd: list[str], stdout: Any = subprocess.DEVNULL, cwd: Path | None =
     """(wall s, user+sys CPU s of the process and its workers, peak RSS MiB, exit code) of one command.
 
     Peak RSS is the larger of the kernel's own peak for the process (os.wait4) and the peak of the
-    process-tree sum sampled every 100 ms (worker processes count; shared pages are counted per process)."""
+    process tree sampled every 100 ms (``_tree_rss``: the process's RSS plus each descendant's private memory,
+    so worker processes count and pages a forked child still shares are counted once)."""
     start = time.perf_counter()
     # stderr to a file, not a pipe: twarc2's progress bar would fill a pipe and block.
     with tempfile.TemporaryFile() as errors:

@@ -8,13 +8,13 @@ Variables (``client_settings_from_env``): ``CRAWL_ES_URL`` (comma-separated), ``
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from elasticsearch import AsyncElasticsearch, Elasticsearch
-from elasticsearch.serializer import OrjsonSerializer
-
 from crawl_assets import settings
+
+if TYPE_CHECKING:  # the client (~26 MiB with its transports) loads when one is built, not with its settings
+    from elasticsearch import AsyncElasticsearch, Elasticsearch
 
 DEFAULT_URL = "http://localhost:9200"
 
@@ -57,6 +57,8 @@ def client_settings_from_env(url: str | None = None) -> dict[str, Any]:
 def _client_kwargs(hosts: list[str], *, api_key: str = "", username: str = "", password: str = "", ca_certs: str = "",
                    verify_certs: bool = True, request_timeout: float = 30.0, max_retries: int = 3,
                    retry_on_timeout: bool = True) -> dict[str, Any]:
+    from elasticsearch.serializer import OrjsonSerializer
+
     check_hosts(hosts, "hosts")
     kwargs: dict = {"request_timeout": request_timeout, "max_retries": max_retries,
                     "retry_on_timeout": retry_on_timeout, "serializer": OrjsonSerializer()}
@@ -75,6 +77,8 @@ def build_client(hosts: list[str], **settings: Any) -> Elasticsearch:
     """A new client (orjson serializer); ``api_key`` (encoded, or ``id:key``) wins over basic auth. Settings:
     ``api_key``, ``username``, ``password``, ``ca_certs``, ``verify_certs``, ``request_timeout``,
     ``max_retries``, ``retry_on_timeout``."""
+    from elasticsearch import Elasticsearch
+
     return Elasticsearch(hosts, **_client_kwargs(hosts, **settings))
 
 
@@ -84,6 +88,8 @@ def build_async_client(hosts: list[str], **settings: Any) -> AsyncElasticsearch:
     samples in httpx's ``AsyncClient.send`` (anyio's per-call machinery); bench/api.py's server CPU per call was
     4-5 ms with it against 1.5-3 with aiohttp or the blocking client in a thread. Bound to the event loop it
     first runs on."""
+    from elasticsearch import AsyncElasticsearch
+
     return AsyncElasticsearch(hosts, **_client_kwargs(hosts, **settings))
 
 

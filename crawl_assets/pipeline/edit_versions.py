@@ -49,18 +49,24 @@ def earlier_versions(lake: Lake, batch: RawBatch, table: str, edits: EditHistori
     return [resolved(edits, row) for row in latest.values()]
 
 
-def stored_histories(lake: Lake, batch: RawBatch, table: str, edits: EditHistories, ids: set[str]) -> None:
-    """Join into ``edits`` the histories earlier parts hold that name one of ``ids`` (X ids this batch read):
-    a version read after its post's newer version was stored (listing only itself) is then resolved as
-    superseded too, whichever batch came first. Only the metadata column is read, rows filtered by a regex."""
+def stored_histories(lake: Lake, batch: RawBatch, table: str) -> dict[str, list[list[str]]]:
+    """The histories earlier parts hold listing more than one version, by each version id they list: a version
+    this batch reads after its post's newer version was stored (listing only itself) is then resolved as
+    superseded too, whichever batch came first. Only the metadata column is read, a record batch at a time,
+    rows filtered by a regex (an earlier part is never read whole)."""
     m = batch.manifest
-    if not ids or not catalog.keeps_edit_histories(m.platform):
-        return
-    earlier = {p for p in lake.part_ids(table, m.tenant, m.platform, m.source) if p < m.batch_id}
-    for _, part in lake.read_parts(table, m.tenant, m.platform, m.source, columns=["metadata"],
-                                   include=earlier.__contains__):
-        column = part.column("metadata")
-        for text in column.filter(pc.fill_null(pc.match_substring_regex(column, _MANY_VERSIONS), False)).to_pylist():
-            history = orjson.loads(text).get(FIELD)
-            if isinstance(history, list) and not ids.isdisjoint(history):
-                edits.add(history)
+    found: dict[str, list[list[str]]] = {}
+    if not catalog.keeps_edit_histories(m.platform):
+        return found
+    for part_id in lake.part_ids(table, m.tenant, m.platform, m.source):
+        if part_id >= m.batch_id:
+            continue
+        part = lake.table_part(table, m.tenant, m.platform, m.source, part_id)
+        for rows in lake.iter_part_batches(part, columns=["metadata"]):
+            column = rows.column("metadata")
+            for text in column.filter(pc.fill_null(pc.match_substring_regex(column, _MANY_VERSIONS), False)).to_pylist():
+                history = orjson.loads(text).get(FIELD)
+                if isinstance(history, list):
+                    for version in history:
+                        found.setdefault(version, []).append(history)
+    return found

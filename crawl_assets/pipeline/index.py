@@ -16,7 +16,7 @@ from crawl_assets.lake.layout import index_marker
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.normalize.edges import EDGE_COLUMNS, document_edges
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.relation_parts import latest_rows
+from crawl_assets.pipeline.relation_parts import last_positions, latest_rows
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 
 def marker_body(run_id: str) -> bytes:
@@ -97,9 +97,8 @@ def live_in(tables: list[pa.Table]) -> int:
     if not tables:
         return 0
     both = pa.concat_tables(tables)
-    both = both.append_column("at", pa.array(range(both.num_rows), pa.int64()))
-    latest = both.group_by("key", use_threads=False).aggregate([("at", "max")]).column("at_max")
-    deleted = pc.fill_null(both.column("deleted").take(latest), False)
+    _, latest = last_positions(both.column("key"))
+    deleted = pc.fill_null(both.column("deleted").take(pa.array(latest)), False)
     return int(pc.sum(pc.invert(deleted)).as_py() or 0)
 
 

@@ -1,7 +1,6 @@
 """Raw batches → records in the public schema: one Parquet part per raw batch, derived with the same code as
 ``crawl-assets normalize``, streaming (a large export never sits in memory whole)."""
 
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -10,13 +9,13 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from crawl_assets.core import catalog
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
 from crawl_assets.normalize import NormalizeContext, normalize_stream
 from crawl_assets.normalize.dedupe import latest_payloads
 from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.pipeline.edit_versions import earlier_versions, observe, resolved, stored_histories
+from crawl_assets.pipeline.key_tally import KeyTally
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 from crawl_assets.schema import Record, Rejection
 
@@ -91,10 +90,9 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
         **m.extra.get("normalize", {}),  # the source's normalization options, as stored with the batch
     )
     result = BatchResult()
-    seen: Counter[str] = Counter()
+    seen = KeyTally()  # the keys written, as hashes (a batch's keys are never held as strings)
     edits = EditHistories(m.platform)  # edited posts: every version resolved against the batch's histories
-    histories = catalog.keeps_edit_histories(m.platform)
-    read_ids: set[str] = set()  # and those earlier parts hold naming a version read here
+    stored = stored_histories(lake, batch, TABLE)  # and those earlier parts hold naming a version read here
 
     def records() -> Iterator[Record]:
         with lake.open_raw(batch) as stream:
@@ -103,8 +101,8 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
                     result.rejected.append(item.model_dump(mode="json"))
                 else:
                     observe(edits, {"platform": item.platform, "metadata": item.metadata})
-                    if histories:
-                        read_ids.add(item.native_id)
+                    for history in stored.get(item.native_id, ()):
+                        edits.add(history)
                     yield item
 
     def chunks() -> Iterator[pa.Table]:
@@ -112,16 +110,15 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
         # resolved, a tombstone merged, an earlier version re-stored) is validated again as it is stored
         buffer: list[dict[str, Any]] = []
         born: list[bool] = []  # buffer[i] is the record as validated
-        for n, payload in enumerate(latest_payloads(records())):
-            if n == 0:  # every record of the batch is read (dedupe), none resolved yet
-                stored_histories(lake, batch, TABLE, edits, read_ids)
+        for payload in latest_payloads(records()):
             row = orjson.loads(payload)
             buffer.append(resolved(edits, row))
             born.append(buffer[-1] is row)
             if len(buffer) >= CHUNK_ROWS:
                 yield flush(buffer, born)
                 buffer, born = [], []
-        earlier = earlier_versions(lake, batch, TABLE, edits, set(seen) | {r["key"] for r in buffer})
+        present = seen.holds(edits.keys() if edits else ()) | {r["key"] for r in buffer}
+        earlier = earlier_versions(lake, batch, TABLE, edits, present)
         buffer += earlier
         born += [False] * len(earlier)
         if buffer:
@@ -141,7 +138,7 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
         return table
 
     result.rows = lake.write_part_chunks(part, chunks(), RECORDS_SCHEMA, version=NORMALIZER_VERSION)
-    result.duplicates = sorted(k for k, n in seen.items() if n > 1)
+    result.duplicates = seen.repeated(keys.column("key").to_pylist() for keys in lake.iter_part_batches(part, columns=["key"]))
     return result
 
 

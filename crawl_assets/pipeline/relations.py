@@ -15,22 +15,25 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import orjson
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
 from crawl_assets.normalize.edges import Summaries, is_superseded
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.relation_parts import latest_rows, part_relations
+from crawl_assets.lake.tables import EDGES_SCHEMA
+from crawl_assets.pipeline.relation_parts import latest_rows, part_edge_batches
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
+
+if TYPE_CHECKING:  # pandas (~42 MiB) loads where the summary frames are built, not with the definitions
+    import pandas as pd
 
 TABLE = "relation_edges"
 SUMMARY_TABLES = ("hashtag_cooccurrence", "author_hashtag")
@@ -38,6 +41,7 @@ CURRENT = "current"  # the one part of each summary table
 INPUTS_KEY = b"crawl_assets.inputs"  # Parquet metadata of the summary tables: the watermark (``Inputs`` as JSON)
 GENERATION_KEY = b"crawl_assets.edges_generation"  # Parquet metadata of an edge file: the build it belongs to
 MAX_EXAMPLES = 10
+ORPHAN_READ_ROWS = 65_536  # edges read back at a time by the orphan check (each read looks up the part's keys)
 
 
 class EdgeView(NamedTuple):
@@ -130,10 +134,9 @@ def rebuild(lake: Lake, tenant: str, platform: str, source: str, ids: list[str],
     summaries, records, by_type = Summaries(), 0, Counter()
     orphans: list[str] = []
     for batch_id, mask in latest_views(lake, tenant, platform, source, ids):
-        edges, n = part_relations(lake, tenant, platform, source, batch_id, mask, summaries)
+        found, n = write_part_edges(lake, tenant, platform, source, batch_id, mask, summaries, generation)
         records += n
-        by_type.update(edge_types(edges))
-        write_edges(lake, tenant, platform, source, batch_id, edges, generation)
+        by_type.update(found)
         orphans += part_orphans(lake, tenant, platform, source, batch_id)
     stale = [i for i in lake.part_ids(TABLE, tenant, platform, source) if i not in set(ids)]
     lake.remove(*(lake.table_part(TABLE, tenant, platform, source, i) for i in stale))
@@ -156,6 +159,27 @@ def write_edges(lake: Lake, tenant: str, platform: str, source: str, batch_id: s
                     edges.replace_schema_metadata({GENERATION_KEY: generation.encode()}), version=NORMALIZER_VERSION)
 
 
+def write_part_edges(lake: Lake, tenant: str, platform: str, source: str, batch_id: str, mask: np.ndarray | None,
+                     summaries: Summaries, generation: str) -> tuple[Counter[str], int]:
+    """The part's edge file, written a record batch at a time (one row group each: the part's edges are never
+    held whole, so memory does not grow with the part), and its counts added to ``summaries``. Returns
+    (edges by type, records they come from)."""
+    by_type: Counter[str] = Counter()
+    records = 0
+
+    def batches() -> Iterator[pa.Table]:
+        nonlocal records
+        for edges, n in part_edge_batches(lake, tenant, platform, source, batch_id, mask, summaries):
+            records += n
+            by_type.update(edge_types(edges))
+            yield edges
+
+    schema = EDGES_SCHEMA.with_metadata({GENERATION_KEY: generation.encode()})
+    lake.write_part_chunks(lake.table_part(TABLE, tenant, platform, source, batch_id), batches(), schema,
+                           version=NORMALIZER_VERSION)
+    return by_type, records
+
+
 def write_summaries(lake: Lake, tenant: str, platform: str, source: str,
                     summaries: dict[str, pd.DataFrame | pa.Table], inputs: Inputs | None) -> None:
     """Write the summary tables (as frames or as Arrow tables a frame would give), each stamped with the
@@ -170,11 +194,16 @@ def write_summaries(lake: Lake, tenant: str, platform: str, source: str,
 
 
 def part_orphans(lake: Lake, tenant: str, platform: str, source: str, batch_id: str) -> list[str]:
-    """Sources of the part's stored edges that are no record of that part (read back: a check)."""
-    [(_, edges)] = lake.read_parts(TABLE, tenant, platform, source, columns=["src"], include=batch_id.__eq__)
+    """Sources of the part's stored edges that are no record of that part (read back: a check). The edge file
+    is read a row group at a time against the part's keys (the edges of a large part are never held whole)."""
     [(_, keys)] = lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key"], include=batch_id.__eq__)
-    src = edges.column("src")
-    return sorted(set(src.filter(pc.invert(pc.is_in(src, value_set=keys.column("key").combine_chunks()))).to_pylist()))
+    lookup = pc.SetLookupOptions(keys.column("key").combine_chunks())
+    found: set[str] = set()
+    for edges in lake.iter_part_batches(lake.table_part(TABLE, tenant, platform, source, batch_id), columns=["src"],
+                                        batch_size=ORPHAN_READ_ROWS):
+        src = edges.column("src")
+        found.update(src.filter(pc.invert(pc.is_in(src, options=lookup))).to_pylist())
+    return sorted(found)
 
 
 def all_current(lake: Lake, tenant: str, platform: str, source: str, ids: list[str]) -> bool:

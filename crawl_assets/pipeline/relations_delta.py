@@ -21,14 +21,13 @@ from crawl_assets.lake import Lake
 from crawl_assets.normalize.edges import Summaries
 from crawl_assets.pipeline import relations  # latest_views looked up at call time (a fault-injection site)
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.relation_parts import latest_rows, part_relations
+from crawl_assets.pipeline.relation_parts import latest_rows
 from crawl_assets.pipeline.relations import (
     MAX_EXAMPLES,
     SUMMARY_TABLES,
     Inputs,
     Relations,
     all_current,
-    edge_types,
     edges_dir,
     edges_match,
     parts_digest,
@@ -36,7 +35,7 @@ from crawl_assets.pipeline.relations import (
     read_current,
     rebuild,
     stored_inputs,
-    write_edges,
+    write_part_edges,
     write_summaries,
 )
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
@@ -85,10 +84,10 @@ def add_parts(lake: Lake, tenant: str, platform: str, source: str, mark: Inputs,
         [(_, keys)] = lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key"],
                                       include=batch_id.__eq__)
         known = pc.is_in(keys.column("key"), value_set=again).to_numpy(zero_copy_only=False)
-        edges, n = part_relations(lake, tenant, platform, source, batch_id, mask & ~np.asarray(known, bool), summaries)
+        found, n = write_part_edges(lake, tenant, platform, source, batch_id, mask & ~np.asarray(known, bool),
+                                    summaries, mark.generation)
         records += n
-        by_type.update(edge_types(edges))
-        write_edges(lake, tenant, platform, source, batch_id, edges, mark.generation)
+        by_type.update(found)
         orphans += part_orphans(lake, tenant, platform, source, batch_id)
     delta = {name: pa.Table.from_pandas(frame, preserve_index=False) for name, frame in summaries.frames().items()}
     merged = {name: merged_counts(stored[name], delta[name]) if stored[name].num_rows else delta[name]

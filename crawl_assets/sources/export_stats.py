@@ -10,14 +10,29 @@ only): *new* = a key no earlier part holds; *updated* = a key held before with a
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from array import array
+from datetime import datetime, timedelta, timezone
 from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.normalize import NormalizeContext
 from crawl_assets.normalize.formats import normalize_documents
+from crawl_assets.normalize.key_hash import key_hash
 
 RECORDS_TABLE = "normalized_records"  # the table ``crawl_assets.orchestration.assets.normalized_records`` writes
+
+
+_NONE = -(2**63)  # edited_at absent
+_UNKNOWN = _NONE + 1  # the key is in no earlier part
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _micros(when: datetime | None) -> int:
+    return _NONE if when is None else (when - _EPOCH) // timedelta(microseconds=1)
 
 
 def _instant(value: Any) -> datetime | None:
@@ -33,7 +48,9 @@ def export_record_stats(lake: Lake, batch: RawBatch, now: datetime | None = None
     m = batch.manifest
     context = NormalizeContext(tenant=m.tenant, source=m.source, method=m.method, run_id=m.run_id,
                                raw_pointer=batch.path, **m.extra.get("normalize", {}))  # as normalize_batch reads it
-    edited: dict[str, datetime | None] = {}  # key -> edited_at of its latest observation in the export
+    # per record of the export: its key's 64-bit hash and its edited_at in microseconds (8 + 8 bytes, not a
+    # Python string and datetime per record: an export of a million records is counted in bounded memory)
+    hashes, stamps = array("Q"), array("q")
     fetched = deleted = 0
     newest: datetime | None = None
     with lake.open_raw(batch) as stream:
@@ -44,21 +61,29 @@ def export_record_stats(lake: Lake, batch: RawBatch, now: datetime | None = None
             if doc.get("deleted"):
                 deleted += 1
                 continue
-            edited[doc["key"]] = _instant(doc.get("edited_at"))
+            hashes.append(key_hash(doc["key"]))
+            stamps.append(_micros(_instant(doc.get("edited_at"))))
             created = _instant(doc.get("created_at"))
             if created and (newest is None or created > newest):
                 newest = created
-    known: dict[str, datetime | None] = {}
+    # each key once, with its latest observation in the export (the last one read)
+    keys, last = np.unique(np.frombuffer(hashes, np.uint64)[::-1], return_index=True)
+    edited = np.frombuffer(stamps, np.int64)[::-1][last]
+    known = np.full(len(keys), _UNKNOWN, np.int64)  # edited_at of the key's latest earlier observation
     earlier = {p for p in lake.part_ids(RECORDS_TABLE, m.tenant, m.platform, m.source) if p < m.batch_id}
-    for _, table in lake.read_parts(RECORDS_TABLE, m.tenant, m.platform, m.source, columns=["key", "edited_at"],
-                                    include=earlier.__contains__):
-        for key, when in zip(table.column("key").to_pylist(), table.column("edited_at").to_pylist()):
-            if key in edited:
-                known[key] = _instant(when)
+    for part_id in sorted(earlier):
+        part = lake.table_part(RECORDS_TABLE, m.tenant, m.platform, m.source, part_id)
+        for rows in lake.iter_part_batches(part, columns=["key", "edited_at"]):
+            held = np.array([key_hash(k) for k in rows.column("key").to_pylist()], np.uint64)
+            at = np.searchsorted(keys, held) if len(keys) else np.zeros(len(held), np.int64)
+            hit = at < len(keys)
+            hit[hit] = keys[at[hit]] == held[hit]
+            when = pc.fill_null(rows.column("edited_at").cast(pa.int64()), _NONE).to_numpy(zero_copy_only=False)
+            known[at[hit]] = when[hit]
     stats: dict[str, Any] = {
         "records_fetched": fetched,
-        "records_new": sum(1 for k in edited if k not in known),
-        "records_updated": sum(1 for k, when in edited.items() if k in known and known[k] != when),
+        "records_new": int((known == _UNKNOWN).sum()),
+        "records_updated": int(((known != _UNKNOWN) & (known != edited)).sum()),
         "records_deleted": deleted,
     }
     if newest is not None:

@@ -21,17 +21,20 @@ an enricher's stamp changed. ``{platform}_enrich`` and the UI's "Materialize sta
 
 import hashlib
 import logging
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
 from crawl_assets.enrich import Enricher, EnrichmentConfigError, load_enrichers, store
-from crawl_assets.enrich.index import IndexResult, index_features
-from crawl_assets.enrich.run import SourceResult, enrich_source
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.normalize import split_source_key
 from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.orchestration.resources.lake import LakeResource
+
+if TYPE_CHECKING:  # imported by the step: the features index loads the Elasticsearch client (~26 MiB)
+    from crawl_assets.enrich.index import IndexResult
+    from crawl_assets.enrich.run import SourceResult
 
 PREFIX = "enrichment"
 log = logging.getLogger(__name__)
@@ -83,13 +86,13 @@ def indexed_check(key: dg.AssetKey) -> dg.AssetCheckSpec:
                              description="Every feature document sent was indexed or dead-lettered.")
 
 
-def indexed_result(results: list[IndexResult]) -> dg.AssetCheckResult:
+def indexed_result(results: "list[IndexResult]") -> dg.AssetCheckResult:
     """``features_indexed``: passed when something was indexed and every document was accounted for."""
     return dg.AssetCheckResult(check_name="features_indexed", passed=bool(results) and all(r.accounted for r in results),
                                metadata={"dead_lettered": sum(r.stats.failed for r in results)})
 
 
-def data_version(lake_parts: list[tuple[str, str]], enricher: Enricher, result: SourceResult) -> str:
+def data_version(lake_parts: list[tuple[str, str]], enricher: Enricher, result: "SourceResult") -> str:
     digest = hashlib.sha256(enricher.stamp.encode())
     for batch_id, version in lake_parts:
         digest.update(f"\0{batch_id}\0{version}".encode())
@@ -122,6 +125,9 @@ def build_enrichment_asset(platform: str, enricher: Enricher, *, cluster_configu
     )
     def _enrich(context: dg.AssetExecutionContext, lake: LakeResource,
                 elasticsearch: ElasticsearchResource) -> dg.MaterializeResult:
+        from crawl_assets.enrich.index import index_features
+        from crawl_assets.enrich.run import enrich_source
+
         the_lake = lake.lake()
         source = context.partition_key
         tenant, _ = split_source_key(source)
@@ -129,7 +135,7 @@ def build_enrichment_asset(platform: str, enricher: Enricher, *, cluster_configu
         result = enrich_source(the_lake, enricher, tenant, platform, source, combine=False)
         for failure in result.failed:
             context.log.warning(f"{enricher.name}: part not enriched (tried again next run): {failure}")
-        indexed: IndexResult | None = None
+        indexed: "IndexResult | None" = None
         if elasticsearch.hosts and indexes:
             with elasticsearch.get_client() as client:
                 indexed = index_features(client, the_lake, enricher, tenant, platform, source,

@@ -17,7 +17,6 @@ import hashlib
 import dagster as dg
 
 from crawl_assets.enrich import Enricher
-from crawl_assets.enrich.index import IndexResult, index_tenant
 from crawl_assets.enrich.run import TenantBusy, combine_tenants
 from crawl_assets.orchestration.assets.enrichment import (PREFIX, enricher_metadata, enrichment_key, indexed_check,
                                                           indexed_result, tenant_tables_key)
@@ -60,6 +59,9 @@ def build_tenant_tables_asset(enricher: Enricher, platforms: list[str], *,
     )
     def _tables(context: dg.AssetExecutionContext, lake: LakeResource,
                 elasticsearch: ElasticsearchResource) -> dg.MaterializeResult:
+        # imported here: the features index loads the Elasticsearch client (~26 MiB), not needed to load definitions
+        from crawl_assets.enrich.index import IndexResult, index_tenant
+
         the_lake = lake.lake()
         try:
             results = combine_tenants(the_lake, enricher)

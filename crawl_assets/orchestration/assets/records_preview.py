@@ -24,6 +24,7 @@ from crawl_assets.lake import Lake
 PREVIEW_COLUMNS = ["key", "created_at", "lang", "kind", "deleted"]  # no author, no text: see above
 PREVIEW_ROWS = 5
 INLINE_LIMIT = 1000  # the UI renders shorter Markdown inline
+PREVIEW_READ_ROWS = 65_536  # rows read at a time
 
 
 def _cell(value: Any) -> str:
@@ -59,16 +60,24 @@ def preview_metadata(lake: Lake, tenant: str, platform: str, source: str, table:
     newest part written (or, when nothing new was written, of the source's newest part)."""
     langs: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
-    for _, part in lake.read_parts(table, tenant, platform, source, columns=["lang", "kind"],
-                                   include=set(written).__contains__):
-        langs.update(lang or "unknown" for lang in part.column("lang").to_pylist())
-        kinds.update(part.column("kind").to_pylist())
+    # counted in Arrow a record batch at a time (a part of a million rows never becomes Python strings), each
+    # value counted in order of first appearance, as a Counter fed row by row counts them
+    for batch_id in written:
+        part = lake.table_part(table, tenant, platform, source, batch_id)
+        if not lake.exists(part):
+            continue
+        for rows in lake.iter_part_batches(part, columns=["lang", "kind"], batch_size=PREVIEW_READ_ROWS):
+            for counts, column, default in ((langs, "lang", "unknown"), (kinds, "kind", None)):
+                for entry in pc.value_counts(rows.column(column)).to_pylist():
+                    counts[(entry["values"] or default) if default else entry["values"]] += entry["counts"]
     newest = max(written) if written else max(lake.part_ids(table, tenant, platform, source), default=None)
     rows: list[dict[str, Any]] = []
-    if newest is not None:
-        for _, part in lake.read_parts(table, tenant, platform, source, columns=PREVIEW_COLUMNS,
-                                       include={newest}.__contains__):
-            rows = newest_rows(part).to_pylist()
+    if newest is not None and lake.exists(lake.table_part(table, tenant, platform, source, newest)):
+        # the newest rows of each record batch, then of those: the same rows as of the whole part (stable sorts)
+        part = lake.table_part(table, tenant, platform, source, newest)
+        picked = [newest_rows(pa.Table.from_batches([batch]))
+                  for batch in lake.iter_part_batches(part, columns=PREVIEW_COLUMNS, batch_size=PREVIEW_READ_ROWS)]
+        rows = newest_rows(pa.concat_tables(picked)).to_pylist() if picked else []
     meta: dict[str, Any] = {
         "records_by_lang": dg.MetadataValue.json(dict(langs.most_common())),
         "records_by_kind": dg.MetadataValue.json(dict(kinds.most_common())),

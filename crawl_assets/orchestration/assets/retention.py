@@ -8,7 +8,6 @@ import dagster as dg
 
 from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.orchestration.resources.lake import LakeResource
-from crawl_assets.retention import enforce, load_policy
 
 
 class RetentionConfig(dg.Config):
@@ -20,6 +19,9 @@ class RetentionConfig(dg.Config):
           description="Per-tenant retention of raw batches, normalized parts and monthly indices (retention.yaml).")
 def retention(context: dg.AssetExecutionContext, config: RetentionConfig, lake: LakeResource,
               elasticsearch: ElasticsearchResource) -> dg.MaterializeResult:
+    # imported here: retention loads the index and erasure modules (and the Elasticsearch client) when it runs
+    from crawl_assets.retention import enforce, load_policy
+
     now = datetime.fromisoformat(config.now) if config.now else datetime.now(timezone.utc)
     policy = load_policy(config.policy_path or None)
     client = elasticsearch.get_client() if elasticsearch.hosts else None

@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import dagster as dg
-from elasticsearch import Elasticsearch
 from pydantic import Field
 
 from crawl_assets.index.client import DEFAULT_URL, CredentialsInUrl, build_client, check_hosts
 from crawl_assets import settings
 from crawl_assets.settings import ElasticsearchSettings
+
+if TYPE_CHECKING:  # the client loads in the steps that build one (``get_client``), not with the definitions
+    from elasticsearch import Elasticsearch
 
 __all__ = ["DEFAULT_URL", "CredentialsInUrl", "ElasticsearchResource", "check_hosts"]
 

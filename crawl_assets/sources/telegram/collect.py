@@ -17,17 +17,19 @@ from typing import TYPE_CHECKING, Any
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.errors import PauseSource, RetryLater
 from crawl_assets.sdk.sync import CollectEnv, Collected, SyncResult, lag_seconds
-from crawl_assets.sources.telegram.client import CrawlClient
 from crawl_assets.sources.telegram.errors import AccountBusy, LongFloodWait, permanent_reason
 from crawl_assets.sources.telegram.sink import LakeSink
-from crawl_assets.sources.telegram.sync import run_sync
 
 if TYPE_CHECKING:
+    from crawl_assets.sources.telegram.client import CrawlClient
     from crawl_assets.sources.telegram.resource import TelegramResource
 
 
 async def _sync(resource: TelegramResource, entry: SourceEntry, state: dict[str, Any], sink: LakeSink,
                 used: list[CrawlClient]) -> SyncResult:
+    # the engine, with Telethon (~37 MiB), loads when a Telegram source syncs, not with the definitions
+    from crawl_assets.sources.telegram.sync import run_sync
+
     async with resource.connected(entry.tenant, entry.credential) as client:
         used.append(client)
         return await run_sync(client, entry, state, sink, resource.budget())

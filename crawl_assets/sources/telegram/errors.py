@@ -7,53 +7,69 @@ place that sorts them, so the sync engine and the Dagster glue never guess from 
 from __future__ import annotations
 
 import asyncio
+import functools
+from typing import Any
 
-from telethon import errors
+CLASSES = ("PERMANENT", "FLOOD", "NETWORK")  # module attributes: tuples of exception classes
 
-# The source cannot be read with this account until a human acts (not retried, the source is paused).
-PERMANENT: tuple[type[BaseException], ...] = (
-    errors.ChannelPrivateError,
-    errors.ChannelInvalidError,
-    errors.ChannelBannedError,
-    errors.ChannelPublicGroupNaError,
-    errors.ChatForbiddenError,
-    errors.ChatIdInvalidError,
-    errors.ChatAdminRequiredError,
-    errors.UsernameNotOccupiedError,
-    errors.UsernameInvalidError,
-    errors.PeerIdInvalidError,
-    errors.InviteHashExpiredError,
-    errors.InviteHashInvalidError,
-    errors.UserBannedInChannelError,
-    # the account itself: its session is gone or the user is banned
-    errors.AuthKeyUnregisteredError,
-    errors.AuthKeyDuplicatedError,
-    errors.AuthKeyInvalidError,
-    errors.SessionRevokedError,
-    errors.SessionExpiredError,
-    errors.UserDeactivatedError,
-    errors.UserDeactivatedBanError,
-    errors.PhoneNumberBannedError,
-    errors.TakeoutInitDelayError,
-)
 
-# Server-given waits: Telethon exposes ``e.seconds``.
-FLOOD: tuple[type[BaseException], ...] = (
-    errors.FloodWaitError,
-    errors.FloodPremiumWaitError,
-    errors.SlowModeWaitError,
-)
+@functools.cache
+def _classified() -> dict[str, tuple[type[BaseException], ...]]:
+    """The failures by what they mean. Telethon (~37 MiB with its TL types) is imported when a failure is
+    first sorted, not when the definitions load: only a Telegram step needs it."""
+    from telethon import errors
 
-# Worth retrying after a pause: the connection or Telegram's side failed.
-NETWORK: tuple[type[BaseException], ...] = (
-    ConnectionError,
-    TimeoutError,
-    asyncio.TimeoutError,
-    OSError,
-    errors.ServerError,
-    errors.TimedOutError,
-    errors.RpcCallFailError,
-)
+    return {
+        # The source cannot be read with this account until a human acts (not retried, the source is paused).
+        "PERMANENT": (
+            errors.ChannelPrivateError,
+            errors.ChannelInvalidError,
+            errors.ChannelBannedError,
+            errors.ChannelPublicGroupNaError,
+            errors.ChatForbiddenError,
+            errors.ChatIdInvalidError,
+            errors.ChatAdminRequiredError,
+            errors.UsernameNotOccupiedError,
+            errors.UsernameInvalidError,
+            errors.PeerIdInvalidError,
+            errors.InviteHashExpiredError,
+            errors.InviteHashInvalidError,
+            errors.UserBannedInChannelError,
+            # the account itself: its session is gone or the user is banned
+            errors.AuthKeyUnregisteredError,
+            errors.AuthKeyDuplicatedError,
+            errors.AuthKeyInvalidError,
+            errors.SessionRevokedError,
+            errors.SessionExpiredError,
+            errors.UserDeactivatedError,
+            errors.UserDeactivatedBanError,
+            errors.PhoneNumberBannedError,
+            errors.TakeoutInitDelayError,
+        ),
+        # Server-given waits: Telethon exposes ``e.seconds``.
+        "FLOOD": (
+            errors.FloodWaitError,
+            errors.FloodPremiumWaitError,
+            errors.SlowModeWaitError,
+        ),
+        # Worth retrying after a pause: the connection or Telegram's side failed.
+        "NETWORK": (
+            ConnectionError,
+            TimeoutError,
+            asyncio.TimeoutError,
+            OSError,
+            errors.ServerError,
+            errors.TimedOutError,
+            errors.RpcCallFailError,
+        ),
+    }
+
+
+def __getattr__(name: str) -> Any:
+    """``PERMANENT``, ``FLOOD``, ``NETWORK``: tuples of exception classes, built on first use."""
+    if name in CLASSES:
+        return _classified()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class SourceGone(Exception):
@@ -97,7 +113,7 @@ def permanent_reason(exc: BaseException) -> str | None:
     while seen is not None:
         if isinstance(seen, SourceGone):
             return seen.reason
-        if isinstance(seen, PERMANENT):
+        if isinstance(seen, _classified()["PERMANENT"]):
             return describe(seen)
         seen = seen.__cause__
     if isinstance(exc, ValueError) and ("Cannot find any entity" in str(exc) or "No user has" in str(exc)):

@@ -13,17 +13,19 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 from pydantic import Field
 
 from crawl_assets import settings
-from crawl_assets.sources.telegram.client import ClientSettings, CrawlClient
 from crawl_assets.sources.telegram.errors import SourceGone
 from crawl_assets.sources.telegram.pacing import AccountLock
 from crawl_assets.sources.telegram.options import Budget
 from crawl_assets.sources.tenant_secrets import credential_key, secret_var, secrets_from_env
+
+if TYPE_CHECKING:  # Telethon (~37 MiB) loads with the client, when a Telegram step builds one
+    from crawl_assets.sources.telegram.client import ClientSettings, CrawlClient
 
 ENV_PREFIX = "CRAWL_TELEGRAM_"
 FIELDS = ("api_id", "api_hash", "session")
@@ -85,6 +87,8 @@ class TelegramResource(dg.ConfigurableResource):
 
     # -- what the collector uses --------------------------------------------------------------
     def client_settings(self) -> ClientSettings:
+        from crawl_assets.sources.telegram.client import ClientSettings
+
         return ClientSettings(
             request_interval=self.request_interval_seconds,
             flood_sleep_threshold=self.flood_sleep_threshold_seconds,
@@ -109,6 +113,8 @@ class TelegramResource(dg.ConfigurableResource):
             api_id = int(cred.api_id)
         except ValueError:
             raise SourceGone(f"the api_id of Telegram credential {key!r} is not a number") from None
+        from crawl_assets.sources.telegram.client import CrawlClient
+
         return CrawlClient(credential=key, api_id=api_id, api_hash=cred.api_hash, session=cred.session,
                            settings=self.client_settings(), last_request=last_request)
 

@@ -1,0 +1,91 @@
+"""The pieces that keep a large part's memory bounded give what holding it whole gave: edge files written a
+record batch at a time hold the edges of the whole part, keys tallied as hashes name the repeated ones exactly,
+and the last position of each key is Arrow's ``group_by`` maximum."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from crawl_assets.lake import Lake
+from crawl_assets.pipeline.key_tally import KeyTally
+from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize import normalize_batch
+from crawl_assets.pipeline.relation_parts import BATCH_ROWS, READ_COLUMNS, edges_of, last_positions, superseded
+from crawl_assets.pipeline.relations import TABLE, write_relations
+from crawl_assets_tests.normalize.shapes import x_page, x_tweet
+from crawl_assets_tests.pipeline.lake_normalize import RawInput, write_batches
+
+TENANT, SOURCE = "acme", "acme.x.big"
+
+
+def _tweet(n: int) -> dict:
+    tags = [f"t{n % 7}", f"t{n % 11}"]
+    fields: dict = {"entities": {"hashtags": [{"start": 0, "end": 1, "tag": t} for t in tags],
+                                 "mentions": [{"start": 0, "end": 1, "username": f"u{n % 13}"}]},
+                    "created_at": f"2024-05-0{1 + n % 8}T1{n % 10}:00:00.000Z", "author_id": str(1000 + n % 5)}
+    if n % 4 == 0 and n:
+        fields["referenced_tweets"] = [{"type": "replied_to", "id": str(100_000 + n - 1)}]
+    return x_tweet(str(100_000 + n), " ".join(f"#{t}" for t in tags) + f" post {n}", **fields)
+
+
+def test_edge_file_written_per_record_batch_holds_the_whole_parts_edges(tmp_path: Path) -> None:
+    records = 2 * BATCH_ROWS + 1_500
+    batch_id = "20240502T110000000001Z-r1-0000"
+    pages = [x_page(*[_tweet(n) for n in range(start, min(start + 100, records))]) for start in range(0, records, 100)]
+    lake = write_batches(tmp_path, TENANT, "x", SOURCE, [RawInput(batch_id, "x-v2", pages, method="api")])
+    [batch] = lake.raw_batches(TENANT, "x", SOURCE)
+    part = lake.table_part(RECORDS_TABLE, TENANT, "x", SOURCE, batch_id)
+    assert normalize_batch(lake, batch, part).rows == records
+    held = write_relations(lake, TENANT, "x", SOURCE)
+
+    stored = pq.ParquetFile(lake.path(lake.table_part(TABLE, TENANT, "x", SOURCE, batch_id)))
+    assert stored.metadata.num_row_groups == 3  # one per record batch, never the whole part at once
+    for i in range(stored.metadata.num_row_groups):  # each sorted by (type, src, dst), each edge once
+        group = stored.read_row_group(i)
+        triples = list(zip(*(group.column(c).to_pylist() for c in ("type", "src", "dst"))))
+        assert triples == sorted(set(triples))
+    rows = Lake(str(tmp_path)).read_parts(RECORDS_TABLE, TENANT, "x", SOURCE)
+    whole = pa.concat_tables([table.select(READ_COLUMNS) for _, table in rows])
+    whole = whole.filter(pc.invert(superseded(whole.column("metadata"))))
+    expected = edges_of(whole)  # the part's edges computed at once (as before: sorted and unique globally)
+    got = stored.read().replace_schema_metadata(None).sort_by([("type", "ascending"), ("src", "ascending"),
+                                                                ("dst", "ascending")])
+    assert got.to_pylist() == expected.replace_schema_metadata(None).to_pylist()
+    assert sum(held.edges_by_type.values()) == expected.num_rows and held.records == records and held.orphans == 0
+
+
+def test_key_tally_names_repeated_keys_exactly() -> None:
+    tally = KeyTally()
+    tally.update(["x:1", "x:2", "x:3"])
+    tally.update(["x:2", "x:\udc80lone", "x:\udc80lone"])
+    keys = [["x:1", "x:2", "x:3"], ["x:2", "x:\udc80lone", "x:\udc80lone"]]
+    assert tally.repeated(iter(keys)) == ["x:2", "x:\udc80lone"]
+    assert tally.holds(["x:3", "x:4"]) == {"x:3"} and len(tally) == 6
+    assert KeyTally().repeated(iter([])) == [] and KeyTally().holds(["x:1"]) == set()
+
+
+def test_no_repeat_reads_nothing_back() -> None:
+    tally = KeyTally()
+    tally.update(f"x:{n}" for n in range(1_000))
+
+    def never():  # noqa: ANN202 - a generator that fails when advanced
+        raise AssertionError("the keys are read back only when two hashes are equal")
+        yield []
+
+    assert tally.repeated(never()) == []
+
+
+def test_last_positions_equal_group_by_maximum() -> None:
+    rng = np.random.default_rng(3)
+    keys = pa.chunked_array([pa.array([f"k{v}" for v in rng.integers(0, 500, 3_000)]) for _ in range(3)])
+    unique, last = last_positions(keys)
+    table = pa.table({"key": keys, "at": pa.array(np.arange(len(keys)))})
+    grouped = table.group_by("key", use_threads=False).aggregate([("at", "max")])
+    assert dict(zip(unique.to_pylist(), last.tolist())) == dict(zip(grouped.column("key").to_pylist(),
+                                                                    grouped.column("at_max").to_pylist()))
+    assert len(last_positions(pa.array([], pa.string()))[1]) == 0
