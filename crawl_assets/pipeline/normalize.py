@@ -13,8 +13,8 @@ import pyarrow as pa
 from crawl_assets.core import catalog
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
-from crawl_assets.normalize import NormalizeContext, normalize_stream
-from crawl_assets.normalize.dedupe import latest_payloads
+from crawl_assets.normalize import NormalizeContext, normalize_documents
+from crawl_assets.normalize.output import latest_lines
 from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.pipeline.edit_versions import earlier_versions, observe, resolved, stored_histories
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
@@ -96,15 +96,17 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
     histories = catalog.keeps_edit_histories(m.platform)
     read_ids: set[str] = set()  # and those earlier parts hold naming a version read here
 
-    def records() -> Iterator[Record]:
+    def records() -> Iterator[dict[str, Any]]:
+        # record documents, the CLI's path: typed by construction and written as ``model_dump_json`` would
+        # (``normalize_documents``; the fuzz tests hold it equal to the validated path on arbitrary input)
         with lake.open_raw(batch) as stream:
-            for item in normalize_stream(m.format, stream, name=batch.path, context=ctx):
+            for item in normalize_documents(m.format, stream, name=batch.path, context=ctx):
                 if isinstance(item, Rejection):
                     result.rejected.append(item.model_dump(mode="json"))
                 else:
-                    observe(edits, {"platform": item.platform, "metadata": item.metadata})
+                    observe(edits, item)
                     if histories:
-                        read_ids.add(item.native_id)
+                        read_ids.add(item["native_id"])
                     yield item
 
     def chunks() -> Iterator[pa.Table]:
@@ -112,7 +114,7 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
         # resolved, a tombstone merged, an earlier version re-stored) is validated again as it is stored
         buffer: list[dict[str, Any]] = []
         born: list[bool] = []  # buffer[i] is the record as validated
-        for n, payload in enumerate(latest_payloads(records())):
+        for n, payload in enumerate(latest_lines(records())):
             if n == 0:  # every record of the batch is read (dedupe), none resolved yet
                 stored_histories(lake, batch, TABLE, edits, read_ids)
             row = orjson.loads(payload)
