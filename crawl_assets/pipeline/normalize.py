@@ -110,10 +110,10 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
                     yield item
 
     def chunks() -> Iterator[pa.Table]:
-        # records are validated once, at their birth (``normalize_stream``); a row changed since (an edit
-        # resolved, a tombstone merged, an earlier version re-stored) is validated again as it is stored
+        # records are born typed (``records``); a row changed since (an edit resolved, a tombstone merged, an
+        # earlier version re-stored) is validated by pydantic as it is stored
         buffer: list[dict[str, Any]] = []
-        born: list[bool] = []  # buffer[i] is the record as validated
+        born: list[bool] = []  # buffer[i] is the record as born
         for n, payload in enumerate(latest_lines(records())):
             if n == 0:  # every record of the batch is read (dedupe), none resolved yet
                 stored_histories(lake, batch, TABLE, edits, read_ids)
