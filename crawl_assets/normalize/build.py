@@ -106,7 +106,7 @@ class Batch:
         ``search_text`` (when the format gives one) is ``text`` as a reader sees it (X escapes ``&<>`` as
         HTML entities): ``text_clean`` and language detection use it, ``text`` stays exact."""
         text = f.get("text") or ""
-        search_text = f.get("search_text", text)
+        search_text = f.get("search_text", text) if self.context.text_fields else ""  # "": nothing cleaned or detected
         lang = f.get("lang")
         metrics = f.get("metrics") or {}
         doc = {

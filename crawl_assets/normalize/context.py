@@ -25,6 +25,9 @@ class NormalizeContext:
     timezone: str | None = None  # IANA name of an export's local time (Telegram Desktop exports without unix times)
     languages: tuple[str, ...] | None = None  # ISO 639-1 codes the source's texts are in (narrows detection)
     account_id: str | None = None  # the X account an account archive belongs to (its tweets' author_id)
+    # False: ``text_clean`` and a missing ``lang`` are left empty, for a pass that only counts records and reads
+    # their keys and times (``sources.export_stats``): cleaning and language detection are most of a Telegram read
+    text_fields: bool = True
 
 
 # Source options (registry ``options``) that change how a source's raw data is normalized. An export

@@ -19,7 +19,7 @@ from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
 from crawl_assets.normalize.context import normalize_options
 from crawl_assets.registry import Registry, SourceEntry
-from crawl_assets.sources.exports import ExportPathRefused, open_export, tenant_import_root
+from crawl_assets.sources.exports import ExportPathRefused, file_fingerprint, open_export, tenant_import_root
 
 
 @dataclass(frozen=True)
@@ -36,12 +36,18 @@ def _sha256(fh: Any) -> str:
     return digest.hexdigest()
 
 
-def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_id: str | None) -> ExportIngest:
+def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_id: str | None,
+                       ingested: str = "") -> ExportIngest:
     """Copy an export file into the raw layer unless the same content is already there.
 
     The file must be under the tenant's import root (``crawl_assets.sources.exports``; checked again here,
     while opening). The content hash, not the file's name or time, decides: re-exporting the same chat
     twice stores it once, and an export that grew is stored as a new observation.
+
+    ``ingested`` is the file's fingerprint (``exports.file_fingerprint``) taken before the last successful
+    sync of the source (its health's probe): when the open file still has it and the source's newest batch
+    was stored with the same options, that content is in the lake and the file is not read again (a no-op
+    sync of a large export costs a ``stat``, not a hash of every byte).
     """
     try:
         fd = open_export(entry)
@@ -63,14 +69,24 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
         if account := resolve(owner)(entry):  # the export's owner (an X archive's: its tweets' author)
             options["account_id"] = account
     with os.fdopen(fd, "rb") as fh:
-        sha = _sha256(fh)
-        name = entry.identifier.rsplit("/", 1)[-1]
-        for previous in lake.raw_batches(entry.tenant, entry.platform, entry.key):
-            same = sha in (previous.manifest.sha256, previous.manifest.extra.get("source_sha256"))  # erasure rewrites
-            if same and previous.manifest.extra.get("normalize", {}) == options:  # new options: stored again, re-read
+        size = os.fstat(fh.fileno()).st_size
+        if ingested and file_fingerprint(fh.fileno()) == ingested:
+            batches = lake.raw_batches(entry.tenant, entry.platform, entry.key)
+            newest = batches[-1].manifest if batches else None
+            if newest and newest.extra.get("normalize", {}) == options and newest.extra.get("file_size") == size:
+                return ExportIngest(None, f"unchanged since the last sync (same size, times and inode): already "
+                                    f"stored, newest batch {newest.batch_id}", {"file": entry.identifier})
+        # new options: stored again, re-read; only batches stored with these options can hold this content
+        candidates = [previous for previous in lake.raw_batches(entry.tenant, entry.platform, entry.key)
+                      if previous.manifest.extra.get("normalize", {}) == options]
+        sha = _sha256(fh) if candidates else None  # nothing to compare with (a first sync): read once, not twice
+        for previous in candidates:
+            if sha in (previous.manifest.sha256, previous.manifest.extra.get("source_sha256")):  # erasure rewrites
                 return ExportIngest(None, f"unchanged: already stored as batch {previous.manifest.batch_id}",
                                     {"file": entry.identifier})
+        name = entry.identifier.rsplit("/", 1)[-1]
         fh.seek(0)
+        before = file_fingerprint(fh.fileno())
         batch = lake.write_raw_batch(
             tenant=entry.tenant,
             platform=entry.platform,
@@ -83,6 +99,7 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
             extra={"file_name": name, "file_size": os.fstat(fh.fileno()).st_size,
                    **({"normalize": options} if options else {})},
         )
-    if batch.manifest.sha256 != sha:
+        moved = file_fingerprint(fh.fileno()) != before
+    if moved or (sha is not None and batch.manifest.sha256 != sha):
         raise dg.Failure(f"export file {entry.identifier} changed while it was being read; it will be read again next sync")
     return ExportIngest(batch, "stored", {"file": entry.identifier, "bytes": batch.manifest.bytes})

@@ -128,7 +128,7 @@ def build_raw_step(spec: SourceSpec, live: LiveCollector | None) -> Callable[[An
         started = time.time()
         _maybe_reset_checkpoint(context, entry)
         try:
-            result = _sync(context, entry, reg)
+            result = _sync(context, entry, reg, before.probe)
         except Exception as exc:  # RetryRequested and Failure too: health and the partition show every kind
             report_failure(context, context.asset_key, entry.key, SyncFailure.of(exc))
             raise
@@ -140,14 +140,14 @@ def build_raw_step(spec: SourceSpec, live: LiveCollector | None) -> Callable[[An
         return dg.MaterializeResult(metadata=meta, check_results=result.check_results,
                                     data_version=result.data_version, tags=result.tags)
 
-    def _sync(context: dg.AssetExecutionContext, entry: SourceEntry, reg: Registry) -> dg.MaterializeResult:
+    def _sync(context: dg.AssetExecutionContext, entry: SourceEntry, reg: Registry, ingested: str) -> dg.MaterializeResult:
         lake = context.resources.lake.lake()
         if entry.kind is SourceKind.export_file:
             try:
                 normalize_options(entry.options)
             except ValueError as exc:  # a registry edited by hand: pause (no retry can fix it) until resumed
                 raise fail_permanently(context, entry, f"{exc} (registry {reg.path})") from None
-            ingest = ingest_export_file(entry, reg, lake, context.run.run_id)
+            ingest = ingest_export_file(entry, reg, lake, context.run.run_id, ingested)
             context.log.info(f"{entry.key}: {ingest.reason}")
             batches = [ingest.batch] if ingest.batch else []
             counts = export_record_stats(lake, ingest.batch) if ingest.batch else nothing_stored()

@@ -11,8 +11,8 @@ import pyarrow as pa
 
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
-from crawl_assets.normalize import NormalizeContext, normalize_stream
-from crawl_assets.normalize.dedupe import latest_payloads
+from crawl_assets.normalize import NormalizeContext, normalize_documents
+from crawl_assets.normalize.output import latest_lines
 from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.pipeline.edit_versions import earlier_versions, observe, resolved, stored_histories
 from crawl_assets.pipeline.key_tally import KeyTally
@@ -94,23 +94,25 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
     edits = EditHistories(m.platform)  # edited posts: every version resolved against the batch's histories
     stored = stored_histories(lake, batch, TABLE)  # and those earlier parts hold naming a version read here
 
-    def records() -> Iterator[Record]:
+    def records() -> Iterator[dict[str, Any]]:
+        # record documents, the CLI's path: typed by construction and written as ``model_dump_json`` would
+        # (``normalize_documents``; the fuzz tests hold it equal to the validated path on arbitrary input)
         with lake.open_raw(batch) as stream:
-            for item in normalize_stream(m.format, stream, name=batch.path, context=ctx):
+            for item in normalize_documents(m.format, stream, name=batch.path, context=ctx):
                 if isinstance(item, Rejection):
                     result.rejected.append(item.model_dump(mode="json"))
                 else:
-                    observe(edits, {"platform": item.platform, "metadata": item.metadata})
-                    for history in stored.get(item.native_id, ()):
+                    observe(edits, item)
+                    for history in stored.get(item["native_id"], ()):
                         edits.add(history)
                     yield item
 
     def chunks() -> Iterator[pa.Table]:
-        # records are validated once, at their birth (``normalize_stream``); a row changed since (an edit
-        # resolved, a tombstone merged, an earlier version re-stored) is validated again as it is stored
+        # records are born typed (``records``); a row changed since (an edit resolved, a tombstone merged, an
+        # earlier version re-stored) is validated by pydantic as it is stored
         buffer: list[dict[str, Any]] = []
-        born: list[bool] = []  # buffer[i] is the record as validated
-        for payload in latest_payloads(records()):
+        born: list[bool] = []  # buffer[i] is the record as born
+        for payload in latest_lines(records()):
             row = orjson.loads(payload)
             buffer.append(resolved(edits, row))
             born.append(buffer[-1] is row)

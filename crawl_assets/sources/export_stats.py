@@ -2,7 +2,8 @@
 ``records_updated``, ``records_deleted``, ``newest_event_lag_seconds``).
 
 The raw step stores an export as received, in one batch. To count it, the stored batch is read once more
-through its format's normalizer without pydantic validation (``normalize_documents``, the fast path),
+through its format's normalizer without pydantic validation (``normalize_documents``, the fast path) and
+without cleaning texts or detecting languages (``NormalizeContext.text_fields``),
 and its keys are compared with the source's earlier normalized parts (key and ``edited_at`` columns
 only): *new* = a key no earlier part holds; *updated* = a key held before with another ``edited_at``;
 *deleted* = a deletion marker. An unchanged export stores nothing and counts zero.
@@ -47,7 +48,8 @@ def export_record_stats(lake: Lake, batch: RawBatch, now: datetime | None = None
     """Record counts and the newest record's age for one stored export batch."""
     m = batch.manifest
     context = NormalizeContext(tenant=m.tenant, source=m.source, method=m.method, run_id=m.run_id,
-                               raw_pointer=batch.path, **m.extra.get("normalize", {}))  # as normalize_batch reads it
+                               raw_pointer=batch.path, text_fields=False,  # keys and times are all it reads
+                               **m.extra.get("normalize", {}))  # as normalize_batch reads it
     # per record of the export: its key's 64-bit hash and its edited_at in microseconds (8 + 8 bytes, not a
     # Python string and datetime per record: an export of a million records is counted in bounded memory)
     hashes, stamps = array("Q"), array("q")

@@ -113,13 +113,20 @@ def check_export_location(entry: SourceEntry) -> Path:
 
 
 def export_fingerprint(entry: SourceEntry) -> str:
-    """Cheap "anything new?" probe of an export file: its size and mtime ('' when missing or refused)."""
+    """Cheap "anything new?" probe of an export file ('' when missing or refused): ``file_fingerprint``."""
     try:
         fd = open_export(entry)
     except (OSError, ValueError):
         return ""
     try:
-        st = os.fstat(fd)
+        return file_fingerprint(fd)
     finally:
         os.close(fd)
-    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def file_fingerprint(fd: int) -> str:
+    """Size, modification and change times (ns) and inode of an open file. Any write changes the change time
+    (which no user call can set back, unlike the modification time), a replaced file has another inode: equal
+    fingerprints of one path mean the same content, without reading it."""
+    st = os.fstat(fd)
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"

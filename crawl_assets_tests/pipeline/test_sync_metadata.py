@@ -4,19 +4,15 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import dagster as dg
 import pytest
 
 from crawl_assets.orchestration.assets import derived_assets, raw_asset
-from crawl_assets.cli.demo import sample_file
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
-from crawl_assets.sources.telegram.resource import TelegramResource
+from crawl_assets_tests.pipeline.export_source import KEY, telegram_export_source
 
 telegram_messages_raw = raw_asset("telegram")
 
-KEY = "acme.telegram.export"
 RAW = dg.AssetKey(["telegram", "telegram_messages_raw"])
 NORMALIZED = dg.AssetKey(["telegram", "normalized_records"])
 PLOTTED = ("records_fetched", "records_new", "records_updated", "records_deleted", "newest_event_lag_seconds",
@@ -35,17 +31,8 @@ def _latest(instance: dg.DagsterInstance, key: dg.AssetKey) -> dict:
 
 
 def test_export_syncs_count_records_and_normalized_records_previews_them(tmp_path, instance):
-    from crawl_assets.sources.exports import tenant_import_root
-
-    (imports := tenant_import_root("acme")).mkdir(parents=True)
-    export = imports / "result.json"
-    shutil.copyfile(sample_file("telegram_export/result.json"), export)
-    (tmp_path / "sources.yaml").write_text(
-        "sources:\n  - {name: export, tenant: acme, platform: telegram, kind: export_file, identifier: result.json}\n")
-    instance.add_dynamic_partitions("telegram_sources", [KEY])
+    export, resources = telegram_export_source(tmp_path, instance)
     chain = [telegram_messages_raw, *derived_assets("telegram", telegram_messages_raw)[:2]]
-    resources = {"lake": LakeResource(root=str(tmp_path / "lake")), "registry": RegistryResource(path=str(tmp_path / "sources.yaml")),
-                 "telegram": TelegramResource.from_env()}  # export files need no account
 
     def sync() -> None:
         assert dg.materialize(chain, partition_key=KEY, instance=instance, resources=resources).success

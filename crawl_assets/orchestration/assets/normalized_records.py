@@ -43,7 +43,8 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
             dg.AssetCheckSpec("no_duplicate_keys", asset=key, blocking=True,
                               description="Each part holds one record per key (latest observation wins)."),
             dg.AssetCheckSpec("records_match_schema", asset=key, blocking=True,
-                              description="Every stored row is a valid Record: validated once at its birth, "
+                              description="Every stored row is a valid Record: built typed by construction (the "
+                                          "path the fuzz tests hold equal to pydantic validation, as the CLI's), "
                                           "and a row changed after (an edit resolved, a tombstone merged) "
                                           "read back and validated as stored."),
             dg.AssetCheckSpec("no_failed_batches", asset=key, blocking=False,

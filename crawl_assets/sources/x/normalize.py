@@ -234,7 +234,7 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
             created_at = parse_instant(tweet.created_at, "created_at")
         except InputError:  # again, for the message naming the tweet (not formatted for every tweet)
             created_at = parse_instant(tweet.created_at, f"data[{index}].created_at")
-    search_text = unescape_entities(text)
+    search_text = unescape_entities(text) if batch.context.text_fields else ""  # "": a counting pass (export_stats)
     raw_fields = tweet.withheld is not None or tweet.geo is not None or "poll_ids" in metadata
     return batch.emit(
         {
