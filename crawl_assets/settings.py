@@ -222,6 +222,14 @@ def use_dagster_home(home: Path | None = None) -> Path:
     return home
 
 
+def add_python_warning_filter(entry: str) -> None:
+    """Add one ``PYTHONWARNINGS`` entry (``action:message:category``) for the processes this one starts,
+    after the user's own entries, which stay."""
+    held = [e for e in os.environ.get("PYTHONWARNINGS", "").split(",") if e]
+    if entry not in held:
+        export(PYTHONWARNINGS=",".join([*held, entry]))
+
+
 def environment() -> Mapping[str, str]:
     """The process environment, for the variables whose *names* are data rather than settings: the per-tenant
     secrets ``CRAWL_<PLATFORM>_<SECRET>[__TENANT[__NAME]]`` that the registry's tenants and credential names
