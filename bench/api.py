@@ -5,7 +5,8 @@ Elasticsearch with the official Python client.
     python bench/api.py [--records 1000000] [--rate R] [--seconds 60] [--export-rounds 2] [--es-url URL]
 
 1. Index ``--records`` generated records (Persian/English text, hashtags, mentions, replies over a year) into
-   a real node (started here from the test distribution unless ``--es-url`` is given) with the project's sink.
+   a real node (started here from the test distribution unless ``--es-url`` is given) with the project's sink,
+   then wait until no segment merge runs (``settle``: a user queries a settled index).
 2. Start ``crawl-assets api serve`` (uvicorn, one worker) with a key made by ``crawl-assets api keys create``.
 3. Check that every compared request (``api_requests.REQUESTS``) answers the same, non-empty, through the API
    and straight from Elasticsearch; stop otherwise (a baseline that produced nothing is no baseline). Then
@@ -85,6 +86,7 @@ def index_records(es_url: str, n: int, workdir: Path) -> float:
     have = client.count(index=ALIAS, ignore_unavailable=True).get("count", 0) if client.indices.exists_alias(name=ALIAS) else 0
     if have == n:
         print(f"index: the {have:,} records are already there")
+        settle(client)
         return 0.0
     if have:  # another --records left other documents (a key's created_at depends on n): start again
         for name in client.indices.get_alias(name=ALIAS).body:
@@ -96,7 +98,20 @@ def index_records(es_url: str, n: int, workdir: Path) -> float:
     took = time.perf_counter() - began
     print(f"index: {n:,} records in {took:.0f} s ({n / took:,.0f}/s) with the project's sink")
     assert stats.failed == 0, f"{stats.failed} records failed to index"
+    settle(client)
     return took
+
+
+def settle(client, quiet_polls: int = 3, limit: float = 900.0) -> None:
+    """Wait until Elasticsearch has no segment merge running (``quiet_polls`` polls in a row, 2 s apart): right
+    after a million documents it may still be merging, and queries measured meanwhile would compete with the
+    merges for the CPU and the disk (iowait is not counted as busy). A user queries a settled index."""
+    began, quiet = time.perf_counter(), 0
+    while quiet < quiet_polls and time.perf_counter() - began < limit:
+        merges = client.indices.stats(index=ALIAS, metric="merge")["_all"]["total"]["merges"]["current"]
+        quiet = quiet + 1 if merges == 0 else 0
+        time.sleep(2)
+    print(f"index: merges settled after {time.perf_counter() - began:.0f} s (load average {os.getloadavg()[0]:.2f})")
 
 
 def check_same_answers(api_url: str, key: str, es_url: str) -> None:
