@@ -70,15 +70,14 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
             options["account_id"] = account
     with os.fdopen(fd, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
+        stored = lake.raw_batches(entry.tenant, entry.platform, entry.key)  # manifests read once, for both checks
         if ingested and file_fingerprint(fh.fileno()) == ingested:
-            batches = lake.raw_batches(entry.tenant, entry.platform, entry.key)
-            newest = batches[-1].manifest if batches else None
+            newest = stored[-1].manifest if stored else None
             if newest and newest.extra.get("normalize", {}) == options and newest.extra.get("file_size") == size:
                 return ExportIngest(None, f"unchanged since the last sync (same size, times and inode): already "
                                     f"stored, newest batch {newest.batch_id}", {"file": entry.identifier})
         # new options: stored again, re-read; only batches stored with these options can hold this content
-        candidates = [previous for previous in lake.raw_batches(entry.tenant, entry.platform, entry.key)
-                      if previous.manifest.extra.get("normalize", {}) == options]
+        candidates = [previous for previous in stored if previous.manifest.extra.get("normalize", {}) == options]
         sha = _sha256(fh) if candidates else None  # nothing to compare with (a first sync): read once, not twice
         for previous in candidates:
             if sha in (previous.manifest.sha256, previous.manifest.extra.get("source_sha256")):  # erasure rewrites
