@@ -76,7 +76,7 @@ def add_document(block: BlockBuilder, doc: dict[str, Any]) -> None:
         if metadata.get("tombstone"):
             block.unavailable += 1
         versions = metadata.get(EDIT_HISTORY)
-        if versions is not None and len(versions) > 1:  # cheap test first: most posts were never edited
+        if isinstance(versions, list) and len(versions) > 1:  # cheap test first: most posts were never edited
             history = history_of(doc)
             if history is not None:
                 block.histories.append(history)

@@ -97,3 +97,9 @@ def test_pipeline_resolves_within_a_batch_and_marks_an_earlier_part_superseded(t
     assert set(later) == {f"x:{V1}", f"x:{V2}", f"x:{V3}"}, "the earlier part's version is carried over, marked"
     _check(later)
     assert outcome.metadata["batches_failed"] == 0
+
+
+def test_a_history_that_is_not_a_list_is_kept_as_read(tmp_path):
+    # found by the fuzz tests: a non-list edit_history_tweet_ids stopped `crawl-assets normalize` with a TypeError
+    records = _cli(tmp_path, lines(x_page(x_tweet(V1, "odd history", edit_history_tweet_ids=True))))
+    assert records[f"x:{V1}"]["metadata"]["edit_history_tweet_ids"] is True
