@@ -30,12 +30,10 @@ from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.core import catalog
 from crawl_assets.normalize.formats import get_normalizer
 from crawl_assets.normalize.output import rewritten_line
-from crawl_assets.normalize.parallel import normalize_encoded, splittable_formats
+from crawl_assets.normalize.parallel import MAX_AUTO_JOBS, auto_jobs, normalize_encoded, splittable_formats
 from crawl_assets.schema.record import Edge, Rejection, record_json_schema
 
 EXIT_BAD_INPUT = 1
-MAX_AUTO_JOBS = 2  # the default: two processes keep the peak RSS under 150 MiB
-AUTO_JOBS_MIN_BYTES = 16 << 20
 EXIT_USAGE = 2
 _BUFFER = 1 << 20  # API pages are ~1 MB lines: a large buffer halves the cost of splitting them
 
@@ -194,12 +192,12 @@ def normalize(
 
 
 def _auto_jobs(path: str) -> int:
-    """One worker per CPU (capped) for inputs big enough to pay for starting them, else one."""
+    """``auto_jobs`` of the file's size (stdin: one process)."""
     try:
         size = os.path.getsize(path) if path != "-" else 0
     except OSError:
         size = 0
-    return min(os.cpu_count() or 1, MAX_AUTO_JOBS) if size >= AUTO_JOBS_MIN_BYTES else 1
+    return auto_jobs(size)
 
 
 def _readable(path: str) -> bool:

@@ -211,6 +211,30 @@ class Deduper:
                     yield main[begin:end]
                 begin = end
 
+    def winning_blocks(self) -> Iterator[bytes]:
+        """The winning ``main`` payloads of each added block, concatenated (a block whose observations all win
+        as it is), in input order; blocks with no winner are skipped. Closes the spill file when exhausted."""
+        for flags, main_ends, _, main, _, _ in self._blocks():
+            if all(flags):
+                yield main
+                continue
+            begin, kept = 0, []
+            for won, end in zip(flags, main_ends):
+                if won:
+                    kept.append(main[begin:end])
+                begin = end
+            if kept:
+                yield b"".join(kept)
+
+    def holds(self, keys: Iterable[str]) -> set[str]:
+        """Those of ``keys`` observed so far (any observation, winning or not)."""
+        keys = list(keys)
+        if not keys:
+            return set()
+        self._flush_pending()
+        seen = set(_split(bytes(self._hashes)))
+        return {key for key, digest in zip(keys, _split(key_hashes(keys))) if digest in seen}
+
     def write_winners(self, main_out: IO[bytes], side_out: IO[bytes] | None = None,
                       rewrite: Callable[[bytes], bytes] | None = None, rewrite_keys: Iterable[str] = (),
                       keep_side: Callable[[bytes], bool] = lambda payload: True) -> None:

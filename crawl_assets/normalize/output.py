@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import msgspec
 
-from crawl_assets.normalize.dedupe import BlockBuilder, Deduper
+from crawl_assets.normalize.dedupe import BlockBuilder
 from crawl_assets.normalize.edges import EDGE_COLUMNS, document_edges
 from crawl_assets.normalize.edits import FIELD as EDIT_HISTORY
 from crawl_assets.normalize.edits import history_of
@@ -92,19 +92,6 @@ def rank_of(doc: dict[str, Any]) -> tuple[float, float]:
         edited.timestamp() if edited is not None else _NEVER,
         collected.timestamp() if collected is not None else _NEVER,
     )
-
-
-def latest_lines(docs: Iterable[dict[str, Any]]) -> Iterator[bytes]:
-    """The winners of ``dedupe_latest`` over record documents, as their JSON (``record_line``: the bytes of
-    ``model_dump_json``, at msgspec's speed), in input order; the spilling ``Deduper`` keeps memory bounded."""
-    deduper = Deduper()
-    try:
-        for doc in docs:
-            deduper.add_ranked(doc["key"], *rank_of(doc), record_line(doc))
-    except BaseException:
-        deduper.close()
-        raise
-    yield from deduper.winners()
 
 
 def rewritten_line(payload: bytes, rewrite: Callable[[dict[str, Any]], dict[str, Any] | None]) -> bytes:

@@ -24,7 +24,7 @@ import signal
 import stat
 import sys
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from itertools import islice
 from typing import IO, Any
@@ -38,11 +38,16 @@ from crawl_assets.normalize.reading import decode_input
 from crawl_assets.schema.record import Rejection
 
 CHUNK_BYTES = 4 << 20
+MAX_AUTO_JOBS = 2  # processes ``auto_jobs`` chooses at most: two keep the peak RSS under 150 MiB
+AUTO_JOBS_MIN_BYTES = 16 << 20  # inputs smaller than this are normalized by one process
 _POOL_SWITCH_INTERVAL = 0.0002
 BLOCK_ITEMS = 2000  # items per block when one process reads the whole stream
 
 # The serialized records of a run of input items (in a dedupe block) and the rejections among them.
 Encoded = tuple[Block, list[Rejection]]
+# Appends one record document to a block (``output.add_document``: record and edge lines for the CLI); a
+# module-level function, so that it crosses to a worker process by name.
+AddDocument = Callable[[BlockBuilder, dict[str, Any]], None]
 
 
 @contextmanager
@@ -58,8 +63,9 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def encode_items(items: Iterable[Item]) -> Encoded:
-    """Serialize the documents of ``normalize_documents``-style output into one block; rejections aside."""
+def encode_items(items: Iterable[Item], add: AddDocument = add_document) -> Encoded:
+    """Serialize the documents of ``normalize_documents``-style output into one block (each through ``add``);
+    rejections aside."""
     block = BlockBuilder()
     rejections: list[Rejection] = []
     with _gc_paused():
@@ -67,7 +73,7 @@ def encode_items(items: Iterable[Item]) -> Encoded:
             if isinstance(item, Rejection):
                 rejections.append(item)
             else:
-                add_document(block, item)  # type: ignore[arg-type]
+                add(block, item)  # type: ignore[arg-type]
     return block.build(), rejections
 
 
@@ -76,13 +82,13 @@ def encode_items(items: Iterable[Item]) -> Encoded:
 Chunk = bytes | tuple[int, int, int]
 
 
-def _work(task: tuple[str, str, NormalizeContext, int, Chunk]) -> Encoded:
+def _work(task: tuple[str, str, NormalizeContext, int, Chunk, AddDocument]) -> Encoded:
     from crawl_assets.normalize.formats import get_normalizer
 
-    fmt, name, context, first_line, chunk = task
+    fmt, name, context, first_line, chunk, add = task
     blob = chunk if isinstance(chunk, bytes) else _pread(*chunk)
     chunk_context = dataclasses.replace(context, first_line=first_line)
-    return encode_items(get_normalizer(fmt)(io.BytesIO(blob), name=name, context=chunk_context, validate=False))
+    return encode_items(get_normalizer(fmt)(io.BytesIO(blob), name=name, context=chunk_context, validate=False), add)
 
 
 def _pread(fd: int, offset: int, length: int) -> bytes:
@@ -156,17 +162,24 @@ def splittable_formats() -> frozenset[str]:
     return frozenset(name for name, spec in catalog.catalog().formats().items() if spec.splittable)
 
 
+def auto_jobs(size: int) -> int:
+    """Processes for an input of ``size`` bytes: one per CPU (at most ``MAX_AUTO_JOBS``: the peak RSS stays
+    under 150 MiB) when it is big enough to pay for starting them, else one."""
+    return min(os.cpu_count() or 1, MAX_AUTO_JOBS) if size >= AUTO_JOBS_MIN_BYTES else 1
+
+
 def normalize_encoded(
     fmt: str, stream: IO[bytes], *, name: str, context: NormalizeContext, jobs: int = 1,
-    chunk_bytes: int = CHUNK_BYTES,
+    chunk_bytes: int = CHUNK_BYTES, add: AddDocument = add_document,
 ) -> Iterator[Encoded]:  # fmt: skip
-    """Encoded records and rejections of one stream, in input order, on ``jobs`` processes for line formats."""
+    """Encoded records and rejections of one stream, in input order, on ``jobs`` processes for line formats;
+    each record document goes into its block through ``add``."""
     from crawl_assets.normalize.formats import closing_rejection, normalize_input, opening_rejection
 
     if jobs <= 1 or fmt not in splittable_formats():
         items = iter(normalize_input(fmt, stream, name=name, context=context, validate=False))
         while True:
-            block, rejections = encode_items(islice(items, BLOCK_ITEMS))
+            block, rejections = encode_items(islice(items, BLOCK_ITEMS), add)
             if not len(block) and not rejections:
                 return
             yield block, rejections
@@ -175,14 +188,14 @@ def normalize_encoded(
     if refusal is not None:
         yield BlockBuilder().build(), [refusal]
         return
-    yield from _pooled(fmt, decoded.stream, name, context, jobs, chunk_bytes)
+    yield from _pooled(fmt, decoded.stream, name, context, jobs, chunk_bytes, add)
     ending = closing_rejection(fmt, decoded, name)
     if ending is not None:
         yield BlockBuilder().build(), [ending]
 
 
 def _pooled(fmt: str, stream: IO[bytes], name: str, context: NormalizeContext, jobs: int,
-            chunk_bytes: int) -> Iterator[Encoded]:  # fmt: skip
+            chunk_bytes: int, add: AddDocument) -> Iterator[Encoded]:  # fmt: skip
     """``normalize_encoded`` of decoded content on ``jobs`` processes."""
     workers = jobs - 1
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
@@ -199,9 +212,9 @@ def _pooled(fmt: str, stream: IO[bytes], name: str, context: NormalizeContext, j
                 queued = sum(1 for result in pending if not result.ready())
                 if queued < 2 * workers:  # each worker busy with one chunk and one more waiting
                     chunk: Chunk = blob if fd is None else (fd, start + offset, len(blob))
-                    pending.append(pool.apply_async(_work, ((fmt, name, context, first, chunk),)))
+                    pending.append(pool.apply_async(_work, ((fmt, name, context, first, chunk, add),)))
                 else:
-                    pending.append(_Done(_work((fmt, name, context, first, blob))))
+                    pending.append(_Done(_work((fmt, name, context, first, blob, add))))
                 while pending and (pending[0].ready() or len(pending) >= 4 * jobs):
                     yield pending.popleft().get()
             while pending:

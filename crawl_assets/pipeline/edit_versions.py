@@ -11,17 +11,10 @@ import pyarrow.compute as pc
 from crawl_assets.core import catalog
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.normalize.edits import FIELD, EditHistories, history_of
+from crawl_assets.normalize.edits import FIELD, EditHistories
 
 # the stored metadata text (sorted-key JSON) of a record listing more than one version
 _MANY_VERSIONS = r'"edit_history_tweet_ids":\["[0-9]+","'
-
-
-def observe(edits: EditHistories, row: dict[str, Any]) -> None:
-    """Remember a record's edit history (a record as a dict; only X records with several versions count)."""
-    history = history_of(row)
-    if history is not None:
-        edits.add(history)
 
 
 def resolved(edits: EditHistories, row: dict[str, Any]) -> dict[str, Any]:

@@ -6,16 +6,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
-from crawl_assets.normalize import NormalizeContext, normalize_documents
-from crawl_assets.normalize.output import latest_lines
+from crawl_assets.normalize import NormalizeContext
+from crawl_assets.normalize.dedupe import Deduper
 from crawl_assets.normalize.edits import EditHistories
-from crawl_assets.pipeline.edit_versions import earlier_versions, observe, resolved, stored_histories
+from crawl_assets.normalize.parallel import auto_jobs, normalize_encoded
+from crawl_assets.pipeline.edit_versions import earlier_versions, resolved, stored_histories
 from crawl_assets.pipeline.key_tally import KeyTally
+from crawl_assets.pipeline.record_rows import add_row, rows_table
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 from crawl_assets.schema import Record, Rejection
 
@@ -57,7 +59,7 @@ def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) ->
     return [i for k, i in wanted.items() if k in prior]
 
 
-CHUNK_ROWS = 2_000  # rows per Parquet row group: the rows held as dicts at once
+TOMBSTONE = '"tombstone":'  # in a row's metadata text (sorted-key JSON): a row merge_tombstones may change
 
 
 @dataclass
@@ -76,9 +78,12 @@ def failed_batch(batch: RawBatch, exc: Exception) -> BatchResult:
     return BatchResult(rejected=[Rejection(name=batch.path, reason=reason).model_dump(mode="json")], failed=True)
 
 
-def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
-    """Normalize one raw batch into its Parquet part, streaming: records go through the (spilling)
-    dedupe and are written in chunks, so a large export never sits in memory whole."""
+def normalize_batch(lake: Lake, batch: RawBatch, part: str, *, jobs: int | None = None) -> BatchResult:
+    """Normalize one raw batch into its Parquet part, streaming: records are born as rows of the part's table
+    (``record_rows``; on ``jobs`` processes, by default ``auto_jobs`` of the batch's size), go through the
+    (spilling) dedupe and are read into Arrow a block at a time, so a large export never sits in memory
+    whole. Only rows changed after their birth (an edit resolved, a tombstone merged, an earlier version
+    re-stored) are handled as dicts, and validated by pydantic as they are stored."""
     m = batch.manifest
     ctx = NormalizeContext(
         tenant=m.tenant,
@@ -92,39 +97,47 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str) -> BatchResult:
     result = BatchResult()
     seen = KeyTally()  # the keys written, as hashes (a batch's keys are never held as strings)
     edits = EditHistories(m.platform)  # edited posts: every version resolved against the batch's histories
-    stored = stored_histories(lake, batch, TABLE)  # and those earlier parts hold naming a version read here
-
-    def records() -> Iterator[dict[str, Any]]:
-        # record documents, the CLI's path: typed by construction and written as ``model_dump_json`` would
-        # (``normalize_documents``; the fuzz tests hold it equal to the validated path on arbitrary input)
+    deduper = Deduper()
+    try:
         with lake.open_raw(batch) as stream:
-            for item in normalize_documents(m.format, stream, name=batch.path, context=ctx):
-                if isinstance(item, Rejection):
-                    result.rejected.append(item.model_dump(mode="json"))
-                else:
-                    observe(edits, item)
-                    for history in stored.get(item["native_id"], ()):
-                        edits.add(history)
-                    yield item
+            for block, rejections in normalize_encoded(m.format, stream, name=batch.path, context=ctx, add=add_row,
+                                                       jobs=auto_jobs(m.bytes) if jobs is None else jobs):
+                result.rejected += [r.model_dump(mode="json") for r in rejections]
+                edits.merge(block.histories)
+                deduper.add_block(block)
+        # the histories earlier parts hold naming a version read here
+        stored = stored_histories(lake, batch, TABLE)
+        for key in deduper.holds(f"{m.platform}:{version}" for version in stored):
+            edits.merge(stored[key.split(":", 1)[1]])
+    except BaseException:
+        deduper.close()
+        raise
 
     def chunks() -> Iterator[pa.Table]:
-        # records are born typed (``records``); a row changed since (an edit resolved, a tombstone merged, an
-        # earlier version re-stored) is validated by pydantic as it is stored
-        buffer: list[dict[str, Any]] = []
-        born: list[bool] = []  # buffer[i] is the record as born
-        for payload in latest_lines(records()):
-            row = orjson.loads(payload)
-            buffer.append(resolved(edits, row))
-            born.append(buffer[-1] is row)
-            if len(buffer) >= CHUNK_ROWS:
-                yield flush(buffer, born)
-                buffer, born = [], []
-        present = seen.holds(edits.keys() if edits else ()) | {r["key"] for r in buffer}
-        earlier = earlier_versions(lake, batch, TABLE, edits, present)
-        buffer += earlier
-        born += [False] * len(earlier)
-        if buffer:
-            yield flush(buffer, born)
+        changing = pa.array(sorted(edits.keys()), pa.string()) if edits else None
+        winners = deduper.winning_blocks()  # closes the spill file when exhausted; close() otherwise
+        try:
+            yield from born_or_flushed(winners, changing)
+        finally:
+            deduper.close()
+        earlier = earlier_versions(lake, batch, TABLE, edits, seen.holds(edits.keys() if edits else ()))
+        if earlier:
+            yield flush(earlier, [False] * len(earlier))
+
+    def born_or_flushed(winners: Iterator[bytes], changing: pa.Array | None) -> Iterator[pa.Table]:
+        for lines in winners:
+            table = rows_table(lines)
+            keys = table.column("key")
+            if (changing is not None and pc.any(pc.is_in(keys, value_set=changing)).as_py()) \
+                    or pc.any(pc.match_substring(table.column("metadata"), TOMBSTONE)).as_py():
+                rows, born = [], []
+                for row in arrow_to_records(table):
+                    rows.append(resolved(edits, row))
+                    born.append(rows[-1] is row)
+                yield flush(rows, born)
+            else:  # as born: no row to change
+                seen.update(keys.to_pylist())
+                yield table
 
     def flush(rows: list[dict[str, Any]], born: list[bool]) -> pa.Table:
         for i in merge_tombstones(lake, batch, rows):
