@@ -72,3 +72,18 @@ def test_two_processes_write_the_part_one_process_writes(tmp_path: Path) -> None
     assert gone["deleted"] and gone["text"] == "to be deleted", "the tombstone keeps the content seen before"
     assert rows["x:100010"]["hashtags"] == ["t3"] and rows["x:100010"]["text"].startswith("#t3 سلام")
 
+
+def test_an_export_is_counted_the_same_on_two_processes(tmp_path: Path) -> None:
+    from datetime import datetime, timezone
+
+    from crawl_assets.sources.export_stats import export_record_stats
+
+    lake = write_batches(tmp_path, TENANT, "x", SOURCE, _inputs())
+    early, late = lake.raw_batches(TENANT, "x", SOURCE)
+    normalize_batch(lake, early, lake.table_part(TABLE, TENANT, "x", SOURCE, EARLY), jobs=1)
+    now = datetime(2024, 5, 3, tzinfo=timezone.utc)
+    one = export_record_stats(lake, late, now, jobs=1)
+    assert one == export_record_stats(lake, late, now, jobs=2)
+    # every observation read (the 50 read twice too), the tombstone (dated by the batch), the two new versions
+    assert one["records_fetched"] == TWEETS + 50 + 1 + 2 and one["records_deleted"] == 1
+    assert one["records_new"] == TWEETS + 2 and one["newest_event_lag_seconds"] == 46_800.0
