@@ -9,7 +9,6 @@ same holds (crawl_assets_tests/faults/test_s3_lake_crash.py kills writers mid-up
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 from collections.abc import Callable, Iterable, Iterator
@@ -21,6 +20,7 @@ import fsspec
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
+from isal import igzip
 
 from crawl_assets.lake import layout
 from crawl_assets.lake.areas import LakeAreas
@@ -199,9 +199,10 @@ class Lake(LakeAreas):
         """Store observations exactly as received: JSON ``lines`` (one per item) or a whole ``stream``
         (an export file), gzip-compressed while streaming so size never matters.
 
-        Compression level 1 (``RAW_GZIP_LEVEL``): about twice as fast as zlib's default 6 on JSON lines, the file
-        ~1.5x as large; still plain gzip, so every reader (and every batch written before, at level 6) reads it
-        the same way. Raw batches are written once and read once per normalizer version: write speed wins.
+        ISA-L (``isal.igzip``) at level 1 (``RAW_GZIP_LEVEL``): on JSON lines ~5x as fast as zlib at level 1 to
+        write and ~3x to read, the file a little smaller; still plain gzip, so every reader (and every batch
+        written before, by zlib) reads it the same way. Raw batches are written once and read once per
+        normalizer version: speed wins.
 
         Never overwrites: a batch id is used once. The manifest is written after the data, so a
         reader that sees the manifest sees the complete batch.
@@ -216,7 +217,7 @@ class Lake(LakeAreas):
         tmp = self.path(f"{base}/{temp_name()}")
         digest, size, items = hashlib.sha256(), 0, 0
         try:
-            with self.fs.open(tmp, "wb") as raw_fh, gzip.GzipFile(fileobj=raw_fh, mode="wb", compresslevel=RAW_GZIP_LEVEL, mtime=0) as gz:
+            with self.fs.open(tmp, "wb") as raw_fh, igzip.GzipFile(fileobj=raw_fh, mode="wb", compresslevel=RAW_GZIP_LEVEL, mtime=0) as gz:
                 if lines is not None:
                     for line in lines:
                         if b"\n" in line:
@@ -270,7 +271,7 @@ class Lake(LakeAreas):
     def open_raw(self, batch: RawBatch) -> IO[bytes]:
         """The batch's decompressed bytes as a stream (never loaded whole)."""
         m = batch.manifest
-        return gzip.open(self.fs.open(self.path(layout.raw_file(m.tenant, m.platform, m.source, m.batch_id)), "rb"), "rb")
+        return igzip.open(self.fs.open(self.path(layout.raw_file(m.tenant, m.platform, m.source, m.batch_id)), "rb"), "rb")
 
     # -- derived tables ----------------------------------------------------------------------
     def table_part(self, table: str, tenant: str, platform: str, source: str, batch_id: str) -> str:
