@@ -1,4 +1,4 @@
-"""Relation edges and co-occurrence tables derived from records (pure; pandas frames from tuples).
+"""Relation edges and co-occurrence tables derived from records (pure; Arrow tables or pandas frames from tuples).
 
 Node ids: ``src`` is always a record key. ``dst`` is a record key for reply/quote/repost (the target may
 not be collected), ``{platform}:user:{handle}`` for a mention and ``hashtag:{tag}`` for a hashtag (tags
@@ -16,6 +16,7 @@ from crawl_assets.schema.record import Record
 
 if TYPE_CHECKING:  # pandas (with pyarrow) costs ~100 MiB and ~1 s to import: only the frame builders need it
     import pandas as pd
+    import pyarrow as pa
 
 EDGE_COLUMNS = ["type", "src", "dst", "created_at", "platform", "tenant"]
 COOCCURRENCE_COLUMNS = ["platform", "tenant", "hashtag_a", "hashtag_b", "count", "first_at", "last_at"]
@@ -119,15 +120,27 @@ class Summaries:
             self.add(record.platform, record.tenant, record.author_id, record.hashtags, record.created_at)
         return self
 
+    def tables(self) -> dict[str, pa.Table]:
+        """``hashtag_cooccurrence`` and ``author_hashtag`` as Arrow tables, rows in key order (the relation
+        step writes them as they are: pandas is never loaded in a sync)."""
+        return {"hashtag_cooccurrence": _counts_table(self.pairs, COOCCURRENCE_COLUMNS),
+                "author_hashtag": _counts_table(self.authors, AUTHOR_HASHTAG_COLUMNS)}
+
     def frames(self) -> dict[str, pd.DataFrame]:
-        """``hashtag_cooccurrence`` and ``author_hashtag`` as frames, rows in key order."""
-        return {"hashtag_cooccurrence": _counts_frame(self.pairs, COOCCURRENCE_COLUMNS),
-                "author_hashtag": _counts_frame(self.authors, AUTHOR_HASHTAG_COLUMNS)}
+        """``tables`` as pandas frames."""
+        return {name: table.to_pandas() for name, table in self.tables().items()}
 
 
-def _counts_frame(table: dict[tuple[Any, ...], list[Any]], columns: list[str]) -> pd.DataFrame:
+def _counts_table(table: dict[tuple[Any, ...], list[Any]], columns: list[str]) -> pa.Table:
+    """Four key columns (strings), the count and the first and last times: the types pandas gives the same
+    rows, now also when there are none."""
+    import pyarrow as pa
+
     rows = [key + tuple(value) for key, value in sorted(table.items())]
-    return _frame(rows, columns, ("first_at", "last_at"))
+    values = list(zip(*rows)) if rows else [()] * len(columns)
+    at = pa.timestamp("us", tz="UTC")
+    types = [pa.large_string()] * 4 + [pa.int64(), at, at]
+    return pa.table([pa.array(list(v), t) for v, t in zip(values, types, strict=True)], names=columns)
 
 
 def hashtag_cooccurrence(records: Iterable[Record]) -> pd.DataFrame:

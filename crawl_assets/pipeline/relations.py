@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Collection, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import orjson
@@ -31,9 +31,6 @@ from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.lake.tables import EDGES_SCHEMA
 from crawl_assets.pipeline.relation_parts import latest_rows, part_edge_batches
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
-
-if TYPE_CHECKING:  # pandas (~42 MiB) loads where the summary frames are built, not with the definitions
-    import pandas as pd
 
 TABLE = "relation_edges"
 SUMMARY_TABLES = ("hashtag_cooccurrence", "author_hashtag")
@@ -140,9 +137,9 @@ def rebuild(lake: Lake, tenant: str, platform: str, source: str, ids: list[str],
         orphans += part_orphans(lake, tenant, platform, source, batch_id)
     stale = [i for i in lake.part_ids(TABLE, tenant, platform, source) if i not in set(ids)]
     lake.remove(*(lake.table_part(TABLE, tenant, platform, source, i) for i in stale))
-    frames = summaries.frames()
+    frames = summaries.tables()
     held = Inputs(NORMALIZER_VERSION, len(ids), parts_digest(ids), records, dict(sorted(by_type.items())),
-                  {name: len(frame) for name, frame in frames.items()}, generation, len(orphans),
+                  {name: frame.num_rows for name, frame in frames.items()}, generation, len(orphans),
                   sorted(orphans)[:MAX_EXAMPLES])
     # parts of an older normalizer version are about to be re-derived: no watermark, the next sync rebuilds
     write_summaries(lake, tenant, platform, source, frames, held if complete else None)
@@ -181,13 +178,12 @@ def write_part_edges(lake: Lake, tenant: str, platform: str, source: str, batch_
 
 
 def write_summaries(lake: Lake, tenant: str, platform: str, source: str,
-                    summaries: dict[str, pd.DataFrame | pa.Table], inputs: Inputs | None) -> None:
-    """Write the summary tables (as frames or as Arrow tables a frame would give), each stamped with the
+                    summaries: dict[str, pa.Table], inputs: Inputs | None) -> None:
+    """Write the summary tables (``Summaries.tables`` or merged counts), each stamped with the
     watermark; written after the edge files, so a crash before leaves the old watermark, which no longer
     matches the edge files: the next sync rebuilds."""
     stamp = {INPUTS_KEY: inputs.encode()} if inputs is not None else {}
-    for name, frame in summaries.items():
-        table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
+    for name, table in summaries.items():
         lake.write_part(lake.table_part(name, tenant, platform, source, CURRENT),
                         table.replace_schema_metadata({**(table.schema.metadata or {}), **stamp}),
                         version=NORMALIZER_VERSION)

@@ -89,7 +89,7 @@ def add_parts(lake: Lake, tenant: str, platform: str, source: str, mark: Inputs,
         records += n
         by_type.update(found)
         orphans += part_orphans(lake, tenant, platform, source, batch_id)
-    delta = {name: pa.Table.from_pandas(frame, preserve_index=False) for name, frame in summaries.frames().items()}
+    delta = summaries.tables()
     merged = {name: merged_counts(stored[name], delta[name]) if stored[name].num_rows else delta[name]
               for name in SUMMARY_TABLES}
     inputs = Inputs(NORMALIZER_VERSION, len(ids), parts_digest(ids), mark.records + records,
@@ -110,5 +110,4 @@ def merged_counts(stored: pa.Table, delta: pa.Table) -> pa.Table:
     merged = merged.rename_columns([{"count_sum": "count", "first_at_min": "first_at", "last_at_max": "last_at"}
                                     .get(c, c) for c in merged.column_names]).select(stored.column_names)
     merged = merged.take(pc.sort_indices(merged, sort_keys=[(k, "ascending") for k in keys]))
-    pandas_meta = {k: v for k, v in (stored.schema.metadata or {}).items() if k == b"pandas"}  # as a frame gives
-    return merged.cast(stored.schema.remove_metadata()).replace_schema_metadata(pandas_meta)
+    return merged.cast(stored.schema.remove_metadata())
