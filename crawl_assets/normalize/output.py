@@ -71,6 +71,12 @@ def add_document(block: BlockBuilder, doc: dict[str, Any]) -> None:
         main += _pydantic_line(doc)
     main += b"\n"
     block.side += edge_lines(doc)
+    commit_document(block, doc)
+
+
+def commit_document(block: BlockBuilder, doc: dict[str, Any]) -> None:
+    """End a document's observation in ``block`` (its payloads appended): ranked by its key and times, its
+    edit history and tombstone noted."""
     metadata = doc["metadata"]
     if metadata:
         if metadata.get("tombstone"):

@@ -21,9 +21,7 @@ from pyarrow import json as pa_json
 
 from crawl_assets.lake.tables import JSON_COLUMNS, LIST_COLUMNS, RECORDS_SCHEMA, records_to_arrow
 from crawl_assets.normalize.dedupe import BlockBuilder
-from crawl_assets.normalize.edits import FIELD as EDIT_HISTORY
-from crawl_assets.normalize.edits import history_of
-from crawl_assets.normalize.output import rank_of, record_line
+from crawl_assets.normalize.output import commit_document, record_line
 
 _encode_into = msgspec.json.Encoder().encode_into
 # orjson writes UTC datetimes with "Z" (as msgspec does in record lines), so a JSON column holds the same
@@ -58,16 +56,7 @@ def add_row(block: BlockBuilder, doc: dict[str, Any]) -> None:
         del main[start:]
         main += msgspec.json.encode(row_of(orjson.loads(record_line(doc))))
     main += b"\n"
-    metadata = doc["metadata"]
-    if metadata:
-        if metadata.get("tombstone"):
-            block.unavailable += 1
-        versions = metadata.get(EDIT_HISTORY)
-        if isinstance(versions, list) and len(versions) > 1:
-            history = history_of(doc)
-            if history is not None:
-                block.histories.append(history)
-    block.commit(doc["key"], *rank_of(doc))
+    commit_document(block, doc)
 
 
 def rows_table(lines: bytes) -> pa.Table:
