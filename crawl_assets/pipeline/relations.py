@@ -150,12 +150,6 @@ def edge_types(edges: pa.Table) -> dict[str, int]:
     return {row["values"]: row["counts"] for row in pc.value_counts(edges.column("type")).to_pylist()}
 
 
-def write_edges(lake: Lake, tenant: str, platform: str, source: str, batch_id: str, edges: pa.Table,
-                generation: str) -> None:
-    lake.write_part(lake.table_part(TABLE, tenant, platform, source, batch_id),
-                    edges.replace_schema_metadata({GENERATION_KEY: generation.encode()}), version=NORMALIZER_VERSION)
-
-
 def write_part_edges(lake: Lake, tenant: str, platform: str, source: str, batch_id: str, mask: np.ndarray | None,
                      summaries: Summaries, generation: str) -> tuple[Counter[str], int]:
     """The part's edge file, written a record batch at a time (one row group each: the part's edges are never

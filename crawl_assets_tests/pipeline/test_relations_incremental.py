@@ -143,7 +143,7 @@ def test_an_edge_file_written_before_a_crash_makes_the_next_sync_rebuild(tmp_pat
 
 
 def test_an_edge_that_starts_at_no_record_of_its_part_is_found(tmp_path):
-    from crawl_assets.pipeline.relations import part_orphans, write_edges
+    from crawl_assets.pipeline.relations import part_orphans
 
     root = tmp_path / "lake"
     _add_batch(root, 1, FIRST)
@@ -153,5 +153,6 @@ def test_an_edge_that_starts_at_no_record_of_its_part_is_found(tmp_path):
     assert part_orphans(lake, TENANT, "x", SOURCE, part) == []
     [(_, edges)] = lake.read_parts(TABLE, TENANT, "x", SOURCE)
     foreign = edges.slice(0, 1).set_column(1, "src", pa.array(["x:elsewhere"]))
-    write_edges(lake, TENANT, "x", SOURCE, part, pa.concat_tables([edges, foreign]), "g")
+    # the part's edge file rewritten with one edge from a record the part does not hold
+    lake.write_part(lake.table_part(TABLE, TENANT, "x", SOURCE, part), pa.concat_tables([edges, foreign]), version="g")
     assert part_orphans(lake, TENANT, "x", SOURCE, part) == ["x:elsewhere"]
