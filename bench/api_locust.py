@@ -11,6 +11,8 @@ slots ``j = u (mod U)``, with one keep-alive connection per side (a ``requests.S
 ``Elasticsearch`` client): ``U`` is chosen so that a user's next slot comes ``U * gap`` (>= 2 s) later. A
 slot sent later than due (its user still waiting for its previous answer) is counted and its lateness
 reported: late sends mean the rate was not sustained, and latency measured from the late send would hide it.
+Neither side retries (``requests`` does not by default; the Elasticsearch client would retry a dropped
+connection three times, silently, so it gets ``max_retries=0``): a failed call is a failure on both sides.
 
 Why not ``constant_throughput``: locust's pacing counts from the user's spawn, so a random start inside
 ``on_start`` is absorbed by the first wait and the users, spawned within a second, fire in phase: every
@@ -67,7 +69,7 @@ class Slots(User):
         self.session = requests.Session()
         self.session.headers["Authorization"] = "Bearer " + os.environ["BENCH_KEY"]
         self.base = os.environ["BENCH_API"]
-        self.es = Elasticsearch(os.environ["BENCH_ES"], request_timeout=60)
+        self.es = Elasticsearch(os.environ["BENCH_ES"], request_timeout=60, max_retries=0)
 
     def call(self, side: str, name: str, variant: int) -> list:
         path, params, body = PLAN["requests"][name][variant]
