@@ -23,17 +23,20 @@ MAX_VERSIONS = 100
 _ALL = RecordFilter(deleted="include")
 
 
+_BY_TIME: list[Any] = [{"created_at": {"order": "asc", "missing": "_last"}}, {"key": "asc"}]
+
+
 def _search(client: Elasticsearch, tenant: str, clause: dict[str, Any], size: int,
             sort: list[Any] | None = None) -> list[dict[str, Any]]:
-    return steps.run(client, _search_query(tenant, clause, size, sort))
+    return steps.run(client, _search_query(tenant, clause, size, sort or _BY_TIME))
 
 
 def _search_query(tenant: str, clause: dict[str, Any], size: int,
-                  sort: list[Any] | None = None) -> steps.Query[list[dict[str, Any]]]:
+                  sort: list[Any] | None = _BY_TIME) -> steps.Query[list[dict[str, Any]]]:
+    """Hits in ``sort`` order (None: no sort clause, Elasticsearch's order)."""
     try:
         resp = yield from steps.call("search", index=read_alias("records", tenant), ignore_unavailable=True, size=size,
-                                     query=scoped_query(tenant, _ALL, [clause]),
-                                     sort=sort or [{"created_at": {"order": "asc", "missing": "_last"}}, {"key": "asc"}])
+                                     query=scoped_query(tenant, _ALL, [clause]), **({"sort": sort} if sort else {}))
     except NotFoundError:
         return []
     return [h["_source"] for h in resp["hits"]["hits"]]
@@ -45,11 +48,16 @@ def fetch_keys(client: Elasticsearch, tenant: str, keys: Iterable[str]) -> dict[
 
 
 def fetch_keys_query(tenant: str, keys: Iterable[str]) -> steps.Query[dict[str, dict[str, Any]]]:
+    """Of two documents with one key (a record whose ``created_at`` moved to another monthly index) the later
+    one is kept: room for two hits per key is asked for and the hits are put in time order here. Elasticsearch
+    is asked for no sort: a sort on a field adds a pre-filter (can_match) round over every index of the alias
+    (12 monthly indices for a year), up to half of a one-key lookup's time on the node (bench/api.py)."""
     wanted = sorted(set(keys))
     out: dict[str, dict[str, Any]] = {}
     for i in range(0, len(wanted), 1000):
         chunk = wanted[i:i + 1000]
-        for doc in (yield from _search_query(tenant, {"terms": {"key": chunk}}, len(chunk))):
+        docs = yield from _search_query(tenant, {"terms": {"key": chunk}}, 2 * len(chunk), sort=None)
+        for doc in sorted(docs, key=lambda d: (d.get("created_at") is None, d.get("created_at") or "", d["key"])):
             out[doc["key"]] = doc
     return out
 

@@ -116,3 +116,19 @@ def test_records_of_one_tenant_never_come_back_through_another(es: EsTarget, tmp
     finally:
         for name in es.client.indices.get_alias(index=f"crawl-records-{other}-*"):
             es.client.indices.delete(index=name)
+
+
+def test_a_key_held_by_two_monthly_indices_reads_as_its_later_document(es: EsTarget, tmp_path: Path) -> None:
+    """A record whose ``created_at`` moved to another month is in two indices of the alias; lookups by key
+    (a record, its versions, a thread's parents) keep the later one, in any order Elasticsearch answers."""
+    from crawl_assets.index.conversations import fetch_keys, record_with_history
+    from crawl_assets.index.naming import read_alias
+
+    for month, text in ((2, "نسخه دوم"), (1, "نسخه اول")):  # the later one indexed first
+        index(es, [record(1, es.tenant, month=month, text=text), record(2, es.tenant, month=month)], tmp_path)
+    es.client.indices.refresh(index=read_alias("records", es.tenant))
+    assert es.client.count(index=read_alias("records", es.tenant), query={"term": {"key": "x:1001"}})["count"] == 2
+    found = fetch_keys(es.client, es.tenant, ["x:1001", "x:1002", "x:9999"])
+    assert sorted(found) == ["x:1001", "x:1002"]
+    assert found["x:1001"]["text"] == "نسخه دوم" and found["x:1001"]["created_at"].startswith("2026-02")
+    assert record_with_history(es.client, es.tenant, "x:1001")["record"]["text"] == "نسخه دوم"
