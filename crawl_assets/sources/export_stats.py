@@ -22,9 +22,8 @@ import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.normalize import NormalizeContext
-from crawl_assets.normalize.dedupe import BlockBuilder
+from crawl_assets.normalize.dedupe import BlockBuilder, key_hashes
 from crawl_assets.normalize.parallel import auto_jobs, normalize_encoded
-from crawl_assets.normalize.key_hash import key_hash
 
 RECORDS_TABLE = "normalized_records"  # the table ``crawl_assets.orchestration.assets.normalized_records`` writes
 
@@ -46,15 +45,20 @@ def _instant(value: Any) -> datetime | None:
     return None
 
 
-_COUNT = struct.Struct("<Qqqb")  # key hash, edited_at and created_at in microseconds, deleted
-_COUNTED = np.dtype([("key", "<u8"), ("edited", "<i8"), ("created", "<i8"), ("deleted", "i1")])
+_COUNT = struct.Struct("<qqb")  # edited_at and created_at in microseconds, deleted
+_COUNTED = np.dtype([("edited", "<i8"), ("created", "<i8"), ("deleted", "i1")])
+
+
+def _key64(hashes: bytes) -> np.ndarray:
+    """64 bits of each key's dedupe hash (``dedupe.key_hashes``, 128 bits: the one a block already holds)."""
+    return np.frombuffer(hashes, "<u8")[::2]
 
 
 def add_count(block: BlockBuilder, doc: dict[str, Any]) -> None:
     """What the counts need of a record document, as one fixed-size row of ``block`` (``normalize_encoded``'s
-    ``add``)."""
-    block.main += _COUNT.pack(key_hash(doc["key"]), _micros(_instant(doc.get("edited_at"))),
-                              _micros(_instant(doc.get("created_at"))), bool(doc.get("deleted")))
+    ``add``); its key is hashed once, by the block (``Block.hashes``)."""
+    block.main += _COUNT.pack(_micros(_instant(doc.get("edited_at"))), _micros(_instant(doc.get("created_at"))),
+                              bool(doc.get("deleted")))
     block.commit(doc["key"], 0.0, 0.0)
 
 
@@ -69,22 +73,25 @@ def export_record_stats(lake: Lake, batch: RawBatch, now: datetime | None = None
                                collected_at=datetime.fromisoformat(m.collected_at), raw_pointer=batch.path,
                                text_fields=False,
                                **m.extra.get("normalize", {}))  # as normalize_batch reads it
-    # per record of the export: its key's 64-bit hash, times in microseconds and whether it is a deletion
-    # (25 bytes, not a Python string and datetimes per record: a million records are counted in bounded
-    # memory), written where the record is born (on two processes for a large line-based export)
+    # per record of the export: times in microseconds and whether it is a deletion (17 bytes) and its key's
+    # hash (16: not a Python string and datetimes per record, so a million records are counted in bounded
+    # memory), made where the record is born (on two processes for a large line-based export)
     blocks: list[bytes] = []
+    key_blocks: list[bytes] = []
     with lake.open_raw(batch) as stream:
         for block, _rejections in normalize_encoded(m.format, stream, name=batch.path, context=context,
                                                     jobs=auto_jobs(m.bytes) if jobs is None else jobs, add=add_count):
             blocks.append(bytes(block.main))  # a rejection: normalized_records quarantines it with its reason
+            key_blocks.append(bytes(block.hashes))
     counted = np.frombuffer(b"".join(blocks), _COUNTED)
+    counted_keys = _key64(b"".join(key_blocks))
     fetched = len(counted)
     gone = counted["deleted"] != 0
     deleted = int(gone.sum())
     live = counted[~gone]
     created = live["created"][live["created"] != _NONE]
     newest = _EPOCH + timedelta(microseconds=int(created.max())) if len(created) else None
-    hashes, stamps = live["key"], live["edited"]
+    hashes, stamps = counted_keys[~gone], live["edited"]
     # each key once, with its latest observation in the export (the last one read)
     keys, last = np.unique(hashes[::-1], return_index=True)
     edited = stamps[::-1][last]
@@ -93,7 +100,7 @@ def export_record_stats(lake: Lake, batch: RawBatch, now: datetime | None = None
     for part_id in sorted(earlier):
         part = lake.table_part(RECORDS_TABLE, m.tenant, m.platform, m.source, part_id)
         for rows in lake.iter_part_batches(part, columns=["key", "edited_at"]):
-            held = np.array([key_hash(k) for k in rows.column("key").to_pylist()], np.uint64)
+            held = _key64(key_hashes(rows.column("key").to_pylist()))
             at = np.searchsorted(keys, held) if len(keys) else np.zeros(len(held), np.int64)
             hit = at < len(keys)
             hit[hit] = keys[at[hit]] == held[hit]
