@@ -31,3 +31,34 @@ def test_golden_console_export():
     assert records[2].text == 'Works, but, "slow" on start' and records[2].metadata["title"] == "Nice"
     [bad] = [i for i in items if isinstance(i, Rejection)]
     assert bad.line == 5 and "Review Link" in bad.reason
+
+
+def _languages(fmt: str, data: bytes) -> list[tuple[str, str | None, str | None]]:
+    import io
+
+    from crawl_assets.normalize import normalize_stream
+    from crawl_assets.normalize.context import NormalizeContext
+
+    ctx = NormalizeContext(tenant="acme", source=f"acme.{fmt}.lang", method="api", run_id="lang")
+    items = normalize_stream(fmt, io.BytesIO(data), name="lang", context=ctx)
+    return [(r.kind, r.lang, r.metadata.get("reviewer_language")) for r in items if isinstance(r, Record)]
+
+
+def test_language_is_the_texts_not_the_devices():
+    """reviewerLanguage is the device's language: a Persian review from an English device is Persian, and an
+    English developer reply to it is English; the platform's value stays in metadata."""
+    import json
+
+    review = {"reviewId": "gp:L1", "authorName": "کاربر", "comments": [
+        {"userComment": {"text": "برنامه خیلی خوبیه ولی کنده", "lastModified": {"seconds": "1795953600"},
+                         "starRating": 4, "reviewerLanguage": "en_US"}},
+        {"developerComment": {"text": "Thank you, we are working on the speed of the next release",
+                              "lastModified": {"seconds": "1795954200"}}}]}
+    line = {"crawl": {"endpoint": "reviews.list", "package": "com.acme.app", "retrieved_at": "2026-11-30T04:00:00+00:00"},
+            "response": {"reviews": [review]}}
+    assert _languages("play", json.dumps(line).encode()) == [("review", "fa", "en_US"), ("reply", "en", None)]
+    header = "Package Name,Reviewer Language,Review Submit Millis Since Epoch,Star Rating,Review Text," \
+             "Developer Reply Millis Since Epoch,Developer Reply Text,Review Link\n"
+    row = 'com.acme.app,fa,1704449472000,5,"Great app, works perfectly on my phone",1704614400000,' \
+          '"ممنون از نظر شما، خوشحالیم که راضی هستید",https://play.google.com/x?reviewId=gp:L2\n'
+    assert _languages("play-csv", (header + row).encode("utf-8")) == [("review", "en", "fa"), ("reply", "fa", None)]
