@@ -1,6 +1,7 @@
 """Who is calling: the API key in ``Authorization: Bearer <key>`` (or ``X-API-Key``) names one tenant, and
 that tenant is the only one every query of the request reads. Keys in the URL are refused (URLs end up
-in access logs and browser histories). The rate limit is taken here, per key."""
+in access logs and browser histories). The rate limit is taken here, per key; failed logins are limited per
+client address (uvicorn takes it from ``X-Forwarded-For`` when the proxy in front is trusted)."""
 
 from __future__ import annotations
 
@@ -60,12 +61,18 @@ async def caller(request: Request,
         raise ApiProblem(400, "bad_request", "send the API key in the Authorization header, not in the URL")
     presented = credentials.credentials if credentials is not None else x_api_key
     state = request.app.state.api
+    address = request.client.host if request.client else ""
+    blocked = state.failed_logins.waiting(address)
+    if blocked:  # no key is checked for this address until its failures have drained
+        raise ApiProblem(429, "too_many_failures", f"too many failed logins from this address; retry in "
+                         f"{retry_after_header(blocked)} s", {"Retry-After": retry_after_header(blocked)})
     key = None
     if presented:
         known, key = state.keys.verify_cached(presented)
         if not known:
             key = await run_in_threadpool(state.keys.verify, presented)
     if key is None:
+        state.failed_logins.take(address)
         raise _UNAUTHORIZED
     wait = state.limiter.take(key.key_id, key.rate_per_minute)
     if wait:
