@@ -11,6 +11,7 @@ from typing import Any
 from elasticsearch import Elasticsearch
 
 from crawl_assets import names
+from crawl_assets.erasure.authors import Author
 from crawl_assets.erasure.deadletters import ErasedSet, erase_deadletters
 from crawl_assets.erasure.features import erase_feature_files
 from crawl_assets.erasure.lake import LakeErasure, erase_author, erase_source
@@ -18,7 +19,9 @@ from crawl_assets.erasure.landing import erase_landed
 from crawl_assets.erasure.log import subject_digest
 from crawl_assets.erasure.scrub import Subject, persons_of
 from crawl_assets.index.documents import edge_id
-from crawl_assets.index.erasure import erase_documents, erase_feature_documents, erase_matching, selector_query
+from crawl_assets.index.erasure import (
+    AuthorTerms, erase_documents, erase_feature_documents, erase_matching, selector_query,
+)  # fmt: skip
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tempfiles import sweep, tenant_folders
 from crawl_assets.scheduling.locks import source_lock
@@ -26,11 +29,12 @@ from crawl_assets.scheduling.locks import source_lock
 
 @dataclass(frozen=True)
 class Selector:
-    """Whose data: one ``author`` (the stable ``author_id`` of their records) or one ``source`` key, within
-    ``tenant``. Names are validated like everywhere else: no path, wildcard or other tenant gets through."""
+    """Whose data: one ``author`` (a person: their stable ``author_id`` on one platform, and site where ids are
+    per site) or one ``source`` key, within ``tenant``. Names are validated like everywhere else: no path,
+    wildcard or other tenant gets through."""
 
     tenant: str
-    author: str | None = None
+    author: Author | None = None
     source: str | None = None
     records: tuple[str, ...] = ()  # record keys (people without a stable id, picked by --author-name)
 
@@ -40,8 +44,8 @@ class Selector:
             raise ValueError("give exactly one of author, source or records")
         if self.source is not None:
             names.check_source_key(self.source, self.tenant)
-        if self.author is not None and (not self.author.strip() or len(self.author) > 300):
-            raise ValueError(f"invalid author id {self.author!r}")
+        if self.author is not None and not isinstance(self.author, Author):
+            raise TypeError("author: an Author (platform, author_id[, site]), never a bare id")
 
 
 class ErasureIncomplete(RuntimeError):
@@ -136,15 +140,20 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
 def _erase_lake(lake: Lake, selector: Selector, sources: list[tuple[str, str]], report: ErasureReport,
                 parts: list[LakeErasure]) -> None:
     tenant = selector.tenant
+    author = selector.author
     for platform, source in sources:
         if selector.source is not None:
             if source != selector.source:
                 continue
             part = erase_source(lake, tenant, platform, source)
         else:
-            part = erase_author(lake, tenant, platform, source, selector.author, report.erasure_id,
+            if author is not None and platform != author.platform:
+                continue  # the same id on another platform is another person
+            part = erase_author(lake, tenant, platform, source, author, report.erasure_id,
                                 keys=frozenset(selector.records))
-            subject = Subject.of(persons_of(platform), selector.author, frozenset(part.item_ids))
+            if part.other_site:
+                continue  # a source of another site (forum) of the platform: not this person's
+            subject = Subject.of(persons_of(platform), author.author_id if author else None, frozenset(part.item_ids))
             report.landed_events_scrubbed += erase_landed(lake, tenant, platform, source, subject)
             if selector.author is not None and part.without_author:
                 report.records_without_author[source] = part.without_author
@@ -157,20 +166,25 @@ def _erase_index(client: Elasticsearch, tenant: str, selector: Selector, keys: s
                  report: ErasureReport) -> set[str]:
     report.index_records_deleted = erase_documents(client, tenant, keys, family="records")
     report.index_edges_deleted = erase_documents(client, tenant, {edge_id(e) for e in edges}, family="edges")
-    report.index_features_deleted = erase_feature_documents(client, tenant, keys, author=selector.author,
+    author = _author_terms(selector.author)
+    report.index_features_deleted = erase_feature_documents(client, tenant, keys, author=author,
                                                             source=selector.source)
     if selector.records:  # by key: erase_documents above already covers them, whenever the lake step ran
         return set()
     # what the index still holds of the subject (e.g. the lake step ran in an earlier, interrupted erasure)
-    found, more_edges = erase_matching(client, tenant, selector_query(author=selector.author, source=selector.source))
+    found, more_edges = erase_matching(client, tenant, selector_query(author=author, source=selector.source))
     report.index_records_deleted += len(found)
     report.index_edges_deleted += more_edges
     return found - keys
 
 
+def _author_terms(author: Author | None) -> AuthorTerms | None:
+    return None if author is None else AuthorTerms(author.author_id, author.platform, author.key_prefix)
+
+
 def _log(lake: Lake, selector: Selector, report: ErasureReport, client: Elasticsearch | None,
          now: datetime | None) -> None:
-    subject = selector.author if selector.author is not None else selector.source or ",".join(sorted(selector.records))
+    subject = str(selector.author) if selector.author is not None else selector.source or ",".join(sorted(selector.records))
     report.log = lake.append_erasure_log(selector.tenant, {
         "erasure_id": report.erasure_id,
         "at": (now or datetime.now(timezone.utc)).isoformat(),
