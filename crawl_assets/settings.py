@@ -214,6 +214,13 @@ def enrichment_path() -> Path:
     return _enrichment(os.environ)
 
 
+def erasure_key_file() -> Path:
+    """The key of the erasure log's subject digests: ``CRAWL_ERASURE_KEY_FILE``, else ``$DAGSTER_HOME/erasure.key``
+    (never in the lake; made owner-only by the first erasure, ``crawl_assets.erasure.log``)."""
+    value = os.environ.get("CRAWL_ERASURE_KEY_FILE")
+    return Path(value).expanduser() if value else _home(os.environ) / "erasure.key"
+
+
 def use_dagster_home(home: Path | None = None) -> Path:
     """Make ``home`` (default: the configured one, else ``./.crawl_home``) the instance Dagster opens in this
     process and the processes it starts (``DagsterInstance.get()`` reads ``DAGSTER_HOME`` itself)."""

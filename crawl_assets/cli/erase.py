@@ -80,6 +80,7 @@ def _client(es_url: str | None):
 
 def _erase_legacy(lake, tenant: str, es_url: str | None, other: tuple) -> None:
     from crawl_assets.erasure.legacy import check_legacy_tenant, erase_legacy_tenant
+    from crawl_assets.erasure.log import ErasureKeyError
 
     if any(v is not None for v in other):
         raise click.UsageError("--legacy-tenant erases the whole tenant: give no --author, --author-name or --source")
@@ -90,6 +91,8 @@ def _erase_legacy(lake, tenant: str, es_url: str | None, other: tuple) -> None:
     client = _client(es_url)
     try:
         report = erase_legacy_tenant(lake, client, tenant)
+    except ErasureKeyError as exc:
+        raise click.ClickException(f"{exc}; nothing was erased") from None
     finally:
         if client is not None:
             client.close()
@@ -114,12 +117,15 @@ def _check_tenant_has_data(lake, tenant: str, client) -> None:
 def _run(lake, client, selector) -> None:
     from crawl_assets.erasure import ErasureIncomplete
     from crawl_assets.erasure import erase as run_erasure
+    from crawl_assets.erasure.log import ErasureKeyError
     from crawl_assets.scheduling.locks import SourceBusy
 
     try:
         report = run_erasure(lake, client, selector)
     except SourceBusy as exc:
         raise click.ClickException(f"{exc}: nothing was erased; run it again when the sync is done") from None
+    except ErasureKeyError as exc:
+        raise click.ClickException(f"{exc}; nothing was erased") from None
     except ErasureIncomplete as exc:
         click.echo(json.dumps(exc.report.as_dict(), indent=2))
         raise click.ClickException(f"erasure not complete (logged): {exc.report.status}") from None

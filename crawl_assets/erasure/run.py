@@ -16,7 +16,7 @@ from crawl_assets.erasure.deadletters import ErasedSet, erase_deadletters
 from crawl_assets.erasure.features import erase_feature_files
 from crawl_assets.erasure.lake import LakeErasure, erase_author, erase_source
 from crawl_assets.erasure.landing import erase_landed
-from crawl_assets.erasure.log import subject_digest
+from crawl_assets.erasure.log import erasure_key, subject_digest
 from crawl_assets.erasure.scrub import Subject, persons_of
 from crawl_assets.index.documents import edge_id
 from crawl_assets.index.erasure import (
@@ -88,17 +88,19 @@ class ErasureReport:
 def erase(lake: Lake, client: Elasticsearch | None, selector: Selector, *, now: datetime | None = None,
           lock_wait_seconds: float = 600.0) -> ErasureReport:
     """Erase ``selector``'s data from the lake (raw and tables), derived edges, dead letters and the index;
-    log it. Holds every source lock of the tenant (waiting up to ``lock_wait_seconds``, else ``SourceBusy``)."""
+    log it. Holds every source lock of the tenant (waiting up to ``lock_wait_seconds``, else ``SourceBusy``).
+    The log's key is read first: an erasure that could not be logged does not start (``ErasureKeyError``)."""
+    key = erasure_key(lake)
     sources = lake.tenant_sources(selector.tenant)
     with ExitStack() as locks:
         # the tenant's syncs write its raw batches, parts and dead-letter files: none may run meanwhile
         for _, source in sources:
             locks.enter_context(source_lock(source, wait_seconds=lock_wait_seconds))
-        return _erase(lake, client, selector, sources, now)
+        return _erase(lake, client, selector, sources, now, key)
 
 
 def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources: list[tuple[str, str]],
-           now: datetime | None) -> ErasureReport:
+           now: datetime | None, key: bytes) -> ErasureReport:
     report = ErasureReport(uuid.uuid4().hex[:8])
     tenant = selector.tenant
     # a killed writer's temporary file may hold part of what is erased: gone first (no sync of the tenant runs)
@@ -110,7 +112,7 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
         # a batch left as it was (its half-written copy removed) still holds the data: logged, without data,
         # then failed; running the same erasure again redoes what is left
         report.status = f"lake step failed ({type(exc).__name__}): run the same erasure again"
-        _log(lake, selector, report, None, now)
+        _log(lake, selector, report, None, now, key)
         raise ErasureIncomplete(report) from exc
     keys = set().union(*(p.keys for p in parts)) if parts else set()
     edges = [e for p in parts for e in p.edges]
@@ -130,10 +132,10 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
         except Exception as exc:
             # the lake is erased: say so in the log, without data, then fail; running it again finishes it
             report.status = f"index step failed ({type(exc).__name__}): run the same erasure again"
-            _log(lake, selector, report, client, now)
+            _log(lake, selector, report, client, now, key)
             raise ErasureIncomplete(report) from exc
         report.deadletters_removed += erase_deadletters(lake, tenant, ErasedSet(frozenset(found), frozenset()))
-    _log(lake, selector, report, client, now)
+    _log(lake, selector, report, client, now, key)
     return report
 
 
@@ -183,14 +185,14 @@ def _author_terms(author: Author | None) -> AuthorTerms | None:
 
 
 def _log(lake: Lake, selector: Selector, report: ErasureReport, client: Elasticsearch | None,
-         now: datetime | None) -> None:
+         now: datetime | None, key: bytes) -> None:
     subject = str(selector.author) if selector.author is not None else selector.source or ",".join(sorted(selector.records))
     report.log = lake.append_erasure_log(selector.tenant, {
         "erasure_id": report.erasure_id,
         "at": (now or datetime.now(timezone.utc)).isoformat(),
         "tenant": selector.tenant,
         "by": "author" if selector.author is not None else "source" if selector.source is not None else "records",
-        "subject": subject_digest(str(subject)),
+        "subject": subject_digest(selector.tenant, subject, key),
         "index_erased": client is not None and report.status == "complete",
         **{k: v for k, v in report.as_dict().items()
            if k not in ("erasure_id", "log", "sources", "records_without_author")},
