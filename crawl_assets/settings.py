@@ -214,6 +214,12 @@ def enrichment_path() -> Path:
     return _enrichment(os.environ)
 
 
+def models_root() -> Path:
+    """Where the classifier's models must be: ``CRAWL_MODELS``, else ``$DAGSTER_HOME/models``."""
+    value = os.environ.get("CRAWL_MODELS")
+    return Path(value).expanduser() if value else _home(os.environ) / "models"
+
+
 def erasure_key_file() -> Path:
     """The key of the erasure log's subject digests: ``CRAWL_ERASURE_KEY_FILE``, else ``$DAGSTER_HOME/erasure.key``
     (never in the lake; made owner-only by the first erasure, ``crawl_assets.erasure.log``)."""
