@@ -214,6 +214,12 @@ def enrichment_path() -> Path:
     return _enrichment(os.environ)
 
 
+def max_line_bytes() -> int:
+    """The longest line of an export file a sync or ``crawl-assets normalize`` reads: ``CRAWL_MAX_LINE_BYTES``
+    (at least 1 KiB), else 8 MiB; a longer line is quarantined unread (``crawl_assets.normalize.reading``)."""
+    return max(1024, int(_number(os.environ, "CRAWL_MAX_LINE_BYTES", 8 << 20)))
+
+
 def models_root() -> Path:
     """Where the classifier's models must be: ``CRAWL_MODELS``, else ``$DAGSTER_HOME/models``."""
     value = os.environ.get("CRAWL_MODELS")
