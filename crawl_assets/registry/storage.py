@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from crawl_assets import instance_db
-from crawl_assets.registry.validate import MAX_REGISTRY_BYTES, RegistryFileError, check_yaml_bytes
+from crawl_assets.registry.validate import RegistryFileError, check_size, read_bounded
 
 TABLE = "crawl_registry"
 _PG_NAME = re.compile(r"postgres(?::([a-z0-9][a-z0-9_-]{0,62}))?")
@@ -88,8 +88,7 @@ def storage_of(location: str | os.PathLike[str]) -> RegistryStorage:
 
 
 def _bounded(location: str, data: bytes) -> bytes:
-    check_yaml_bytes(location, data)  # type: ignore[arg-type]  (a location names it in messages)
-    return data
+    return check_size(location, data)
 
 
 # -- a local file ------------------------------------------------------------------------------------------
@@ -101,7 +100,7 @@ class FileRegistry:
     def read(self) -> Snapshot:
         try:
             with self.path.open("rb") as fh:
-                data = fh.read(MAX_REGISTRY_BYTES + 1)
+                data = read_bounded(fh)
         except FileNotFoundError:
             return Snapshot(None, "")
         except OSError as exc:
@@ -159,7 +158,7 @@ class S3Registry:
                 return Snapshot(None, "")
             raise RegistryFileError(f"{self.location}: cannot read: {code or exc}") from exc
         with answer["Body"] as body:
-            data = body.read(MAX_REGISTRY_BYTES + 1)
+            data = read_bounded(body)
         return Snapshot(_bounded(self.location, data), answer["ETag"])
 
     def read(self) -> Snapshot:

@@ -23,7 +23,9 @@ from ruamel.yaml.error import YAMLError
 from crawl_assets.registry.models import SourceEntry, SourceStatus
 from crawl_assets.registry.secrets import redact_secrets
 from crawl_assets.registry.storage import RegistryConflict, is_remote, storage_of
-from crawl_assets.registry.validate import EntryError, RegistryFileError, tenant_clashes, validate_entries
+from crawl_assets.registry.validate import (EntryError, RegistryFileError, anchors_refused, tenant_clashes,
+                                           validate_entries)
+from crawl_assets.registry.yaml_safe import AnchorRefused, roundtrip
 
 __all__ = ["EntryError", "Registry", "RegistryConflict", "RegistryFileError", "load_registry", "update_registry"]
 UPDATE_ATTEMPTS = 20
@@ -139,10 +141,7 @@ def update_registry(path: str | os.PathLike[str], change: "Callable[[Registry], 
 
 
 def _yaml() -> YAML:
-    y = YAML(typ="rt")
-    y.preserve_quotes = True
-    y.indent(mapping=2, sequence=4, offset=2)
-    return y
+    return roundtrip()
 
 
 def _plain(node: Any) -> Any:
@@ -198,6 +197,8 @@ def parse_registry(reg: Registry, data: bytes) -> Registry:
         doc = _yaml().load(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise RegistryFileError(f"{p}: cannot read: {exc}") from exc
+    except AnchorRefused as exc:
+        raise anchors_refused(p, exc.line) from None
     except YAMLError as exc:
         raise RegistryFileError(f"{p}: not valid YAML: {exc}".replace("\n", " ")) from exc
     if doc is None:

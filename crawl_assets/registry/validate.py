@@ -1,30 +1,27 @@
 """The one validation of a parsed registry, whichever parser read it (the CLI's round-trip loader, the
 sensors' and runs' fast view, the webhook receiver): every reader accepts exactly the same entries.
 
-Before parsing, :func:`check_yaml_bytes` bounds the file's size and refuses YAML anchors and aliases (a
-430-byte alias bomb expands to gigabytes in any loader that follows them); both parsers also refuse a
-key repeated inside one mapping. After parsing, :func:`validate_entries` checks each entry (shape,
+Before parsing, :func:`check_size` bounds the file's size; each loader (``registry.yaml_safe``) refuses YAML
+anchors and aliases in its own token or event stream, whatever their names (a 565-byte alias bomb expands to
+gigabytes in any loader that follows them), and a key repeated inside one mapping. After parsing, :func:`validate_entries` checks each entry (shape,
 secrets, the pydantic model), refuses a second entry with the same key, and refuses tenants whose names
 would share a credential variable (``a-b`` and ``a_b`` both read ``..._A_B``).
 """
 
 from __future__ import annotations
 
-import io
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from crawl_assets.names import env_part
 from crawl_assets.registry.models import SourceEntry, find_secret
 
 MAX_REGISTRY_BYTES = 64 << 20
-_Parser = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class RegistryFileError(Exception):
@@ -47,29 +44,38 @@ class EntryError:
 
 
 def read_registry_bytes(path: Path) -> bytes:
-    """The file's bytes, checked by :func:`check_yaml_bytes` (``RegistryFileError`` otherwise)."""
+    """The file's bytes, at most ``MAX_REGISTRY_BYTES`` (``RegistryFileError`` otherwise)."""
     try:
         with path.open("rb") as fh:
-            data = fh.read(MAX_REGISTRY_BYTES + 1)
+            data = read_bounded(fh)
     except OSError as exc:
         raise RegistryFileError(f"{path}: cannot read: {exc}") from exc
-    check_yaml_bytes(path, data)
+    return check_size(path, data)
+
+
+def read_bounded(stream: Any, limit: int = MAX_REGISTRY_BYTES) -> bytes:
+    """At most ``limit + 1`` bytes of ``stream``, read in 1 MiB pieces: ``read(limit + 1)`` would set aside the
+    whole bound (64 MiB) for every read, whatever the file's size."""
+    chunks, total = [], 0
+    while total <= limit:
+        chunk = stream.read(min(1 << 20, limit + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def check_size(path: Path | str, data: bytes) -> bytes:
+    """``data``, refused when over ``MAX_REGISTRY_BYTES`` (the loaders themselves refuse anchors and aliases)."""
+    if len(data) > MAX_REGISTRY_BYTES:
+        raise RegistryFileError(f"{path}: larger than {MAX_REGISTRY_BYTES} bytes")
     return data
 
 
-def check_yaml_bytes(path: Path | str, data: bytes) -> None:
-    """Refuse a file over ``MAX_REGISTRY_BYTES`` and any anchor or alias (events only: nothing expands)."""
-    if len(data) > MAX_REGISTRY_BYTES:
-        raise RegistryFileError(f"{path}: larger than {MAX_REGISTRY_BYTES} bytes")
-    try:
-        for event in yaml.parse(io.BytesIO(data), Loader=_Parser):
-            anchor = getattr(event, "anchor", None)
-            if anchor is not None:
-                line = event.start_mark.line + 1
-                raise RegistryFileError(f"{path}:{line}: YAML anchors and aliases (&{anchor} / *{anchor}) are not "
-                                        "allowed in the registry; write each entry out in full")
-    except yaml.YAMLError:
-        return  # a syntax error: the parser reports it with its position
+def anchors_refused(path: Path | str, line: int) -> RegistryFileError:
+    return RegistryFileError(f"{path}:{line}: YAML anchors and aliases (& and *) are not allowed in the registry; "
+                             "write each entry out in full")
 
 
 Locate = Callable[[int, tuple[Any, ...]], int | None]

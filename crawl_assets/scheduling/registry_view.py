@@ -2,9 +2,9 @@
 
 The round-trip loader (``crawl_assets.registry.load_registry``, ruamel.yaml) keeps comments for
 editing but costs ~3.5 ms per entry: 35 s for 10,000 sources, more than a sensor tick may take.
-Scheduling only reads, so this view parses with libyaml (~0.45 s for 10,000) and validates with the
-same validation as every other reader (``crawl_assets.registry.validate``: size bound, no aliases, no
-repeated keys, the pydantic model, duplicate sources, clashing tenants), then caches the result by file
+Scheduling only reads, so this view parses with libyaml's events (``registry.yaml_safe.fast_load``) and
+validates with the same validation as every other reader (``crawl_assets.registry.validate``: size bound, no
+anchors or aliases, no repeated keys, the pydantic model, duplicate sources, clashing tenants), then caches the result by file
 size and mtime: in memory (a sensor's later ticks pay nothing) and, on the single-machine SQLite default, as
 JSON under ``$DAGSTER_HOME/cache`` (each new run process skips the YAML parse; the cached entries go through
 the same validation again, so the cache can never hold, or execute, anything the registry file itself could
@@ -20,9 +20,7 @@ on every machine, decides on the current version; the memory only spares the par
 from __future__ import annotations
 
 import hashlib
-import io
 import os
-import re
 import threading
 from pathlib import Path
 
@@ -33,46 +31,10 @@ from crawl_assets import instance_db, settings
 from crawl_assets.registry import Registry, RegistryFileError, SourceEntry
 from crawl_assets.registry.storage import is_remote, storage_of
 from crawl_assets.registry.store import parse_registry
-from crawl_assets.registry.validate import read_registry_bytes, validate_entries
+from crawl_assets.registry.validate import anchors_refused, read_registry_bytes, validate_entries
+from crawl_assets.registry.yaml_safe import AnchorRefused, Unusual, fast_load
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """libyaml with YAML 1.2 core-schema scalars, as the round-trip loader (ruamel) reads them:
-    ``yes``/``on``/``no`` stay strings, ``0123`` is not octal."""
-
-
-_Loader.yaml_implicit_resolvers = {}
-for _tag, _regexp, _first in (
-    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
-    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
-    ("int", r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789"),
-    ("float", r"^(?:[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+"
-              r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+0123456789."),
-):
-    _Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_regexp), list(_first))
-
-
-class _Unusual(Exception):
-    """A number spelled in a way the two YAML libraries read differently, or a key repeated in one mapping
-    (which libyaml would silently let win): use the round-trip loader, which reads or refuses it."""
-
-
-def _mapping(loader: yaml.Loader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
-    if len(keys) != len(set(keys)):
-        raise _Unusual("repeated key")
-    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-
-
-def _unusual(loader: yaml.Loader, node: yaml.Node) -> None:
-    raise _Unusual(node.value)
-
-
-_ODD = "tag:crawl_assets,2025:odd-number"  # 0123, 0x1f, 0o17, 1_000
-_Loader.add_implicit_resolver(_ODD, re.compile(r"^[-+]?(?:0[0-9]+|0x[0-9a-fA-F]+|0o[0-7]+|[0-9][0-9_]*_[0-9_]*)$"),
-                              list("-+0123456789"))
-_Loader.add_constructor(_ODD, _unusual)
-_Loader.construct_mapping = _mapping  # type: ignore[method-assign]
 _cache: dict[Path | str, tuple[tuple[int, int] | str, Registry, dict[str, SourceEntry]]] = {}
 _lock = threading.Lock()
 
@@ -84,9 +46,11 @@ def _fingerprint(path: Path) -> tuple[int, int]:
 
 def _parse(path: Path | str, data: bytes, version: str = "") -> Registry:
     try:
-        doc = yaml.load(io.BytesIO(data), Loader=_Loader)
-    except (yaml.YAMLError, _Unusual):
-        # reports a syntax error with its position / reads odd numbers as ruamel does
+        doc, _ = fast_load(data)
+    except AnchorRefused as exc:
+        raise anchors_refused(path, exc.line) from None
+    except (yaml.YAMLError, Unusual):
+        # reports a syntax error with its position / reads odd numbers, tags, repeated keys as ruamel does
         return parse_registry(Registry(path=path, version=version), data)
     if doc is None:
         return Registry(path=path, version=version)
