@@ -40,6 +40,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 # The most any pattern sees: a value is checked whole or refused as too long; a text to redact is cut first.
 SCAN_LIMIT = 4096
+# All of them in one pass: most values hold no secret, and one search costs less than eighteen
+_ANY = re.compile("|".join(f"(?i:{p.pattern[4:]})" if p.pattern.startswith("(?i)") else f"(?:{p.pattern})"
+                           for _, p in _PATTERNS))
 REDACTED = "[redacted]"
 
 
@@ -80,9 +83,10 @@ def looks_like_secret(value: str) -> str | None:
     """
     if len(value) > SCAN_LIMIT:
         return f"longer than {SCAN_LIMIT} characters, too long to check"
-    for name, pattern in _PATTERNS:
-        if pattern.search(value):
-            return name
-    if any(_high_entropy(token) for token in value.split()):
+    if _ANY.search(value):
+        for name, pattern in _PATTERNS:
+            if pattern.search(value):
+                return name
+    if len(value) >= 40 and any(_high_entropy(token) for token in value.split()):
         return "long high-entropy token"
     return None

@@ -22,7 +22,7 @@ from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scanner import RoundTripScanner
 from yaml.cyaml import CParser
 from yaml.events import (AliasEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent, ScalarEvent,
-                         SequenceEndEvent, SequenceStartEvent)
+                         SequenceEndEvent, SequenceStartEvent, StreamEndEvent)
 
 ANCHORS_REFUSED = ("YAML anchors and aliases (& and *) are not allowed here; write each value out in full")
 
@@ -44,7 +44,7 @@ class Unusual(Exception):
 # -- libyaml, one pass over events -------------------------------------------------------------------------------
 # Plain scalars are typed by ruamel's own YAML 1.2 rules (its resolver table, first match wins); the fast loader
 # builds the simple spellings itself and leaves every other one (0o17, 1_000, dates, ``<<``) to ruamel.
-_RULES = {first: [(str(tag).rsplit(":", 1)[-1], rx) for tag, rx in rules]
+_RULES = {first: [(str(tag).rsplit(":", 1)[-1], re.compile(rx.pattern, rx.flags)) for tag, rx in rules]
           for first, rules in VersionedResolver(version=(1, 2)).versioned_resolver.items() if first is not None}
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
@@ -102,38 +102,52 @@ def fast_load(data: bytes | str) -> tuple[Any, Lines]:
     """The document and where its parts are. ``AnchorRefused`` at the first anchor or alias, ``Unusual`` for
     what the round-trip loader must read, ``yaml.YAMLError`` for a syntax error."""
     parser = CParser(data)
+    get = parser.get_event
     lines = Lines()
     nodes, items = lines.nodes, lines.items
     stack: list[list[Any]] = []  # per open collection: [container, key read (or _NO_KEY), keys' lines, flow]
     sources: list[Any] | None = None  # the frame of the top-level ``sources`` block sequence, while open
+    typed: dict[str, Any] = {}  # plain scalars already typed (keys and common values repeat in every entry)
     root: Any = None
     docs = 0
     try:
-        while parser.check_event():
-            event = parser.get_event()
+        while True:
+            event = get()
             cls = event.__class__
-            if cls is AliasEvent or getattr(event, "anchor", None) is not None:
-                raise AnchorRefused(event.start_mark.line + 1)
-            if cls is ScalarEvent or cls is MappingStartEvent or cls is SequenceStartEvent:
+            if cls is ScalarEvent:
+                if event.anchor is not None:
+                    raise AnchorRefused(event.start_mark.line + 1)
+                tag = event.tag
+                if tag is None and event.implicit[0]:
+                    text = event.value
+                    value = typed.get(text, _NO_KEY)
+                    if value is _NO_KEY:
+                        value = typed[text] = _plain_scalar(text)
+                elif tag is None or tag == "!":
+                    value = event.value
+                else:
+                    raise Unusual(f"tag {tag}")
+                if sources is not None:
+                    if stack[-1] is sources:  # a new item of ``sources``
+                        items.append([event.start_mark.line, event.start_mark.line, event.start_mark.column])
+                    _content(items, event.end_mark)
+            elif cls is MappingStartEvent or cls is SequenceStartEvent:
+                if event.anchor is not None:
+                    raise AnchorRefused(event.start_mark.line + 1)
                 if event.tag is not None and event.tag != "!":
                     raise Unusual(f"tag {event.tag}")
-                if sources is not None and stack[-1] is sources:  # a new item of ``sources``
-                    items.append([event.start_mark.line, event.start_mark.line, event.start_mark.column])
-                if cls is ScalarEvent:
-                    value: Any = _plain_scalar(event.value) if event.implicit[0] and event.tag is None else event.value
-                    if sources is not None:
-                        _content(items, event.end_mark)
-                else:
-                    mapping = cls is MappingStartEvent
-                    keys: dict[Any, int] | None = {} if mapping else None
-                    frame = [{} if mapping else [], _NO_KEY, keys, bool(event.flow_style)]
-                    nodes[id(frame[0])] = (event.start_mark.line, keys)
-                    if (not mapping and not frame[3] and len(stack) == 1 and stack[0][1] == "sources"
-                            and not stack[0][3]):
-                        sources = frame
-                        lines.sources_block = True
-                    stack.append(frame)
-                    continue
+                start = event.start_mark
+                if sources is not None and stack[-1] is sources:
+                    items.append([start.line, start.line, start.column])
+                mapping = cls is MappingStartEvent
+                keys: dict[Any, int] | None = {} if mapping else None
+                frame = [{} if mapping else [], _NO_KEY, keys, bool(event.flow_style)]
+                nodes[id(frame[0])] = (start.line, keys)
+                if not mapping and not frame[3] and len(stack) == 1 and stack[0][1] == "sources" and not stack[0][3]:
+                    sources = frame
+                    lines.sources_block = True
+                stack.append(frame)
+                continue
             elif cls is MappingEndEvent or cls is SequenceEndEvent:
                 frame = stack.pop()
                 if frame is sources:
@@ -141,12 +155,16 @@ def fast_load(data: bytes | str) -> tuple[Any, Lines]:
                 elif frame[3] and sources is not None:  # a flow collection ends at its bracket
                     _content(items, event.end_mark)
                 value = frame[0]
+            elif cls is AliasEvent:
+                raise AnchorRefused(event.start_mark.line + 1)
             elif cls is DocumentStartEvent:
                 docs += 1
                 if docs > 1 or event.version or event.tags:
                     raise Unusual("a directive, or more than one document")
                 continue
-            else:  # stream start and end, document end
+            elif cls is StreamEndEvent:
+                break
+            else:  # stream start, document end
                 continue
             if not stack:
                 root = value
@@ -155,8 +173,8 @@ def fast_load(data: bytes | str) -> tuple[Any, Lines]:
             if top[2] is None:  # in a sequence
                 top[0].append(value)
             elif top[1] is _NO_KEY:
-                if cls is not ScalarEvent or (value == "<<" and event.implicit[0]):
-                    raise Unusual("a key that is not a plain scalar, or a merge key")
+                if cls is not ScalarEvent:
+                    raise Unusual("a key that is not a scalar")
                 if value in top[0]:
                     raise Unusual("repeated key")
                 top[1] = value

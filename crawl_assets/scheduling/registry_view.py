@@ -1,16 +1,14 @@
-"""A fast, cached, read-only view of the registry for sensors and runs.
+"""A cached, read-only view of the registry for sensors and runs.
 
-The round-trip loader (``crawl_assets.registry.load_registry``, ruamel.yaml) keeps comments for
-editing but costs ~3.5 ms per entry: 35 s for 10,000 sources, more than a sensor tick may take.
-Scheduling only reads, so this view parses with libyaml's events (``registry.yaml_safe.fast_load``) and
-validates with the same validation as every other reader (``crawl_assets.registry.validate``: size bound, no
-anchors or aliases, no repeated keys, the pydantic model, duplicate sources, clashing tenants), then caches the result by file
-size and mtime: in memory (a sensor's later ticks pay nothing) and, on the single-machine SQLite default, as
-JSON under ``$DAGSTER_HOME/cache`` (each new run process skips the YAML parse; the cached entries go through
-the same validation again, so the cache can never hold, or execute, anything the registry file itself could
-not). With the instance on Postgres, runs may land on any machine and a local disk keeps nothing of ours:
-no file cache then. When an entry is
-invalid, the round-trip loader is used once to report it with its line number.
+The registry is read the way every reader reads it (``registry.store.parse_registry``: libyaml's events built
+into values in one pass, refusing anchors and aliases; ruamel only for what that leaves to it) and validated
+with the same validation (``crawl_assets.registry.validate``: size bound, no repeated keys, the pydantic model,
+duplicate sources, clashing tenants; an entry whose text is unchanged since the last read is not validated
+again). The result is cached by file size and mtime: in memory (a sensor's later ticks pay nothing) and, on the
+single-machine SQLite default, as JSON under ``$DAGSTER_HOME/cache`` (each new run process skips the YAML parse;
+the cached entries go through the same validation again, so the cache can never hold, or execute, anything the
+registry file itself could not). With the instance on Postgres, runs may land on any machine and a local disk
+keeps nothing of ours: no file cache then.
 
 A registry in S3 or Postgres (``CRAWL_REGISTRY=s3://bucket/key`` or ``postgres``) is asked on every call whether
 it changed since the version held in memory (a conditional GET, or a version comparison in SQL): every reader,
@@ -25,14 +23,12 @@ import threading
 from pathlib import Path
 
 import orjson
-import yaml
 
 from crawl_assets import instance_db, settings
 from crawl_assets.registry import Registry, RegistryFileError, SourceEntry
 from crawl_assets.registry.storage import is_remote, storage_of
 from crawl_assets.registry.store import parse_registry
-from crawl_assets.registry.validate import anchors_refused, read_registry_bytes, validate_entries
-from crawl_assets.registry.yaml_safe import AnchorRefused, Unusual, fast_load
+from crawl_assets.registry.validate import read_registry_bytes, validate_entries
 
 
 _cache: dict[Path | str, tuple[tuple[int, int] | str, Registry, dict[str, SourceEntry]]] = {}
@@ -45,26 +41,17 @@ def _fingerprint(path: Path) -> tuple[int, int]:
 
 
 def _parse(path: Path | str, data: bytes, version: str = "") -> Registry:
-    try:
-        doc, _ = fast_load(data)
-    except AnchorRefused as exc:
-        raise anchors_refused(path, exc.line) from None
-    except (yaml.YAMLError, Unusual):
-        # reports a syntax error with its position / reads odd numbers, tags, repeated keys as ruamel does
-        return parse_registry(Registry(path=path, version=version), data)
-    if doc is None:
-        return Registry(path=path, version=version)
-    if not isinstance(doc, dict) or not isinstance(doc.get("sources", []), (list, type(None))):
-        raise RegistryFileError(f"{path}: expected a mapping with a 'sources' list at the top level")
-    return _validated(path, doc.get("sources") or [], data, version)
+    """The registry read once (``parse_registry``: libyaml's events, lines kept for errors), kept read-only."""
+    reg = parse_registry(Registry(path=path, version=version), data)
+    reg._text = reg._source = reg._doc = None  # the cache holds entries, not the text
+    return reg
 
 
-def _validated(path: Path | str, raws: list, data: bytes | None = None, version: str = "") -> Registry:
+def _validated(path: Path | str, raws: list) -> Registry:
     entries, errors = validate_entries(path, raws, lambda index, loc: None)
     if errors:  # the same errors, with line numbers
-        text = read_registry_bytes(Path(path)) if data is None else data
-        return parse_registry(Registry(path=path, version=version), text)
-    return Registry(path=path, entries=entries, version=version)
+        return _parse(path, read_registry_bytes(Path(path)))
+    return Registry(path=path, entries=entries)
 
 
 def _remote_view(location: str) -> tuple[Registry, dict[str, SourceEntry]]:
