@@ -10,6 +10,7 @@ round-trip loader whole, as before.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,8 @@ from ruamel.yaml.error import YAMLError as RoundTripError
 from crawl_assets.registry.yaml_safe import AnchorRefused, Lines, Unusual, fast_load, roundtrip
 
 _WRAP = "sources:\n"
+# line ends libyaml counts (CR alone, NEL, LS, PS) or str.splitlines does (VT, FF, FS, GS, RS) beside LF and CRLF
+_OTHER_BREAKS = re.compile(r"\r(?!\n)|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
 @dataclass
@@ -35,11 +38,9 @@ class EntryTexts:
         """The cut of ``text`` (read by :func:`fast_load` into ``lines``), or None when its layout is unusual:
         no block ``sources`` list or no entry yet, entries not each on their own lines after a '-' at one column,
         line breaks other than LF and CRLF."""
-        if not lines.sources_block or not lines.items or "\r" in text.replace("\r\n", "") \
-                or any(c in text for c in "\x85\u2028\u2029"):
+        if not lines.sources_block or not lines.items or _OTHER_BREAKS.search(text):
             return None
-        rows = text.split("\n")
-        rows = [row + "\n" for row in rows[:-1]] + ([rows[-1]] if rows[-1] else [])
+        rows = text.splitlines(keepends=True)  # on LF and CRLF only, the others being absent
         column = lines.items[0][2]
         dash = rows[lines.items[0][0]].find("-")
         lead = " " * dash + "-" + " " * (column - dash - 1)

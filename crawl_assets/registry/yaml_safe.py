@@ -11,6 +11,7 @@ token or event stream, so nothing a loader has not scanned itself ever reaches i
 
 from __future__ import annotations
 
+import gc
 import math
 import re
 from dataclasses import dataclass, field
@@ -103,6 +104,8 @@ def fast_load(data: bytes | str) -> tuple[Any, Lines]:
     what the round-trip loader must read, ``yaml.YAMLError`` for a syntax error."""
     parser = CParser(data)
     get = parser.get_event
+    collecting = gc.isenabled()
+    gc.disable()  # many new containers, none of them cyclic: the collector would only rescan them
     lines = Lines()
     nodes, items = lines.nodes, lines.items
     stack: list[list[Any]] = []  # per open collection: [container, key read (or _NO_KEY), keys' lines, flow]
@@ -130,7 +133,10 @@ def fast_load(data: bytes | str) -> tuple[Any, Lines]:
                 if sources is not None:
                     if stack[-1] is sources:  # a new item of ``sources``
                         items.append([event.start_mark.line, event.start_mark.line, event.start_mark.column])
-                    _content(items, event.end_mark)
+                    end = event.end_mark  # the item reaches the line where this value ends (column 0: the line before)
+                    last = end.line if end.column else end.line - 1
+                    if items and last > items[-1][1]:
+                        items[-1][1] = last
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
                 if event.anchor is not None:
                     raise AnchorRefused(event.start_mark.line + 1)
@@ -184,6 +190,8 @@ def fast_load(data: bytes | str) -> tuple[Any, Lines]:
                 top[1] = _NO_KEY
     finally:
         parser.dispose()
+        if collecting:
+            gc.enable()
     return root, lines
 
 
