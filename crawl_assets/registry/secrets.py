@@ -10,6 +10,8 @@ import math
 import re
 from collections import Counter
 
+from crawl_assets.core.display import shown
+
 # Each pattern runs on at most SCAN_LIMIT characters and is written so that it cannot backtrack: repeats are
 # possessive (``++``, ``{n,}+``: never given back, safe because the next literal is outside the repeated class)
 # or bounded (a private key's type: at most 40 characters tried from any start).
@@ -60,8 +62,8 @@ def _high_entropy(token: str) -> bool:
 
 
 def redact_secrets(text: str, limit: int = 500) -> str:
-    """``text`` with every part that looks like a secret replaced by ``[redacted]``, control characters
-    as spaces, at most ``limit`` characters: safe to store and show (pause reasons, server error text).
+    """``text`` with every part that looks like a secret replaced by ``[redacted]``, C0 control characters
+    as spaces, bidi formatting escaped (``core.display.shown``), at most ``limit`` characters: safe to store and show (pause reasons, server error text).
     Only the first ``SCAN_LIMIT`` characters are read, less the word cut there (it could be part of a secret)."""
     text = str(text)
     if len(text) > SCAN_LIMIT:
@@ -71,7 +73,7 @@ def redact_secrets(text: str, limit: int = 500) -> str:
     for _, pattern in _PATTERNS:
         text = pattern.sub(REDACTED, text)
     text = " ".join(REDACTED if _high_entropy(token) else token for token in text.split(" "))
-    return text[:limit]
+    return shown(text)[:limit]  # bidi formatting and C1 controls escaped: shown on terminals and in logs
 
 
 def looks_like_secret(value: str) -> str | None:

@@ -20,6 +20,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
+from crawl_assets.core.display import shown
 from crawl_assets.registry.entry_texts import EntryTexts
 from crawl_assets.registry.models import SourceEntry, SourceStatus
 from crawl_assets.registry.secrets import redact_secrets
@@ -258,7 +259,7 @@ def _roundtrip_doc(path: Path | str, text: str) -> Any:
     except AnchorRefused as exc:
         raise anchors_refused(path, exc.line) from None
     except YAMLError as exc:
-        raise RegistryFileError(f"{path}: not valid YAML: {exc}".replace("\n", " ")) from exc
+        raise RegistryFileError(shown(f"{path}: not valid YAML: {exc}".replace("\n", " "))) from exc
 
 
 def _parse_roundtrip(reg: Registry, text: str) -> Registry:

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from crawl_assets.core.display import shown
 from crawl_assets.names import env_part
 from crawl_assets.registry.models import SourceEntry, find_secret
 
@@ -41,7 +42,7 @@ class EntryError:
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else str(self.path)
         who = f"entry {self.index + 1}" + (f" ({self.name!r})" if self.name else "")
-        return f"{where}: {who}: field '{self.field}': {self.message}"
+        return shown(f"{where}: {who}: field '{self.field}': {self.message}")
 
 
 def read_registry_bytes(path: Path) -> bytes:
@@ -114,10 +115,11 @@ def validate_indexed(path: Path | str, raws: Sequence[Any],
         if not isinstance(checked, SourceEntry):
             errors += [EntryError(path, i, locate(i, loc), name, fld, msg) for loc, fld, msg in checked]
             continue
-        if checked.key in seen:
-            errors.append(EntryError(path, i, locate(i, ()), name, "name", f"duplicate source {checked.key!r}"))
+        key = checked.key
+        if key in seen:
+            errors.append(EntryError(path, i, locate(i, ()), name, "name", f"duplicate source {key!r}"))
             continue
-        seen.add(checked.key)
+        seen.add(key)
         entries.append((i, checked))
     _memo = memo
     clashes = tenant_clashes(entry.tenant for _, entry in entries)
