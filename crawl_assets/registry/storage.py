@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from crawl_assets import instance_db
+from crawl_assets.core.private import FILE_MODE, make_dirs
 from crawl_assets.registry.validate import RegistryFileError, check_size, read_bounded
 
 TABLE = "crawl_registry"
@@ -112,8 +113,9 @@ class FileRegistry:
         return None if snap.version == version else snap
 
     def write(self, data: bytes, expected: str) -> str:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_name(f".{self.path.name}.lock"), "w") as lock:
+        make_dirs(self.path.parent)
+        with os.fdopen(os.open(self.path.with_name(f".{self.path.name}.lock"), os.O_WRONLY | os.O_CREAT, FILE_MODE),
+                       "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
             current = self.read().version
             if current != expected:

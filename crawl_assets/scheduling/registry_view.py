@@ -25,6 +25,7 @@ from pathlib import Path
 import orjson
 
 from crawl_assets import instance_db, settings
+from crawl_assets.core.private import make_dirs, open_new
 from crawl_assets.registry import Registry, RegistryFileError, SourceEntry
 from crawl_assets.registry.storage import is_remote, storage_of
 from crawl_assets.registry.store import parse_registry
@@ -121,9 +122,10 @@ def _save_snapshot(path: Path, fp: tuple[int, int], reg: Registry) -> None:
     if snap is None:
         return
     try:
-        snap.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(snap.parent)
         tmp = snap.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(orjson.dumps({"fingerprint": list(fp), "entries": [e.model_dump(mode="json") for e in reg.entries]}))
+        with open_new(tmp) as fh:  # the entries: as private as the registry
+            fh.write(orjson.dumps({"fingerprint": list(fp), "entries": [e.model_dump(mode="json") for e in reg.entries]}))
         os.replace(tmp, snap)
     except OSError:
         pass  # a cache only
