@@ -19,6 +19,7 @@ from crawl_assets.orchestration.resources.lake import LakeResource, RegistryReso
 from crawl_assets.orchestration.sensors.registry_sensor import build_registry_sensor
 from crawl_assets.orchestration.sensors.scheduling import build_scheduling_sensor
 from crawl_assets.core import catalog
+from crawl_assets.core.private import owner_only
 from crawl_assets.sources.rest_resource import source_resource
 
 
@@ -88,4 +89,5 @@ def build_definitions(config: Settings | None = None) -> dg.Definitions:
     )
 
 
+owner_only()  # the code location's and each run's files: 0600, folders 0700
 defs = build_definitions()

@@ -233,6 +233,12 @@ def erasure_key_file() -> Path:
     return Path(value).expanduser() if value else _home(os.environ) / "erasure.key"
 
 
+def api_cursor_secret() -> str:
+    """``CRAWL_API_CURSOR_SECRET``: what signs the API's cursors, shared by workers on several machines ("" when
+    unset: an owner-only file under ``DAGSTER_HOME`` then, ``api/signing.py``)."""
+    return os.environ.get("CRAWL_API_CURSOR_SECRET", "")
+
+
 def use_dagster_home(home: Path | None = None) -> Path:
     """Make ``home`` (default: the configured one, else ``./.crawl_home``) the instance Dagster opens in this
     process and the processes it starts (``DagsterInstance.get()`` reads ``DAGSTER_HOME`` itself)."""

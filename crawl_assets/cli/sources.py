@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from crawl_assets.cli.add_checks import refusal
 from crawl_assets.cli.common import fail, open_registry, registry_option, save_registry
+from crawl_assets.core.display import shown, shown_json
 from crawl_assets.registry import SourceEntry, SourceKind, SourceStatus
 from crawl_assets.registry.models import PLATFORMS, find_secret
 
@@ -76,7 +77,7 @@ def add(platform, kind, identifier, name, tenant, credential, interval_minutes, 
     except ValueError as exc:
         fail(str(exc))
     save_registry(reg)
-    click.echo(f"added {entry.key} to {reg.path}")
+    click.echo(shown(f"added {entry.key} to {reg.path}"))
 
 
 @sources.command("list")
@@ -92,10 +93,10 @@ def list_(platform, tenant, as_json, registry_path) -> None:
         click.echo(f"{'source':<48} {'kind':<16} {'status':<10} identifier")
     for e in rows:
         if as_json:
-            click.echo(json.dumps({"key": e.key, **e.model_dump(mode="json")}, ensure_ascii=False))
+            click.echo(shown_json(json.dumps({"key": e.key, **e.model_dump(mode="json")}, ensure_ascii=False)))
         else:
             status = e.status.value + (f" ({e.status_reason})" if e.status_reason else "")
-            click.echo(f"{e.key:<48} {e.kind.value:<16} {status:<10} {e.identifier}")
+            click.echo(shown(f"{e.key:<48} {e.kind.value:<16} {status:<10} {e.identifier}"))
     for err in reg.errors:
         click.echo(f"error: {err}", err=True)
     if reg.errors:
@@ -112,9 +113,9 @@ def show(source, registry_path) -> None:
         entry = reg.get(source)
     except KeyError as exc:
         fail(exc.args[0])
-    click.echo(json.dumps({"key": entry.key, **entry.model_dump(mode="json")}, indent=2, ensure_ascii=False))
+    click.echo(shown_json(json.dumps({"key": entry.key, **entry.model_dump(mode="json")}, indent=2, ensure_ascii=False)))
     if entry.paused:
-        click.echo(f"paused: {entry.status_reason or 'no reason given'} (resume: crawl-assets sources resume {entry.key})")
+        click.echo(shown(f"paused: {entry.status_reason or 'no reason given'} (resume: crawl-assets sources resume {entry.key})"))
     last = _last_sync(entry.key)
     if last:
         click.echo(last)
@@ -141,9 +142,9 @@ def _last_sync(key: str) -> str:
     if not h.last_attempt:
         return "last sync: never"
     when = lambda t: time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(t)) if t else "never"  # noqa: E731
-    line = f"last success: {when(h.last_success)}; last attempt: {when(h.last_attempt)}; run {h.last_run_id or '-'}"
+    line = shown(f"last success: {when(h.last_success)}; last attempt: {when(h.last_attempt)}; run {h.last_run_id or '-'}")
     if h.failures:
-        line += f"\nfailing: {h.failures} in a row; last error: {h.last_error}"
+        line += "\n" + shown(f"failing: {h.failures} in a row; last error: {h.last_error}")
     return line
 
 
@@ -154,7 +155,7 @@ def _set_status(source: str, status: SourceStatus, reason: str | None, registry_
     except KeyError as exc:
         fail(exc.args[0])
     save_registry(reg)
-    click.echo(f"{entry.key}: {status.value}")
+    click.echo(shown(f"{entry.key}: {status.value}"))
 
 
 @sources.command("pause")
@@ -186,4 +187,4 @@ def remove(source, registry_path) -> None:
     except KeyError as exc:
         fail(exc.args[0])
     save_registry(reg)
-    click.echo(f"removed {entry.key} from {reg.path}")
+    click.echo(shown(f"removed {entry.key} from {reg.path}"))

@@ -7,6 +7,7 @@ import time
 import click
 
 from crawl_assets.cli.common import fail, registry_option
+from crawl_assets.core.display import shown, shown_json
 from crawl_assets.registry import RegistryFileError
 from crawl_assets.registry.models import PLATFORMS
 
@@ -68,16 +69,16 @@ def status(platform, states, as_json, registry_path) -> None:
         reason = r.entry.status_reason if r.entry.paused else h.last_error
         problem = problems.get(r.entry.key)
         if as_json:
-            click.echo(json.dumps({"key": r.entry.key, "state": r.state, "last_success": h.last_success,
+            click.echo(shown_json(json.dumps({"key": r.entry.key, "state": r.state, "last_success": h.last_success,
                                    "lag_seconds": r.lag_seconds, "failures": h.failures,
                                    "last_error": h.last_error or None, "paused_reason": r.entry.status_reason,
                                    "retry_after": h.retry_after, "last_run_id": h.last_run_id or None,
                                    "normalization_problem": problem},
-                                  ensure_ascii=False))
+                                  ensure_ascii=False)))
             continue
         last = _ago(now - h.last_success) + " ago" if h.last_success else "never"
         click.echo(f"{r.entry.key:<44} {r.state:<8} {last:<13} {_ago(r.lag_seconds):>7} {h.failures:>5}  "
-                   f"{shorten(reason or (f'normalization: {problem}' if problem else ''))}")
+                   f"{shorten(shown(reason or (f'normalization: {problem}' if problem else '')))}")
     if not as_json:
         counts: dict[str, int] = {}
         for r in rows:
