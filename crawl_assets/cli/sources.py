@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from crawl_assets.cli.add_checks import refusal
+from crawl_assets.cli.add_checks import refusal, unset_credentials
 from crawl_assets.cli.common import fail, open_registry, registry_option, save_registry
 from crawl_assets.registry import SourceEntry, SourceKind, SourceStatus
 from crawl_assets.registry.models import PLATFORMS, find_secret
@@ -77,6 +77,11 @@ def add(platform, kind, identifier, name, tenant, credential, interval_minutes, 
         fail(str(exc))
     save_registry(reg)
     click.echo(f"added {entry.key} to {reg.path}")
+    unset = unset_credentials(entry)
+    if unset:
+        click.echo(f"warning: {entry.key} cannot sync until {' and '.join(unset)} {'is' if len(unset) == 1 else 'are'} "
+                   "set (in the environment of the code location and of these commands; see "
+                   f"docs/sources/{entry.platform}.md): its first sync would pause it", err=True)
 
 
 @sources.command("list")
