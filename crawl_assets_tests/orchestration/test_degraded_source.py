@@ -1,7 +1,8 @@
 """A truncated export syncs (its readable part is stored, the run stays green) but reads as **degraded** everywhere
 a user looks: its ``no_failed_batches`` check fails with ERROR severity on its own partition and names the
 source and the first rejection's reason; the materialization says so; ``crawl-assets status`` shows the state
-``degraded`` with that reason; an unchanged re-sync keeps it degraded (the quarantined items are still missing)."""
+``degraded`` with that reason (and, an export, when it was imported rather than a lag); an unchanged re-sync
+keeps it degraded (the quarantined items are still missing)."""
 
 from __future__ import annotations
 
@@ -55,3 +56,5 @@ def test_a_truncated_export_is_degraded_in_its_check_its_partition_and_status(tm
             table = CliRunner().invoke(cli, ["status", "--registry", str(registry)], catch_exceptions=False).output
             line = next(line for line in table.splitlines() if line.startswith(KEY))
             assert line.split()[1] == "degraded" and "unexpected end of data" in line, line
+            # an export has no sync lag (its newest item is as old as the file): when it was imported instead
+            assert line.split()[2] == "imported" and line.split()[5] == "-" and row["lag_seconds"] is None, line

@@ -12,7 +12,8 @@ Asserts on each page's text, and writes the screenshots the README shows (into `
 - ``degraded.png``: a truncated export's partition reads *degraded* with the first rejection's reason, and
   ``degraded_check.png``: the failing check names that source's partition only;
 - ``normalized_records.png``: a source's latest ``normalized_records`` materialization with its preview;
-- ``plots.png``: the raw asset's numeric per-sync metadata, plotted (records, lag, duration).
+- ``plots.png``: the raw asset's numeric per-sync metadata, plotted (records, the newest item's age in days,
+  duration; nothing that is zero by construction for an export).
 """
 
 from __future__ import annotations
@@ -151,6 +152,7 @@ def test_normalized_records_shows_a_preview_and_counts(page, img):
     assert re.search(r"key\s+time\s+lang\s+kind\s+state", text), "the preview renders as a table"
     assert len(re.findall(r"telegram:1987654321:\d+", text)) >= 5
     assert '"fa": 110' in text and '"post": 148' in text
+    assert "quarantine_files" not in text, "nothing was rejected: no quarantine listed beside rejected 0"
     page.get_by_text("telegram:1987654321:195").first.scroll_into_view_if_needed()  # the preview's last row
     page.screenshot(path=str(img / "normalized_records.png"))
 
@@ -158,12 +160,16 @@ def test_normalized_records_shows_a_preview_and_counts(page, img):
 def test_per_sync_numbers_plot_on_the_raw_asset(page, img):
     visit(page, "/assets/x/x_posts_raw?view=overview", "Metadata")
     page.get_by_role("button", name="Plots").click()
-    labels = ("records_fetched", "records_new", "newest_event_lag_seconds", "duration_seconds")
+    labels = ("records_fetched", "records_new", "newest_item_age_days", "duration_seconds")
     for view in ("Partitions", "Events"):  # per source (latest sync), then every sync over time
         page.get_by_role("button", name=view).click()
         for label in labels:
             page.get_by_text(label, exact=True).first.wait_for(state="visible")
         assert page.locator("canvas").count() >= len(labels)  # one chart per numeric label
-        assert "No numeric metadata entries" not in page.inner_text("body")
+        text = page.inner_text("body")
+        assert "No numeric metadata entries" not in text
+        # the X sources here are export files: no request count or rate-limit wait (zero by construction), no
+        # lag in seconds (their newest item's age plots in days)
+        assert not re.search(r"^(requests|rate_limit_wait_seconds|newest_event_lag_seconds)$", text, re.M), text[:3000]
     page.get_by_text("records_fetched", exact=True).first.scroll_into_view_if_needed()
     page.screenshot(path=str(img / "plots.png"))
