@@ -137,10 +137,12 @@ def test_a_degraded_source_reads_degraded_on_its_partition_and_its_check(page, i
     assert "invalid JSON: unexpected end of data" in text and "1 of 2 items rejected" in text, text[:3000]
     page.screenshot(path=str(img / "degraded.png"))
     text = visit(page, "/assets/x/normalized_records?view=checks&checkDetail=no_failed_batches", "Partitions")
-    page.get_by_role("tab", name="Partitions").click()
+    page.locator("button[role=tab]", has_text="Partitions").click()  # the check's tab, not the asset's link
     page.get_by_text(DEGRADED).first.wait_for(state="visible")
     text = page.inner_text("body")
-    assert "no_failed_batches" in text and DEGRADED in text, text[:3000]
+    assert "Failed (1)" in text and "Execution Failed (0)" in text and "Passed (3)" in text, text[:3000]
+    page.get_by_text(DEGRADED, exact=True).first.click()  # its evaluation: the description names source and reason
+    page.get_by_text(f"{DEGRADED} degraded: invalid JSON", exact=False).first.wait_for(state="visible")
     page.screenshot(path=str(img / "degraded_check.png"))
 
 
