@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from crawl_assets.cli.add_checks import refusal
+from crawl_assets.cli.add_checks import refusal, unset_credentials
 from crawl_assets.cli.common import fail, open_registry, registry_option, save_registry
 from crawl_assets.core.display import shown, shown_json
 from crawl_assets.registry import SourceEntry, SourceKind, SourceStatus
@@ -78,6 +78,11 @@ def add(platform, kind, identifier, name, tenant, credential, interval_minutes, 
         fail(str(exc))
     save_registry(reg)
     click.echo(shown(f"added {entry.key} to {reg.path}"))
+    unset = unset_credentials(entry)
+    if unset:
+        click.echo(shown(f"warning: {entry.key} cannot sync until {' and '.join(unset)} {'is' if len(unset) == 1 else 'are'} "
+                         "set (in the environment of the code location and of these commands; see "
+                         f"docs/sources/{entry.platform}.md): its first sync would pause it"), err=True)
 
 
 @sources.command("list")

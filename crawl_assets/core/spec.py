@@ -131,6 +131,9 @@ class SourceSpec:
     resource: str = ""  # "module:factory" of a resource of its own, keyed by the platform (temporary)
     webhook: WebhookSpec | None = None
     max_runs_per_credential: int = 0  # runs of one credential at a time (0: no limit)
+    # "module:function", (entry, environ) -> the variables a live source of ``entry`` needs that are unset;
+    # "": a pull spec's ``secret`` is needed as CRAWL_<PLATFORM>_<secret>[__TENANT[__NAME]], else nothing
+    credentials: str = ""
     edit_histories: bool = False  # records carry the ids of every version of a post (metadata edit_history_tweet_ids)
     samples: tuple[Sample, ...] = ()
 

@@ -49,6 +49,9 @@ def test_demo_in_empty_home_on_sqlite(tmp_path):
     assert sorted(r.job_name for r in runs) == ["source_health_checks", "telegram_enrich", "telegram_sync_no_index",
                                                 "x_enrich", "x_enrich", "x_sync_no_index", "x_sync_no_index"]
     assert "demo.x.sample-search enriched: account_activity (" in first.stdout
+    # a source's line has its own figures; the tenant-wide tables are said once, as the tenant's
+    assert not [line for line in first.stdout.splitlines() if " enriched: " in line and "tables" in line], first.stdout
+    assert sum(line.startswith("tenant demo (all its sources): ") for line in first.stdout.splitlines()) == 1
     assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
 
     # Running it again fetches nothing twice: no new raw batch, same counts.
@@ -56,6 +59,8 @@ def test_demo_in_empty_home_on_sqlite(tmp_path):
     second = run_demo(home)
     assert second.returncode == 0, second.stderr[-3000:]
     assert counts(second.stdout) == got
+    assert "demo.x.sample-search enriched: account_activity unchanged" in second.stdout, second.stdout
+    assert "(0 rows" not in second.stdout
     assert sorted(p.name for p in (home / "lake" / "raw").rglob("*.jsonl.gz")) == raw_before
 
 
