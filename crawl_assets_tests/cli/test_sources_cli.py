@@ -120,3 +120,19 @@ def test_a_wrong_kind_is_reported_against_kind(registry):
     registry.write_text("sources:\n  - name: c\n    platform: x\n    kind: channel\n    identifier: a\n")
     listed = run("list", registry=registry)
     assert f"{registry}:4: entry 1 ('c'): field 'kind'" in listed.stderr
+
+
+def test_platform_names_are_case_insensitive(registry):
+    from click.testing import CliRunner
+
+    from crawl_assets.cli.main import cli
+
+    runner = CliRunner()
+    added = runner.invoke(cli, ["sources", "add", "--platform", "Telegram", "--kind", "Channel", "--identifier", "chan",
+                                "--name", "chan", "--registry", str(registry)])
+    assert added.exit_code == 0, added.output
+    assert [(e.platform, e.kind.value) for e in load_registry(registry).entries] == [("telegram", "channel")]
+    listed = runner.invoke(cli, ["sources", "list", "--platform", "TELEGRAM", "--registry", str(registry)])
+    assert listed.exit_code == 0 and "default.telegram.chan" in listed.output, listed.output
+    status = runner.invoke(cli, ["status", "--platform", "X"])
+    assert "Invalid value" not in status.output, status.output
