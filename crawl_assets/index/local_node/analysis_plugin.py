@@ -1,4 +1,4 @@
-"""Build the test analysis plugin (``analysis_plugin/src``) against the distribution's own jars.
+"""Build our analysis plugin (``analysis_plugin/src``) against the distribution's own jars.
 
 Why it exists: the test distribution lacks the ``analysis-common`` module that every real Elasticsearch
 distribution ships, and our index templates use its ``mapping`` char filter, its ``decimal_digit``,
@@ -24,7 +24,7 @@ from crawl_assets.index.local_node.distribution import Unavailable, _publish, ca
 
 SOURCES = Path(__file__).with_name("analysis_plugin") / "src"
 CLASSNAME = "org.crawlassets.testanalysis.CrawlTestAnalysisPlugin"
-DESCRIPTOR = """description=crawl_assets test suite: the analysis-common components our templates use, over Lucene
+DESCRIPTOR = """description=crawl_assets: the analysis-common components our templates use, over Lucene
 version=1.0.0
 name=crawl-test-analysis
 classname={classname}

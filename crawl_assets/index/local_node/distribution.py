@@ -1,10 +1,11 @@
-"""The genuine Elasticsearch server distribution for tests: resolved from Maven Central once, unpacked once.
+"""The genuine Elasticsearch server distribution for the tests and ``crawl-assets es local``: resolved from Maven
+Central once, unpacked once.
 
 ``org.elasticsearch.distribution.integ-test-zip:elasticsearch:{version}:zip`` is Elastic's own server
 distribution (the one their integration tests run) with the modules transport-netty4, x-pack-core,
 x-pack-security and apm. Maven puts it in the local repository (``~/.m2``); it is unpacked into a cache
 folder keyed by version and the zip's SHA-256, readable by every user (the node may run as ``nobody``),
-and a node home is that tree hard-linked plus our test analysis plugin (``analysis_plugin.py``).
+and a node home is that tree hard-linked plus our analysis plugin (``analysis_plugin.py``).
 
 Everything here is idempotent and safe to run from several processes at once (a file lock, then atomic
 renames): the first test session on a machine pays ~2 s of unpacking, later ones nothing.

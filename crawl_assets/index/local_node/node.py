@@ -1,6 +1,7 @@
-"""One real single-node Elasticsearch for a test session (or a bench), started and always stopped.
+"""One real single-node Elasticsearch for a test session, a bench or ``crawl-assets es local``, started and always
+stopped.
 
-Per node: a fresh config folder (``ES_PATH_CONF``), data, logs and tmp folders in a temp folder owned by
+Per node (unless given a folder and a port to keep): a fresh config folder (``ES_PATH_CONF``), data, logs and tmp folders in a temp folder owned by
 the user the node runs as, a free loopback port, a 512 MiB heap, security off. Elasticsearch refuses to
 run as root: under root the node runs as ``nobody``. It is stopped with SIGTERM (the launcher stops the
 server JVM), then killed by pid if it does not go; the launcher also gets SIGTERM if this process dies
@@ -69,10 +70,14 @@ class Membership:
 
 class RealNode:
     """``with RealNode() as node: node.url`` (or ``start()``/``stop()``); one member of a cluster when
-    ``membership`` is given (then ``launch()`` all members before ``wait_healthy()`` on any)."""
+    ``membership`` is given (then ``launch()`` all members before ``wait_healthy()`` on any). With ``workdir``
+    the node keeps its data there from one start to the next (``crawl-assets es local``), and with ``port`` it
+    answers on that port; otherwise both are new for each start and the folder is removed on stop."""
 
-    def __init__(self, heap: str = "512m", start_timeout: float = 240.0, membership: Membership | None = None) -> None:
+    def __init__(self, heap: str = "512m", start_timeout: float = 240.0, membership: Membership | None = None,
+                 workdir: Path | None = None, port: int | None = None) -> None:
         self.heap, self.start_timeout, self.membership = heap, start_timeout, membership
+        self.fixed_workdir, self.fixed_port = workdir, port
         self.home: Path | None = None
         self.workdir: Path | None = None
         self.port = 0
@@ -88,7 +93,7 @@ class RealNode:
         home, java = prepare_home()
         self.home = home
         last: NodeStartError | None = None
-        for _ in range(3):  # a port taken between free_port() and the bind: try another one
+        for _ in range(1 if self.fixed_port else 3):  # a port taken between free_port() and the bind: try another one
             try:
                 self._start_once(home, java)
                 return self
@@ -106,11 +111,13 @@ class RealNode:
         """Start the node's process without waiting for it (a cluster member is healthy only once its
         peers are up too)."""
         self.home = home
-        self.workdir = Path(tempfile.mkdtemp(prefix="crawl-es-node-"))
+        self.workdir = self.fixed_workdir or Path(tempfile.mkdtemp(prefix="crawl-es-node-"))
+        self.workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
         user = self._runtime_user()
-        conf = self._write_config(home, self.workdir, self.membership.http_port if self.membership else free_port())
+        port = self.membership.http_port if self.membership else (self.fixed_port or free_port())
+        conf = self._write_config(home, self.workdir, port)
         for sub in ("data", "logs", "tmp"):
-            (self.workdir / sub).mkdir()
+            (self.workdir / sub).mkdir(exist_ok=True)
         if user is not None:
             uid, gid = pwd.getpwnam(user[0]).pw_uid, pwd.getpwnam(user[0]).pw_gid
             for path in [self.workdir, *self.workdir.rglob("*")]:
@@ -146,7 +153,7 @@ class RealNode:
 
     def _write_config(self, home: Path, workdir: Path, port: int) -> Path:
         conf = workdir / "config"
-        conf.mkdir()
+        conf.mkdir(exist_ok=True)
         shutil.copyfile(home / "config" / "log4j2.properties", conf / "log4j2.properties")
         # Older distributions write the GC log and crash files to logs/ under the working folder of the
         # launcher (the shared, read-only home): point them at this node's own logs folder.
@@ -154,12 +161,13 @@ class RealNode:
         options = re.sub(r"(file=|ErrorFile=)(logs/)?(gc\.log|hs_err_pid%p\.log)", rf"\g<1>{workdir}/logs/\g<3>", options)
         options = options.replace("HeapDumpPath=data", f"HeapDumpPath={workdir}/data")
         (conf / "jvm.options").write_text(options)
-        (conf / "jvm.options.d").mkdir()
+        (conf / "jvm.options.d").mkdir(exist_ok=True)
         member = self.membership
         topology = ({"cluster.name": member.cluster_name, "node.name": member.node_name,
                      "transport.port": member.transport_port, "discovery.seed_hosts": list(member.seed_hosts),
                      "cluster.initial_master_nodes": list(member.initial_master_nodes)} if member else
-                    {"cluster.name": f"crawl-test-{os.getpid()}", "node.name": "crawl-test",
+                    {"cluster.name": "crawl-assets-local" if self.fixed_workdir else f"crawl-test-{os.getpid()}",
+                     "node.name": "crawl-test",
                      "discovery.type": "single-node", "transport.port": free_port()})
         settings = {
             **topology, "network.host": "127.0.0.1", "http.port": port,
@@ -228,7 +236,7 @@ class RealNode:
             self._log.close()
             self._log = None
         self.proc = None
-        if self.workdir is not None and os.environ.get("CRAWL_TEST_ES_KEEP") != "1":
+        if self.workdir is not None and self.fixed_workdir is None and os.environ.get("CRAWL_TEST_ES_KEEP") != "1":
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
 
