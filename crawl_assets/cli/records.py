@@ -3,6 +3,7 @@ Elasticsearch: one per key, its latest observation (``crawl_assets.pipeline.read
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 
@@ -70,6 +71,9 @@ def records(tenant: str | None, platform: str | None, source_key: str | None, fi
             sys.stderr.close()  # downstream closed (e.g. `| head`): not an error of ours
             sys.exit(0)
     rows, parts = stored_rows(lake, tenant, platform, source_key)
+    # Parquet readers left in reference cycles would be freed at interpreter exit, when Arrow's thread pools may
+    # already be gone (apache/arrow#34314: "terminate called without an active exception", exit 134): free them now.
+    gc.collect()
     click.echo(f"crawl-assets records: {written} records (the latest observation of each key"
                + (", deleted ones left out" if live else "") + f") from {rows} rows in {parts} normalized parts "
                "(a record observed by several syncs has a row in each)", err=True)
