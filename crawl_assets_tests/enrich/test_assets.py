@@ -79,7 +79,7 @@ def test_lineage_and_sync_jobs_leave_enrichment_to_its_own_job():
         assert node.parent_keys == {dg.AssetKey(["x", "normalized_records"])}
         assert node.partitions_def.name == "x_sources" and node.code_version.startswith(f"{name}/")
         assert node.group_name == "x_enrichment"
-    assert not any(k.path[1:2] == ["enrichment"] for k in defs.resolve_job_def("x_sync").asset_layer.selected_asset_keys)
+    assert not any(k.path[1:2] == ["enrichment"] for k in defs.resolve_job_def("x_sync_no_index").asset_layer.selected_asset_keys)
     tenant_wide = {n for n, cls in ENRICHERS.items() if cls.scope == "tenant"}
     assert defs.resolve_job_def("x_enrich").asset_layer.selected_asset_keys == \
         {_key(n) for n in ENRICHERS} | {dg.AssetKey(["enrichment", n]) for n in tenant_wide}
@@ -141,7 +141,7 @@ def test_a_bad_enrichment_file_costs_the_enrichment_assets_only(tmp_path, monkey
         defs = _defs()
     keys = defs.resolve_asset_graph().get_all_asset_keys()
     assert not any(k.path[1:2] == ["enrichment"] for k in keys) and dg.AssetKey(["x", "normalized_records"]) in keys
-    assert defs.resolve_job_def("x_sync") is not None
+    assert defs.resolve_job_def("x_sync_no_index") is not None
     with pytest.raises(Exception):
         defs.resolve_job_def("x_enrich")
     assert f"{config}: enrichers.near_duplicates" in caplog.text and "threshold" in caplog.text
