@@ -25,9 +25,9 @@ from crawl_assets.sources.rest_resource import source_resource
 
 
 def build_definitions(config: Settings | None = None) -> dg.Definitions:
-    """Per platform: the asset chain, single-source and batch sync jobs (with and without the index
-    step), a scheduling sensor (driving the jobs with the index step when ``CRAWL_ES_URL`` is set) and
-    the source health checks."""
+    """Per platform: the asset chain, single-source and batch sync jobs (with the index step when ``CRAWL_ES_URL``
+    is set: ``{platform}_sync``, ``{platform}_sync_batch``; without it ``…_no_index``), a scheduling sensor
+    driving them and the source health checks."""
     assets: list[dg.AssetsDefinition | dg.AssetSpec] = []
     jobs: list = []
     config = config or Settings.from_env()
@@ -57,7 +57,9 @@ def build_definitions(config: Settings | None = None) -> dg.Definitions:
         single = {flag: build_sync_job(platform, raw, include_index=flag) for flag in (True, False)}
         index_jobs.append(single[True])
         batch = {flag: build_batch_job(platform, chain, include_index=flag, resource_defs=resources) for flag in (True, False)}
-        jobs += [single[True], single[False], batch[True], batch[False]]
+        # only the pair this configuration runs (with the index step when a cluster is set): half the sync jobs in
+        # the UI's list, and the one a user backfills is the only one there
+        jobs += [single[with_index], batch[with_index]]
         sensors.append(build_scheduling_sensor(platform, single[with_index], batch[with_index], config))
         if spec.webhook is not None:
             webhook_jobs[platform] = single[with_index]

@@ -22,6 +22,8 @@ COMMANDS: list[str] = [
     "crawl_assets.cli.webhooks:webhooks",
     "crawl_assets.cli.ui:ui",
     "crawl_assets.cli.api:api",
+    "crawl_assets.cli.sync:sync",
+    "crawl_assets.cli.records:records",
 ]
 
 

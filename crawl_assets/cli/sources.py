@@ -31,8 +31,8 @@ def _parse_option(values: tuple[str, ...]) -> dict[str, str | int | bool]:
 
 
 @sources.command("add")
-@click.option("--platform", type=click.Choice(PLATFORMS), required=True)
-@click.option("--kind", type=click.Choice([k.value for k in SourceKind]), required=True)
+@click.option("--platform", type=click.Choice(PLATFORMS, case_sensitive=False), required=True)
+@click.option("--kind", type=click.Choice([k.value for k in SourceKind], case_sensitive=False), required=True)
 @click.option("--identifier", required=True, help="Channel username/id, query, forum URL, app package, or export file path.")
 @click.option("--name", required=True, help="Short slug, unique per tenant and platform.")
 @click.option("--tenant", default="default", show_default=True,
@@ -86,7 +86,7 @@ def add(platform, kind, identifier, name, tenant, credential, interval_minutes, 
 
 
 @sources.command("list")
-@click.option("--platform", type=click.Choice(PLATFORMS), default=None)
+@click.option("--platform", type=click.Choice(PLATFORMS, case_sensitive=False), default=None)
 @click.option("--tenant", default=None)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @registry_option

@@ -38,7 +38,7 @@ def shorten(text: str, width: int = REASON_WIDTH) -> str:
 
 
 @click.command("status")
-@click.option("--platform", type=click.Choice(PLATFORMS), default=None, help="Only this platform's sources.")
+@click.option("--platform", type=click.Choice(PLATFORMS, case_sensitive=False), default=None, help="Only this platform's sources.")
 @click.option("--state", "states", multiple=True, type=click.Choice(STATES),
               help="Only sources in this state (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")

@@ -143,3 +143,19 @@ def test_add_warns_naming_the_credential_variable_a_live_source_needs(registry, 
     forum = run("add", "--platform", "discourse", "--kind", "forum", "--identifier", "https://forum.example.org",
                 "--name", "f", registry=registry)
     assert forum.returncode == 0 and "warning" not in forum.stderr, "a public forum needs no key"
+
+
+def test_platform_names_are_case_insensitive(registry):
+    from click.testing import CliRunner
+
+    from crawl_assets.cli.main import cli
+
+    runner = CliRunner()
+    added = runner.invoke(cli, ["sources", "add", "--platform", "Telegram", "--kind", "Channel", "--identifier", "chan",
+                                "--name", "chan", "--registry", str(registry)])
+    assert added.exit_code == 0, added.output
+    assert [(e.platform, e.kind.value) for e in load_registry(registry).entries] == [("telegram", "channel")]
+    listed = runner.invoke(cli, ["sources", "list", "--platform", "TELEGRAM", "--registry", str(registry)])
+    assert listed.exit_code == 0 and "default.telegram.chan" in listed.output, listed.output
+    status = runner.invoke(cli, ["status", "--platform", "X"])
+    assert "Invalid value" not in status.output, status.output

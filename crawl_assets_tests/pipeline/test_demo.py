@@ -109,7 +109,10 @@ def test_search_index_without_cluster_is_skipped_not_failed(tmp_path, dagster_ho
     with dg.DagsterInstance.get() as instance:
         instance.add_dynamic_partitions("x_sources", [k for k in keys if ".x." in k])
         defs = build_definitions()
-        job = defs.resolve_job_def("x_sync")
+        # an asset backfill of the whole chain (the job with the index step is defined only with a cluster)
+        job = dg.define_asset_job("whole_chain", selection=dg.AssetSelection.assets(dg.AssetKey(["x", "x_posts_raw"]))
+                                  .downstream() - dg.AssetSelection.key_prefixes(["x", "enrichment"], ["enrichment"]))
+        job = dg.Definitions.merge(defs, dg.Definitions(jobs=[job])).resolve_job_def("whole_chain")
         result = job.execute_in_process(partition_key="demo.x.sample-search", instance=instance, raise_on_error=False)
         assert result.success, [str(e.event_specific_data) for e in result.all_events if e.is_failure]
         materialized = {e.event_specific_data.materialization.asset_key.path[-1]
