@@ -24,7 +24,9 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-ES_VERSION = os.environ.get("CRAWL_TEST_ES_VERSION", "8.19.21")
+from crawl_assets import settings
+
+ES_VERSION = settings.local_node().version
 GROUP = "org.elasticsearch.distribution.integ-test-zip"
 
 
@@ -38,7 +40,7 @@ def artifact(version: str = ES_VERSION) -> str:
 
 def cache_root() -> Path:
     """``$CRAWL_TEST_ES_CACHE`` or ``/var/tmp/crawl-assets-es`` (per user when the shared one is not ours)."""
-    configured = os.environ.get("CRAWL_TEST_ES_CACHE")
+    configured = settings.local_node().cache
     root = Path(configured) if configured else Path("/var/tmp/crawl-assets-es")
     try:
         root.mkdir(mode=0o755, parents=True, exist_ok=True)
@@ -68,9 +70,9 @@ def cache_lock(root: Path) -> Iterator[None]:
 
 def java_home() -> Path:
     """A Java 17+ home: ``$ES_JAVA_HOME``, ``$JAVA_HOME``, or the one ``java`` on PATH belongs to."""
-    for var in ("ES_JAVA_HOME", "JAVA_HOME"):
-        if os.environ.get(var) and (Path(os.environ[var]) / "bin" / "java").exists():
-            home = Path(os.environ[var])
+    for candidate in settings.local_node().java_homes:
+        if (Path(candidate) / "bin" / "java").exists():
+            home = Path(candidate)
             break
     else:
         java = shutil.which("java")
@@ -88,7 +90,7 @@ def java_home() -> Path:
 
 
 def local_repository() -> Path:
-    return Path(os.environ.get("CRAWL_TEST_M2_REPO") or Path.home() / ".m2" / "repository")
+    return Path(settings.local_node().maven_repository or Path.home() / ".m2" / "repository")
 
 
 def resolve_zip(version: str = ES_VERSION) -> Path:

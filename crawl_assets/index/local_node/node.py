@@ -27,6 +27,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from crawl_assets import settings
 from crawl_assets.index.local_node import analysis_plugin, distribution
 
 PR_SET_PDEATHSIG = 1
@@ -122,7 +123,7 @@ class RealNode:
             uid, gid = pwd.getpwnam(user[0]).pw_uid, pwd.getpwnam(user[0]).pw_gid
             for path in [self.workdir, *self.workdir.rglob("*")]:
                 os.chown(path, uid, gid)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "ES_PATH_CONF": str(conf),
+        env = {"PATH": settings.local_node().path, "LANG": "C.UTF-8", "ES_PATH_CONF": str(conf),
                "ES_JAVA_HOME": str(java), "ES_JAVA_OPTS": f"-Xms{self.heap} -Xmx{self.heap}",
                "ES_TMPDIR": str(self.workdir / "tmp"), "HOME": str(self.workdir)}
         self._log = open(self.workdir / "console.log", "ab")
@@ -145,7 +146,7 @@ class RealNode:
     def _runtime_user() -> tuple[str, str] | None:
         if os.geteuid() != 0:
             return None
-        user = os.environ.get("CRAWL_TEST_ES_USER", RUN_AS_ROOT_USER[0])
+        user = settings.local_node().run_as or RUN_AS_ROOT_USER[0]
         entry = pwd.getpwnam(user)
         import grp
 
@@ -236,7 +237,7 @@ class RealNode:
             self._log.close()
             self._log = None
         self.proc = None
-        if self.workdir is not None and self.fixed_workdir is None and os.environ.get("CRAWL_TEST_ES_KEEP") != "1":
+        if self.workdir is not None and self.fixed_workdir is None and not settings.local_node().keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
 
