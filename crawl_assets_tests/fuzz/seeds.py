@@ -125,8 +125,8 @@ def _telethon_lines() -> tuple[Any, ...]:
     return tuple(lines)
 
 
-def _issue_14_shapes() -> dict[str, list[Any]]:
-    """Items of the real-world shapes of issue 14 (crawl_assets_tests/normalize/fixtures.py), per seed set."""
+def _real_world_shapes() -> dict[str, list[Any]]:
+    """Items of the real-world shapes of issues 14 and 29 (crawl_assets_tests/normalize/fixtures.py), per seed set."""
     from crawl_assets.normalize.sniff import mismatch
     from crawl_assets_tests.normalize.fixtures import fixtures
 
@@ -157,11 +157,11 @@ def _json_or_none(raw: bytes) -> Any:
 @cache
 def seeds() -> dict[str, FormatSeeds]:
     """Seed set name → seeds; every format of ``crawl_assets.normalize.FORMATS`` has at least one set (the
-    set named after it), and the real-world shapes of issue 14 are in them too."""
+    set named after it), and the real-world shapes of issues 14 and 29 are in them too."""
     pages = tuple(orjson.loads(line) for line in _sample("x_v2_recording.jsonl").splitlines() if line.strip())
     archive = orjson.loads(_sample("x_archive_tweets.js").split(b"=", 1)[1])
     export = orjson.loads(_sample("telegram_export/result.json"))["messages"]
-    shapes = _issue_14_shapes()
+    shapes = _real_world_shapes()
     found = {
         "telegram": FormatSeeds(_telethon_lines(), _lines, True),
         "telegram-export": FormatSeeds(tuple(export), _export, False),

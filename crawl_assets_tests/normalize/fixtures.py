@@ -1,4 +1,4 @@
-"""Every real-world input shape of issue 14 as one file each (our own data in the platforms' shapes).
+"""Every real-world input shape of issues 14 and 29 as one file each (our own data in the platforms' shapes).
 
 Used by the CLI-vs-pipeline agreement test and as fuzz seeds (``crawl_assets_tests/fuzz/seeds.py``).
 """
@@ -14,8 +14,8 @@ from typing import Any
 
 from crawl_assets_tests.normalize.helpers import SAMPLES
 from crawl_assets_tests.normalize.shapes import (
-    archive_file, archive_tweet, export_file, export_message, lines, telethon_message, x_default_page,
-    x_not_authorized, x_not_found, x_page, x_tweet,
+    archive_file, archive_tweet, envelope, export_file, export_message, intercom_part, intercom_v1_conversation,
+    intercom_v1_notification, lines, telethon_message, x_default_page, x_not_authorized, x_not_found, x_page, x_tweet,
 )  # fmt: skip
 
 BAD = b"\xff\xfe"
@@ -71,6 +71,16 @@ def _old_telethon() -> bytes:
     return lines(old, telethon_message(41, "current shape"))
 
 
+def _intercom_v1() -> bytes:
+    reply = intercom_part("4412", "<p>Which browser?</p>", 1400857494)
+    tagged = intercom_part("4413", "<p>Chrome</p>", 1400857600, author=("user", "5310d8e7598c9a0b24000002"),
+                           updated_at=1400859000)
+    redacted = intercom_part("4414", "<p>my card number</p>", 1400857700, updated_at=1400858000, redacted=True)
+    answer = intercom_v1_conversation("147", "Hi, the export button does nothing", reply, tagged, redacted)
+    hook = intercom_v1_notification(intercom_v1_conversation("148", "Where is my invoice?"))
+    return lines(*(envelope("conversation", r, workspace="wsa") for r in (answer, hook)))
+
+
 @cache
 def fixtures() -> dict[str, Fixture]:
     """Every fixture whose format is installed (a source type may be uninstalled: its shapes are then skipped)."""
@@ -118,4 +128,5 @@ def _all_fixtures() -> dict[str, Fixture]:
             archive_tweet(V1, "root"), archive_tweet(V2, "reply", in_reply_to_status_id_str=V1)])),
         "15 wrong format": Fixture("x-v2", export),
         "16 languages option": Fixture("telegram", lines(telethon_message(1, "Crash on Startup")), {"languages": "en,fa"}),
+        "29.1+12 intercom before 2.0, redacted and tagged parts": Fixture("intercom", _intercom_v1()),
     }

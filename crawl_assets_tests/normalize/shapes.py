@@ -105,3 +105,44 @@ def telethon_message(message_id: int, text: str, **fields: Any) -> dict[str, Any
 def lines(*objects: dict[str, Any] | bytes) -> bytes:
     """JSON lines (stdlib json: integers beyond 64 bits are written as they are, as careless producers do)."""
     return b"\n".join(o if isinstance(o, bytes) else json.dumps(o, ensure_ascii=False).encode() for o in objects) + b"\n"
+
+
+def envelope(endpoint: str, response: Any, **crawl: str) -> dict[str, Any]:
+    """A raw line of a REST source: the answer as received, wrapped with what it does not say."""
+    return {"crawl": {"endpoint": endpoint, **crawl, "retrieved_at": "2026-11-30T04:00:00+00:00"}, "response": response}
+
+
+def intercom_v1_conversation(conv_id: str, opening: str, *parts: dict[str, Any]) -> dict[str, Any]:
+    """``GET /conversations/{id}`` of the Intercom API before 2.0: the opening message under
+    ``conversation_message`` (no ``source``), ``user``/``customers``/``assignee`` instead of ``contacts``/
+    ``admin_assignee_id``."""
+    return {
+        "type": "conversation", "id": conv_id, "created_at": 1400850973, "updated_at": 1400857494,
+        "waiting_since": 1400857494, "snoozed_until": None,
+        "conversation_message": {"type": "conversation_message", "id": f"{conv_id}001", "subject": "",
+                                 "body": f"<p>{opening}</p>", "author": {"type": "user", "id": "5310d8e7598c9a0b24000002"},
+                                 "attachments": [], "url": None},
+        "user": {"type": "user", "id": "5310d8e7598c9a0b24000002"},
+        "customers": [{"type": "user", "id": "5310d8e7598c9a0b24000002"}],
+        "assignee": {"type": "admin", "id": "25"}, "open": True, "state": "open", "read": True,
+        "tags": {"type": "tag.list", "tags": []},
+        "conversation_parts": {"type": "conversation_part.list", "conversation_parts": list(parts),
+                               "total_count": len(parts)},
+    }  # fmt: skip
+
+
+def intercom_part(part_id: str, body: str | None, created: int, *, author: tuple[str, str] = ("admin", "25"),
+                  **fields: Any) -> dict[str, Any]:
+    """One conversation part (the same in both API generations)."""
+    return {"type": "conversation_part", "id": part_id, "part_type": fields.pop("part_type", "comment"),
+            "body": body, "created_at": created, "updated_at": fields.pop("updated_at", created),
+            "notified_at": created, "assigned_to": None, "author": {"type": author[0], "id": author[1]},
+            "attachments": [], **fields}
+
+
+def intercom_v1_notification(conversation: dict[str, Any]) -> dict[str, Any]:
+    """A webhook delivery of the API before 2.0 carrying a conversation (topic conversation.user.created)."""
+    return {"type": "notification_event", "app_id": "wsa", "id": "notif_0a1b2c", "topic": "conversation.user.created",
+            "data": {"type": "notification_event_data", "item": conversation}, "links": {},
+            "delivery_status": "pending", "delivery_attempts": 1, "delivered_at": 0, "first_sent_at": 1400850980,
+            "created_at": 1400850980, "self": None}
