@@ -15,7 +15,8 @@ from typing import Any
 from crawl_assets_tests.normalize.helpers import SAMPLES
 from crawl_assets_tests.normalize.shapes import (
     archive_file, archive_tweet, envelope, export_file, export_message, intercom_part, intercom_v1_conversation,
-    intercom_v1_notification, lines, telethon_message, x_default_page, x_not_authorized, x_not_found, x_page, x_tweet,
+    intercom_v1_notification, lines, SHIFT_CHAT, SHIFT_USER, tdesktop_2019_message, tdesktop_2020_message, tdesktop_chat,
+    telethon_message, x_default_page, x_not_authorized, x_not_found, x_page, x_tweet,
 )  # fmt: skip
 
 BAD = b"\xff\xfe"
@@ -81,6 +82,22 @@ def _intercom_v1() -> bytes:
     return lines(*(envelope("conversation", r, workspace="wsa") for r in (answer, hook)))
 
 
+def _shifted_exports() -> tuple[bytes, bytes]:
+    """One channel's export by Telegram Desktop of 2019 and of 2020 (shifted peer ids)."""
+    channel = SHIFT_CHAT + 1447061072
+    of_2019 = tdesktop_chat(channel, "public_channel",
+                            tdesktop_2019_message(100, "Launch day", "2019-05-01T12:00:00", author="Mina"),
+                            tdesktop_2019_message(101, "Update: fixed", "2019-05-01T13:00:00", reply_to_message_id=100,
+                                                  edited="2019-05-01T13:30:00"))
+    of_2020 = tdesktop_chat(SHIFT_CHAT + 1147061072, "public_supergroup",
+                            tdesktop_2020_message(5, "see the post", "2021-01-10T10:00:00", **{"from": "Reza"},
+                                                  from_id=SHIFT_USER + 777000111, reply_to_message_id=100,
+                                                  reply_to_peer_id=channel),
+                            tdesktop_2020_message(6, "thanks", "2021-01-10T10:01:00", **{"from": "Sample Channel"},
+                                                  from_id=channel, reply_to_message_id=5), name="Sample Chat")
+    return of_2019, of_2020
+
+
 @cache
 def fixtures() -> dict[str, Fixture]:
     """Every fixture whose format is installed (a source type may be uninstalled: its shapes are then skipped)."""
@@ -129,4 +146,6 @@ def _all_fixtures() -> dict[str, Fixture]:
         "15 wrong format": Fixture("x-v2", export),
         "16 languages option": Fixture("telegram", lines(telethon_message(1, "Crash on Startup")), {"languages": "en,fa"}),
         "29.1+12 intercom before 2.0, redacted and tagged parts": Fixture("intercom", _intercom_v1()),
+        "29.2 export of 2019, shifted chat id": Fixture("telegram-export", _shifted_exports()[0], {"timezone": "UTC"}),
+        "29.2 export of 2020, shifted sender ids": Fixture("telegram-export", _shifted_exports()[1], {"timezone": "UTC"}),
     }

@@ -146,3 +146,25 @@ def intercom_v1_notification(conversation: dict[str, Any]) -> dict[str, Any]:
             "data": {"type": "notification_event_data", "item": conversation}, "links": {},
             "delivery_status": "pending", "delivery_attempts": 1, "delivered_at": 0, "first_sent_at": 1400850980,
             "created_at": 1400850980, "self": None}
+
+
+SHIFT_USER, SHIFT_CHAT = 2**32, 2**33  # Telegram Desktop's peer ids before 2.7.2: 2**32 | user, 2**33 | chat or channel
+
+
+def tdesktop_chat(chat_id: int, chat_type: str, *messages: dict[str, Any], name: str = "Sample Channel") -> bytes:
+    """A single-chat ``result.json`` with the chat ``id`` exactly as given (shifted, by exports before 2.7.2)."""
+    return json.dumps({"name": name, "type": chat_type, "id": chat_id, "messages": list(messages)}, indent=1,
+                      ensure_ascii=False).encode()
+
+
+def tdesktop_2019_message(message_id: int, text: str, date: str, **fields: Any) -> dict[str, Any]:
+    """A message of Telegram Desktop 1.x-2.1 (before June 2020): local ``date``, ``edited`` always written
+    (the epoch in local time when never edited), the sender (when any) as a bare user id."""
+    return {"id": message_id, "type": "message", "date": date, "edited": fields.pop("edited", "1970-01-01T03:30:00"),
+            **fields, "text": text}
+
+
+def tdesktop_2020_message(message_id: int, text: str, date: str, **fields: Any) -> dict[str, Any]:
+    """A message of Telegram Desktop 2.4-2.7.1 (September 2020 to April 2021): ``edited`` only when edited, and
+    ``from_id`` (always) and ``reply_to_peer_id`` as shifted peer ids."""
+    return {"id": message_id, "type": "message", "date": date, **fields, "text": text}

@@ -60,6 +60,34 @@ def bare_chat_id(value: Any, field: str = "id") -> str:
     return str(value)
 
 
+# Telegram Desktop before 2.7.2 (April 2021) wrote a chat's ``id`` as its internal peer id: ``2**32 | id`` for a
+# user's chat, ``2**33 | id`` for a group or channel (ids were 31-bit then); from layer 119 (2.4, September 2020)
+# until 2.7.2 ``from_id``/``reply_to_peer_id`` were numbers spelled the same way (later exports: "user123").
+_SHIFTED_PEERS = {1: "user", 2: "chat"}
+
+
+def shifted_peer(value: Any) -> tuple[str, str] | None:
+    """(peer type, bare id) of an old Telegram Desktop export's shifted peer id, or None when ``value`` is not one."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >> 32 in _SHIFTED_PEERS and value & 0xFFFFFFFF < 2**31:
+        return _SHIFTED_PEERS[value >> 32], str(value & 0xFFFFFFFF)
+    return None
+
+
+def legacy_export_message(message: Any) -> bool:
+    """Whether an export message comes from Telegram Desktop before 2.7.2: no ``date_unixtime`` (2022) and a
+    sender that is no ``user123``/``channel123`` string (a number, or none before layer 119)."""
+    return isinstance(message, dict) and "date_unixtime" not in message and not isinstance(message.get("from_id"), str)
+
+
+def export_chat_id(value: Any, message: Any) -> str:
+    """The bare chat id of an export's chat ``id``, shifted by Telegram Desktop before 2.7.2 (told by ``message``)."""
+    if legacy_export_message(message):
+        shifted = shifted_peer(value)
+        if shifted is not None:
+            return shifted[1]
+    return bare_chat_id(value)
+
+
 def _peer(value: Any, field: str, bare: str = "user") -> tuple[str, str] | None:
     """(peer type, bare id) of a Telethon ``Peer*`` object, or None when absent; a bare number (Telethon before
     layer 119) is a peer of type ``bare``."""
@@ -86,8 +114,9 @@ def item_scope(node: dict[str, Any]) -> str | None:
         if peer is not None:
             return peer[1]
     if isinstance(node.get("messages"), list):
+        first = next((m for m in node["messages"] if isinstance(m, dict) and m.get("type") == "message"), None)
         try:
-            return bare_chat_id(node.get("id"))
+            return export_chat_id(node.get("id"), first)
         except InputError:
             return None
     return None
