@@ -207,3 +207,17 @@ def test_erasure_scope_of_an_old_export_is_the_bare_chat():
     chat = json.loads(_channel_exports()["2019"])
     assert PERSONS.scope(chat) == str(CHANNEL)
     assert PERSONS.scope(json.loads(_channel_exports()["current"])) == str(CHANNEL)
+
+
+def test_supergroup_message_is_not_a_channel_post():
+    """Issue 29 item 11: a supergroup is a PeerChannel too; its messages are not posts (``post: false``)."""
+    from crawl_assets.sources.telegram.rawlines import message_line
+    from crawl_assets_tests.standins import telegram_mtproto as tm
+
+    world = tm.World()
+    newest = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    group = world.channel("devs", messages=5, megagroup=True, newest_at=newest)
+    channel = world.channel("news", messages=5, newest_at=newest)
+    records, _ = run("telegram", lines(message_line(group.message(3)), message_line(channel.message(3))))
+    assert [(r.metadata["chat_type"], r.kind, r.author_id) for r in records] == [
+        ("supergroup", "message", str(tm.COMMENTER.id)), ("channel", "post", str(channel.id))]

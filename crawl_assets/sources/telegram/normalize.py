@@ -221,6 +221,8 @@ def _telethon_message(batch: Batch, line: int, raw: bytes, m: dict[str, Any]) ->
             repost_of = message_key(origin[1], post)
 
     replies = as_dict(m.get("replies"))
+    if chat_type == "channel" and not m.get("post"):  # a channel's messages are posts; a supergroup's are not
+        chat_type = "supergroup"
     metadata: dict[str, Any] = {"chat_type": chat_type}
     for field in ("post_author", "grouped_id", "via_bot_id", "pinned", "silent", "noforwards", "edit_hide"):
         if m.get(field) not in (None, False):
