@@ -147,6 +147,7 @@ def _all_fixtures() -> dict[str, Fixture]:
         "16 languages option": Fixture("telegram", lines(telethon_message(1, "Crash on Startup")), {"languages": "en,fa"}),
         "29.1+12 intercom before 2.0, redacted and tagged parts": Fixture("intercom", _intercom_v1()),
         "29.2 export of 2019, shifted chat id": Fixture("telegram-export", _shifted_exports()[0], {"timezone": "UTC"}),
+        "29.3 archive with its owner's account id": Fixture("x-archive", three, {"account_id": "7700112233"}),
         "29.11 telethon supergroup message": Fixture("telegram", lines(telethon_message(
             12, "anyone else seeing this?", post=False, views=None, forwards=None,
             from_id={"_": "PeerUser", "user_id": 777000111}))),

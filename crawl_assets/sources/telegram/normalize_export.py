@@ -29,9 +29,8 @@ from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.damage import parse_error_text, with_flag
 from crawl_assets.normalize.documents import DocumentReader
 from crawl_assets.normalize.text import fold_tag, unique
-from crawl_assets.sources.telegram.normalize import (
-    PERSONS, _CHANNEL_TYPES, _kind, _seconds, export_chat_id, message_key, shifted_peer,
-)  # fmt: skip
+from crawl_assets.sources.telegram.normalize import PERSONS, _CHANNEL_TYPES, _kind, _seconds
+from crawl_assets.sources.telegram.normalize_peers import export_chat_id, message_key, shifted_peer
 
 _MESSAGE_PREFIXES = {"messages.item", "chats.list.item.messages.item", "left_chats.list.item.messages.item"}
 _CHAT_PREFIXES = ("", "chats.list.item.", "left_chats.list.item.")
