@@ -14,9 +14,10 @@ from typing import Any
 
 from crawl_assets_tests.normalize.helpers import SAMPLES
 from crawl_assets_tests.normalize.shapes import (
-    archive_file, archive_tweet, envelope, export_file, export_message, intercom_part, intercom_v1_conversation,
-    intercom_v1_notification, lines, SHIFT_CHAT, SHIFT_USER, tdesktop_2019_message, tdesktop_2020_message, tdesktop_chat,
-    telethon_message, x_default_page, x_not_authorized, x_not_found, x_page, x_tweet,
+    archive_file, archive_media_tweet, archive_tweet, envelope, export_file, export_message, intercom_part,
+    intercom_v1_conversation, intercom_v1_notification, lines, SHIFT_CHAT, SHIFT_USER, tdesktop_2019_message,
+    tdesktop_2020_message, tdesktop_chat, telethon_message, x_default_page, x_media_tweet, x_not_authorized,
+    x_not_found, x_page, x_tweet,
 )  # fmt: skip
 
 BAD = b"\xff\xfe"
@@ -148,6 +149,8 @@ def _all_fixtures() -> dict[str, Fixture]:
         "29.1+12 intercom before 2.0, redacted and tagged parts": Fixture("intercom", _intercom_v1()),
         "29.2 export of 2019, shifted chat id": Fixture("telegram-export", _shifted_exports()[0], {"timezone": "UTC"}),
         "29.3 archive with its owner's account id": Fixture("x-archive", three, {"account_id": "7700112233"}),
+        "29.14 x media without includes.media": Fixture("x-v2", lines(x_page(x_media_tweet(V1)))),
+        "29.14 archive media sizes": Fixture("x-archive", archive_file("tweets", [archive_media_tweet(V1)])),
         "29.11 telethon supergroup message": Fixture("telegram", lines(telethon_message(
             12, "anyone else seeing this?", post=False, views=None, forwards=None,
             from_id={"_": "PeerUser", "user_id": 777000111}))),

@@ -168,3 +168,42 @@ def tdesktop_2020_message(message_id: int, text: str, date: str, **fields: Any) 
     """A message of Telegram Desktop 2.4-2.7.1 (September 2020 to April 2021): ``edited`` only when edited, and
     ``from_id`` (always) and ``reply_to_peer_id`` as shifted peer ids."""
     return {"id": message_id, "type": "message", "date": date, **fields, "text": text}
+
+
+def x_media_tweet(tweet_id: str) -> dict[str, Any]:
+    """A post with a photo, a video and a shared link, on a page whose client did not request
+    ``expansions=attachments.media_keys``: the media url entities carry no ``media_key`` and ``includes`` no media."""
+    text = "Two clips and a read https://t.co/Link000001 https://t.co/Phot000001 https://t.co/Vide000001"
+    return x_tweet(tweet_id, text, attachments={"media_keys": [f"3_{tweet_id}", f"7_{tweet_id}"]}, entities={"urls": [
+        {"start": 21, "end": 44, "url": "https://t.co/Link000001", "expanded_url": "https://example.com/read",
+         "display_url": "example.com/read"},
+        {"start": 45, "end": 68, "url": "https://t.co/Phot000001",
+         "expanded_url": f"https://twitter.com/acme/status/{tweet_id}/photo/1", "display_url": "pic.twitter.com/Phot000001"},
+        {"start": 69, "end": 92, "url": "https://t.co/Vide000001",
+         "expanded_url": f"https://x.com/acme/status/{tweet_id}/video/1", "display_url": "pic.x.com/Vide000001"},
+    ]})  # fmt: skip
+
+
+def _archive_medium(tweet_id: str, kind: str, media_id: str, image: str, large: tuple[int, int]) -> dict[str, Any]:
+    """One entry of an archive post's ``extended_entities.media`` (numbers as strings, as tweets.js writes them)."""
+    sizes = {"thumb": (150, 150), "medium": (1200, 675), "small": (680, 383), "large": large}
+    return {"expanded_url": f"https://twitter.com/acme/status/{tweet_id}/{kind}/1", "indices": ["10", "33"],
+            "url": "https://t.co/Phot000002", "media_url": f"http://pbs.twimg.com/{image}", "id_str": media_id,
+            "id": media_id, "media_url_https": f"https://pbs.twimg.com/{image}", "type": kind,
+            "sizes": {name: {"w": str(w), "h": str(h), "resize": "crop" if name == "thumb" else "fit"}
+                      for name, (w, h) in sizes.items()},
+            "display_url": "pic.twitter.com/Phot000002"}  # fmt: skip
+
+
+def archive_media_tweet(tweet_id: str) -> dict[str, Any]:
+    """An archive post with a photo and a video as tweets.js writes them: every number a string."""
+    photo = _archive_medium(tweet_id, "photo", "1790000000000000555", "media/GAbCdEfG.jpg", (2048, 1152))
+    video = _archive_medium(tweet_id, "video", "1790000000000000556", "ext_tw_video_thumb/1/pu/img/x.jpg", (1280, 720))
+    video["video_info"] = {"aspect_ratio": ["16", "9"], "duration_millis": "30030", "variants": [
+        {"bitrate": "2176000", "content_type": "video/mp4", "url": "https://video.twimg.com/ext_tw_video/1/pu/vid/1280x720/a.mp4?tag=12"},
+        {"content_type": "application/x-mpegURL", "url": "https://video.twimg.com/ext_tw_video/1/pu/pl/a.m3u8?tag=12"},
+        {"bitrate": "832000", "content_type": "video/mp4", "url": "https://video.twimg.com/ext_tw_video/1/pu/vid/640x360/a.mp4?tag=12"},
+    ]}  # fmt: skip
+    return archive_tweet(tweet_id, "New video https://t.co/Phot000002", entities={
+        "hashtags": [], "symbols": [], "user_mentions": [], "urls": [], "media": [photo]},
+        extended_entities={"media": [photo, video]})
