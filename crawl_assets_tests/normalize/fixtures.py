@@ -14,10 +14,10 @@ from typing import Any
 
 from crawl_assets_tests.normalize.helpers import SAMPLES
 from crawl_assets_tests.normalize.shapes import (
-    archive_file, archive_media_tweet, archive_tweet, envelope, export_file, export_message, intercom_part,
-    intercom_v1_conversation, intercom_v1_notification, lines, SHIFT_CHAT, SHIFT_USER, tdesktop_2019_message,
-    tdesktop_2020_message, tdesktop_chat, telethon_message, x_default_page, x_media_tweet, x_not_authorized,
-    x_not_found, x_page, x_tweet,
+    archive_file, archive_media_tweet, archive_tweet, discourse_onebox, discourse_post, discourse_quote, envelope,
+    export_file, export_message, intercom_part, intercom_v1_conversation, intercom_v1_notification, lines,
+    SHIFT_CHAT, SHIFT_USER, tdesktop_2019_message, tdesktop_2020_message, tdesktop_chat, telethon_message,
+    x_default_page, x_media_tweet, x_not_authorized, x_not_found, x_page, x_tweet,
 )  # fmt: skip
 
 BAD = b"\xff\xfe"
@@ -99,6 +99,17 @@ def _shifted_exports() -> tuple[bytes, bytes]:
     return of_2019, of_2020
 
 
+def _discourse_quotes() -> bytes:
+    quoting = discourse_post(30, 1001, 3, discourse_quote("alice", 1002, 2, "Elsewhere", other_topic="topic-1002")
+                             + "<p>Same here</p>" + discourse_onebox("https://example.com/article", "Article title")
+                             + '<p><img src="/images/emoji/twitter/smile.png?v=12" title=":smile:" class="emoji" '
+                             'alt=":smile:"></p>')
+    return lines(*(envelope("topic", {"id": t, "title": f"Topic {t}", "slug": f"topic-{t}", "category_id": 5,
+                                      "post_stream": {"posts": posts}}, host="forum.example.org")
+                   for t, posts in ((1001, [quoting, discourse_post(20, 1001, 2, "<p>Here</p>")]),
+                                    (1002, [discourse_post(21, 1002, 2, "<p>Elsewhere</p>")]))))
+
+
 @cache
 def fixtures() -> dict[str, Fixture]:
     """Every fixture whose format is installed (a source type may be uninstalled: its shapes are then skipped)."""
@@ -151,6 +162,12 @@ def _all_fixtures() -> dict[str, Fixture]:
         "29.3 archive with its owner's account id": Fixture("x-archive", three, {"account_id": "7700112233"}),
         "29.14 x media without includes.media": Fixture("x-v2", lines(x_page(x_media_tweet(V1)))),
         "29.14 archive media sizes": Fixture("x-archive", archive_file("tweets", [archive_media_tweet(V1)])),
+        "29.4 discourse quote, link preview, emoji": Fixture("discourse", _discourse_quotes()),
+        "29.5 hacker news code block": Fixture("hackernews", lines(envelope("search_by_date", {"hits": [{
+            "objectID": "41000010", "created_at": "2026-11-01T00:05:00Z", "author": "coder", "story_id": 41000000,
+            "parent_id": 41000000, "_tags": ["comment", "author_coder", "story_41000000"],
+            "comment_text": "Try:<p><pre><code>  def f(x):\n      return x\n</code></pre>\nDone."}]},
+            query="code", tags="(story,comment)"))),
         "29.11 telethon supergroup message": Fixture("telegram", lines(telethon_message(
             12, "anyone else seeing this?", post=False, views=None, forwards=None,
             from_id={"_": "PeerUser", "user_id": 777000111}))),

@@ -207,3 +207,34 @@ def archive_media_tweet(tweet_id: str) -> dict[str, Any]:
     return archive_tweet(tweet_id, "New video https://t.co/Phot000002", entities={
         "hashtags": [], "symbols": [], "user_mentions": [], "urls": [], "media": [photo]},
         extended_entities={"media": [photo, video]})
+
+
+def discourse_post(post_id: int, topic_id: int, number: int, cooked: str, **fields: Any) -> dict[str, Any]:
+    """A post of ``/posts.json`` or a topic's ``post_stream`` (the fields Discourse 3.x sends)."""
+    return {"id": post_id, "name": "Bob", "username": fields.pop("username", "bob"), "avatar_template": "/user_avatar/forum/bob/{size}/1_2.png",
+            "created_at": "2026-11-01T00:07:00.000Z", "cooked": cooked, "post_number": number, "post_type": 1,
+            "updated_at": "2026-11-01T00:07:00.000Z", "reply_count": 0, "reply_to_post_number": None, "quote_count": 0,
+            "incoming_link_count": 0, "reads": 3, "score": 0.6, "topic_id": topic_id, "topic_slug": f"topic-{topic_id}",
+            "version": 1, "user_id": 107, "user_deleted": False, "deleted_at": None, "wiki": False,
+            "actions_summary": [], **fields}  # fmt: skip
+
+
+def discourse_quote(username: str, topic_id: int, number: int, words: str, *, other_topic: str = "") -> str:
+    """``cooked`` of a quote as Discourse renders ``[quote="name, post:N, topic:T"]`` (a quote of another topic
+    links that topic in its title)."""
+    title = f'<a href="https://forum.example.org/t/{other_topic}/{topic_id}/{number}">{other_topic}</a>' if other_topic else f"{username}:"
+    return (f'<aside class="quote no-group" data-username="{username}" data-post="{number}" data-topic="{topic_id}">\n'
+            f'<div class="title">\n<div class="quote-controls"></div>\n<img loading="lazy" alt="" width="24" height="24" '
+            f'src="/user_avatar/forum.example.org/{username}/48/12_2.png" class="avatar"> {title}</div>\n'
+            f"<blockquote>\n<p>{words}</p>\n</blockquote>\n</aside>\n")  # fmt: skip
+
+
+def discourse_onebox(url: str, title: str) -> str:
+    """``cooked`` of a link alone on its line, previewed (a onebox)."""
+    return (f'<aside class="onebox allowlistedgeneric" data-onebox-src="{url}">\n  <header class="source">\n'
+            f'      <img src="https://example.com/favicon.ico" class="site-icon" width="32" height="32">\n'
+            f'      <a href="{url}" target="_blank" rel="noopener">example.com</a>\n  </header>\n'
+            f'  <article class="onebox-body">\n    <div class="aspect-image" style="--aspect-ratio:690/362;"><img '
+            f'src="https://example.com/cover.png" class="thumbnail" width="690" height="362"></div>\n'
+            f'<h3><a href="{url}" target="_blank" rel="noopener">{title}</a></h3>\n\n<p>{title}: a summary.</p>\n'
+            "  </article>\n  <div class=\"onebox-metadata\">\n    \n    \n  </div>\n  <div style=\"clear: both\"></div>\n</aside>\n")  # fmt: skip

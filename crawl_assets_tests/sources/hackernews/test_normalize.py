@@ -45,3 +45,14 @@ def test_hacker_news_poll_options_belong_to_their_poll():
     assert option_record.metadata["poll"] == "hackernews:41000000" and option_record.metadata["item_type"] == "pollopt"
     assert option_record.conversation_id == poll_record.conversation_id == "hackernews:41000000"
     assert option_record.metrics.likes == 25 and option_record.reply_to is None
+
+
+def test_code_blocks_keep_their_lines_and_indentation():
+    """Issue 29 item 5: HN writes code as <pre><code> with the lines' own newlines and leading spaces."""
+    comment = {"objectID": "41000010", "created_at": "2026-11-01T00:05:00Z", "author": "coder", "story_id": 41000000,
+               "parent_id": 41000000, "_tags": ["comment", "author_coder", "story_41000000"],
+               "comment_text": "Try this:<p><pre><code>  def total(xs):\n      return sum(\n          x for x in xs\n      )\n"
+                               "</code></pre>\nWorks for me &amp; others."}
+    records, _ = run("hackernews", _hn(comment))
+    assert records[0].text == ("Try this:\n  def total(xs):\n      return sum(\n          x for x in xs\n      )\n"
+                               "Works for me & others.")
