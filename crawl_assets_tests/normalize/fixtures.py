@@ -15,7 +15,7 @@ from typing import Any
 from crawl_assets_tests.normalize.helpers import SAMPLES
 from crawl_assets_tests.normalize.shapes import (
     archive_file, archive_media_tweet, archive_tweet, discourse_onebox, discourse_post, discourse_quote, envelope,
-    export_file, export_message, intercom_part, intercom_v1_conversation, intercom_v1_notification, lines,
+    export_file, export_message, hn_item, intercom_part, intercom_v1_conversation, intercom_v1_notification, lines,
     SHIFT_CHAT, SHIFT_USER, tdesktop_2019_message, tdesktop_2020_message, tdesktop_chat, telethon_message,
     x_default_page, x_media_tweet, x_not_authorized, x_not_found, x_page, x_tweet,
 )  # fmt: skip
@@ -168,6 +168,13 @@ def _all_fixtures() -> dict[str, Fixture]:
             "parent_id": 41000000, "_tags": ["comment", "author_coder", "story_41000000"],
             "comment_text": "Try:<p><pre><code>  def f(x):\n      return x\n</code></pre>\nDone."}]},
             query="code", tags="(story,comment)"))),
+        "29.15 hacker news firebase items": Fixture("hackernews", lines(
+            hn_item(41000100, "story", descendants=1, kids=[41000101], score=12, title="Show HN: A tiny queue",
+                    url="https://example.com/queue"),
+            envelope("item", hn_item(41000101, "comment", parent=41000100, text="Nice.<p>Persisted?"), tags="item"),
+            hn_item(41000103, "poll", parts=[41000104], score=3, title="Poll: tabs?", descendants=0),
+            hn_item(41000104, "pollopt", poll=41000103, score=2, text="Tabs"),
+            {"deleted": True, "id": 41000102, "parent": 41000101, "time": 1793491600, "type": "comment"})),
         "29.11 telethon supergroup message": Fixture("telegram", lines(telethon_message(
             12, "anyone else seeing this?", post=False, views=None, forwards=None,
             from_id={"_": "PeerUser", "user_id": 777000111}))),

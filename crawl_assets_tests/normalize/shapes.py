@@ -238,3 +238,8 @@ def discourse_onebox(url: str, title: str) -> str:
             f'src="https://example.com/cover.png" class="thumbnail" width="690" height="362"></div>\n'
             f'<h3><a href="{url}" target="_blank" rel="noopener">{title}</a></h3>\n\n<p>{title}: a summary.</p>\n'
             "  </article>\n  <div class=\"onebox-metadata\">\n    \n    \n  </div>\n  <div style=\"clear: both\"></div>\n</aside>\n")  # fmt: skip
+
+
+def hn_item(item_id: int, item_type: str, **fields: Any) -> dict[str, Any]:
+    """An item of the Hacker News Firebase API, ``GET /v0/item/{id}.json`` (key order as the API sends it)."""
+    return {"by": fields.pop("by", "pat"), "id": item_id, **fields, "time": fields.pop("time", 1793491500), "type": item_type}
