@@ -6,6 +6,7 @@ messages made by the MTProto stand-in exactly as the collector stores them.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import dataclasses
 import functools
@@ -141,6 +142,10 @@ def _real_world_shapes() -> dict[str, list[Any]]:
             name = "x-archive" if kind == "tweets" else f"x-archive:{kind}"
         elif fixture.fmt == "telegram-export":
             items, name = (_json_or_none(data) or {}).get("messages"), fixture.fmt
+        elif fixture.fmt == "play-csv":  # rows after the header (the seed set writes its own header)
+            text = data.decode("utf-16" if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else "utf-8")
+            found.setdefault(fixture.fmt, []).extend(list(csv.reader(io.StringIO(text)))[1:])
+            continue
         else:
             items, name = [_json_or_none(line) for line in data.splitlines() if line.strip()], fixture.fmt
         found.setdefault(name, []).extend(i for i in items or () if isinstance(i, dict))

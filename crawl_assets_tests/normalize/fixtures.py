@@ -16,8 +16,8 @@ from crawl_assets_tests.normalize.helpers import SAMPLES
 from crawl_assets_tests.normalize.shapes import (
     archive_file, archive_media_tweet, archive_tweet, discourse_onebox, discourse_post, discourse_quote, envelope,
     export_file, export_message, hn_item, intercom_part, intercom_v1_conversation, intercom_v1_notification, lines,
-    SHIFT_CHAT, SHIFT_USER, tdesktop_2019_message, tdesktop_2020_message, tdesktop_chat, telethon_message,
-    x_default_page, x_media_tweet, x_not_authorized, x_not_found, x_page, x_tweet,
+    play_csv, play_rating_row, SHIFT_CHAT, SHIFT_USER, tdesktop_2019_message, tdesktop_2020_message, tdesktop_chat,
+    telethon_message, x_default_page, x_media_tweet, x_not_authorized, x_not_found, x_page, x_tweet,
 )  # fmt: skip
 
 BAD = b"\xff\xfe"
@@ -110,6 +110,14 @@ def _discourse_quotes() -> bytes:
                                     (1002, [discourse_post(21, 1002, 2, "<p>Elsewhere</p>")]))))
 
 
+def _play_ratings(encoding: str) -> bytes:
+    review = ["com.acme.app", "231", "2.3.1", "en", "a52q", "2024-02-01T10:00:00Z", "1706781600000", "2024-02-01T10:00:00Z",
+              "1706781600000", "5", "", "Love it", "", "", "", "https://play.google.com/console/developers/1/app/2/"
+              "user-feedback/review-details?reviewId=gp:AOqpTOH9"]  # fmt: skip
+    return play_csv(play_rating_row(4, "2024-02-01T09:00:00Z", 1706778000000), review,
+                    play_rating_row(1, "2024-02-02T09:00:00Z", 1706864400000), encoding=encoding)
+
+
 @cache
 def fixtures() -> dict[str, Fixture]:
     """Every fixture whose format is installed (a source type may be uninstalled: its shapes are then skipped)."""
@@ -175,6 +183,8 @@ def _all_fixtures() -> dict[str, Fixture]:
             hn_item(41000103, "poll", parts=[41000104], score=3, title="Poll: tabs?", descendants=0),
             hn_item(41000104, "pollopt", poll=41000103, score=2, text="Tabs"),
             {"deleted": True, "id": 41000102, "parent": 41000101, "time": 1793491600, "type": "comment"})),
+        "29.10 play ratings without a review (UTF-16)": Fixture("play-csv", _play_ratings("utf-16")),
+        "29.10 play ratings without a review (UTF-8)": Fixture("play-csv", _play_ratings("utf-8")),
         "29.11 telethon supergroup message": Fixture("telegram", lines(telethon_message(
             12, "anyone else seeing this?", post=False, views=None, forwards=None,
             from_id={"_": "PeerUser", "user_id": 777000111}))),

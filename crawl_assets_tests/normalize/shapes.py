@@ -243,3 +243,28 @@ def discourse_onebox(url: str, title: str) -> str:
 def hn_item(item_id: int, item_type: str, **fields: Any) -> dict[str, Any]:
     """An item of the Hacker News Firebase API, ``GET /v0/item/{id}.json`` (key order as the API sends it)."""
     return {"by": fields.pop("by", "pat"), "id": item_id, **fields, "time": fields.pop("time", 1793491500), "type": item_type}
+
+
+PLAY_CSV_HEADER = ["Package Name", "App Version Code", "App Version Name", "Reviewer Language", "Device",
+                   "Review Submit Date and Time", "Review Submit Millis Since Epoch", "Review Last Update Date and Time",
+                   "Review Last Update Millis Since Epoch", "Star Rating", "Review Title", "Review Text",
+                   "Developer Reply Date and Time", "Developer Reply Millis Since Epoch", "Developer Reply Text",
+                   "Review Link"]  # fmt: skip
+
+
+def play_csv(*rows: list[str], encoding: str = "utf-16") -> bytes:
+    """A Play Console review export (``reviews_<package>_<yyyymm>.csv``): UTF-16 with a BOM as the Console's
+    bucket holds it, or UTF-8 as re-saved."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+    writer.writerows([PLAY_CSV_HEADER, *rows])
+    return out.getvalue().encode(encoding)
+
+
+def play_rating_row(stars: int, submitted: str, millis: int) -> list[str]:
+    """The row Play writes for a rating given without a review: no title, text, reply or link."""
+    return ["com.acme.app", "231", "2.3.1", "en", "a52q", submitted, str(millis), submitted, str(millis), str(stars),
+            "", "", "", "", "", ""]
