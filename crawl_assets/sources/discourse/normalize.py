@@ -11,6 +11,8 @@ the target is not in the stream, ``reply_to`` stays empty and ``metadata.reply_t
 number. A single-post answer (the sync fetches reply targets missing from a batch that way) is context
 only: it teaches its number → id and yields no record, so a partial re-observation (no category, tags or
 topic title, its own target unresolved) never replaces the full record stored before.
+A post read without its topic's context, or whose reply target or quoted post the stream lacks, is flagged
+``context_missing``: the pipeline keeps what an earlier observation knew of it (``merge_earlier``).
 Moderator/small actions ("closed the topic") are reported as non-posts.
 
 A quoted post (``<aside class="quote" data-topic data-post>`` in ``cooked``) is not the author's text: it is
@@ -27,8 +29,9 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from crawl_assets.normalize.build import (
-    Batch, InputError, Item, as_dict, as_id, as_list, media_doc, opt_int, opt_str, parse_instant,
+    CONTEXT_MISSING, Batch, InputError, Item, as_dict, as_id, as_list, media_doc, opt_int, opt_str, parse_instant,
 )  # fmt: skip
+from crawl_assets.normalize.damage import with_flag
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.text import fold_tag, unique
@@ -201,9 +204,12 @@ def _post(batch: Batch, forum: _Forum, host: str, post: Any, index: int, provena
     likes = next((opt_int(a.get("count")) for a in as_list(post.get("actions_summary"))
                   if isinstance(a, dict) and a.get("id") == LIKE_ACTION), None)
     slug = opt_str(post.get("topic_slug")) or topic.get("slug")
+    title = opt_str(post.get("topic_title")) or topic.get("title")
+    if title is None or (target and reply_to is None) or (quotes and quoted is None):
+        provenance = with_flag(provenance, CONTEXT_MISSING)  # its topic, or a post it points to, is not in the batch
     metadata = {k: v for k, v in {
         "topic_id": topic_id,
-        "topic_title": opt_str(post.get("topic_title")) or topic.get("title"),
+        "topic_title": title,
         "topic_slug": slug,
         "post_number": number,
         "reply_to_post_number": reply_number,
