@@ -55,7 +55,7 @@ ITEM_TYPES = {"story": "post", "job": "post", "poll": "post", "comment": "commen
 def is_firebase_item(value: Any) -> bool:
     """An item of the official API: an integer ``id`` and an HN ``type`` (a deleted item keeps both)."""
     return (isinstance(value, dict) and isinstance(value.get("id"), int) and not isinstance(value["id"], bool)
-            and value.get("type") in ITEM_TYPES)
+            and isinstance(value.get("type"), str) and value["type"] in ITEM_TYPES)
 
 
 def _item(batch: Batch, item: dict[str, Any], provenance: dict[str, Any]) -> Item:
