@@ -31,8 +31,15 @@ class Replayed:
         return self.docs / self.seconds
 
 
-def node_cpu_seconds(client: Any) -> float:
-    """CPU seconds the node's process has used (all nodes summed)."""
+def node_cpu_seconds(client: Any, settle_s: float = 180.0) -> float:
+    """CPU seconds the node's process has used (all nodes summed), read once no merge is running (up to
+    ``settle_s``): a load's merges go on after its last request and are its work, not the next one's."""
+    deadline = time.monotonic() + settle_s
+    while time.monotonic() < deadline:
+        merges = client.nodes.stats(metric="indices", index_metric="merge")["nodes"]
+        if not any(n["indices"]["merges"]["current"] for n in merges.values()):
+            break
+        time.sleep(0.5)
     stats = client.nodes.stats(metric="process")["nodes"]
     return sum(n["process"]["cpu"]["total_in_millis"] for n in stats.values()) / 1000
 
@@ -106,7 +113,8 @@ def replay(client: Any, lines: list[bytes], target: str, *, body_mib: int = 8, i
     for family in FAMILIES:
         set_refresh(client, sorted(n for n, f in names.items() if f == family), template_refresh(family))
     client.indices.refresh(index=",".join(sorted(names)))
-    seconds, cpu = time.perf_counter() - started, node_cpu_seconds(client) - cpu0
+    seconds = time.perf_counter() - started
+    cpu = node_cpu_seconds(client) - cpu0
     if errors:
         raise SystemExit(f"the replay was refused: {errors[0]}")
     return Replayed(len(lines), seconds, cpu)
