@@ -4,7 +4,7 @@ Only normalized parts not yet indexed are sent (a marker per part in the lake's 
 after the sink accounted for every document), so a sync indexes what is new or changed.
 """
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
 import pyarrow as pa
