@@ -93,6 +93,7 @@ def demo(home: Path | None, es_url: str | None) -> None:
 
     import dagster as dg
 
+    from crawl_assets.cli.sync import sync_job_name
     from crawl_assets.definitions import defs
 
     with dg.DagsterInstance.get() as instance:
@@ -126,7 +127,7 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
     click.echo(f"DAGSTER_HOME  {home}\nregistry      {registry_path}\nlake          {lake.root}\n")
     for key in keys:
         platform = key.split(".")[1]
-        job = defs.resolve_job_def(f"{platform}_sync" if indexing else f"{platform}_sync_no_index")
+        job = defs.resolve_job_def(sync_job_name(platform, indexing))
         click.echo(f"syncing {key} ...", err=True)
         result = job.execute_in_process(partition_key=key, instance=instance, raise_on_error=False, run_config=QUIET)
         if not result.success:
