@@ -24,8 +24,9 @@ from typing import Any, TypeVar
 from telethon import TelegramClient
 from telethon.sessions import StringSession
 
-from crawl_assets.sources.telegram.errors import FLOOD, NETWORK, LongFloodWait, SourceGone
+from crawl_assets.sources.telegram.errors import FLOOD, NETWORK, LongFloodWait, ProxyFailed, SourceGone
 from crawl_assets.sources.telegram.pacing import Pacer
+from crawl_assets.sources.telegram.proxy import ProxySpec
 
 DEVICE_MODEL = "crawl_assets"
 APP_VERSION = "crawl_assets telegram collector"
@@ -57,6 +58,20 @@ def request_name(request: Any) -> str:
     return type(request).__name__
 
 
+def proxy_arguments(proxy: ProxySpec | None, credential: str) -> dict[str, Any]:
+    """``TelegramClient``'s ``connection``/``proxy`` for ``proxy``. Telethon silently connects *directly* when
+    python-socks is missing, so a SOCKS/HTTP proxy without it is refused here instead."""
+    if proxy is None:
+        return {}
+    if proxy.kind != "mtproxy":
+        try:
+            import python_socks  # noqa: F401
+        except ImportError:
+            raise SourceGone(f"the {proxy.shown} proxy of Telegram credential {credential!r} needs python-socks "
+                             "(pip install 'python-socks[asyncio]'); refusing to connect without it") from None
+    return proxy.telethon()
+
+
 def parse_session(session: str, credential: str) -> StringSession:
     """A StringSession from its secret string; a bad string is reported without echoing it."""
     if not session:
@@ -73,14 +88,16 @@ class CrawlClient(TelegramClient):
     """A ``TelegramClient`` for reading history: no update handling, every request paced and counted."""
 
     def __init__(self, *, credential: str, api_id: int, api_hash: str, session: str,
-                 settings: ClientSettings = ClientSettings(), last_request: float = 0.0):
+                 settings: ClientSettings = ClientSettings(), last_request: float = 0.0,
+                 proxy: ProxySpec | None = None):
         super().__init__(
             parse_session(session, credential), api_id, api_hash,
             receive_updates=False, flood_sleep_threshold=0, timeout=settings.timeout,
             device_model=DEVICE_MODEL, system_version=SYSTEM_VERSION, app_version=APP_VERSION,
-            base_logger="crawl_assets.telegram.telethon",
+            base_logger="crawl_assets.telegram.telethon", **proxy_arguments(proxy, credential),
         )
         self.credential = credential
+        self.proxy = proxy
         self.settings = settings
         self.pacer = Pacer(settings.request_interval, last_request)
         self.request_counts: Counter[str] = Counter()
@@ -145,6 +162,30 @@ class CrawlClient(TelegramClient):
                 if not self.is_connected():
                     await self.connect()
 
+    async def _connect_patiently(self) -> None:
+        """``connect()``, retried like a dropped connection; through a proxy, a last failure is ``ProxyFailed``
+        (the account's sources pause with a reason naming the proxy by scheme, host and port only)."""
+        attempt = 0
+        while True:
+            try:
+                await self.connect()
+                return
+            except NETWORK as exc:
+                if attempt >= self.settings.network_retries:
+                    if self.proxy is None:
+                        raise
+                    what = self.proxy.scrub(str(exc))[:200] or "no answer"
+                    raise ProxyFailed(
+                        f"the {self.proxy.shown} proxy of Telegram credential {self.credential!r} failed after "
+                        f"{attempt + 1} attempts ({type(exc).__name__}: {what}); fix the proxy or its "
+                        "CRAWL_TELEGRAM_PROXY variable, then resume the source") from None
+                delay = self.settings.network_backoff * (2**attempt) * (0.5 + random.random())
+                attempt += 1
+                self.network_retried += 1
+                log.warning("cannot connect%s (%s); retry %d in %.1fs", f" through {self.proxy.shown}" if self.proxy
+                            else "", type(exc).__name__, attempt, delay)
+                await asyncio.sleep(delay)
+
     async def check_health(self) -> int:
         """Connect and make sure the session is still authorized (the logged-in user's id), else ``SourceGone``.
 
@@ -152,7 +193,7 @@ class CrawlClient(TelegramClient):
         Telethon's cache; only when that failed as unauthorized does ``is_user_authorized`` spend one more
         request to be sure.
         """
-        await self.connect()
+        await self._connect_patiently()
         me = await self.get_me(input_peer=True) if await self.is_user_authorized() else None
         if me is None:
             raise SourceGone(f"the Telegram session of credential {self.credential!r} is not authorized "

@@ -6,7 +6,8 @@ no tenant can name another tenant's account. The secrets (``api_id``, ``api_hash
 string) come only from environment variables through ``dg.EnvVar``, so run config, tags, metadata and logs
 only ever show the variable names. ``api_id``/``api_hash`` identify the *app* (the operator's, registered
 at my.telegram.org): a credential without its own falls back to its tenant's default app, then to
-``CRAWL_TELEGRAM_API_ID``/``_API_HASH``. Sessions never fall back. See docs/sources/telegram.md.
+``CRAWL_TELEGRAM_API_ID``/``_API_HASH``; its proxy (``CRAWL_TELEGRAM_PROXY...``, a URL holding the proxy's
+password or MTProxy secret) falls back the same way. Sessions never fall back. See docs/sources/telegram.md.
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ from crawl_assets import settings
 from crawl_assets.sources.telegram.errors import SourceGone
 from crawl_assets.sources.telegram.pacing import AccountLock
 from crawl_assets.sources.telegram.options import Budget
+from crawl_assets.sources.telegram.proxy import ProxyConfigError, ProxySpec, parse_proxy
 from crawl_assets.sources.tenant_secrets import credential_key, secret_var, secrets_from_env
 
 if TYPE_CHECKING:  # Telethon (~37 MiB) loads with the client, when a Telegram step builds one
     from crawl_assets.sources.telegram.client import ClientSettings, CrawlClient
 
 ENV_PREFIX = "CRAWL_TELEGRAM_"
-FIELDS = ("api_id", "api_hash", "session")
+FIELDS = ("api_id", "api_hash", "session", "proxy")
 DEFAULT_TENANT = "default"
 
 
@@ -38,19 +40,35 @@ class TelegramCredential(dg.Config):
     api_id: str = Field(description="The api_id of your app at my.telegram.org (EnvVar).")
     api_hash: str = Field(description="The api_hash of that app (EnvVar).", repr=False)
     session: str = Field(description="Telethon StringSession from `crawl-assets telegram login` (EnvVar).", repr=False)
+    proxy: str = Field("", description="Proxy URL: socks5://, http:// (CONNECT) or mtproxy:// (EnvVar: it holds "
+                       "the proxy's password or secret); empty: direct.", repr=False)
 
 
 def env_names(tenant: str = DEFAULT_TENANT, credential: str | None = None) -> dict[str, str]:
     """The environment variables of one tenant's credential (``credential`` None: the tenant's default):
-    ``CRAWL_TELEGRAM_{API_ID,API_HASH,SESSION}[__TENANT[__NAME]]``."""
+    ``CRAWL_TELEGRAM_{API_ID,API_HASH,SESSION,PROXY}[__TENANT[__NAME]]``."""
     return {f: secret_var(f"{ENV_PREFIX}{f.upper()}", tenant, credential) for f in FIELDS}
 
 
 def app_vars(tenant: str, credential: str | None, field: str, env: Mapping[str, str]) -> str:
-    """The variable an ``api_id``/``api_hash`` is read from: the credential's own, its tenant's default app's,
-    or the operator's app (``CRAWL_TELEGRAM_API_ID``); the first that is set (the last when none is)."""
+    """The variable an ``api_id``/``api_hash``/``proxy`` is read from: the credential's own, its tenant's default
+    account's, or the operator's (``CRAWL_TELEGRAM_API_ID``); the first that is set (the last when none is)."""
     chain = [env_names(tenant, credential)[field], env_names(tenant, None)[field], env_names()[field]]
     return next((var for var in chain if env.get(var)), chain[-1])
+
+
+def proxy_var(tenant: str, credential: str | None, env: Mapping[str, str]) -> dict[str, Any]:
+    """``{"proxy": EnvVar(...)}`` when a proxy variable of the credential's chain is set, else nothing."""
+    var = app_vars(tenant, credential, "proxy", env)
+    return {"proxy": dg.EnvVar(var)} if env.get(var) else {}
+
+
+def credential_proxy(value: str, key: str) -> ProxySpec | None:
+    """The proxy of credential ``key`` from its (secret) URL; a bad one is ``SourceGone`` naming no secret."""
+    try:
+        return parse_proxy(value, f"the proxy of Telegram credential {key!r} (CRAWL_TELEGRAM_PROXY...)")
+    except ProxyConfigError as exc:
+        raise SourceGone(str(exc)) from None
 
 
 class TelegramResource(dg.ConfigurableResource):
@@ -82,7 +100,7 @@ class TelegramResource(dg.ConfigurableResource):
             creds[credential_key(tenant, name)] = TelegramCredential(
                 api_id=dg.EnvVar(app_vars(tenant, name, "api_id", env)),
                 api_hash=dg.EnvVar(app_vars(tenant, name, "api_hash", env)),
-                session=found.value)
+                session=found.value, **proxy_var(tenant, name, env))
         return cls(credentials=creds, **settings.telegram_tunables(env))
 
     # -- what the collector uses --------------------------------------------------------------
@@ -116,7 +134,8 @@ class TelegramResource(dg.ConfigurableResource):
         from crawl_assets.sources.telegram.client import CrawlClient
 
         return CrawlClient(credential=key, api_id=api_id, api_hash=cred.api_hash, session=cred.session,
-                           settings=self.client_settings(), last_request=last_request)
+                           settings=self.client_settings(), last_request=last_request,
+                           proxy=credential_proxy(cred.proxy, key))
 
     @asynccontextmanager
     async def connected(self, tenant: str, credential: str | None = None) -> AsyncIterator[CrawlClient]:

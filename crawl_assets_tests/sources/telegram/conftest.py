@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,18 @@ def world() -> tm.World:
     tm.use(w)
     yield w
     tm.release()
+
+
+@pytest.fixture
+def network(world: tm.World) -> tm.Network:
+    """The world on real sockets: data centres 2 and 4 that refuse every connection not coming from a proxy."""
+    net = tm.Network(functools.partial(tm.answer, world), proxied_only=True)
+    world.network = net
+    tm.forget_telethon_config()
+    yield net
+    world.network = None
+    tm.forget_telethon_config()
+    net.close()
 
 
 def make_resource(tmp_path: Path, *, names: tuple[str, ...] = ("default",), **kwargs: Any) -> TelegramResource:

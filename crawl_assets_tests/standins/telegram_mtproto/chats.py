@@ -75,6 +75,7 @@ class SimChat:
     # channel post id -> (discussion root id in the linked group, [comment ids])
     threads: dict[int, tuple[int, list[int]]] = field(default_factory=dict)
     media_bytes: int = 2048
+    media_dc: int = 2  # the data centre its photos live on (4: Telethon downloads them on a second connection)
 
     # ids ------------------------------------------------------------------------------------
     def exists(self, msg_id: int) -> bool:
@@ -175,7 +176,7 @@ class SimChat:
             media = types.MessageMediaPhoto(photo=types.Photo(
                 id=10_000_000 + msg_id, access_hash=msg_id * 7919, file_reference=b"\x01\x02" + msg_id.to_bytes(4, "big"),
                 date=date, sizes=[types.PhotoSize("m", 320, 240, 9000), types.PhotoSize("y", 1280, 960, self.media_bytes)],
-                dc_id=2))
+                dc_id=self.media_dc))
         if msg_id in self.threads and self.linked is not None:
             _, comments = self.threads[msg_id]
             live = [c for c in comments if self.linked.exists(c)]
