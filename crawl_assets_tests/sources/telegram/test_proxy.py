@@ -215,3 +215,47 @@ def test_telegram_login_goes_through_the_accounts_proxy(world, network, monkeypa
     with pytest.raises(LoginRefused, match=f"through the socks5://127.0.0.1:{proxy.port} proxy") as caught:
         asyncio.run(login(bad, phone=lambda: "+989120000000", code=lambda: "12345", password=lambda: ""))
     assert "nope" not in str(caught.value)
+
+
+def test_a_failing_proxy_pauses_each_source_of_the_account_in_the_registry_and_leaks_nowhere(
+        world, network, tmp_path, monkeypatch):
+    """Through Dagster, with the proxy URL in the credential's environment variable as in production: the
+    registry keeps the reason, and the password is in no registry, run config, event or lake file."""
+    from pathlib import Path
+
+    from crawl_assets.orchestration.assets import raw_asset
+    from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+    from crawl_assets.registry import SourceStatus, load_registry, update_registry
+
+    proxy = network.proxy("socks5", password="the-right-one")
+    registry = tmp_path / "sources.yaml"
+    update_registry(registry, lambda reg: [reg.add(entry(n, f"@{n}")) for n in ("one", "two")])
+    for name in ("one", "two"):
+        world.channel(name, messages=20)
+    monkeypatch.setenv("CRAWL_TELEGRAM_API_ID", "12345")
+    monkeypatch.setenv("CRAWL_TELEGRAM_API_HASH", FAKE_API_HASH)
+    monkeypatch.setenv("CRAWL_TELEGRAM_SESSION", tm.session_for())
+    monkeypatch.setenv("CRAWL_TELEGRAM_PROXY", proxy.url.replace("the-right-one", PASSWORD))
+    telegram = TelegramResource(**{**dict(wired_resource(tmp_path, network, "")),
+                                   "credentials": TelegramResource.from_env().credentials})
+    resources = {"lake": LakeResource(root=str(tmp_path / "lake")), "registry": RegistryResource(path=str(registry)),
+                 "telegram": telegram}
+    asset = raw_asset("telegram")
+    with dg.instance_for_test() as instance:
+        keys = ["default.telegram.one", "default.telegram.two"]
+        instance.add_dynamic_partitions("telegram_sources", keys)
+        for key in keys:
+            result = dg.materialize([asset], resources=resources, partition_key=key, instance=instance,
+                                    raise_on_error=False)
+            assert not result.success
+            paused = load_registry(registry).get(key)
+            assert paused.status is SourceStatus.paused
+            assert f"socks5://127.0.0.1:{proxy.port} proxy of Telegram credential 'default:' failed" in paused.status_reason
+        for run in instance.get_runs():
+            assert PASSWORD not in str(run.run_config) and PASSWORD not in str(run.tags)
+            for log in instance.all_logs(run.run_id):
+                assert PASSWORD not in str(log)
+    assert PASSWORD not in registry.read_text()
+    for path in Path(tmp_path / "lake").rglob("*"):
+        assert not path.is_file() or PASSWORD.encode() not in path.read_bytes()
+    assert network.connections() == (0, 0)
