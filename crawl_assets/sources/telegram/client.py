@@ -13,7 +13,6 @@ small, bounded by the ``media_max_bytes`` option).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import random
 from collections import Counter
@@ -25,7 +24,7 @@ from telethon import TelegramClient
 from telethon.sessions import StringSession
 
 from crawl_assets.sources.telegram.errors import FLOOD, NETWORK, LongFloodWait, ProxyFailed, SourceGone
-from crawl_assets.sources.telegram.pacing import Pacer
+from crawl_assets.sources.telegram.pacing import Clock, Pace, PaceNote, PaceSettings
 from crawl_assets.sources.telegram.proxy import ProxySpec
 
 DEVICE_MODEL = "crawl_assets"
@@ -47,6 +46,15 @@ class ClientSettings:
     network_retries: int = 3
     network_backoff: float = 2.0
     timeout: int = 20
+    flood_backoff: float = 2.0
+    max_interval: float = 60.0
+    recovery_half_life: float = 3600.0
+    requests_per_hour: int = 0
+
+    def pace(self) -> PaceSettings:
+        return PaceSettings(interval=self.request_interval, flood_backoff=self.flood_backoff,
+                            max_interval=self.max_interval, recovery_half_life=self.recovery_half_life,
+                            requests_per_hour=self.requests_per_hour, long_wait=self.flood_sleep_threshold)
 
 
 def request_name(request: Any) -> str:
@@ -88,8 +96,8 @@ class CrawlClient(TelegramClient):
     """A ``TelegramClient`` for reading history: no update handling, every request paced and counted."""
 
     def __init__(self, *, credential: str, api_id: int, api_hash: str, session: str,
-                 settings: ClientSettings = ClientSettings(), last_request: float = 0.0,
-                 proxy: ProxySpec | None = None):
+                 settings: ClientSettings = ClientSettings(), note: PaceNote | None = None,
+                 proxy: ProxySpec | None = None, clock: Clock = Clock()):
         super().__init__(
             parse_session(session, credential), api_id, api_hash,
             receive_updates=False, flood_sleep_threshold=0, timeout=settings.timeout,
@@ -99,7 +107,8 @@ class CrawlClient(TelegramClient):
         self.credential = credential
         self.proxy = proxy
         self.settings = settings
-        self.pacer = Pacer(settings.request_interval, last_request)
+        self.clock = clock
+        self.pacer = Pace(settings.pace(), note if note is not None else PaceNote(), clock)
         self.request_counts: Counter[str] = Counter()
         self.flood_waited = 0.0
         self.network_retried = 0
@@ -146,11 +155,13 @@ class CrawlClient(TelegramClient):
             except FLOOD as exc:
                 seconds = max(1, int(getattr(exc, "seconds", 1) or 1))
                 floods += 1
+                self.pacer.flooded(seconds)  # slower from now on, in this run and the account's next ones
                 if seconds > self.settings.flood_sleep_threshold or floods > self.settings.max_flood_sleeps:
                     raise LongFloodWait(seconds, name) from exc
-                log.info("flood wait of %ss on %s: sleeping in place", seconds, name)
+                log.info("flood wait of %ss on %s: sleeping in place, then one request per %.1fs", seconds, name,
+                         self.pacer.interval())
                 self.flood_waited += seconds
-                await asyncio.sleep(seconds)
+                await self.clock.sleep(seconds)
             except NETWORK as exc:
                 if network >= self.settings.network_retries:
                     raise
@@ -158,7 +169,7 @@ class CrawlClient(TelegramClient):
                 network += 1
                 self.network_retried += 1
                 log.warning("network error on %s (%s); retry %d in %.1fs", name, type(exc).__name__, network, delay)
-                await asyncio.sleep(delay)
+                await self.clock.sleep(delay)
                 if not self.is_connected():
                     await self.connect()
 
@@ -184,7 +195,7 @@ class CrawlClient(TelegramClient):
                 self.network_retried += 1
                 log.warning("cannot connect%s (%s); retry %d in %.1fs", f" through {self.proxy.shown}" if self.proxy
                             else "", type(exc).__name__, attempt, delay)
-                await asyncio.sleep(delay)
+                await self.clock.sleep(delay)
 
     async def check_health(self) -> int:
         """Connect and make sure the session is still authorized (the logged-in user's id), else ``SourceGone``.
@@ -193,6 +204,7 @@ class CrawlClient(TelegramClient):
         Telethon's cache; only when that failed as unauthorized does ``is_user_authorized`` spend one more
         request to be sure.
         """
+        self.pacer.check()  # an account resting from a long flood wait is not even connected
         await self._connect_patiently()
         me = await self.get_me(input_peer=True) if await self.is_user_authorized() else None
         if me is None:

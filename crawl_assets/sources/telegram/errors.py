@@ -99,8 +99,8 @@ class ProxyFailed(SourceGone):
 class LongFloodWait(Exception):
     """Telegram asked for a wait longer than the in-place threshold: give the run slot back and come later."""
 
-    def __init__(self, seconds: int, request: str):
-        super().__init__(f"Telegram asked to wait {seconds}s before {request}")
+    def __init__(self, seconds: int, request: str, message: str | None = None):
+        super().__init__(message or f"Telegram asked to wait {seconds}s before {request}")
         self.seconds = seconds
         self.request = request
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,7 @@ class Harness:
     resource: TelegramResource
     source: SourceEntry
     checkpoints: list[dict[str, Any]] = field(default_factory=list)
+    clock: tm.SimClock | None = None  # the pacing's simulated time (advance it to let an account's rest pass)
 
     @property
     def state(self) -> dict[str, Any]:
@@ -101,6 +103,8 @@ def harness_factory(tmp_path: Path, world: tm.World):
     def make(source: SourceEntry, **resource_kwargs: Any) -> Harness:
         lake = Lake(str(tmp_path / "lake"))
         names = tuple({source.credential or "default", "default"})
-        return Harness(lake, make_resource(tmp_path, names=names, **resource_kwargs), source)
+        clock = tm.SimClock(time.time())
+        resource = make_resource(tmp_path, names=names, **resource_kwargs).with_clock(clock.clock())
+        return Harness(lake, resource, source, clock=clock)
 
     return make

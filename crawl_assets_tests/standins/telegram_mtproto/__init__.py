@@ -31,14 +31,15 @@ from crawl_assets_tests.standins.telegram_mtproto.chats import (
 from crawl_assets_tests.standins.telegram_mtproto.sender import (
     VECTOR, StandinSender, answer, release, sender_for, session_for, use,
 )
+from crawl_assets_tests.standins.telegram_mtproto.clock import SimClock
 from crawl_assets_tests.standins.telegram_mtproto.network import (
     EGRESS, DataCenter, MTProxy, Network, Proxy, forget_telethon_config,
 )
-from crawl_assets_tests.standins.telegram_mtproto.world import Fault, ServerError, World
+from crawl_assets_tests.standins.telegram_mtproto.world import Fault, FloodControl, ServerError, World
 
 __all__ = [
     "BASE", "COMMENTER", "ORIGIN_CHANNEL_ID", "SRP_G", "SRP_P", "TEMPLATES", "VECTOR",
-    "EGRESS", "Account", "DataCenter", "Fault", "MTProxy", "Network", "Proxy", "ServerError", "SimChat",
+    "EGRESS", "Account", "DataCenter", "Fault", "FloodControl", "MTProxy", "Network", "Proxy", "ServerError", "SimChat", "SimClock",
     "StandinSender", "World", "forget_telethon_config",
     "account_key", "answer", "entities_for", "iter_existing", "release", "sender_for", "session_for", "srp_challenge",
     "srp_expected_m1", "srp_verifier", "use", "utf16_len",
