@@ -18,8 +18,9 @@ whose comment threads answer ``GetDiscussionMessage`` and ``GetReplies``.
 
 Modules: ``chats`` (the simulated chats and their messages), ``accounts`` (accounts and the server half of
 two-step verification), ``world`` (the simulated server: faults, request counts, one handler per request
-type), ``sender`` (the sender Telethon talks to, and ``use``/``release`` to plug it in), ``network`` (the same
-on real sockets: data centres speaking Telegram's TCP transports, SOCKS5/HTTP proxies and an MTProxy in front).
+type; ``flood`` has its flood control, ``errors`` its RPC errors), ``sender`` (the sender Telethon talks
+to, and ``use``/``release`` to plug it in), ``network`` (the same on real sockets: data centres speaking
+Telegram's TCP transports, SOCKS5/HTTP proxies and an MTProxy in front).
 """
 
 from crawl_assets_tests.standins.telegram_mtproto.accounts import (
@@ -35,7 +36,8 @@ from crawl_assets_tests.standins.telegram_mtproto.clock import SimClock
 from crawl_assets_tests.standins.telegram_mtproto.network import (
     EGRESS, DataCenter, MTProxy, Network, Proxy, forget_telethon_config,
 )
-from crawl_assets_tests.standins.telegram_mtproto.world import Fault, FloodControl, ServerError, World
+from crawl_assets_tests.standins.telegram_mtproto.flood import FloodControl
+from crawl_assets_tests.standins.telegram_mtproto.world import Fault, ServerError, World
 
 __all__ = [
     "BASE", "COMMENTER", "ORIGIN_CHANNEL_ID", "SRP_G", "SRP_P", "TEMPLATES", "VECTOR",
