@@ -18,9 +18,9 @@ whose comment threads answer ``GetDiscussionMessage`` and ``GetReplies``.
 
 Modules: ``chats`` (the simulated chats and their messages), ``accounts`` (accounts and the server half of
 two-step verification), ``world`` (the simulated server: faults, request counts, one handler per request
-type; ``flood`` has its flood control, ``errors`` its RPC errors), ``sender`` (the sender Telethon talks
-to, and ``use``/``release`` to plug it in), ``network`` (the same on real sockets: data centres speaking
-Telegram's TCP transports, SOCKS5/HTTP proxies and an MTProxy in front).
+type; ``forum`` has the forum topics' handlers, ``flood`` its flood control, ``errors`` its RPC errors),
+``sender`` (the sender Telethon talks to, and ``use``/``release`` to plug it in), ``network`` (the same on
+real sockets: data centres speaking Telegram's TCP transports, SOCKS5/HTTP proxies and an MTProxy in front).
 """
 
 from crawl_assets_tests.standins.telegram_mtproto.accounts import (

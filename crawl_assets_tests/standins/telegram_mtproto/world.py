@@ -18,6 +18,7 @@ from crawl_assets_tests.standins.telegram_mtproto.accounts import (
 from crawl_assets_tests.standins.telegram_mtproto.chats import COMMENTER, TEMPLATES, SimChat, entities_for
 from crawl_assets_tests.standins.telegram_mtproto.errors import ServerError
 from crawl_assets_tests.standins.telegram_mtproto.flood import FloodControl
+from crawl_assets_tests.standins.telegram_mtproto.forum import ForumHandlers
 
 
 @dataclass
@@ -35,7 +36,7 @@ _BEFORE_LOGIN = ("GetConfigRequest", "SendCodeRequest", "SignInRequest", "GetPas
                  "ImportAuthorizationRequest")
 
 
-class World:
+class World(ForumHandlers):
     """The simulated Telegram: chats, accounts, injected faults and a per-type request count."""
 
     def __init__(self) -> None:
