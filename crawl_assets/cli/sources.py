@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from crawl_assets.cli.add_checks import refusal
+from crawl_assets.cli.add_checks import refusal, unset_credentials
 from crawl_assets.cli.common import fail, open_registry, registry_option, save_registry
 from crawl_assets.core.display import shown, shown_json
 from crawl_assets.registry import SourceEntry, SourceKind, SourceStatus
@@ -31,8 +31,8 @@ def _parse_option(values: tuple[str, ...]) -> dict[str, str | int | bool]:
 
 
 @sources.command("add")
-@click.option("--platform", type=click.Choice(PLATFORMS), required=True)
-@click.option("--kind", type=click.Choice([k.value for k in SourceKind]), required=True)
+@click.option("--platform", type=click.Choice(PLATFORMS, case_sensitive=False), required=True)
+@click.option("--kind", type=click.Choice([k.value for k in SourceKind], case_sensitive=False), required=True)
 @click.option("--identifier", required=True, help="Channel username/id, query, forum URL, app package, or export file path.")
 @click.option("--name", required=True, help="Short slug, unique per tenant and platform.")
 @click.option("--tenant", default="default", show_default=True,
@@ -78,10 +78,15 @@ def add(platform, kind, identifier, name, tenant, credential, interval_minutes, 
         fail(str(exc))
     save_registry(reg)
     click.echo(shown(f"added {entry.key} to {reg.path}"))
+    unset = unset_credentials(entry)
+    if unset:
+        click.echo(shown(f"warning: {entry.key} cannot sync until {' and '.join(unset)} {'is' if len(unset) == 1 else 'are'} "
+                         "set (in the environment of the code location and of these commands; see "
+                         f"docs/sources/{entry.platform}.md): its first sync would pause it"), err=True)
 
 
 @sources.command("list")
-@click.option("--platform", type=click.Choice(PLATFORMS), default=None)
+@click.option("--platform", type=click.Choice(PLATFORMS, case_sensitive=False), default=None)
 @click.option("--tenant", default=None)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @registry_option

@@ -14,13 +14,10 @@ from datetime import datetime
 from typing import Any
 
 from crawl_assets.normalize.build import Batch, InputError, Item, as_dict, as_id, opt_int, opt_str
+from crawl_assets.sources.telegram.normalize_peers import message_key
 
 GENERAL_TOPIC = 1
 TOPIC_ACTIONS = {"MessageActionTopicCreate": "topic", "MessageActionTopicEdit": "topic_edit"}
-
-
-def _key(chat_id: str, message_id: int | str) -> str:
-    return f"telegram:{chat_id}:{message_id}"  # normalize.message_key (imported from there it would be a cycle)
 
 
 def is_topic_action(m: dict[str, Any]) -> bool:
@@ -45,14 +42,15 @@ def topic_thread(reply: dict[str, Any], chat_id: str, topic: int) -> tuple[str, 
     """(conversation, reply_to) of a message in a topic other than General: the topic is its thread; it replies
     to a message only when its header has the topic as top id besides the replied one."""
     if opt_int(reply.get("reply_to_top_id")) is None:
-        return _key(chat_id, topic), None
-    return _key(chat_id, topic), _key(chat_id, as_id(reply.get("reply_to_msg_id"), "reply_to.reply_to_msg_id"))
+        return message_key(chat_id, topic), None
+    replied = as_id(reply.get("reply_to_msg_id"), "reply_to.reply_to_msg_id")
+    return message_key(chat_id, topic), message_key(chat_id, replied)
 
 
 def topic_metadata(topic: int, chat_id: str, topics: Mapping[str, str] | None, title: str | None = None) -> dict[str, Any]:
     """``topic_id``, ``topic`` (its key) and ``topic_title`` (``title``, else the batch's, when known)."""
     known = topics.get(f"{chat_id}:{topic}") if isinstance(topics, Mapping) else None
-    fields: dict[str, Any] = {"topic_id": topic, "topic": _key(chat_id, topic)}
+    fields: dict[str, Any] = {"topic_id": topic, "topic": message_key(chat_id, topic)}
     title = title or (known if isinstance(known, str) else None)
     if title:
         fields["topic_title"] = title
@@ -77,7 +75,7 @@ def topic_record(batch: Batch, line: int, m: dict[str, Any], peer: tuple[str, st
             metadata[f"topic_{flag}"] = action[flag]
     return batch.finish(
         {
-            "key": _key(chat_id, message_id),
+            "key": message_key(chat_id, message_id),
             "platform": "telegram",
             "kind": kind,
             "native_id": message_id,
@@ -85,7 +83,7 @@ def topic_record(batch: Batch, line: int, m: dict[str, Any], peer: tuple[str, st
             "author_handle": None,
             "created_at": created_at,
             "text": title or "",
-            "conversation_id": _key(chat_id, topic),
+            "conversation_id": message_key(chat_id, topic),
             "metadata": metadata,
             "provenance": batch.provenance(line),
         }

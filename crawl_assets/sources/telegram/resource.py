@@ -24,15 +24,12 @@ from crawl_assets import settings
 from crawl_assets.sources.telegram.errors import AccountBusy, SourceGone
 from crawl_assets.sources.telegram.pacing import AccountLock, Clock, PaceNote
 from crawl_assets.sources.telegram.options import Budget
+from crawl_assets.sources.telegram.credentials import DEFAULT_TENANT, ENV_PREFIX, app_vars, env_names
 from crawl_assets.sources.telegram.proxy import ProxyConfigError, ProxySpec, parse_proxy
-from crawl_assets.sources.tenant_secrets import credential_key, secret_var, secrets_from_env
+from crawl_assets.sources.tenant_secrets import credential_key, secrets_from_env
 
 if TYPE_CHECKING:  # Telethon (~37 MiB) loads with the client, when a Telegram step builds one
     from crawl_assets.sources.telegram.client import ClientSettings, CrawlClient
-
-ENV_PREFIX = "CRAWL_TELEGRAM_"
-FIELDS = ("api_id", "api_hash", "session", "proxy")
-DEFAULT_TENANT = "default"
 
 
 class TelegramCredential(dg.Config):
@@ -43,19 +40,6 @@ class TelegramCredential(dg.Config):
     session: str = Field(description="Telethon StringSession from `crawl-assets telegram login` (EnvVar).", repr=False)
     proxy: str = Field("", description="Proxy URL: socks5://, http:// (CONNECT) or mtproxy:// (EnvVar: it holds "
                        "the proxy's password or secret); empty: direct.", repr=False)
-
-
-def env_names(tenant: str = DEFAULT_TENANT, credential: str | None = None) -> dict[str, str]:
-    """The environment variables of one tenant's credential (``credential`` None: the tenant's default):
-    ``CRAWL_TELEGRAM_{API_ID,API_HASH,SESSION,PROXY}[__TENANT[__NAME]]``."""
-    return {f: secret_var(f"{ENV_PREFIX}{f.upper()}", tenant, credential) for f in FIELDS}
-
-
-def app_vars(tenant: str, credential: str | None, field: str, env: Mapping[str, str]) -> str:
-    """The variable an ``api_id``/``api_hash``/``proxy`` is read from: the credential's own, its tenant's default
-    account's, or the operator's (``CRAWL_TELEGRAM_API_ID``); the first that is set (the last when none is)."""
-    chain = [env_names(tenant, credential)[field], env_names(tenant, None)[field], env_names()[field]]
-    return next((var for var in chain if env.get(var)), chain[-1])
 
 
 def proxy_var(tenant: str, credential: str | None, env: Mapping[str, str]) -> dict[str, Any]:
