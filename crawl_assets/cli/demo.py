@@ -93,7 +93,6 @@ def demo(home: Path | None, es_url: str | None) -> None:
 
     import dagster as dg
 
-    from crawl_assets.cli.sync import sync_job_name
     from crawl_assets.definitions import defs
 
     with dg.DagsterInstance.get() as instance:
@@ -107,6 +106,7 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
     the number of failed runs."""
     import dagster as dg
 
+    from crawl_assets.cli.sync import sync_job_name
     from crawl_assets.lake import Lake
     from crawl_assets.registry import load_registry
     from crawl_assets.orchestration.sensors.registry_sensor import partition_changes
