@@ -14,10 +14,13 @@ TENANT = "forum"
 @pytest.fixture(scope="module")
 def forum(world: World, tmp_path_factory: pytest.TempPathFactory):
     from crawl_assets.api.keys import KeyStore
-    from crawl_assets.index.sink import index_documents
+    from crawl_assets.index.bootstrap import setup_indices
     from crawl_assets.lake import Lake
-    from crawl_assets.pipeline.index import pending_records
+    from crawl_assets.pipeline.index import pending_records, scan_keys
+    from crawl_assets.pipeline.index_load import load
     from crawl_assets.pipeline.normalize import TABLE, normalize_batch
+    from crawl_assets.pipeline.reader import latest_records
+    from crawl_assets.pipeline.relations_delta import refresh_relations
     from crawl_assets.registry import SourceEntry
     from crawl_assets.sdk.sync import CollectEnv
     from crawl_assets.sources.telegram.collect import collect
@@ -44,9 +47,13 @@ def forum(world: World, tmp_path_factory: pytest.TempPathFactory):
         tm.release()
     for batch in lake.raw_batches(TENANT, "telegram", source.key):
         normalize_batch(lake, batch, lake.table_part(TABLE, TENANT, "telegram", source.key, batch.manifest.batch_id))
-    records = list(pending_records(lake, TENANT, "telegram", source.key).records())
-    stats = index_documents(world.es, records, family="records", tenant=TENANT, deadletter_root=str(base / "dead"))
-    assert stats.failed == 0
+    refresh_relations(lake, TENANT, "telegram", source.key)  # the edge files the index step reads
+    pending = pending_records(lake, TENANT, "telegram", source.key)
+    seen_before, _ = scan_keys(lake, TENANT, "telegram", source.key, pending.keys)
+    setup_indices(world.es, [TENANT])
+    done = load(world.es, lake, TENANT, "telegram", source.key, pending, seen_before, run_id=None)
+    assert done.records.failed == 0 and done.records.docs == len(pending)
+    records = list(latest_records(TENANT, "telegram", source.key, lake_root=str(base / "lake")))
     world.es.indices.refresh(index=f"crawl-records-{TENANT}")
     store = KeyStore(world.keys_url)
     key = store.create(TENANT, "forum topics")[1]
