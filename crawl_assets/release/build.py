@@ -28,6 +28,7 @@ from crawl_assets import names, settings
 from crawl_assets.core.private import make_dirs, open_new
 from crawl_assets.erasure.authors import author_of
 from crawl_assets.erasure.log import erasure_key, subject_digest
+from crawl_assets.erasure.scrub import persons_of
 from crawl_assets.lake import Lake, layout
 from crawl_assets.lake.tables import EDGES_SCHEMA, RECORDS_SCHEMA
 from crawl_assets.pipeline.reader import latest_batches
@@ -37,6 +38,7 @@ from crawl_assets.release import files
 from crawl_assets.release.datasheet import Tally, datasheet, enricher_stamps, source_facts
 from crawl_assets.release.query import ReleaseQuery
 
+_UNSEEN = object()
 RECORD_EDGES = ("reply", "quote", "repost")  # edges whose other end is a record: kept when both ends are released
 
 
@@ -77,6 +79,9 @@ class _People:
         self.erasures = len(log)
         self.seen: set[str] = set()
         self._digests: dict[str, str] = {}
+        self._subjects: dict[tuple[str, str | None, str | None], str | None] = {}
+        self._per_site: dict[str, bool] = {}
+        self._pseudonyms: dict[str, str] = {}
         self._pseudonym = None
         if query.pseudonymize:
             if pseudonym_key is None:
@@ -92,26 +97,46 @@ class _People:
             found = self._digests[subject] = subject_digest(self.tenant, subject, self.key)["hmac_sha256"]
         return found
 
+    def subject(self, platform: str, key: str, author_id: str | None) -> str | None:
+        """The person a record is of, written as erasure names them (``platform[:site]:id``); cached per person."""
+        per_site = self._per_site.get(platform)
+        if per_site is None:
+            per_site = self._per_site[platform] = persons_of(platform).per_site
+        site = key.split(":", 2)[1] if per_site and key.count(":") >= 2 else None
+        cached = self._subjects.get((platform, site, author_id), _UNSEEN)
+        if cached is _UNSEEN:
+            author = author_of(platform, {"key": key, "author_id": author_id})
+            cached = str(author) if author else f"{platform}:{author_id}" if author_id else None
+            self._subjects[(platform, site, author_id)] = cached
+        return cached
+
     def screen(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, int]:
         """The rows whose person and source were not erased (recording both as seen), and how many were not."""
         keep, subjects = [], []
-        for row in batch.select(["key", "platform", "source", "author_id"]).to_pylist():
-            author = author_of(row["platform"], row)
-            subject = str(author) if author else f"{row['platform']}:{row['author_id']}" if row["author_id"] else None
-            digests = [self.digest(row["source"])] + ([self.digest(subject)] if subject else [])
+        columns = [batch.column(c).to_pylist() for c in ("key", "platform", "source", "author_id")]
+        for key, platform, source, author_id in zip(*columns):
+            subject = self.subject(platform, key, author_id)
+            digests = (self.digest(source), self.digest(subject)) if subject else (self.digest(source),)
             ok = not any(d in self.erased for d in digests)
             keep.append(ok)
-            subjects.append(subject)
             if ok:
+                subjects.append(subject)
                 self.seen.update(digests)
-        mask = pa.array(keep, pa.bool_())
-        batch = batch.filter(mask)
+        batch = batch.filter(pa.array(keep, pa.bool_()))
         if self._pseudonym is not None and batch.num_rows:
-            ids = [self._pseudonym(s) if s else None for s, k in zip(subjects, keep) if k]
+            ids = [self.pseudonym(s) for s in subjects]
             batch = batch.set_column(batch.schema.get_field_index("author_id"), "author_id", pa.array(ids, pa.string()))
             batch = batch.set_column(batch.schema.get_field_index("author_handle"), "author_handle",
                                      pa.nulls(batch.num_rows, pa.string()))
         return batch, len(keep) - batch.num_rows
+
+    def pseudonym(self, subject: str | None) -> str | None:
+        if subject is None or self._pseudonym is None:
+            return None
+        found = self._pseudonyms.get(subject)
+        if found is None:
+            found = self._pseudonyms[subject] = self._pseudonym(subject)
+        return found
 
 
 def create_release(lake: Lake, query: ReleaseQuery, out: str | os.PathLike[str], *, now: datetime | None = None,

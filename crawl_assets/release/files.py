@@ -11,10 +11,11 @@ from typing import Any
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from crawl_assets.core.private import open_new
-from crawl_assets.lake.tables import JSON_COLUMNS, LIST_COLUMNS, TIME_COLUMNS, arrow_to_records
+from crawl_assets.lake.tables import JSON_COLUMNS, LIST_COLUMNS, TIME_COLUMNS
 
 FORMAT = "crawl-assets-release/1"
 MANIFEST = "manifest.json"
@@ -46,14 +47,30 @@ class TableWriter:
         table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
         table = table.select(self.schema.names).cast(self.schema)
         self._parquet.write_table(table)
-        self._jsonl.write(b"".join(orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n"
-                                   for row in arrow_to_records(table)))
+        self._jsonl.write(json_lines(table))
         self.rows += table.num_rows
 
     def close(self) -> None:
         self._parquet.close()
         self._parquet_file.close()
         self._jsonl.close()
+
+
+def json_lines(table: pa.Table) -> bytes:
+    """The rows as JSON lines (sorted keys), built from Arrow: instants formatted by Arrow (UTC, microseconds,
+    ``Z``), the JSON columns' stored text embedded as it is (it was written with sorted keys)."""
+    columns: dict[str, list[Any]] = {}
+    for name in table.column_names:
+        column = table.column(name)
+        if pa.types.is_timestamp(column.type):
+            columns[name] = pc.strftime(column, format="%Y-%m-%dT%H:%M:%SZ").to_pylist()
+        elif name in JSON_COLUMNS:
+            columns[name] = [None if v is None else orjson.Fragment(v) for v in column.to_pylist()]
+        else:
+            columns[name] = column.to_pylist()
+    names = list(columns)
+    return b"".join(orjson.dumps(dict(zip(names, row)), option=orjson.OPT_SORT_KEYS) + b"\n"
+                    for row in zip(*columns.values()))
 
 
 def sha256_of(path: Path, limit: int | None = None) -> tuple[str, int]:
