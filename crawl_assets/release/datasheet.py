@@ -38,7 +38,7 @@ class Tally:
             self.ids_only.update(platform)
         self.langs.update(v or "unknown" for v in batch.column("lang").to_pylist())
         created = batch.column("created_at")
-        self.months.update(pc.strftime(created, format="%Y-%m").to_pylist())
+        self.months.update(pc.strftime(created.cast(pa.timestamp("us")), format="%Y-%m").to_pylist())  # UTC months
         self.deleted += pc.sum(pc.fill_null(batch.column("deleted"), False).cast(pa.int64())).as_py() or 0
         for source in set(batch.column("source").to_pylist()):
             picked = pc.filter(created, pc.equal(batch.column("source"), source))

@@ -63,7 +63,8 @@ def json_lines(table: pa.Table) -> bytes:
     for name in table.column_names:
         column = table.column(name)
         if pa.types.is_timestamp(column.type):
-            columns[name] = pc.strftime(column, format="%Y-%m-%dT%H:%M:%SZ").to_pylist()
+            # as naive UTC: formatting a zoned column looks each value up in the time-zone database (slow)
+            columns[name] = pc.strftime(column.cast(pa.timestamp("us")), format="%Y-%m-%dT%H:%M:%SZ").to_pylist()
         elif name in JSON_COLUMNS:
             columns[name] = [None if v is None else orjson.Fragment(v) for v in column.to_pylist()]
         else:

@@ -32,7 +32,7 @@ from crawl_assets.pipeline.version import NORMALIZER_VERSION
 from crawl_assets.release.verify import PackageInvalid, verify_package
 from crawl_assets.schema.record import Record, snippet_of
 
-PART_ROWS = 50_000  # records per normalized part written
+PART_ROWS = 20_000  # records per normalized part written (bounds the dicts held while importing)
 
 
 @dataclass

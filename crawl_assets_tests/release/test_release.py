@@ -221,3 +221,16 @@ def test_erase_lists_the_releases_holding_the_subject_and_new_ones_leave_it_out(
     erase(other, None, Selector(tenant="acme", author=Author("telegram", "501")), lock_wait_seconds=5)
     imported = import_release(other, "acme", holding.path)
     assert imported.left_out_erased == 2 and imported.records == 2
+
+
+def test_a_person_in_the_erasure_log_is_left_out_even_if_a_row_remains(lake):
+    from crawl_assets.erasure.log import erasure_key, subject_digest
+
+    # an erasure whose lake step stopped half-way: logged, the person's rows still in the lake
+    lake.append_erasure_log("acme", {"erasure_id": "half", "status": "lake step failed",
+                                     "subject": subject_digest("acme", "telegram:43", erasure_key(lake))})
+    summary = create_release(lake, ReleaseQuery("acme"), "after-half", now=T1)
+    assert summary.excluded_erased == 2
+    assert {r["author_id"] for r in _jsonl(summary.path / "records.jsonl")} == {"501"}
+    sheet = json.loads((summary.path / "datasheet.json").read_text())
+    assert sheet["erasure"] == {"erasures_before": 1, "records_left_out_as_erased": 2}
