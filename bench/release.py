@@ -5,7 +5,7 @@ each key into one Parquet file), then ``release verify`` and ``release import`` 
 Each measurement runs in its own process, so its peak RSS is its own: records/s (wall), wall time, peak RSS.
 Records are Telegram messages (full records) and X posts (ids only), Persian and English text, with replies.
 Goal (issue 37): 1M records within 500 MiB; the CI machine's 2 shared cores bound the default size here.
-Usage: python bench/release.py [--records 200000] [--keep]
+Usage: python bench/release.py [--records 200000] [--keep] [--only peer release verify import]
 """
 
 from __future__ import annotations
@@ -111,6 +111,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--only", nargs="+", choices=("peer", "release", "verify", "import"), default=None,
+                        help="Only these measurements (release must run before verify and import).")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -125,6 +127,8 @@ def main() -> None:
         for what, label in (("peer", "peer: records --parquet (one Parquet file)"),
                             ("release", "ours: release create (Parquet+JSONL+sheet)"),
                             ("verify", "ours: release verify"), ("import", "ours: release import (validated)")):
+            if args.only and what not in args.only:
+                continue
             out = subprocess.run([sys.executable, __file__, "--child", what, str(home)], check=True,
                                  capture_output=True, text=True).stdout.strip().splitlines()[-1]
             m = json.loads(out)
