@@ -234,3 +234,17 @@ def test_a_person_in_the_erasure_log_is_left_out_even_if_a_row_remains(lake):
     assert {r["author_id"] for r in _jsonl(summary.path / "records.jsonl")} == {"501"}
     sheet = json.loads((summary.path / "datasheet.json").read_text())
     assert sheet["erasure"] == {"erasures_before": 1, "records_left_out_as_erased": 2}
+
+
+def test_the_datasheet_lists_the_gaps_collectors_wrote_and_the_quarantined_lines(lake):
+    from crawl_assets_tests.enrich.records import batch_id
+
+    lake.write_raw_batch(tenant="acme", platform="telegram", source="acme.telegram.news", batch_id=batch_id(2),
+                         fmt="telegram", method="api", run_id="r2", lines=[],
+                         extra={"gaps": ["messages 5-9 were not served"], "phase": "forward"})
+    lake.write_quarantine("acme", "telegram", "acme.telegram.news", batch_id(2),
+                          [{"name": "b", "line": 1, "reason": "bad item", "snippet": ""}])
+    sheet = json.loads((create_release(lake, ReleaseQuery("acme"), "gaps", now=T1).path / "datasheet.json").read_text())
+    news = sheet["sources"]["acme.telegram.news"]
+    assert news["collector_gaps"] == [{"batch": batch_id(2), "gaps": ["messages 5-9 were not served"]}]
+    assert news["rejected_lines"] == 1 and news["raw_batches"] == 2
