@@ -29,7 +29,8 @@ from crawl_assets.lake.tables import records_to_arrow
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.relations import write_relations
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
-from crawl_assets.release.verify import PackageInvalid, verify_package
+from crawl_assets.release.files import DATASHEET
+from crawl_assets.release.verify import PackageInvalid, read_manifest, verify_package
 from crawl_assets.schema.record import Record, snippet_of
 
 PART_ROWS = 20_000  # records per normalized part written (bounds the dicts held while importing)
@@ -161,6 +162,9 @@ def import_release(lake: Lake, tenant: str, folder: str | Path) -> ImportReport:
     if problems:
         raise PackageInvalid(f"{folder} does not match its manifest: {problems[0]} (crawl-assets release verify "
                              f"lists every difference); nothing imported")
+    listed = {e["name"] for e in read_manifest(folder)["files"]}
+    if missing := sorted({"records.jsonl", "ids.jsonl", DATASHEET} - listed):
+        raise PackageInvalid(f"{folder}: the manifest lists no {missing[0]}: not a release package; nothing imported")
     if any(lake.part_ids(RECORDS_TABLE, tenant, p, release_source(tenant, p, release_id)) for p in catalog.platforms()):
         raise PackageInvalid(f"release {release_id} is imported into tenant {tenant!r} already; nothing imported")
     importer = _Importer(lake, tenant, release_id)

@@ -196,6 +196,12 @@ def test_a_bad_line_of_an_imported_package_is_quarantined_and_the_rest_goes_on(l
     [quarantined] = report["quarantine"]
     [row] = [json.loads(line) for line in Path(quarantined.removeprefix("file://")).read_text().splitlines()]
     assert row["line"] == 2 and row["reason"].startswith("not a record: created_at")
+    for name in ("records.jsonl", "datasheet.json"):  # a package without its records or datasheet: refused, named
+        os.remove(imports / "bad" / name)
+        os.remove(imports / "bad" / MANIFEST)
+        write_manifest(imports / "bad", "rel-" + "0" * 20)
+        refused = CliRunner().invoke(cli, ["release", "import", "bad", "--tenant", "lab"])
+        assert refused.exit_code == 1 and f"the manifest lists no {name}" in refused.output
     outside = CliRunner().invoke(cli, ["release", "import", "../acme/x", "--tenant", "lab"])
     assert outside.exit_code == 2 and "is imported from under" in outside.output
 
