@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from importlib.metadata import version as package_version
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -31,6 +32,7 @@ from crawl_assets.erasure.log import erasure_key, subject_digest
 from crawl_assets.erasure.scrub import persons_of
 from crawl_assets.lake import Lake, layout
 from crawl_assets.lake.tables import EDGES_SCHEMA, RECORDS_SCHEMA
+from crawl_assets.normalize.key_hash import key_hash
 from crawl_assets.pipeline.reader import latest_batches
 from crawl_assets.pipeline.relations import TABLE as EDGES_TABLE
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
@@ -163,8 +165,7 @@ def _build(lake: Lake, query: ReleaseQuery, work: Path, final: Path, people: _Pe
     ids = files.TableWriter(work, "ids", files.IDS_SCHEMA)
     edges = files.TableWriter(work, "edges", EDGES_SCHEMA)
     tally, excluded = Tally(), 0
-    released: list[pa.Array] = []
-    full: list[pa.Array] = []
+    released, full = _KeySet(), _KeySet()
     sources: set[tuple[str, str]] = set()
     platform = query.filter.platforms[0] if len(query.filter.platforms) == 1 else None
     try:
@@ -180,9 +181,9 @@ def _build(lake: Lake, query: ReleaseQuery, work: Path, final: Path, people: _Pe
                 if part.num_rows:
                     tally.add(part, ids_only)
                     (ids if ids_only else records).write(part)
-                    released.append(part.column("key"))
+                    released.add(part.column("key"))
                     if not ids_only:
-                        full.append(part.column("key"))
+                        full.add(part.column("key"))
         edge_counts = _write_edges(lake, tenant, sorted(sources), released, full, edges)
     finally:
         for writer in (records, ids, edges):
@@ -208,25 +209,43 @@ def _build(lake: Lake, query: ReleaseQuery, work: Path, final: Path, people: _Pe
     return ReleaseSummary(release_id, final, records.rows + ids.rows, ids.rows, edges.rows, excluded, len(people.seen))
 
 
-def _write_edges(lake: Lake, tenant: str, sources: list[tuple[str, str]], released: list[pa.Array],
-                 full: list[pa.Array], writer: files.TableWriter) -> Counter[str]:
+class _KeySet:
+    """Record keys held as sorted 64-bit hashes (8 bytes a key, not a string each), for membership tests."""
+
+    def __init__(self) -> None:
+        self._chunks: list[np.ndarray] = []
+        self._sorted: np.ndarray | None = None
+
+    @staticmethod
+    def hashes(keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        return np.fromiter((key_hash(k) for k in keys.to_pylist()), dtype=np.uint64, count=len(keys))
+
+    def add(self, keys: pa.Array | pa.ChunkedArray) -> None:
+        self._chunks.append(self.hashes(keys))
+
+    def member(self, hashes: np.ndarray) -> np.ndarray:
+        if self._sorted is None:
+            self._sorted = np.unique(np.concatenate(self._chunks)) if self._chunks else np.zeros(0, np.uint64)
+            self._chunks = []
+        if not len(self._sorted):
+            return np.zeros(len(hashes), bool)
+        at = np.minimum(np.searchsorted(self._sorted, hashes), len(self._sorted) - 1)
+        return self._sorted[at] == hashes
+
+
+def _write_edges(lake: Lake, tenant: str, sources: list[tuple[str, str]], released: _KeySet, full: _KeySet,
+                 writer: files.TableWriter) -> Counter[str]:
     """The edges among the released records: a reply, quote or repost when both ends are released, a mention or
     hashtag when its record is released in full (an ids-only record's content stays out)."""
     counts: Counter[str] = Counter()
-    if not released:
-        return counts
-    every = pa.concat_arrays([a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in released])
-    whole = pa.concat_arrays([a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in full]) \
-        if full else pa.array([], pa.string())
     for platform, source in sources:
         for batch_id in lake.part_ids(EDGES_TABLE, tenant, platform, source):
             for batch in lake.iter_part_batches(lake.table_part(EDGES_TABLE, tenant, platform, source, batch_id),
-                                                batch_size=65_536):
-                record_edge = pc.is_in(batch.column("type"), pa.array(RECORD_EDGES))
-                keep = pc.if_else(record_edge,
-                                  pc.and_(pc.is_in(batch.column("src"), every), pc.is_in(batch.column("dst"), every)),
-                                  pc.is_in(batch.column("src"), whole))
-                picked = batch.filter(pc.fill_null(keep, False))
+                                                batch_size=8_192):
+                src, dst = _KeySet.hashes(batch.column("src")), _KeySet.hashes(batch.column("dst"))
+                record_edge = pc.is_in(batch.column("type"), pa.array(RECORD_EDGES)).to_numpy(zero_copy_only=False)
+                keep = np.where(record_edge, released.member(src) & released.member(dst), full.member(src))
+                picked = batch.filter(pa.array(keep, pa.bool_()))
                 writer.write(picked)
                 counts.update(picked.column("type").to_pylist())
     return counts
