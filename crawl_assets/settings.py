@@ -233,6 +233,20 @@ def erasure_key_file() -> Path:
     return Path(value).expanduser() if value else _home(os.environ) / "erasure.key"
 
 
+def release_root() -> Path:
+    """Where ``crawl-assets release create`` writes packages: ``CRAWL_RELEASE_ROOT``, else ``$DAGSTER_HOME/releases``;
+    one folder per tenant below it (``crawl_assets.release``)."""
+    value = os.environ.get("CRAWL_RELEASE_ROOT")
+    return Path(value).resolve() if value else _home(os.environ) / "releases"
+
+
+def release_key_file() -> Path | None:
+    """The key of a release's pseudonymized author ids: the file ``CRAWL_RELEASE_KEY_FILE`` (outside the lake and
+    the package; None when unset: no pseudonyms can be made)."""
+    value = os.environ.get("CRAWL_RELEASE_KEY_FILE")
+    return Path(value).expanduser() if value else None
+
+
 def erasure_key_secret() -> str:
     """``CRAWL_ERASURE_KEY``: the erasure log's key itself, for deployments whose machines share it as a secret
     (no file on any machine); "" when unset (the key file is used then)."""

@@ -111,6 +111,15 @@ class PullSpec:
 
 
 @dataclass(frozen=True)
+class ReleaseTerms:
+    """What the platform's terms let a dataset release carry (``crawl_assets.release``): full records, or only
+    their ids (``ids_only``: recipients hydrate them under their own agreement), with a note for the publisher."""
+
+    ids_only: bool
+    note: str
+
+
+@dataclass(frozen=True)
 class SourceSpec:
     """One source type (platform).
 
@@ -139,6 +148,7 @@ class SourceSpec:
     credentials: str = ""
     edit_histories: bool = False  # records carry the ids of every version of a post (metadata edit_history_tweet_ids)
     samples: tuple[Sample, ...] = ()
+    release_terms: ReleaseTerms | None = None  # None: released as ids only, with no note
 
     def has_resource(self) -> bool:
         return bool(self.resource or self.pull)

@@ -17,6 +17,7 @@ from crawl_assets.erasure.features import erase_feature_files
 from crawl_assets.erasure.lake import LakeErasure, erase_author, erase_source
 from crawl_assets.erasure.landing import erase_landed
 from crawl_assets.erasure.log import erasure_key, subject_digest
+from crawl_assets.erasure.releases import releases_holding
 from crawl_assets.erasure.scrub import Subject, persons_of
 from crawl_assets.index.documents import edge_id
 from crawl_assets.index.erasure import (
@@ -79,6 +80,8 @@ class ErasureReport:
     # by author: per source, the records with no author_id (X archives without account.js, pages read without
     # author fields...): --author cannot reach them; --source or --author-name can
     records_without_author: dict[str, int] = field(default_factory=dict)
+    # releases made before this erasure that hold the subject (their owner withdraws them): id, time, folder
+    releases: list[dict[str, Any]] = field(default_factory=list)
     log: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -105,6 +108,8 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
     tenant = selector.tenant
     # a killed writer's temporary file may hold part of what is erased: gone first (no sync of the tenant runs)
     report.temp_files_removed = sweep(lake, tenant_folders(tenant))
+    if selector.author is not None or selector.source is not None:
+        report.releases = releases_holding(lake, tenant, str(selector.author or selector.source), key)
     parts: list[LakeErasure] = []
     try:
         _erase_lake(lake, selector, sources, report, parts)
@@ -195,7 +200,8 @@ def _log(lake: Lake, selector: Selector, report: ErasureReport, client: Elastics
         "subject": subject_digest(selector.tenant, subject, key),
         "index_erased": client is not None and report.status == "complete",
         **{k: v for k, v in report.as_dict().items()
-           if k not in ("erasure_id", "log", "sources", "records_without_author")},
+           if k not in ("erasure_id", "log", "sources", "records_without_author", "releases")},
         "sources": len(report.sources),
         "records_without_author": sum(report.records_without_author.values()),
+        "releases": [r["release_id"] for r in report.releases],
     })

@@ -12,6 +12,7 @@
     landing/{tenant}/{platform}/{source}/{day}/{event}.json  pushed events (``crawl_assets.lake.landing``)
     features/{enricher}/{tenant}/...                      model-made features (``crawl_assets.enrich.store``)
     erasure/{tenant}/log.jsonl                            what was erased, without the erased data
+    releases/{tenant}/{release}.json                      releases made of the tenant's records, kept like the log
 
 Every path is built here from names checked to be single path segments (``segment``), and the lake
 refuses a relative path that climbs out of its root (``Lake.path``), so no name reaches another folder.
@@ -40,6 +41,7 @@ DEADLETTER = "deadletter"
 DEADLETTER_PENDING = f"{DEADLETTER}/es"
 DEADLETTER_REPLAYED = f"{DEADLETTER}/es-replayed"
 ERASURE = "erasure"
+RELEASES = "releases"
 # every area a sync of one source writes into (besides its tables), in one folder per source
 SOURCE_AREAS = (RAW, LANDING, QUARANTINE, INDEX_STATE, STATE, MEDIA)
 
@@ -123,6 +125,15 @@ def erasure_dir(tenant: str) -> str:
 def erasure_log(tenant: str) -> str:
     """The tenant's erasure log (one JSON line per erasure)."""
     return f"{erasure_dir(tenant)}/log.jsonl"
+
+
+def releases_dir(tenant: str) -> str:
+    return f"{RELEASES}/{segment(tenant)}"
+
+
+def release_entry(tenant: str, release_id: str) -> str:
+    """What the lake keeps of one release of the tenant: its query, counts and the keyed digests of its subjects."""
+    return f"{releases_dir(tenant)}/{segment(release_id)}.json"
 
 
 def new_batch_id(run_id: str | None, seq: int, now: datetime | None = None) -> str:

@@ -1,7 +1,7 @@
 """Telegram: channels and groups through Telethon (MTProto), and Telegram Desktop exports."""
 
 from crawl_assets.core.options import Flag, PositiveOr, SourceOptions
-from crawl_assets.core.spec import FormatSpec, Sample, SourceSpec
+from crawl_assets.core.spec import FormatSpec, ReleaseTerms, Sample, SourceSpec
 
 
 class TelegramOptions(SourceOptions):
@@ -38,4 +38,11 @@ SPEC = SourceSpec(
     credentials="crawl_assets.sources.telegram.credentials:unset_credentials",
     max_runs_per_credential=1,  # an account serves one run at a time (its lock would serialize them anyway)
     samples=(Sample("sample-channel", "telegram-export", "telegram_export/result.json"),),
+    release_terms=ReleaseTerms(
+        ids_only=False,
+        note=(
+            "Messages of public channels and groups as Telegram served them; Telegram's API terms apply to "
+            "re-collection; private chats need their members' consent."
+        ),
+    ),
 )
