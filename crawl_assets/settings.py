@@ -296,6 +296,8 @@ _TELEGRAM_TUNABLES = {
     "flood_sleep_threshold_seconds": ("CRAWL_TELEGRAM_FLOOD_SLEEP_MAX", int),
     "max_pages_per_run": ("CRAWL_TELEGRAM_MAX_PAGES", int),
     "max_messages_per_run": ("CRAWL_TELEGRAM_MAX_MESSAGES", int),
+    "web_base_url": ("CRAWL_TELEGRAM_WEB_BASE_URL", str),  # another host for t.me/s pages (a mirror, the stand-in)
+    "web_request_interval_seconds": ("CRAWL_TELEGRAM_WEB_INTERVAL", float),
 }
 
 
