@@ -1,7 +1,7 @@
 """Telegram: channels and groups through Telethon (MTProto), and Telegram Desktop exports."""
 
 from crawl_assets.core.options import Flag, PositiveOr, SourceOptions
-from crawl_assets.core.spec import FormatSpec, Sample, SourceSpec
+from crawl_assets.core.spec import DiscoverySpec, FormatSpec, Sample, SourceSpec
 
 
 class TelegramOptions(SourceOptions):
@@ -42,4 +42,8 @@ SPEC = SourceSpec(
     credentials="crawl_assets.sources.telegram.credentials:unset_credentials",
     max_runs_per_credential=1,  # an account serves one run at a time (its lock would serialize them anyway)
     samples=(Sample("sample-channel", "telegram-export", "telegram_export/result.json"),),
+    discovery=DiscoverySpec(references="crawl_assets.sources.telegram.discovery:references",
+                            registered="crawl_assets.sources.telegram.discovery:candidate_of",
+                            identifier="crawl_assets.sources.telegram.discovery:identifier_of",
+                            kinds=("web_channel", "channel", "group")),
 )
