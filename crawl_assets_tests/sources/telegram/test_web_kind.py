@@ -192,3 +192,11 @@ def test_the_same_channel_through_the_web_and_the_api_gives_the_same_keys_and_te
         assert abs(w["metrics"]["views"] - a["metrics"]["views"]) <= 50  # "1.2K": rounded to a tenth of a thousand
         if a["repost_of"]:  # the page names the origin by username, the API by id
             assert w["metadata"]["forwarded_from"]["channel_post"] == a["metadata"]["forwarded_from"]["channel_post"]
+
+
+def test_the_web_settings_come_from_the_environment(stand_in):
+    from crawl_assets.sources.telegram.resource import TelegramResource
+
+    res = TelegramResource.from_env({"CRAWL_TELEGRAM_WEB_BASE_URL": stand_in.url, "CRAWL_TELEGRAM_WEB_INTERVAL": "0.25"})
+    assert (res.web_base_url, res.web_request_interval_seconds) == (stand_in.url, 0.25)
+    assert TelegramResource.from_env({}).web_base_url == ""  # https://t.me
