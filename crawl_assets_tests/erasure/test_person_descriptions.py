@@ -42,7 +42,13 @@ def _named(value: Any, subject: Subject, key: str | None = None) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("fmt", sorted(catalog.catalog().formats()))
+# Known gap (issue 36 item 5, left open): the scrub cuts JSON objects, and a web_channel page is one HTML string
+# whose every message is the channel's: erasing that channel as an author leaves its pages in the raw batches.
+NOT_CUT_YET = {"telegram-web": "t.me/s pages are HTML inside the envelope: the JSON scrub cannot cut them yet"}
+
+
+@pytest.mark.parametrize("fmt", [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=NOT_CUT_YET[f]))
+                                 if f in NOT_CUT_YET else f for f in sorted(catalog.catalog().formats())])
 def test_each_author_is_cut_out_of_the_formats_seeds(fmt: str) -> None:
     seed = seeds()[fmt]
     items = list(seed.items)

@@ -40,6 +40,8 @@ def normalize_web(stream: IO[bytes], *, name: str, context: NormalizeContext, va
         for message in page.messages:
             yield batch.guard(line, f"{message.channel}/{message.id}", _record, batch, message, chat_id, provenance)
         vanished = crawl.get("vanished") or []
+        if not isinstance(vanished, list):
+            raise InputError("field 'crawl.vanished': expected a list of message ids")
         if vanished and chat_id is None:
             raise InputError("field 'crawl.vanished': no chat id on the page to key the deletions")
         for message_id in vanished:
