@@ -42,9 +42,9 @@ def _named(value: Any, subject: Subject, key: str | None = None) -> list[str]:
     return out
 
 
-# Known gap (issue 36 item 5, left open): the scrub cuts JSON objects, and a web_channel page is one HTML string
-# whose every message is the channel's: erasing that channel as an author leaves its pages in the raw batches.
-NOT_CUT_YET = {"telegram-web": "t.me/s pages are HTML inside the envelope: the JSON scrub cannot cut them yet"}
+# The scrub cuts JSON objects; a web_channel page is one HTML string whose every message is the channel's: the
+# erasure drops such pages whole after re-normalizing (test_web_kind.py::test_erasing_the_channel_as_an_author_…).
+NOT_CUT_YET = {"telegram-web": "t.me/s pages are HTML inside the envelope: dropped whole by the erasure, not cut"}
 
 
 @pytest.mark.parametrize("fmt", [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=NOT_CUT_YET[f]))

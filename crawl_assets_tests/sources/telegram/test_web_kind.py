@@ -200,3 +200,18 @@ def test_the_web_settings_come_from_the_environment(stand_in):
     res = TelegramResource.from_env({"CRAWL_TELEGRAM_WEB_BASE_URL": stand_in.url, "CRAWL_TELEGRAM_WEB_INTERVAL": "0.25"})
     assert (res.web_base_url, res.web_request_interval_seconds) == (stand_in.url, 0.25)
     assert TelegramResource.from_env({}).web_base_url == ""  # https://t.me
+
+
+def test_erasing_the_channel_as_an_author_drops_its_pages(tmp_path, stand_in, chat):
+    """The JSON scrub cannot cut inside a page's HTML; the erasure's re-normalization finds the channel's records
+    left and drops their lines (every message on a page is the channel's)."""
+    from crawl_assets.erasure import Selector, erase
+    from crawl_assets.erasure.authors import Author
+
+    h = web_harness(tmp_path, stand_in.url, web_entry("wp", "webparity"))
+    h.sync()
+    assert len(h.records()) == 74
+    report = erase(h.lake, None, Selector(tenant="default", author=Author("telegram", str(chat.id))),
+                   lock_wait_seconds=5)
+    assert report.records == 74 and h.records() == []
+    assert all(b.manifest.items == 0 for b in h.lake.raw_batches("default", "telegram", h.entry.key))
