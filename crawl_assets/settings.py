@@ -320,6 +320,8 @@ _TELEGRAM_TUNABLES = {
     "pace_max_interval_seconds": ("CRAWL_TELEGRAM_PACE_MAX_INTERVAL", float),
     "pace_recovery_half_life_seconds": ("CRAWL_TELEGRAM_PACE_HALF_LIFE", float),
     "account_requests_per_hour": ("CRAWL_TELEGRAM_REQUESTS_PER_HOUR", int),
+    "web_base_url": ("CRAWL_TELEGRAM_WEB_BASE_URL", str),  # another host for t.me/s pages (a mirror, the stand-in)
+    "web_request_interval_seconds": ("CRAWL_TELEGRAM_WEB_INTERVAL", float),
 }
 
 

@@ -26,6 +26,7 @@ COMMANDS: list[str] = [
     "crawl_assets.cli.sync:sync",
     "crawl_assets.cli.records:records",
     "crawl_assets.cli.release:release",
+    "crawl_assets.cli.discover:discover",
 ]
 
 

@@ -24,6 +24,7 @@ from crawl_assets.index.erasure import (
     AuthorTerms, erase_documents, erase_feature_documents, erase_matching, selector_query,
 )  # fmt: skip
 from crawl_assets.lake import Lake
+from crawl_assets.lake.layout import discovery_file
 from crawl_assets.lake.tempfiles import sweep, tenant_folders
 from crawl_assets.scheduling.locks import source_lock
 
@@ -75,6 +76,7 @@ class ErasureReport:
     feature_parts_removed: int = 0
     feature_tables_removed: int = 0
     index_features_deleted: int = 0
+    discovery_files_removed: int = 0
     status: str = "complete"
     sources: list[str] = field(default_factory=list)
     # by author: per source, the records with no author_id (X archives without account.js, pages read without
@@ -119,6 +121,8 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
         report.status = f"lake step failed ({type(exc).__name__}): run the same erasure again"
         _log(lake, selector, report, None, now, key)
         raise ErasureIncomplete(report) from exc
+    # discovery candidates are derived from the records (mentions may name the person): recomputed on the next run
+    report.discovery_files_removed = lake.remove(*lake.glob(discovery_file(tenant, "*")))
     keys = set().union(*(p.keys for p in parts)) if parts else set()
     edges = [e for p in parts for e in p.edges]
     report.records, report.edges = len(keys), len(edges)

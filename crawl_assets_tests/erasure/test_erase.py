@@ -203,24 +203,34 @@ def test_a_rewritten_batch_keeps_its_place_in_collection_order(tmp_path):
     from crawl_assets.lake.layout import BATCH_ID
 
     def message(mid: int, text: str, sender: int, edit_date: str | None = None) -> bytes:
+        mention = text.find("@")
+        entities = [{"_": "MessageEntityMention", "offset": mention, "length": len(text) - mention}] if mention >= 0 else []
         return orjson.dumps({"_": "Message", "id": mid, "peer_id": {"_": "PeerChannel", "channel_id": 777},
                              "from_id": {"_": "PeerUser", "user_id": sender}, "date": "2026-01-05T10:00:00+00:00",
-                             "edit_date": edit_date, "message": text, "entities": []})
+                             "edit_date": edit_date, "message": text, "entities": entities})
 
     lake = Lake(str(tmp_path / "lake"))
     source = "acme.telegram.group"
     common = dict(tenant="acme", platform="telegram", source=source, fmt="telegram", method="api")
     batches = [
         lake.write_raw_batch(batch_id="20260105T100000000000Z-r1-0000", run_id="r1",
-                             lines=[message(1, "first version", 501), message(2, "to be erased", 666)], **common),
+                             lines=[message(1, "first version", 501), message(2, "to be erased @secret_friend", 666)], **common),
         lake.write_raw_batch(batch_id="20260106T100000000000Z-r2-0000", run_id="r2",
                              lines=[message(1, "edited version", 501, "2026-01-06T09:00:00+00:00")], **common),
     ]
     for batch in batches:
         normalize_batch(lake, batch, lake.table_part(TABLE, "acme", "telegram", source, batch.manifest.batch_id))
 
+    from crawl_assets.pipeline import discovery
+    from crawl_assets.sources.telegram.discovery import references
+
+    assert [c["candidate"] for c in discovery.refresh(lake, "acme", "telegram", references)["candidates"]] == [
+        "@secret_friend"]
     report = erase(lake, None, Selector(tenant="acme", author=Author("telegram", "666")), lock_wait_seconds=5)
     assert report.records == 1 and report.batches_rewritten == 1
+    # the discovery table named someone only the erased message mentioned: removed, computed again without it
+    assert report.discovery_files_removed == 1 and discovery.stored(lake, "acme", "telegram") is None
+    assert discovery.refresh(lake, "acme", "telegram", references)["candidates"] == []
     ids = [b.manifest.batch_id for b in lake.raw_batches("acme", "telegram", source)]
     assert len(ids) == 2 and all(BATCH_ID.match(i) for i in ids)
     latest = {}

@@ -37,6 +37,10 @@ async def _sync(resource: TelegramResource, entry: SourceEntry, state: dict[str,
 
 def collect(resource: TelegramResource, entry: SourceEntry, env: CollectEnv) -> Collected:
     """Sync one Telegram source into the lake (the ``live`` collector of the Telegram spec)."""
+    if entry.kind.value == "web_channel":  # no account: the public preview pages (web_sync.py)
+        from crawl_assets.sources.telegram.web_sync import collect_web
+
+        return collect_web(resource, entry, env)
     sink = LakeSink(env.lake, entry, env.run_id, env.checkpointer.save)
     used: list[CrawlClient] = []
     try:

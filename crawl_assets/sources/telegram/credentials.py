@@ -29,7 +29,10 @@ def app_vars(tenant: str, credential: str | None, field: str, env: Mapping[str, 
 
 def unset_credentials(entry, environ: Mapping[str, str]) -> list[str]:  # noqa: ANN001 - a registry SourceEntry
     """The session of the entry's tenant and credential (sessions never fall back) and its app's id and hash
-    (the first variable of their fallback chain that is set, else the operator's), when not set."""
+    (the first variable of their fallback chain that is set, else the operator's), when not set; a ``web_channel``
+    source reads public pages without an account."""
+    if entry.kind.value == "web_channel":
+        return []
     wanted = [env_names(entry.tenant, entry.credential)["session"],
               *(app_vars(entry.tenant, entry.credential, field, environ) for field in ("api_id", "api_hash"))]
     return [var for var in wanted if not environ.get(var)]

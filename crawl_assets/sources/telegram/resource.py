@@ -79,6 +79,11 @@ class TelegramResource(dg.ConfigurableResource):
     network_backoff_seconds: float = Field(2.0, ge=0, description="First backoff; doubles, with jitter.")
     account_wait_seconds: float = Field(60.0, ge=0, description="How long to wait for an account another run holds.")
     lock_dir: str = Field("", description="Account lock files; empty means $DAGSTER_HOME/locks.")
+    web_base_url: str = Field("", description="Host of the web_channel kind's preview pages; empty means https://t.me.")
+    web_request_interval_seconds: float = Field(2.0, ge=0, description="Minimum gap between two preview pages "
+                                                "of a web_channel source.")
+    web_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one preview page request.")
+
     _clock: Clock = PrivateAttr(default_factory=Clock)  # real time; a simulation sets its own (``with_clock``)
 
     def with_clock(self, clock: Clock) -> "TelegramResource":
