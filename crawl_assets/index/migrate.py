@@ -128,8 +128,13 @@ def migrate_index(client: Elasticsearch, index: str, family: str, tenant: str, r
 
     template = load_template(family)["template"]
     wanted = template["mappings"]["properties"]
-    current = with_defaults(client.indices.get_mapping(index=index)[index]["mappings"].get("properties", {}),
-                            _field_defaults(client, index))
+    mapping = client.indices.get_mapping(index=index)[index]["mappings"]
+    current = with_defaults(mapping.get("properties", {}), _field_defaults(client, index))
+    if not _same(template["mappings"].get("_source", {}), mapping.get("_source", {})):
+        # the records' text_lemma is indexed, never stored: written before, a document has none until reindexed
+        report.needs_reindex.append(Incompatible(index, family, tenant, "_source",
+                                                 "_source settings differ (fields kept out of _source, such as "
+                                                 "text_lemma, are filled in by a reindex)"))
     applied = []
     for name, path, definition in changed_fields(current, wanted):
         if dry_run:

@@ -22,7 +22,7 @@ from elasticsearch import Elasticsearch, NotFoundError
 
 from crawl_assets.index.naming import check_tenant, read_alias
 
-TEXT_FIELDS = ["text", "text.joined"]
+TEXT_FIELDS = ["text^3", "text.joined^2"]  # exact words first, then ZWNJ-free spellings (then text_lemma)
 SUPERSEDED = "metadata.superseded_by"  # an earlier version of an edited X post (a key in the flattened field)
 
 

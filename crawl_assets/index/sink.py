@@ -46,6 +46,7 @@ from crawl_assets.index import bootstrap
 from crawl_assets.index.bulk_send import Batch, BulkSender
 from crawl_assets.index.deadletter import DeadLetterWriter
 from crawl_assets.index.documents import action_head, document_id, edge_id, prepared_line, source_bytes
+from crawl_assets.index.lemma_field import with_lemmas
 from crawl_assets.index.naming import MONTHLY, RoutingError, check_family, check_tenant, index_name, month_of
 from crawl_assets.index.refusals import write_blocked
 from crawl_assets.index.sink_stats import SinkStats
@@ -176,6 +177,8 @@ class BulkSink(BulkSender):
             month = month_of(route + "-01T00:00:00Z") if isinstance(route, str) and "-" in route else route
             head = self._routes[route] = self._action_head(index_name(self.family, self.tenant, month))
         version = observation_version(doc, default=self._default_version)
+        if self.family == "records":
+            doc = with_lemmas(doc)
         return prepared_line(head, doc_id, version, source_bytes(doc))
 
     def _action_head(self, index: str) -> bytes:

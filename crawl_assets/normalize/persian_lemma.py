@@ -227,3 +227,16 @@ def lemmas(text: str, lang: str | None = "fa") -> list[str]:
 def lemma_text(text: str, lang: str | None = "fa") -> str:
     """``lemmas`` as the index's ``text_lemma`` holds them: one space between lemmas."""
     return " ".join(lemmas(text, lang))
+
+
+_QUERY_WORD = re.compile(r"(?:[^\W_]|\u200c)+\*?")
+
+
+def query_lemmas(query: str, lang: str | None = "fa") -> str:
+    """A search string (simple_query_string syntax) with each word replaced by its lemma: operators, quotes
+    and ``prefix*`` words (a prefix is not a word) are left as they are."""
+    def one(found: re.Match[str]) -> str:
+        word = found.group(0)
+        return word if word.endswith("*") else lemma(word, lang)
+
+    return _QUERY_WORD.sub(one, query)

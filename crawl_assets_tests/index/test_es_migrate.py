@@ -24,15 +24,16 @@ FAST = {"backoff_base_s": 0.05, "backoff_max_s": 0.5}
 
 
 def older_template() -> dict:
-    """The records template as version 1 shipped it: no ``joined`` sub-fields and analyzer, and two
-    differences put-mapping can fix (a keyword field missing, ``text.raw`` with a lower ignore_above)."""
+    """The records template as version 1 shipped it: no ``joined`` sub-fields and analyzer, no ``text_lemma``
+    kept out of ``_source``, and two differences put-mapping can fix (a keyword field missing, ``text.raw``
+    with a lower ignore_above)."""
     body = copy.deepcopy(load_template("records"))
     analysis = body["template"]["settings"]["analysis"]
     del analysis["analyzer"]["persian_joined"], analysis["char_filter"]["zwnj_remove"]
     props = body["template"]["mappings"]["properties"]
     for name in ("text", "text_clean"):
         del props[name]["fields"]["joined"]
-    del props["native_id"]
+    del props["native_id"], props["text_lemma"], body["template"]["mappings"]["_source"]
     props["text"]["fields"]["raw"]["ignore_above"] = 128
     body["version"] = 1
     return body
@@ -52,8 +53,10 @@ def test_setup_applies_compatible_changes_and_names_the_rest(es: EsTarget, tmp_p
 
     planned = setup_indices(es.client, [es.tenant], dry_run=True)
     # A dry run changes nothing; it lists the differing fields and sees the analysis difference.
-    assert {(i.index, i.what) for i in planned.migration.needs_reindex} == {(m, "analysis") for m in months}
+    assert {(i.index, i.what) for i in planned.migration.needs_reindex} == {(m, w) for m in months
+                                                                           for w in ("analysis", "_source")}
     assert len(planned.migration.updated) == 2 and "native_id" in planned.migration.updated[0]
+    assert "text_lemma" in planned.migration.updated[0]
     report = setup_indices(es.client, [es.tenant])
 
     for name in months:
@@ -63,9 +66,9 @@ def test_setup_applies_compatible_changes_and_names_the_rest(es: EsTarget, tmp_p
         assert "joined" not in mapping["text"]["fields"], "a sub-field needing a new analyzer is not"
     assert any(line.startswith(months[0] + ": ") and "native_id" in line for line in report.migration.updated)
     refused = {(i.index, i.what) for i in report.migration.needs_reindex}
-    assert refused == {(m, w) for m in months for w in ("text.joined", "text_clean.joined", "analysis")}
+    assert refused == {(m, w) for m in months for w in ("text.joined", "text_clean.joined", "analysis", "_source")}
     reasons = " ".join(i.reason for i in report.migration.needs_reindex)
-    assert "persian_joined" in reasons and "zwnj_remove" in reasons
+    assert "persian_joined" in reasons and "zwnj_remove" in reasons and "text_lemma" in reasons
     again = setup_indices(es.client, [es.tenant])
     assert again.migration.updated == [] and {(i.index, i.what) for i in again.migration.needs_reindex} == refused
 
@@ -127,6 +130,13 @@ def test_reindex_switches_generations_while_a_sync_writes_and_loses_nothing(es: 
         assert aliases[name]["is_write_index"] is True
     hits = es.client.search(index=read_alias("records", es.tenant), query={"match": {"text.joined": "میخواهم"}})
     assert hits["hits"]["total"]["value"] == len(written), "the new sub-field is searchable"
+    # text_lemma, kept out of _source, is filled in by the copy for every document (older ones included)
+    lemma_hits = es.client.search(index=read_alias("records", es.tenant), query={"term": {"text_lemma": "خواستن"}},
+                                  size=1)
+    assert lemma_hits["hits"]["total"]["value"] == len(written), "edited records: lemma of می‌خواهم"
+    older = es.client.search(index=read_alias("records", es.tenant), query={"term": {"text_lemma": "دنیا"}}, size=1)
+    assert older["hits"]["total"]["value"] == len(want) - len(written), "records written before the new template"
+    assert all("text_lemma" not in h.source for h in docs.values())
 
     # The rest of the index tooling reads generations back to their logical names.
     after = setup_indices(es.client, [es.tenant])
