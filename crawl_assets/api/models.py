@@ -63,11 +63,14 @@ class Thread(BaseModel):
 class TimeBucket(BaseModel):
     start: str
     count: int
+    jalali: str | None = Field(default=None, description="The bucket's Jalali name (calendar=jalali): 1403, "
+                                                            "1403-Q2, 1403-07, 1403-07-15, 1403-07-15T10:00")
 
 
 class Timeline(BaseModel):
     interval: str
     time_zone: str
+    calendar: str = "gregorian"
     buckets: list[TimeBucket]
 
 

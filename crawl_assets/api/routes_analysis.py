@@ -24,6 +24,7 @@ from crawl_assets.index.profiles import author_profile
 router = APIRouter(prefix="/v1", tags=["analysis"], responses=ERROR_RESPONSES)
 FilterDep = Annotated[RecordFilter, Depends(record_filter)]
 Interval = Literal["minute", "hour", "day", "week", "month", "quarter", "year"]
+Calendar = Literal["gregorian", "jalali"]
 DURATION = re.compile(r"([1-9][0-9]{0,3})([mhd])")
 TREND_METHOD = ("score = (count - expected) / sqrt(expected + 1), expected = the item's share of the baseline "
                 "windows' records x the current window's records; see docs/API.md#trends")
@@ -43,12 +44,17 @@ def _zone(tz: str) -> str:
 @router.get("/aggregations/timeline", response_model=Timeline, summary="Records over time (date histogram)")
 async def timeline(request: Request, who: CallerDep, flt: FilterDep,
                    interval: Annotated[Interval, Query(description="Calendar bucket")] = "day",
-                   tz: Annotated[str, Query(max_length=64, description="IANA time zone of the buckets")] = "UTC",
+                   tz: Annotated[str | None, Query(max_length=64, description="IANA time zone of the buckets "
+                                                   "(default UTC; Asia/Tehran with calendar=jalali)")] = None,
+                   calendar: Annotated[Calendar, Query(description="jalali: Jalali months, quarters and years, "
+                                                       "weeks from Saturday, each bucket named")] = "gregorian",
                    ) -> Response:
-    tz = _zone(tz)
+    tz = _zone(tz or ("Asia/Tehran" if calendar == "jalali" else "UTC"))
     try:
-        return await answer_query(request.app.state.api, aggregations.timeline_query(who.tenant, flt, interval, tz),
-                                  lambda rows: Timeline(interval=interval, time_zone=tz, buckets=rows))
+        return await answer_query(request.app.state.api,
+                                  aggregations.timeline_query(who.tenant, flt, interval, tz, calendar),
+                                  lambda rows: Timeline(interval=interval, time_zone=tz, calendar=calendar,
+                                                        buckets=rows))
     except aggregations.TooManyBuckets as exc:
         raise bad_request(str(exc)) from None
 

@@ -11,14 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from elasticsearch import Elasticsearch, NotFoundError
 
 from crawl_assets.index import steps
 from crawl_assets.index.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import parse_instant, read_alias
+from crawl_assets.normalize import jalali
 
 MAX_TIMELINE_BUCKETS = 2000
+CALENDARS = ("gregorian", "jalali")
 MAX_TOP = 1000
 # Calendar intervals the timeline takes, with their longest length (for the bucket bound).
 INTERVALS: dict[str, timedelta] = {"minute": timedelta(minutes=1), "hour": timedelta(hours=1),
@@ -58,14 +61,17 @@ def _span(tenant: str, flt: RecordFilter) -> steps.Query[tuple[datetime, datetim
 
 
 def timeline(client: Elasticsearch, tenant: str, flt: RecordFilter, interval: str = "day",
-             time_zone: str = "UTC") -> list[dict[str, Any]]:
+             time_zone: str = "UTC", calendar: str = "gregorian") -> list[dict[str, Any]]:
     """Records per calendar ``interval`` in ``time_zone`` (empty buckets inside the range included):
-    ``[{"start": ISO, "count": n}]``."""
-    return steps.run(client, timeline_query(tenant, flt, interval, time_zone))
+    ``[{"start": ISO, "count": n}]``; with ``calendar="jalali"`` months, quarters and years follow the Jalali
+    calendar, weeks start on Saturday, and each bucket carries its ``jalali`` name."""
+    return steps.run(client, timeline_query(tenant, flt, interval, time_zone, calendar))
 
 
-def timeline_query(tenant: str, flt: RecordFilter, interval: str = "day",
-                   time_zone: str = "UTC") -> steps.Query[list[dict[str, Any]]]:
+def timeline_query(tenant: str, flt: RecordFilter, interval: str = "day", time_zone: str = "UTC",
+                   calendar: str = "gregorian") -> steps.Query[list[dict[str, Any]]]:
+    if calendar not in CALENDARS:
+        raise ValueError(f"unknown calendar {calendar!r}; expected one of {', '.join(CALENDARS)}")
     if interval not in INTERVALS:
         raise ValueError(f"unknown interval {interval!r}; expected one of {', '.join(INTERVALS)}")
     span = (flt.start, flt.end) if flt.start and flt.end else (yield from _span(tenant, flt))
@@ -78,13 +84,39 @@ def timeline_query(tenant: str, flt: RecordFilter, interval: str = "day",
         raise TooManyBuckets(f"a {interval} timeline from {lo.isoformat()} to {hi.isoformat()} would have about "
                              f"{buckets} buckets (at most {MAX_TIMELINE_BUCKETS}): choose a longer interval or a "
                              "shorter range (start, end)")
+    if calendar == "jalali" and interval in jalali.STEP_MONTHS:
+        return (yield from _jalali_ranges(tenant, flt, interval, time_zone, lo, hi))
     hist: dict[str, Any] = {"field": "created_at", "calendar_interval": interval, "time_zone": time_zone,
                             "min_doc_count": 0}
+    if calendar == "jalali" and interval == "week":
+        hist["offset"] = "-2d"  # Iranian weeks start on Saturday (calendar weeks on Monday)
     if flt.start and flt.end:
-        hist["extended_bounds"] = {"min": flt.start.isoformat(), "max": (flt.end - timedelta(milliseconds=1)).isoformat()}
+        # extended bounds are rounded to calendar weeks before the offset applies: shifted by it, they round
+        # to the Saturday weeks holding them
+        shift = timedelta(days=2) if "offset" in hist else timedelta(0)
+        hist["extended_bounds"] = {"min": (flt.start + shift).isoformat(),
+                                   "max": (flt.end - timedelta(milliseconds=1) + shift).isoformat()}
     resp = yield from aggregate(tenant, {"query": scoped_query(tenant, flt), "aggs": {"t": {"date_histogram": hist}}})
     rows = (resp.get("aggregations") or {}).get("t", {}).get("buckets", [])
+    if calendar == "jalali":
+        zone = ZoneInfo(time_zone)
+        return [{"start": b["key_as_string"], "count": b["doc_count"],
+                 "jalali": jalali.label(parse_instant(int(b["key"])), interval, zone)} for b in rows]
     return [{"start": b["key_as_string"], "count": b["doc_count"]} for b in rows]
+
+
+def _jalali_ranges(tenant: str, flt: RecordFilter, interval: str, time_zone: str, lo: datetime,
+                   hi: datetime) -> steps.Query[list[dict[str, Any]]]:
+    """Jalali months, quarters or years as explicit ranges (a date histogram knows only Gregorian ones):
+    local midnights of their first days in ``time_zone``; the last bucket ends at the next one's start."""
+    zone = ZoneInfo(time_zone)
+    cuts = jalali.boundaries(lo, hi - timedelta(milliseconds=1) if flt.end else hi, interval, zone)
+    ranges = [{"key": str(i), "from": a.isoformat(), "to": b.isoformat()} for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+    resp = yield from aggregate(tenant, {"query": scoped_query(tenant, flt), "aggs": {"t": {"date_range": {
+        "field": "created_at", "keyed": True, "ranges": ranges}}}})
+    got = (resp.get("aggregations") or {}).get("t", {}).get("buckets", {})
+    return [{"start": a.isoformat(), "count": int(got.get(str(i), {}).get("doc_count", 0)),
+             "jalali": jalali.label(a, interval, zone)} for i, a in enumerate(cuts[:-1])]
 
 
 def top(client: Elasticsearch, tenant: str, flt: RecordFilter, what: str, size: int = 20) -> dict[str, Any]:

@@ -89,3 +89,16 @@ def test_inferred_features_come_only_from_the_enrichment_layer_labelled(world, d
                                 "features": {"bot_score": 0.93, "model": "example-classifier-1"}}
     assert {k: v for k, v in prof.items() if k not in ("observed_profile", "inferred")} == \
         {k: v for k, v in before.items() if k not in ("observed_profile", "inferred")}, "observed figures unchanged"
+
+
+def test_a_jalali_timeline_follows_jalali_months_and_saturday_weeks_in_tehran(demo) -> None:
+    months = demo("/v1/aggregations/timeline", interval="month", calendar="jalali", hashtag=RISING, source="gen-a",
+                  start="2026-03-01", end="2026-03-06")
+    assert months["calendar"] == "jalali" and months["time_zone"] == "Asia/Tehran"
+    # Esfand 1404 began on 2026-02-20 in Tehran: one bucket, from its local midnight, with all 19 records
+    assert [(b["jalali"], b["start"], b["count"]) for b in months["buckets"]] == [
+        ("1404-12", "2026-02-20T00:00:00+03:30", 19)]
+    weeks = demo("/v1/aggregations/timeline", interval="week", calendar="jalali", hashtag=RISING, source="gen-a",
+                 start="2026-03-01", end="2026-03-06")
+    assert [(b["jalali"], b["start"][:10], b["count"]) for b in weeks["buckets"]] == [("1404-12-09", "2026-02-28", 19)], \
+        "the week from Saturday 9 Esfand"
