@@ -214,6 +214,25 @@ def enrichment_path() -> Path:
     return _enrichment(os.environ)
 
 
+def max_line_bytes() -> int:
+    """The longest line of an export file a sync or ``crawl-assets normalize`` reads: ``CRAWL_MAX_LINE_BYTES``
+    (at least 1 KiB), else 8 MiB; a longer line is quarantined unread (``crawl_assets.normalize.reading``)."""
+    return max(1024, int(_number(os.environ, "CRAWL_MAX_LINE_BYTES", 8 << 20)))
+
+
+def models_root() -> Path:
+    """Where the classifier's models must be: ``CRAWL_MODELS``, else ``$DAGSTER_HOME/models``."""
+    value = os.environ.get("CRAWL_MODELS")
+    return Path(value).expanduser() if value else _home(os.environ) / "models"
+
+
+def erasure_key_file() -> Path:
+    """The key of the erasure log's subject digests: ``CRAWL_ERASURE_KEY_FILE``, else ``$DAGSTER_HOME/erasure.key``
+    (never in the lake; made owner-only by the first erasure, ``crawl_assets.erasure.log``)."""
+    value = os.environ.get("CRAWL_ERASURE_KEY_FILE")
+    return Path(value).expanduser() if value else _home(os.environ) / "erasure.key"
+
+
 def use_dagster_home(home: Path | None = None) -> Path:
     """Make ``home`` (default: the configured one, else ``./.crawl_home``) the instance Dagster opens in this
     process and the processes it starts (``DagsterInstance.get()`` reads ``DAGSTER_HOME`` itself)."""

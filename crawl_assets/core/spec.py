@@ -34,7 +34,8 @@ class FormatSpec:
 
     - ``normalizer``: ``"module:function"`` (the ``Normalizer`` protocol of ``crawl_assets.core.normalize``);
     - ``description``: what a file of this format is, for "this looks like …, not …" refusals;
-    - ``numbered_lines``: one self-contained item (or API page) per line, so an early end names its line;
+    - ``numbered_lines``: one self-contained item (or API page) per line, so an early end names its line; such
+      a format's lines are capped (``normalize.reading.line_cap``: a longer line is rejected unread);
     - ``splittable``: lines are independent, so ``normalize --jobs N`` may split a file across processes;
     - ``envelope_field``: for the crawl envelopes of REST answers, the ``crawl`` field only this format's
       lines carry (how a file's format is recognised);

@@ -42,7 +42,7 @@ def test_erase_by_author_names_the_sources_it_cannot_see_into(tmp_path, dagster_
     _, key, rows = _archive(tmp_path, with_account=False)
     assert rows and not [r for r in rows if r["author_id"]]
 
-    result = CliRunner().invoke(cli, ["erase", "--tenant", "acme", "--author", "43"])
+    result = CliRunner().invoke(cli, ["erase", "--tenant", "acme", "--author", "x:43"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["records_without_author"] == {key: len(rows)}

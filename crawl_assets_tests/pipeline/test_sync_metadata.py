@@ -49,7 +49,8 @@ def test_export_syncs_count_records_and_normalized_records_previews_them(tmp_pat
     assert sum(normalized["records_by_lang"].values()) == sum(normalized["records_by_kind"].values()) == len(messages)
     assert set(normalized["records_by_lang"]) >= {"fa", "en"}
     preview = normalized["preview"]
-    assert preview.count("\n| telegram:") == 5 and "| key | time | lang | kind | state |" in preview
+    assert preview.count(" | live |\n") == 5 and "| time | lang | kind | state |" in preview
+    assert "telegram:" not in preview, "no record key in the event log (it is not erased)"
     assert len(preview) < 1000  # rendered inline by the UI
 
     # Unchanged: nothing stored, zero counts, the lag still reported (grown since).

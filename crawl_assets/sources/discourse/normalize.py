@@ -29,8 +29,8 @@ from crawl_assets.normalize.text import fold_tag, unique
 from crawl_assets.sources.envelope import crawl_field, normalize_envelopes
 from crawl_assets.sources.html_text import html_text
 
-PERSONS = PersonIds(  # a post's author is its user_id; topics list participants and posters
-    owner_keys=("user_id",), containers=("participants", "users"),
+PERSONS = PersonIds(  # a post's author is its user_id (one forum's); topics list participants and posters
+    owner_keys=("user_id",), containers=("participants", "users"), per_site=True,
 )
 
 FORMAT = "discourse"

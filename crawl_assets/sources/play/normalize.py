@@ -22,7 +22,7 @@ from typing import IO, Any
 from crawl_assets.normalize.build import Batch, InputError, Item, as_dict, as_id, as_list, from_unix, opt_int, opt_str, parse_instant
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
-from crawl_assets.normalize.reading import Prefixed
+from crawl_assets.normalize.reading import LongLine, Prefixed, capped_text_lines, line_cap
 from crawl_assets.sources.envelope import crawl_field, normalize_envelopes
 
 # Reviews carry no stable author id (only authorName): erase a reviewer with --author-name. Developer replies
@@ -157,19 +157,27 @@ def _csv_instant(row: dict[str, str], millis_col: str, text_col: str) -> datetim
 def normalize_csv(stream: IO[bytes], *, name: str, context: NormalizeContext, validate: bool = True) -> Iterator[Item]:
     """Reviews and developer replies of a Play Console review export (one row per review)."""
     batch = Batch("play-csv", name, context, validate=validate)
-    reader = csv.DictReader(_text_stream(stream))
+    cap = line_cap(context.method, context.max_line_bytes)
+    long_lines: list[LongLine] = []  # lines over the cap, read through unkept
+    reader = csv.DictReader(capped_text_lines(_text_stream(stream), cap, long_lines))
     missing = {"Package Name", "Review Text", "Star Rating"} - set(reader.fieldnames or [])
     if missing:
+        yield from (batch.reject(line.line, line.reason(cap), line.head) for line in long_lines)
         yield batch.reject(1, f"not a Play Console review export: missing columns {', '.join(sorted(missing))}")
         return
     while True:
         try:
             row = next(reader)
         except StopIteration:
-            return
+            row = None
         except csv.Error as exc:  # e.g. a cell over the csv module's field limit: reject the row, go on
             yield batch.reject(reader.line_num, f"unreadable CSV row: {exc}")
             continue
+        for line in long_lines:
+            yield batch.reject(line.line, line.reason(cap), line.head)
+        long_lines.clear()
+        if row is None:
+            return
         yield from batch_row(batch, reader.line_num, row)
 
 
