@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
-from functools import lru_cache
 from typing import Annotated, Literal
-from zoneinfo import available_timezones
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
@@ -16,7 +14,7 @@ from crawl_assets.api.app import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ErrorBody, bad_request, not_found
 from crawl_assets.api.models import AuthorProfile, Counts, Timeline, Top, Trends
-from crawl_assets.api.params import PRINTABLE, instant, record_filter, utc
+from crawl_assets.api.params import PRINTABLE, instant, record_filter, utc, zone as _zone
 from crawl_assets.index import aggregations, trends as trend_index
 from crawl_assets.index.filters import RecordFilter
 from crawl_assets.index.profiles import author_profile
@@ -28,17 +26,6 @@ Calendar = Literal["gregorian", "jalali"]
 DURATION = re.compile(r"([1-9][0-9]{0,3})([mhd])")
 TREND_METHOD = ("score = (count - expected) / sqrt(expected + 1), expected = the item's share of the baseline "
                 "windows' records x the current window's records; see docs/API.md#trends")
-
-
-@lru_cache(maxsize=1)
-def _zones() -> frozenset[str]:
-    return frozenset(available_timezones()) | {"UTC"}
-
-
-def _zone(tz: str) -> str:
-    if tz not in _zones():
-        raise bad_request(f"tz: unknown time zone {tz[:60]!r} (an IANA name such as UTC or Asia/Tehran)")
-    return tz
 
 
 @router.get("/aggregations/timeline", response_model=Timeline, summary="Records over time (date histogram)")
