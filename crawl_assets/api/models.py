@@ -74,11 +74,18 @@ class Timeline(BaseModel):
     buckets: list[TimeBucket]
 
 
+class Form(BaseModel):
+    form: str
+    count: int
+
+
 class TopBucket(BaseModel):
     value: str
     count: int
     handle: str | None = None
     platform: str | None = None
+    forms: list[Form] | None = Field(default=None, description="lemmas=true: the surface forms counted under this "
+                                                               "lemma, most used first")
 
 
 class Top(BaseModel):
@@ -111,10 +118,13 @@ class TrendItem(BaseModel):
     expected: float
     ratio: float
     score: float
+    forms: list[Form] | None = Field(default=None, description="lemmas=true: the item's surface forms in the "
+                                                               "current window, most used first")
 
 
 class Trends(BaseModel):
     field: str
+    lemmas: bool = False
     method: str
     windows: list[TrendWindow]
     items: list[TrendItem]

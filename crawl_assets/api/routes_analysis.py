@@ -50,8 +50,12 @@ async def timeline(request: Request, who: CallerDep, flt: FilterDep,
 async def top(request: Request, who: CallerDep, flt: FilterDep,
               field: Annotated[Literal["hashtags", "authors", "mentions", "languages", "sources", "platforms", "kinds"],
                                Path()],
-              size: Annotated[int, Query(ge=1, le=aggregations.MAX_TOP)] = 20) -> Response:
-    return await answer_query(request.app.state.api, aggregations.top_query(who.tenant, flt, field, size),
+              size: Annotated[int, Query(ge=1, le=aggregations.MAX_TOP)] = 20,
+              lemmas: Annotated[bool, Query(description="hashtags: count the forms of a word together (a bucket "
+                                                        "per lemma, with its forms)")] = False) -> Response:
+    if lemmas and field != "hashtags":
+        raise bad_request("lemmas: only for hashtags")
+    return await answer_query(request.app.state.api, aggregations.top_query(who.tenant, flt, field, size, lemmas),
                               lambda got: Top(field=field, **got))
 
 
@@ -78,13 +82,15 @@ async def rising(request: Request, who: CallerDep, flt: FilterDep,
                  baseline: Annotated[int, Query(ge=1, le=trend_index.MAX_BASELINE_WINDOWS)] = 4,
                  candidates: Annotated[int, Query(ge=1, le=trend_index.MAX_CANDIDATES)] = 200,
                  min_count: Annotated[int, Query(ge=1, le=1_000_000)] = 3,
-                 size: Annotated[int, Query(ge=1, le=100)] = 20) -> Response:
+                 size: Annotated[int, Query(ge=1, le=100)] = 20,
+                 lemmas: Annotated[bool, Query(description="hashtags, words: count the forms of a word together "
+                                                           "(an item per lemma, with its forms)")] = False) -> Response:
     if flt.start or flt.end:
         raise bad_request("trends take `until` and `window` (and `baseline` windows before it), not start/end")
     end = utc(until, "until") or datetime.now(timezone.utc)
     return await answer(_trends, request.app.state.api, who.tenant, flt,
                         dict(what=field, end=end, window=_duration(window), baseline=baseline, candidates=candidates,
-                             min_count=min_count, size=size))
+                             min_count=min_count, size=size, lemmas=lemmas))
 
 
 def _trends(state: ApiState, tenant: str, flt: RecordFilter, options: dict) -> Trends:

@@ -17,6 +17,7 @@ from elasticsearch import Elasticsearch, NotFoundError
 
 from crawl_assets.index import steps
 from crawl_assets.index.filters import RecordFilter, scoped_query
+from crawl_assets.index.lemma_field import group_forms
 from crawl_assets.index.naming import parse_instant, read_alias
 from crawl_assets.normalize import jalali
 
@@ -119,17 +120,24 @@ def _jalali_ranges(tenant: str, flt: RecordFilter, interval: str, time_zone: str
              "jalali": jalali.label(a, interval, zone)} for i, a in enumerate(cuts[:-1])]
 
 
-def top(client: Elasticsearch, tenant: str, flt: RecordFilter, what: str, size: int = 20) -> dict[str, Any]:
+def top(client: Elasticsearch, tenant: str, flt: RecordFilter, what: str, size: int = 20,
+        lemmas: bool = False) -> dict[str, Any]:
     """The ``size`` most frequent values of ``what`` (a ``TOP_FIELDS`` name) among the filtered records:
-    ``{"buckets": [{"value", "count"}...], "other": n, "missing": n}``; authors carry their platform and handle."""
-    return steps.run(client, top_query(tenant, flt, what, size))
+    ``{"buckets": [{"value", "count"}...], "other": n, "missing": n}``; authors carry their platform and handle.
+    ``lemmas`` (hashtags): a bucket per lemma with its ``forms``."""
+    return steps.run(client, top_query(tenant, flt, what, size, lemmas))
 
 
-def top_query(tenant: str, flt: RecordFilter, what: str, size: int = 20) -> steps.Query[dict[str, Any]]:
+def top_query(tenant: str, flt: RecordFilter, what: str, size: int = 20,
+              lemmas: bool = False) -> steps.Query[dict[str, Any]]:
     if what not in TOP_FIELDS:
         raise ValueError(f"unknown field {what!r}; expected one of {', '.join(TOP_FIELDS)}")
     if not 1 <= size <= MAX_TOP:
         raise ValueError(f"size must be between 1 and {MAX_TOP}")
+    if lemmas:
+        if what != "hashtags":
+            raise ValueError("lemmas apply to hashtags only")
+        return (yield from _top_lemmas(tenant, flt, size))
     field = TOP_FIELDS[what]
     terms: dict[str, Any] = {"terms": {"field": field, "size": size, "shard_size": max(size * 2, 100)}}
     if what == "authors":
@@ -146,6 +154,34 @@ def top_query(tenant: str, flt: RecordFilter, what: str, size: int = 20) -> step
             row["platform"] = next((h["key"] for h in b["platform"]["buckets"]), None)
         out.append(row)
     return {"buckets": out, "other": aggs.get("top", {}).get("sum_other_doc_count", 0),
+            "missing": aggs.get("missing", {}).get("doc_count", 0)}
+
+
+def _top_lemmas(tenant: str, flt: RecordFilter, size: int) -> steps.Query[dict[str, Any]]:
+    """Hashtags counted by lemma: the ``5 * size`` most used tags grouped by lemma, then, per lemma, the
+    records holding any of its forms (a record with two forms counts once); ``other``: records with a tag
+    outside every listed form."""
+    query = scoped_query(tenant, flt)
+    resp = yield from aggregate(tenant, {"query": query, "aggs": {
+        "tags": {"terms": {"field": "hashtags", "size": size * 5, "shard_size": max(size * 10, 100)}},
+        "missing": {"missing": {"field": "hashtags"}}}})
+    aggs = resp.get("aggregations") or {}
+    seen = {b["key"]: b["doc_count"] for b in aggs.get("tags", {}).get("buckets", [])}
+    groups = group_forms(list(seen), "hashtags")
+    if not groups:
+        return {"buckets": [], "other": 0, "missing": aggs.get("missing", {}).get("doc_count", 0)}
+    listed = sorted(seen)
+    per = yield from aggregate(tenant, {"query": query, "aggs": {
+        "lemma": {"filters": {"filters": {lem: {"terms": {"hashtags": forms}} for lem, forms in groups.items()}}},
+        "other": {"filter": {"bool": {"filter": [{"exists": {"field": "hashtags"}}],
+                                      "must_not": [{"terms": {"hashtags": listed}}]}}}}})
+    got = (per.get("aggregations") or {})
+    counted = {lem: int(b["doc_count"]) for lem, b in got.get("lemma", {}).get("buckets", {}).items()}
+    ranked = sorted(groups, key=lambda lem: (-counted.get(lem, 0), lem))[:size]
+    buckets = [{"value": lem, "count": counted.get(lem, 0),
+                "forms": sorted(({"form": f, "count": seen[f]} for f in groups[lem]), key=lambda r: (-r["count"], r["form"]))}
+               for lem in ranked]
+    return {"buckets": buckets, "other": int(got.get("other", {}).get("doc_count", 0)),
             "missing": aggs.get("missing", {}).get("doc_count", 0)}
 
 

@@ -21,3 +21,18 @@ def with_lemmas(doc: Mapping[str, Any]) -> Mapping[str, Any]:
     if not isinstance(text, str) or not text:
         return doc
     return {**doc, FIELD: lemma_text(text, doc.get("lang"))}
+
+
+def lemma_of(item: str, what: str, lang: str | None = None) -> str:
+    """The lemma a word or hashtag is counted under (a hashtag's words joined by ``_`` again)."""
+    if what == "hashtags":
+        return "_".join(lemma_text(part, lang) or part for part in item.split("_"))
+    return lemma_text(item, lang) or item
+
+
+def group_forms(items: list[str], what: str, lang: str | None = None) -> dict[str, list[str]]:
+    """Lemma -> its forms among ``items``, in the items' order (the first lemma seen first)."""
+    groups: dict[str, list[str]] = {}
+    for item in items:
+        groups.setdefault(lemma_of(item, what, lang), []).append(item)
+    return groups

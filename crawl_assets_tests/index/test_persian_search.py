@@ -46,3 +46,25 @@ def test_a_negated_word_excludes_all_its_forms(es: EsTarget, tmp_path: Path) -> 
     _index(es, tmp_path)
     assert set(_keys(es, "کتاب -قدیمی")) == {f"x:{1000 + i}" for i in (0, 1, 3, 8)}
     assert "x:1003" not in _keys(es, "خریدم -کتاب"), "کتابی is a form of the excluded word"
+
+
+def test_hashtags_and_rising_words_counted_by_lemma_with_their_forms(es: EsTarget, tmp_path: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from crawl_assets.index.aggregations import top
+    from crawl_assets.index.trends import trends
+
+    tags = ["کتاب", "کتاب" + ZWNJ + "ها", "کتابها", "کتاب", "باران"]
+    docs = [record(i, es.tenant, text=f"کتاب {i}", hashtags=[tags[i % 5]]) for i in range(10)]
+    docs += [record(20 + i, es.tenant, month=2, text=t, hashtags=[]) for i, t in
+             enumerate(["باران آمد", "بارانی بود", "باران" + ZWNJ + "ها", "بارانها", "باران", "بار سنگین"])]
+    index_documents(es.client, docs, family="records", tenant=es.tenant, deadletter_root=str(tmp_path))
+    got = top(es.client, es.tenant, RecordFilter(), "hashtags", size=5, lemmas=True)
+    assert [(b["value"], b["count"]) for b in got["buckets"]] == [("کتاب", 8), ("باران", 2)]
+    assert [f["form"] for f in got["buckets"][0]["forms"]][0] == "کتاب" and len(got["buckets"][0]["forms"]) == 3
+    # February's posts (created on days 21..26) against January's baseline: forms of باران rise together
+    rising = trends(es.client, es.tenant, RecordFilter(), what="words", lemmas=True, min_count=2,
+                    end=datetime(2026, 3, 1, tzinfo=timezone.utc), window=timedelta(days=28), baseline=1)
+    first = rising["items"][0]
+    assert first["item"] == "باران" and first["count"] == 5, rising["items"]
+    assert len(first["forms"]) >= 2 and "بار" not in [f["form"] for f in first["forms"]]
