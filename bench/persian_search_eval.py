@@ -1,5 +1,5 @@
 """Persian word forms in search: today's analyzer, Elasticsearch's persian_stem, hazm, parsivar, PersianStemmer
-and ours (crawl_assets.normalize.persian_lemma), side by side on a real node, on sets of our own writing.
+and ours (crawl_assets.persian.lemma), side by side on a real node, on sets of our own writing.
 
     python bench/persian_search_eval.py                       # starts a test node (crawl_assets_tests/es_node)
     python bench/persian_search_eval.py --es http://127.0.0.1:9200 --peers-python .venv-persian-peers/bin/python
@@ -23,7 +23,7 @@ field). The variants:
 * ``es_stem``: plus a ``persian_stem`` sub-field (Lucene's PersianStemFilter, after ``stemmer_override``
   with our irregular words and ``keyword_marker`` with our protected words; ``arabic_stem`` for Arabic);
 * ``hazm``, ``parsivar``, ``PersianStemmer``: plus a lemma field each peer wrote (their lemma of each word);
-* ``ours``: plus ``text_lemma`` as the index holds it (``persian_lemma.lemma_text``).
+* ``ours``: plus ``text_lemma`` as the index holds it (``crawl_assets.persian.lemma.lemma_text``).
 
 A peer that cannot run is a failure (exit 2), not a line left out.
 """
@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from crawl_assets.index.bootstrap import load_template  # noqa: E402
-from crawl_assets.normalize.persian_lemma import WORD, lemma, lemma_text  # noqa: E402
+from crawl_assets.persian.lemma import WORD, lemma, lemma_text  # noqa: E402
 
 SETS = Path(__file__).with_name("persian_search")
 PEERS = ("hazm", "parsivar", "PersianStemmer")
@@ -217,13 +217,13 @@ def evaluate(es: Any, peers_python: str) -> int:
 
 
 def PROTECTED_WORDS() -> list[str]:  # noqa: N802 - the lemmatizer's own lists, given to the ES variant
-    from crawl_assets.normalize.persian_lexicon import PROTECTED
+    from crawl_assets.persian.lexicon import PROTECTED
 
     return sorted(PROTECTED)
 
 
 def IRREGULAR_WORDS() -> list[tuple[str, str]]:  # noqa: N802
-    from crawl_assets.normalize.persian_lexicon import IRREGULAR
+    from crawl_assets.persian.lexicon import IRREGULAR
 
     return sorted(IRREGULAR.items())
 

@@ -309,7 +309,7 @@ def _word_pairs(texts: Any, min_length: int) -> tuple[np.ndarray, np.ndarray, pa
 def _by_lemma(parent: np.ndarray, word_id: np.ndarray, words: pa.Array) -> tuple[np.ndarray, np.ndarray, pa.Array]:
     """``_word_pairs`` with each word replaced by its lemma (``lemmas: true``): the distinct words of a part
     are lemmatized once, forms of one lemma become one term."""
-    from crawl_assets.normalize.persian_lemma import lemma
+    from crawl_assets.persian.lemma import lemma
 
     lemmas = pc.dictionary_encode(pa.array([lemma(w) for w in words.to_pylist()], pa.string()))
     return parent, lemmas.indices.to_numpy().astype(np.int64)[word_id], lemmas.dictionary

@@ -19,7 +19,7 @@ from crawl_assets.index import steps
 from crawl_assets.index.filters import RecordFilter, scoped_query
 from crawl_assets.index.lemma_field import group_forms
 from crawl_assets.index.naming import parse_instant, read_alias
-from crawl_assets.normalize import jalali
+from crawl_assets.persian import jalali
 
 MAX_TIMELINE_BUCKETS = 2000
 CALENDARS = ("gregorian", "jalali")

@@ -27,7 +27,7 @@ import orjson
 
 from crawl_assets.index.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import parse_instant, read_alias
-from crawl_assets.normalize import jalali
+from crawl_assets.persian import jalali
 
 MAX_EXPORT = 1_000_000
 PAGE = 2000  # records per Elasticsearch page: with PREFETCH, bounds what waits as decoded dicts (~2.5 KB each)

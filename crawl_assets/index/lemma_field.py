@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from crawl_assets.normalize.persian_lemma import lemma_text
+from crawl_assets.persian.lemma import lemma_text
 
 FIELD = "text_lemma"
 

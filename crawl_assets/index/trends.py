@@ -16,7 +16,7 @@ The score, step by step (every number is returned, so a result can be checked by
    new in ``W0`` with ``c`` records scores ``c``). Also ``ratio = (c + 1) / (expected + 1)``.
 6. Kept: items with ``c >= min_count`` and ``c > expected``, highest score first (ties: higher ``c``, then name).
 
-With ``lemmas=True`` (hashtags and words) an item is a lemma (``normalize.persian_lemma``): the candidates
+With ``lemmas=True`` (hashtags and words) an item is a lemma (``persian.lemma``): the candidates
 of step 2 (three times as many) are grouped by their lemma, a word's counts are the records whose
 ``text_lemma`` holds it, a hashtag lemma's the records holding any of its forms among the candidates; each
 item lists its ``forms`` (the surface forms, most used in the current window first, with their counts).

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawl_assets.index.networks import CAUTION
-from crawl_assets.normalize.jalali import to_jalali
+from crawl_assets.persian.jalali import to_jalali
 from crawl_assets_tests.api import gexf_schema
 from crawl_assets_tests.api.conftest import auth
 from crawl_assets_tests.api.corpus import RISING

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import jdatetime
 
-from crawl_assets.normalize.jalali import boundaries, from_jalali, is_leap, label, to_jalali
+from crawl_assets.persian.jalali import boundaries, from_jalali, is_leap, label, to_jalali
 
 
 def test_every_day_of_1390_to_1410_agrees_with_jdatetime() -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from crawl_assets.normalize.persian_lexicon import IRREGULAR, LIGHT, LIGHT_COLLOQUIAL, PROTECTED, SHORT_STEMS, VERBS
+from crawl_assets.persian.lexicon import IRREGULAR, LIGHT, LIGHT_COLLOQUIAL, PROTECTED, SHORT_STEMS, VERBS
 
 ZWNJ = "\u200c"
 _FOLD = {ord(a): b for a, b in {"آ": "ا", "أ": "ا", "إ": "ا", "ٱ": "ا", "ة": "ه", "ۀ": "ه", "ؤ": "و", "ئ": "ی",

@@ -1,4 +1,4 @@
-"""The Persian lemmatizer (``normalize.persian_lemma``): rules, and a fifth of bench/persian_search's sets kept at
+"""The Persian lemmatizer (``persian.lemma``): rules, and a fifth of bench/persian_search's sets kept at
 the goals (the whole sets and the peers: bench/persian_search_eval.py)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from crawl_assets.normalize.persian_lemma import lemma, lemma_text, lemmas
+from crawl_assets.persian.lemma import lemma, lemma_text, lemmas
 
 SETS = Path(__file__).resolve().parents[2] / "bench" / "persian_search"
 ZWNJ = "\u200c"

@@ -1,4 +1,4 @@
-"""The word lists of the Persian lemmatizer (``persian_lemma``), written for this project.
+"""The word lists of the Persian lemmatizer (``persian.lemma``), written for this project.
 
 * ``VERBS``: infinitive, past stem, present stems (the first is the written stem, the others the forms it
   takes before an ending or after ``ب``, and colloquial ones); only verbs whose stems do not spell a common
