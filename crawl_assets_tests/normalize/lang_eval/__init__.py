@@ -58,3 +58,19 @@ def load_short(half: str | None = None) -> list[Sample]:
             if half is None or half == group:
                 samples.append(Sample(lang, line, group))
     return samples
+
+
+FINGLISH_AGAINST = ("en", "tr", "de", "fr", "es")  # the Latin-script languages of the short sets
+
+
+def load_finglish(half: str | None = None) -> list[Sample]:
+    """Finglish (``bench/lang_short/fa-Latn.txt``, expected ``fa``) and the Latin-script short sets it must be
+    told from, in halves like ``load_short``; a sample's group is its half."""
+    samples: list[Sample] = []
+    for name, lang in (("fa-Latn", "fa"), *((x, x) for x in FINGLISH_AGAINST)):
+        lines = [line for line in (SHORT_DIR / f"{name}.txt").read_text(encoding="utf-8").splitlines() if line.strip()]
+        for index, line in enumerate(lines):
+            group = "calibration" if index % 2 == 0 else "test"
+            if half is None or half == group:
+                samples.append(Sample(lang, line, group))
+    return samples
