@@ -241,6 +241,21 @@ SHORT_CANDIDATES: dict[str, Callable[[], Detector]] = {
 }
 
 
+def _short_candidates(only: str | None, missing: list[str]) -> Any:
+    """(name, detector) of each short-set candidate ``only`` selects; one not installed is printed and named
+    in ``missing``."""
+    for name, factory in SHORT_CANDIDATES.items():
+        if only and only not in name:
+            continue
+        try:
+            detect = factory()
+        except ImportError as exc:
+            print(f"{name:40s} NOT INSTALLED ({exc.name}): pip install -e '.[dev]'")
+            missing.append(name)
+            continue
+        yield name, detect
+
+
 def short_figures(samples: list[Sample], answers: list[str | None]) -> dict[str, Any]:
     """Accuracy per language and over all, wrong labels and nulls, Persian/Arabic confusion."""
     per = {lang: [a for s, a in zip(samples, answers) if s.expected == lang] for lang in SHORT_LANGUAGES}
@@ -264,15 +279,7 @@ def short_report(only: str | None) -> tuple[bool, list[str]]:
     print(f"{'candidate':40s} {'all':>6s} " + " ".join(f"{lang:>5s}" for lang in SHORT_LANGUAGES)
           + f" {'wrong':>6s} {'nulls':>6s} {'fa>ar':>6s} {'ar>fa':>6s}")
     failed, missing = False, []
-    for name, factory in SHORT_CANDIDATES.items():
-        if only and only not in name:
-            continue
-        try:
-            detect = factory()
-        except ImportError as exc:
-            print(f"{name:40s} NOT INSTALLED ({exc.name}): pip install -e '.[dev]'")
-            missing.append(name)
-            continue
+    for name, detect in _short_candidates(only, missing):
         answers = [detect(s.text) for s in samples]
         f = short_figures(samples, answers)
         print(f"{name:40s} {f['all']:6.1%} " + " ".join(f"{f['per'][lang]:5.0%}" for lang in SHORT_LANGUAGES)
@@ -312,15 +319,7 @@ def finglish_report(only: str | None) -> tuple[bool, list[str]]:
           f"(goal F1 >= {GOALS['finglish_f1']:.0%})\n")
     print(f"{'candidate':40s} {'prec':>6s} {'recall':>7s} {'F1':>6s}   Finglish answered as")
     failed, missing = False, []
-    for name, factory in SHORT_CANDIDATES.items():
-        if only and only not in name:
-            continue
-        try:
-            detect = factory()
-        except ImportError as exc:
-            print(f"{name:40s} NOT INSTALLED ({exc.name}): pip install -e '.[dev]'")
-            missing.append(name)
-            continue
+    for name, detect in _short_candidates(only, missing):
         answers = [detect(s.text) for s in samples]
         p, r, f1 = finglish_figures(samples, answers)
         said = Counter(a or "-" for s, a in zip(samples, answers) if s.expected == "fa")
