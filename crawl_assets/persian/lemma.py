@@ -214,14 +214,21 @@ def _arabic(word: str) -> str:
 
 def lemmas(text: str, lang: str | None = "fa") -> list[str]:
     """The lemma of every word of ``text`` in order; suffixes written apart (``کتاب ها``) are left out."""
+    arabic = lang == "ar"
+    cache = _TOKENS[arabic]
+    if len(cache) >= _CACHE_MAX:
+        cache.clear()
     out = []
     for word in WORD.findall(text or ""):
-        if fold(word) in _SUFFIX_WORDS:
-            continue
-        found = lemma(word, lang)
+        found = cache.get(word)
+        if found is None:
+            found = cache[word] = "" if fold(word) in _SUFFIX_WORDS else lemma(word, lang)
         if found:
             out.append(found)
     return out
+
+
+_TOKENS: tuple[dict[str, str], dict[str, str]] = ({}, {})  # per word as written: its lemma, "" to leave it out
 
 
 def lemma_text(text: str, lang: str | None = "fa") -> str:
