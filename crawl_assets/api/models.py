@@ -84,6 +84,8 @@ class TopBucket(BaseModel):
     count: int
     handle: str | None = None
     platform: str | None = None
+    lemma: str | None = Field(default=None, description="lemmas=true: the lemma the forms share (value: the most "
+                                                        "used form)")
     forms: list[Form] | None = Field(default=None, description="lemmas=true: the surface forms counted under this "
                                                                "lemma, most used first")
 
@@ -118,6 +120,8 @@ class TrendItem(BaseModel):
     expected: float
     ratio: float
     score: float
+    lemma: str | None = Field(default=None, description="lemmas=true: the lemma the forms share (item: the most "
+                                                        "used form)")
     forms: list[Form] | None = Field(default=None, description="lemmas=true: the item's surface forms in the "
                                                                "current window, most used first")
 

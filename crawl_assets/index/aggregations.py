@@ -159,8 +159,8 @@ def top_query(tenant: str, flt: RecordFilter, what: str, size: int = 20,
 
 def _top_lemmas(tenant: str, flt: RecordFilter, size: int) -> steps.Query[dict[str, Any]]:
     """Hashtags counted by lemma: the ``5 * size`` most used tags grouped by lemma, then, per lemma, the
-    records holding any of its forms (a record with two forms counts once); ``other``: records with a tag
-    outside every listed form."""
+    records holding any of its forms (a record with two forms counts once); a bucket's ``value`` is its most
+    used form, ``lemma`` the key they share; ``other``: records with a tag outside every listed form."""
     query = scoped_query(tenant, flt)
     resp = yield from aggregate(tenant, {"query": query, "aggs": {
         "tags": {"terms": {"field": "hashtags", "size": size * 5, "shard_size": max(size * 10, 100)}},
@@ -178,9 +178,10 @@ def _top_lemmas(tenant: str, flt: RecordFilter, size: int) -> steps.Query[dict[s
     got = (per.get("aggregations") or {})
     counted = {lem: int(b["doc_count"]) for lem, b in got.get("lemma", {}).get("buckets", {}).items()}
     ranked = sorted(groups, key=lambda lem: (-counted.get(lem, 0), lem))[:size]
-    buckets = [{"value": lem, "count": counted.get(lem, 0),
-                "forms": sorted(({"form": f, "count": seen[f]} for f in groups[lem]), key=lambda r: (-r["count"], r["form"]))}
-               for lem in ranked]
+    buckets = []
+    for lem in ranked:
+        forms = sorted(({"form": f, "count": seen[f]} for f in groups[lem]), key=lambda r: (-r["count"], r["form"]))
+        buckets.append({"value": forms[0]["form"], "lemma": lem, "count": counted.get(lem, 0), "forms": forms})
     return {"buckets": buckets, "other": int(got.get("other", {}).get("doc_count", 0)),
             "missing": aggs.get("missing", {}).get("doc_count", 0)}
 

@@ -18,8 +18,9 @@ The score, step by step (every number is returned, so a result can be checked by
 
 With ``lemmas=True`` (hashtags and words) an item is a lemma (``persian.lemma``): the candidates
 of step 2 (three times as many) are grouped by their lemma, a word's counts are the records whose
-``text_lemma`` holds it, a hashtag lemma's the records holding any of its forms among the candidates; each
-item lists its ``forms`` (the surface forms, most used in the current window first, with their counts).
+``text_lemma`` holds it, a hashtag lemma's the records holding any of its forms among the candidates; an
+item is named by its most used form (``item``) beside the ``lemma`` its forms share, with its ``forms`` (the
+surface forms, most used in the current window first, with their counts).
 """
 
 from __future__ import annotations
@@ -145,7 +146,8 @@ def trends(client: Elasticsearch, tenant: str, flt: RecordFilter, *, what: str =
                      "baseline_mean": round(sum(past) / len(past), 4), "baseline_share": round(share, 6),
                      "expected": round(expected, 4), "ratio": round((c + 1) / (expected + 1), 4),
                      "score": round((c - expected) / math.sqrt(expected + 1), 4),
-                     **({"forms": forms.get(item, [])[:10]} if lemmas else {})})
+                     **({"item": forms[item][0]["form"], "lemma": item, "forms": forms[item][:10]}
+                        if lemmas and forms.get(item) else {})})
     rows.sort(key=lambda r: (-r["score"], -r["count"], r["item"]))
     return {"field": what, "lemmas": lemmas, "windows": [{"start": lo.isoformat(), "end": hi.isoformat(), "records": n}
                                        for (lo, hi), n in zip(wins, totals)],

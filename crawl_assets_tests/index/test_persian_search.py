@@ -60,11 +60,11 @@ def test_hashtags_and_rising_words_counted_by_lemma_with_their_forms(es: EsTarge
              enumerate(["باران آمد", "بارانی بود", "باران" + ZWNJ + "ها", "بارانها", "باران", "بار سنگین"])]
     index_documents(es.client, docs, family="records", tenant=es.tenant, deadletter_root=str(tmp_path))
     got = top(es.client, es.tenant, RecordFilter(), "hashtags", size=5, lemmas=True)
-    assert [(b["value"], b["count"]) for b in got["buckets"]] == [("کتاب", 8), ("باران", 2)]
+    assert [(b["value"], b["lemma"], b["count"]) for b in got["buckets"]] == [("کتاب", "کتاب", 8), ("باران", "باران", 2)]
     assert [f["form"] for f in got["buckets"][0]["forms"]][0] == "کتاب" and len(got["buckets"][0]["forms"]) == 3
     # February's posts (created on days 21..26) against January's baseline: forms of باران rise together
     rising = trends(es.client, es.tenant, RecordFilter(), what="words", lemmas=True, min_count=2,
                     end=datetime(2026, 3, 1, tzinfo=timezone.utc), window=timedelta(days=28), baseline=1)
     first = rising["items"][0]
-    assert first["item"] == "باران" and first["count"] == 5, rising["items"]
+    assert first["item"] == first["lemma"] == "باران" and first["count"] == 5, rising["items"]
     assert len(first["forms"]) >= 2 and "بار" not in [f["form"] for f in first["forms"]]
