@@ -35,6 +35,7 @@ from elasticsearch import Elasticsearch
 from crawl_assets.index.aggregations import run
 from crawl_assets.index.filters import RecordFilter, scoped_query
 from crawl_assets.index.lemma_field import FIELD as LEMMA_FIELD, group_forms
+from crawl_assets.normalize.text import clean_text
 
 TREND_FIELDS = {"hashtags": "hashtags", "mentions": "mentions", "words": "text_clean"}
 MAX_BASELINE_WINDOWS = 12
@@ -130,8 +131,9 @@ def trends(client: Elasticsearch, tenant: str, flt: RecordFilter, *, what: str =
         groups = group_forms(items, what, "ar" if flt.langs == ("ar",) else None)
         per_item = _lemma_counts(client, tenant, field, groups, wins, span)
         seen = _form_counts(client, tenant, field, items, wins, span)
-        forms = {lem: sorted(({"form": f, "count": seen.get(f, 0)} for f in fs), key=lambda r: (-r["count"], r["form"]))
-                 for lem, fs in groups.items()}
+        # significant_text answers the analyzer's tokens (Arabic ي ك): shown in Persian letters, as text_clean is
+        forms = {lem: sorted(({"form": clean_text(f), "count": seen.get(f, 0)} for f in fs),
+                             key=lambda r: (-r["count"], r["form"])) for lem, fs in groups.items()}
     else:
         per_item = _item_counts(client, tenant, field, items, wins, span) if items else {}
     base_total = sum(totals[1:])
