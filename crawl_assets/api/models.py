@@ -109,6 +109,8 @@ class TrendWindow(BaseModel):
     start: str
     end: str
     records: int
+    jalali: list[str] | None = Field(default=None, description="calendar=jalali: start and end in the Jalali "
+                                                              "calendar and tz (1403-02-12T09:30)")
 
 
 class TrendItem(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 from typing import Annotated, Literal
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
@@ -16,6 +17,9 @@ from crawl_assets.api.errors import ERROR_RESPONSES, ErrorBody, bad_request, not
 from crawl_assets.api.models import AuthorProfile, Counts, Timeline, Top, Trends
 from crawl_assets.api.params import PRINTABLE, instant, record_filter, utc, zone as _zone
 from crawl_assets.index import aggregations, trends as trend_index
+from crawl_assets.index.aggregations import TooManyBuckets
+from crawl_assets.index.naming import parse_instant
+from crawl_assets.persian import jalali
 from crawl_assets.index.filters import RecordFilter
 from crawl_assets.index.profiles import author_profile
 
@@ -84,20 +88,29 @@ async def rising(request: Request, who: CallerDep, flt: FilterDep,
                  min_count: Annotated[int, Query(ge=1, le=1_000_000)] = 3,
                  size: Annotated[int, Query(ge=1, le=100)] = 20,
                  lemmas: Annotated[bool, Query(description="hashtags, words: count the forms of a word together "
-                                                           "(an item per lemma, with its forms)")] = False) -> Response:
+                                                           "(an item per lemma, with its forms)")] = False,
+                 calendar: Annotated[Calendar, Query(description="jalali: each window's start and end also named "
+                                                     "in the Jalali calendar (in tz)")] = "gregorian",
+                 tz: Annotated[str | None, Query(max_length=64, description="IANA time zone of the Jalali names "
+                                                 "(default Asia/Tehran)")] = None) -> Response:
     if flt.start or flt.end:
         raise bad_request("trends take `until` and `window` (and `baseline` windows before it), not start/end")
     end = utc(until, "until") or datetime.now(timezone.utc)
     return await answer(_trends, request.app.state.api, who.tenant, flt,
                         dict(what=field, end=end, window=_duration(window), baseline=baseline, candidates=candidates,
-                             min_count=min_count, size=size, lemmas=lemmas))
+                             min_count=min_count, size=size, lemmas=lemmas),
+                        _zone(tz or "Asia/Tehran") if calendar == "jalali" else None)
 
 
-def _trends(state: ApiState, tenant: str, flt: RecordFilter, options: dict) -> Trends:
+def _trends(state: ApiState, tenant: str, flt: RecordFilter, options: dict, zone: str | None) -> Trends:
     try:
         got = trend_index.trends(state.es, tenant, flt, **options)
     except ValueError as exc:
         raise bad_request(str(exc)) from None
+    if zone is not None:  # calendar=jalali: each window's start and end named in the Jalali calendar
+        where = ZoneInfo(zone)
+        for w in got["windows"]:
+            w["jalali"] = [jalali.label(parse_instant(w[k]), "minute", where) for k in ("start", "end")]
     return Trends(method=TREND_METHOD, **got)
 
 
@@ -108,12 +121,20 @@ async def author(request: Request, who: CallerDep, flt: FilterDep,
                  author_ref: Annotated[str, Path(max_length=200, pattern=PRINTABLE,
                                              description="Platform author id or handle (@ optional)")],
                  interval: Annotated[Literal["day", "week", "month", "quarter", "year"],
-                                     Query(description="Activity bucket")] = "month") -> Response:
-    return await answer(_author, request.app.state.api, who.tenant, author_ref, flt, interval)
+                                     Query(description="Activity bucket")] = "month",
+                 calendar: Annotated[Calendar, Query(description="jalali: Jalali activity buckets, named")] = "gregorian",
+                 tz: Annotated[str | None, Query(max_length=64, description="IANA time zone of the Jalali buckets "
+                                                 "(default Asia/Tehran)")] = None) -> Response:
+    zone = _zone(tz or ("Asia/Tehran" if calendar == "jalali" else "UTC"))
+    return await answer(_author, request.app.state.api, who.tenant, author_ref, flt, interval, calendar, zone)
 
 
-def _author(state: ApiState, tenant: str, author_ref: str, flt: RecordFilter, interval: str) -> AuthorProfile:
-    got = author_profile(state.es, tenant, author_ref, flt, interval)
+def _author(state: ApiState, tenant: str, author_ref: str, flt: RecordFilter, interval: str, calendar: str,
+            zone: str) -> AuthorProfile:
+    try:
+        got = author_profile(state.es, tenant, author_ref, flt, interval, calendar, zone)
+    except TooManyBuckets as exc:
+        raise bad_request(str(exc)) from None
     if got is None:
         raise not_found(f"no records of author {author_ref!r}")
     return AuthorProfile.model_validate(got)

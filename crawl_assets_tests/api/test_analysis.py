@@ -102,3 +102,15 @@ def test_a_jalali_timeline_follows_jalali_months_and_saturday_weeks_in_tehran(de
                  start="2026-03-01", end="2026-03-06")
     assert [(b["jalali"], b["start"][:10], b["count"]) for b in weeks["buckets"]] == [("1404-12-09", "2026-02-28", 19)], \
         "the week from Saturday 9 Esfand"
+
+
+def test_jalali_names_on_an_authors_activity_and_on_trend_windows(demo) -> None:
+    prof = demo("/v1/authors/analyst_b", interval="month", calendar="jalali")
+    gregorian = demo("/v1/authors/analyst_b", interval="month")
+    buckets = prof["activity"]["buckets"]
+    assert buckets and all(b["jalali"].startswith(("1404-", "1405-")) and b["count"] for b in buckets)
+    assert sum(b["count"] for b in buckets) == sum(b["count"] for b in gregorian["activity"]["buckets"])
+    assert all(b["start"].endswith("+03:30") for b in buckets), "Jalali months from Tehran's midnights"
+    got = demo("/v1/trends", field="hashtags", until=TREND_UNTIL, window="1d", baseline=1, source="gen-a",
+               calendar="jalali")
+    assert got["windows"][0]["jalali"] == ["1404-12-14T03:30", "1404-12-15T03:30"], "UTC midnights in Tehran"
