@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from crawl_assets.persian.lemma import lemma_text
 
 FIELD = "text_lemma"
@@ -21,6 +23,15 @@ def with_lemmas(doc: Mapping[str, Any]) -> Mapping[str, Any]:
     if not isinstance(text, str) or not text:
         return doc
     return {**doc, FIELD: lemma_text(text, doc.get("lang"))}
+
+
+def without_lemmas(source: bytes) -> bytes:
+    """A document's JSON as it was given to the sink (a dead letter keeps the caller's document, not ours)."""
+    if b'"text_lemma"' not in source:
+        return source
+    doc = orjson.loads(source)
+    doc.pop(FIELD, None)
+    return orjson.dumps(doc)
 
 
 def lemma_of(item: str, what: str, lang: str | None = None) -> str:
