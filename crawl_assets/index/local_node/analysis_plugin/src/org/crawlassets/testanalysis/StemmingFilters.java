@@ -1,5 +1,5 @@
 /*
- * Test-only (crawl_assets test suite, Apache-2.0): the analysis-common stemming filters that
+ * crawl_assets (Apache-2.0): the analysis-common stemming filters that
  * bench/persian_search_eval.py's Elasticsearch variant uses, each a thin factory over its Lucene class:
  *
  *   persian_stem      (PersianStemFilter)
@@ -8,7 +8,8 @@
  *   stemmer_override  (StemmerOverrideFilter; `rules`: "a => b" or "a, b => c")
  *
  * The factories implement TokenFilterFactory directly (its constructor-free interface is the same on the
- * 8.x and 9.x lines). Nothing here is shipped with crawl_assets.
+ * 8.x and 9.x lines). No template of ours uses them (records carry text_lemma, written by us): they are
+ * here so that the bench and crawl_assets_tests/index/test_es_stemming.py run on a node without analysis-common.
  */
 package org.crawlassets.testanalysis;
 
