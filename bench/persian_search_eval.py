@@ -17,7 +17,7 @@ and 52 queries with their relevant posts among 2,200 short posts. Printed:
 
 "Finds" means what the API's search does: every token the analyzer makes of the query is in the document's
 tokens of one field (``text``: ZWNJ as a space, ``text.joined``: ZWNJ removed, then the variant's own
-field). The variants:
+field; the records template's ``text_clean`` and ``text_clean.joined``, under this bench's names). The variants:
 
 * ``today``: the records template's ``text`` and ``text.joined`` alone;
 * ``es_stem``: plus a ``persian_stem`` sub-field (Lucene's PersianStemFilter, after ``stemmer_override``

@@ -92,9 +92,9 @@ _NEGATED = re.compile(r"(?:^|[\s(])-((?:[^\W_]|\u200c)+)")
 
 def text_clause(text: str, lang: str | None = None) -> dict[str, Any]:
     """A user's search string: words AND-ed, ``"phrases"``, ``a | b``, ``-word``, ``prefix*``; no field syntax.
-    ``text`` reads ZWNJ as a space, ``text.joined`` drops it, so either spelling of a compound matches; every
-    form of a word is found through ``text_lemma`` (the string's words replaced by their lemmas, Arabic
-    stems when ``lang`` is ``ar``), scored below the exact fields; a ``-word`` excludes all its forms."""
+    ``text_clean`` reads ZWNJ as a space, ``text_clean.joined`` drops it, so either spelling of a compound
+    matches; every form of a word is found through ``text_lemma`` (the string's words replaced by their lemmas,
+    Arabic stems when ``lang`` is ``ar``), scored below the exact fields; a ``-word`` excludes all its forms."""
     exact = {"simple_query_string": {"query": text, "fields": TEXT_FIELDS, "default_operator": "and", "flags": _FLAGS}}
     lemmas = query_lemmas(text, "ar" if lang == "ar" else "fa")
     either: dict[str, Any] = {"bool": {"should": [exact, {"simple_query_string": {
