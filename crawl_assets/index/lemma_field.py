@@ -2,7 +2,8 @@
 
 Written by us, not by an analyzer (bench/persian_search_eval.py decided it: Elasticsearch's ``persian_stem``
 does not reach verbs, possessives or colloquial forms). It is indexed but kept out of ``_source`` by the
-template, so every writer of records adds it: the bulk sink, and ``es reindex``'s copy.
+template, so every writer of records adds it: the bulk sink (dicts, and rows from Arrow in ``arrow_documents``)
+and ``es reindex``'s copy.
 """
 
 from __future__ import annotations
@@ -17,12 +18,17 @@ from crawl_assets.persian.lemma import lemma_text
 FIELD = "text_lemma"
 
 
+def lemmas_of(text_clean: Any, text: Any, lang: Any) -> str | None:
+    """A record's ``text_lemma`` from its fields (``text_clean``, else ``text``; Arabic stems when ``lang`` is
+    ``ar``); None when it has no text."""
+    chosen = text_clean or text
+    return lemma_text(chosen, lang) if isinstance(chosen, str) and chosen else None
+
+
 def with_lemmas(doc: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The record with ``text_lemma`` (from ``text_clean``, else ``text``; Arabic stems when ``lang`` is ``ar``)."""
-    text = doc.get("text_clean") or doc.get("text")
-    if not isinstance(text, str) or not text:
-        return doc
-    return {**doc, FIELD: lemma_text(text, doc.get("lang"))}
+    """The record with ``text_lemma`` (``lemmas_of``), as the bulk sink sends it."""
+    lemmas = lemmas_of(doc.get("text_clean"), doc.get("text"), doc.get("lang"))
+    return doc if lemmas is None else {**doc, FIELD: lemmas}
 
 
 def without_lemmas(source: bytes) -> bytes:
