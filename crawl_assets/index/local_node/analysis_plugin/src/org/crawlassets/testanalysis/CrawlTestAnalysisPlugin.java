@@ -65,6 +65,9 @@ public final class CrawlTestAnalysisPlugin extends Plugin implements AnalysisPlu
         out.put("arabic_normalization", (i, env, name, s) -> new Simple(name, s, ArabicNormalizationFilter::new));
         out.put("persian_normalization", (i, env, name, s) -> new Simple(name, s, PersianNormalizationFilter::new));
         out.put("asciifolding", (i, env, name, s) -> new AsciiFolding(name, s));
+        // ---- issue 34: the stemming filters of bench/persian_search_eval.py (StemmingFilters.java) ----
+        out.putAll(StemmingFilters.tokenFilters());
+        // ---- end issue 34 ----
         return out;
     }
 
