@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from crawl_assets_tests.es_node.distribution import Unavailable
+from crawl_assets_tests.es_node.distribution import ES_VERSION, Unavailable
 from crawl_assets_tests.es_node.fixtures import external_url, required
 from crawl_assets_tests.es_node.node import NodeStartError, RealNode
 
@@ -37,7 +37,7 @@ def test_a_node_that_cannot_start_says_why_and_leaves_no_process() -> None:
 def test_the_session_node_is_real_and_unprivileged(es_cluster) -> None:
     info = es_cluster.client.nodes.info(node_id="_local", metric="plugins,process,jvm")
     [node] = info["nodes"].values()
-    assert node["version"].startswith("8.") and node["build_flavor"] == "default"
+    assert node["version"] == ES_VERSION and node["build_flavor"] == "default"
     assert [p["name"] for p in node["plugins"]] == ["crawl-test-analysis"]
     pid = node["process"]["id"]
     with open(f"/proc/{pid}/status") as fh:
