@@ -214,6 +214,62 @@ def enrichment_path() -> Path:
     return _enrichment(os.environ)
 
 
+def max_line_bytes() -> int:
+    """The longest line of an export file a sync or ``crawl-assets normalize`` reads: ``CRAWL_MAX_LINE_BYTES``
+    (at least 1 KiB), else 8 MiB; a longer line is quarantined unread (``crawl_assets.normalize.reading``)."""
+    return max(1024, int(_number(os.environ, "CRAWL_MAX_LINE_BYTES", 8 << 20)))
+
+
+def models_root() -> Path:
+    """Where the classifier's models must be: ``CRAWL_MODELS``, else ``$DAGSTER_HOME/models``."""
+    value = os.environ.get("CRAWL_MODELS")
+    return Path(value).expanduser() if value else _home(os.environ) / "models"
+
+
+def erasure_key_file() -> Path:
+    """The key of the erasure log's subject digests: ``CRAWL_ERASURE_KEY_FILE``, else ``$DAGSTER_HOME/erasure.key``
+    (never in the lake; made owner-only by the first erasure, ``crawl_assets.erasure.log``)."""
+    value = os.environ.get("CRAWL_ERASURE_KEY_FILE")
+    return Path(value).expanduser() if value else _home(os.environ) / "erasure.key"
+
+
+def api_cursor_secret() -> str:
+    """``CRAWL_API_CURSOR_SECRET``: what signs the API's cursors, shared by workers on several machines ("" when
+    unset: an owner-only file under ``DAGSTER_HOME`` then, ``api/signing.py``)."""
+    return os.environ.get("CRAWL_API_CURSOR_SECRET", "")
+
+
+@dataclass(frozen=True)
+class LocalNodeSettings:
+    """What the local Elasticsearch node (``crawl-assets es local``, the tests' node) reads: server version,
+    distribution cache, Maven repository, Java homes to try and the system's JVM folder after them, the user a
+    root process runs it as, keep its files."""
+
+    version: str
+    cache: str
+    maven_repository: str
+    java_homes: tuple[str, ...]
+    jvm_dir: str
+    run_as: str
+    keep_workdir: bool
+    path: str
+
+
+def local_node() -> LocalNodeSettings:
+    env = os.environ
+    return LocalNodeSettings(
+        version=env.get("CRAWL_TEST_ES_VERSION", "8.19.21"),
+        cache=env.get("CRAWL_TEST_ES_CACHE", ""),
+        maven_repository=env.get("CRAWL_TEST_M2_REPO", ""),
+        java_homes=tuple(env[v] for v in ("ES_JAVA_HOME", "JAVA_HOME") if env.get(v)),
+        # Where Debian/Ubuntu (and Temurin's packages) put JDKs: searched when those are missing or too old.
+        jvm_dir=env.get("CRAWL_TEST_JVM_DIR") or "/usr/lib/jvm",
+        run_as=env.get("CRAWL_TEST_ES_USER", ""),
+        keep_workdir=env.get("CRAWL_TEST_ES_KEEP") == "1",
+        path=env.get("PATH", "/usr/bin:/bin"),
+    )
+
+
 def use_dagster_home(home: Path | None = None) -> Path:
     """Make ``home`` (default: the configured one, else ``./.crawl_home``) the instance Dagster opens in this
     process and the processes it starts (``DagsterInstance.get()`` reads ``DAGSTER_HOME`` itself)."""

@@ -6,6 +6,7 @@ and the CLI build it the same way; ``crawl-assets api serve`` runs it on uvicorn
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,16 +14,18 @@ from typing import Any
 from elasticsearch import AsyncElasticsearch, Elasticsearch
 from fastapi import FastAPI
 
-from crawl_assets.api import errors
+from crawl_assets.api import cursor, errors
 from crawl_assets.api.keys import KeyStore
 from crawl_assets.api.models import Health
 from crawl_assets.api.ratelimit import RateLimiter, StreamSlots
 
+FAILED_LOGINS_PER_MINUTE = 30  # per client address: a burst of 5, then one every 2 s
 DESCRIPTION = """Search, aggregate and export one tenant's collected records (crawl_assets).
 
 Authenticate with `Authorization: Bearer <key>` (keys: `crawl-assets api keys create --tenant T --name N`).
 Every answer concerns only the key's tenant. Errors are `{"error", "message"}` with a 4xx for a bad request,
-429 with `Retry-After` past the key's rate limit, 503 with `Retry-After` when the index is unreachable.
+429 with `Retry-After` past the key's rate limit or after too many failed logins from the client's address,
+503 with `Retry-After` when the index is unreachable.
 Networks show observed interactions and co-occurrences: proximity is not evidence of coordination.
 """
 
@@ -33,7 +36,10 @@ class ApiState:
     keys: KeyStore
     limiter: RateLimiter = field(default_factory=RateLimiter)
     streams: StreamSlots = field(default_factory=StreamSlots)
+    failed_logins: RateLimiter = field(default_factory=lambda: RateLimiter(FAILED_LOGINS_PER_MINUTE))  # per address
     cursor_secret: bytes = b""
+    snapshots: cursor.Snapshots = field(default_factory=cursor.Snapshots)
+    clock: Callable[[], float] = time.time  # cursor lifetimes
     # Builds the asyncio client the one-request endpoints await on the event loop (None: they run the blocking
     # client in a worker thread). One client per event loop: a client's connections belong to the loop they
     # were opened on (uvicorn runs one loop; a test client may start several).
@@ -42,7 +48,7 @@ class ApiState:
 
     def __post_init__(self) -> None:
         if not self.cursor_secret:
-            self.cursor_secret = self.keys.shared_secret("cursor_secret")
+            self.cursor_secret = cursor.secret(self.keys)
 
     def async_es(self) -> AsyncElasticsearch | None:
         if self.async_client is None:
@@ -54,13 +60,15 @@ class ApiState:
 
 
 def create_app(es: Elasticsearch, keys: KeyStore, *, rate_per_minute: int = 600, streams_per_key: int = 2,
+               snapshots_per_key: int = cursor.SNAPSHOTS_PER_KEY, failed_logins_per_minute: int = FAILED_LOGINS_PER_MINUTE,
                async_client: Callable[[], AsyncElasticsearch] | None = None, **extra: Any) -> FastAPI:
     from crawl_assets.api import routes_analysis, routes_records, routes_streams
 
     app = FastAPI(title="crawl_assets API", version="1", description=DESCRIPTION, docs_url="/docs",
                   redoc_url=None, **extra)
     app.state.api = ApiState(es, keys, RateLimiter(rate_per_minute), StreamSlots(streams_per_key),
-                             async_client=async_client)
+                             failed_logins=RateLimiter(failed_logins_per_minute),
+                             snapshots=cursor.Snapshots(snapshots_per_key), async_client=async_client)
     errors.install(app)
 
     @app.get("/healthz", response_model=Health, tags=["service"], summary="The API process is up (no key needed)")

@@ -1,24 +1,55 @@
-"""Opaque pagination cursors: the point in time and the last sort values, bound to the tenant and the query
-that made them and signed (HMAC-SHA256 with a secret shared by the workers), so a cursor cannot be
-forged, edited or replayed with another query or by another tenant's key."""
+"""Opaque pagination cursors. A cursor carries its chain of pages (a random id), the point in time and the last
+sort values, bound to the tenant and the query that made them and sealed with AES-256-GCM under a key derived
+from a secret the workers share: a caller can read nothing in it (no index name, node id or sort value), nor
+forge or edit it, nor use it with another query or another tenant's key. Every cursor, the first page's too,
+expires ``LIFETIME`` seconds after the page that gave it, as the snapshot it reads does.
+
+``Snapshots`` bounds the points in time a key's cursors hold open in this worker process: a chain of pages
+holds one (replaying a cursor reuses it), and past ``per_key`` chains the least recently used one is closed.
+"""
 
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import hmac
-from typing import Any
+import os
+import secrets
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import orjson
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from crawl_assets.index.filters import RecordFilter
-from crawl_assets.index.search import Continuation
+from crawl_assets.index.search import KEEP_ALIVE_SECONDS, Continuation
+
+if TYPE_CHECKING:
+    from crawl_assets.api.keys import KeyStore
 
 MAX_CURSOR = 8192
+LIFETIME = KEEP_ALIVE_SECONDS
+SNAPSHOTS_PER_KEY = 8
+_NONCE = 12
+_CONTEXT = b"crawl_assets cursor v2"
+_AGAIN = "pass the `next` value of the previous page unchanged"
 
 
 class BadCursor(ValueError):
     pass
+
+
+class ExpiredCursor(BadCursor):
+    pass
+
+
+def secret(keys: KeyStore) -> bytes:
+    """The secret cursors are sealed with: the same for every worker process."""
+    return keys.shared_secret("cursor_secret")
 
 
 def query_fingerprint(tenant: str, flt: RecordFilter, sort: str, size: int) -> str:
@@ -26,33 +57,118 @@ def query_fingerprint(tenant: str, flt: RecordFilter, sort: str, size: int) -> s
     return hashlib.sha256(blob).hexdigest()[:32]
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+def new_chain() -> str:
+    """The id of a new chain of pages (a first page)."""
+    return secrets.token_hex(8)
 
 
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+def _aead(secret_bytes: bytes) -> AESGCM:
+    return AESGCM(hmac.new(secret_bytes, _CONTEXT, hashlib.sha256).digest())
 
 
-def encode(secret: bytes, fingerprint: str, cont: Continuation) -> str:
-    body = _b64(orjson.dumps({"q": fingerprint, "p": cont.pit, "a": cont.after}))
-    sig = _b64(hmac.new(secret, body.encode(), hashlib.sha256).digest())
-    return f"{body}.{sig}"
+def encode(secret_bytes: bytes, fingerprint: str, chain: str, cont: Continuation, now: float) -> str:
+    payload = orjson.dumps({"q": fingerprint, "c": chain, "p": cont.pit, "a": cont.after, "e": int(now + LIFETIME)})
+    nonce = os.urandom(_NONCE)
+    sealed = nonce + _aead(secret_bytes).encrypt(nonce, payload, _CONTEXT)
+    return base64.urlsafe_b64encode(sealed).rstrip(b"=").decode()
 
 
-def decode(secret: bytes, fingerprint: str, cursor: str) -> Continuation:
-    if len(cursor) > MAX_CURSOR or cursor.count(".") != 1:
-        raise BadCursor("malformed cursor: pass the `next` value of the previous page unchanged")
-    body, sig = cursor.split(".")
-    expected = _b64(hmac.new(secret, body.encode(), hashlib.sha256).digest())
-    if not hmac.compare_digest(sig, expected):
-        raise BadCursor("invalid cursor: pass the `next` value of the previous page unchanged")
+def decode(secret_bytes: bytes, fingerprint: str, cursor: str, now: float) -> tuple[str, Continuation]:
+    """(the cursor's chain, where its next page starts); ``BadCursor`` for anything not made by ``encode`` for
+    this query, ``ExpiredCursor`` past its lifetime."""
+    if len(cursor) > MAX_CURSOR:
+        raise BadCursor(f"malformed cursor: {_AGAIN}")
     try:
-        data: Any = orjson.loads(_unb64(body))
-    except (ValueError, orjson.JSONDecodeError) as exc:
-        raise BadCursor("malformed cursor") from exc
+        sealed = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data: Any = orjson.loads(_aead(secret_bytes).decrypt(sealed[:_NONCE], sealed[_NONCE:], _CONTEXT))
+    except (ValueError, binascii.Error, InvalidTag):  # orjson.JSONDecodeError is a ValueError
+        raise BadCursor(f"invalid cursor: {_AGAIN}") from None
     if data.get("q") != fingerprint:
         raise BadCursor("this cursor belongs to another query: repeat the same parameters (q, filters, sort, size) "
                         "with it")
+    if now > data["e"]:
+        raise ExpiredCursor(f"this cursor has expired (a cursor is valid {LIFETIME // 60} minutes after the page that "
+                            "gave it): start again from the first page")
     pit = data.get("p")
-    return Continuation(None if pit is None else str(pit), list(data["a"]))
+    return str(data["c"]), Continuation(None if pit is None else str(pit), list(data["a"]))
+
+
+@dataclass
+class Snapshots:
+    """The points in time each key's chains of pages hold open in this process: (pit, expiry) by chain, least
+    recently used first."""
+
+    per_key: int = SNAPSHOTS_PER_KEY
+    _held: dict[str, OrderedDict[str, tuple[str, float]]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def held(self, key_id: str, chain: str, now: float) -> str | None:
+        """The point in time ``chain`` reads, while it lives (a replayed first-page cursor reuses it)."""
+        with self._lock:
+            got = self._held.get(key_id, {}).get(chain)
+        return got[0] if got is not None and got[1] > now else None
+
+    def hold(self, key_id: str, chain: str, pit: str, now: float, *, opened: bool) -> list[str]:
+        """``chain`` reads ``pit`` for ``LIFETIME`` more seconds. Returns the points in time to close: the one
+        ``chain`` held before when this request ``opened`` another (concurrent replays of a first page), and
+        the least recently used chains' past ``per_key``."""
+        with self._lock:
+            chains = self._held.setdefault(key_id, OrderedDict())
+            for gone in [c for c, (_, until) in chains.items() if until <= now]:
+                del chains[gone]  # expired on the node already
+            before = chains.pop(chain, None)
+            closing = [before[0]] if opened and before is not None and before[0] != pit else []
+            chains[chain] = (pit, now + LIFETIME)
+            while len(chains) > self.per_key:
+                closing.append(chains.popitem(last=False)[1][0])
+            return closing
+
+    def release(self, key_id: str, chain: str) -> None:
+        """``chain`` is done (its last page closed its point in time) or gone."""
+        with self._lock:
+            chains = self._held.get(key_id)
+            if chains is not None:
+                chains.pop(chain, None)
+                if not chains:
+                    del self._held[key_id]
+
+
+@dataclass
+class Paging:
+    """One search request's place in its chain of pages: where it starts (``cont``, None for a first page), the
+    next page's cursor, and the points in time to close once it is answered (``to_close``)."""
+
+    secret: bytes
+    snapshots: Snapshots
+    key_id: str
+    fingerprint: str
+    now: float
+    chain: str = field(default_factory=new_chain)
+    cont: Continuation | None = None
+    to_close: list[str] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, secret_bytes: bytes, snapshots: Snapshots, key_id: str, fingerprint: str, cursor: str | None,
+              now: float) -> Paging:
+        paging = cls(secret_bytes, snapshots, key_id, fingerprint, now)
+        if cursor:
+            paging.chain, cont = decode(secret_bytes, fingerprint, cursor, now)
+            if cont.pit is None:  # a first page's cursor: its chain may hold a snapshot already (a replay)
+                cont = Continuation(snapshots.held(key_id, paging.chain, now), cont.after)
+            paging.cont = cont
+        return paging
+
+    def next_cursor(self, nxt: Continuation | None) -> str | None:
+        """The cursor of the page after this one (None at the end, when the last page closed the snapshot)."""
+        if nxt is None:
+            if self.cont is not None:
+                self.snapshots.release(self.key_id, self.chain)
+            return None
+        if nxt.pit is not None:
+            opened = self.cont is not None and self.cont.pit is None
+            self.to_close += self.snapshots.hold(self.key_id, self.chain, nxt.pit, self.now, opened=opened)
+        return encode(self.secret, self.fingerprint, self.chain, nxt, self.now)
+
+    def gone(self) -> None:
+        """The chain's snapshot expired on the node."""
+        self.snapshots.release(self.key_id, self.chain)

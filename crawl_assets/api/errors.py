@@ -115,7 +115,8 @@ def install(app: FastAPI) -> None:
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "A parameter is invalid (the message names it)"},
     401: {"model": ErrorBody, "description": "Missing, unknown or revoked API key"},
-    429: {"model": ErrorBody, "description": "Rate limit of this key exceeded (see Retry-After)"},
+    429: {"model": ErrorBody, "description": "Rate limit of this key, or failed logins from this address, exceeded "
+                                             "(see Retry-After)"},
     500: {"model": ErrorBody, "description": "Unexpected error (an incident id, never a stack trace)"},
     503: {"model": ErrorBody, "description": "The search index is unreachable or overloaded (see Retry-After)"},
 }

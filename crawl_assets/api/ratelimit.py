@@ -1,8 +1,10 @@
-"""Per-key limits: a token bucket of requests per minute, and a cap on a key's concurrent streamed exports.
+"""Per-key limits: a token bucket of requests per minute, and a cap on a key's concurrent streamed exports;
+the same bucket counts each client address's failed logins.
 
 The bucket holds ``burst`` tokens (a sixth of the per-minute rate, at least 5) and refills continuously;
 a request takes one token or is refused with the seconds until the next one (``Retry-After``). State is
-per process: with ``--workers N`` each worker grants the rate, so a key gets at most ``N`` times it.
+per process: with ``--workers N`` each worker grants the rate, so a key gets at most ``N`` times it. At most
+``MAX_BUCKETS`` buckets are kept: past it, the idle ones go (full again by then), then the oldest.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+MAX_BUCKETS = 100_000
+IDLE_SECONDS = 300.0  # a bucket unused this long is full again at any rate of at least 1 a minute
 
 @dataclass
 class _Bucket:
@@ -34,18 +38,41 @@ class RateLimiter:
     def take(self, key_id: str, per_minute: int | None = None) -> float:
         """0 when the request may go on, else the seconds to wait."""
         rate = per_minute or self.default_per_minute
-        capacity = self.burst(rate)
-        now = self.clock()
         with self._lock:
-            bucket = self._buckets.get(key_id)
-            if bucket is None:
-                bucket = self._buckets[key_id] = _Bucket(capacity, now)
-            bucket.tokens = min(capacity, bucket.tokens + (now - bucket.stamp) * rate / 60)
-            bucket.stamp = now
+            bucket = self._refilled(key_id, rate)
             if bucket.tokens >= 1:
                 bucket.tokens -= 1
                 return 0.0
             return (1 - bucket.tokens) * 60 / rate
+
+    def waiting(self, key_id: str, per_minute: int | None = None) -> float:
+        """The seconds until ``key_id`` has a token again (0: it has one now); takes nothing."""
+        rate = per_minute or self.default_per_minute
+        with self._lock:
+            bucket = self._buckets.get(key_id)
+            if bucket is None:
+                return 0.0
+            bucket = self._refilled(key_id, rate)
+            return 0.0 if bucket.tokens >= 1 else (1 - bucket.tokens) * 60 / rate
+
+    def _refilled(self, key_id: str, rate: int) -> _Bucket:
+        capacity = self.burst(rate)
+        now = self.clock()
+        bucket = self._buckets.get(key_id)
+        if bucket is None:
+            if len(self._buckets) >= MAX_BUCKETS:
+                self._prune(now)
+            bucket = self._buckets[key_id] = _Bucket(capacity, now)
+        bucket.tokens = min(capacity, bucket.tokens + (now - bucket.stamp) * rate / 60)
+        bucket.stamp = now
+        return bucket
+
+    def _prune(self, now: float) -> None:
+        for key in [k for k, b in self._buckets.items() if now - b.stamp > IDLE_SECONDS]:
+            del self._buckets[key]
+        if len(self._buckets) >= MAX_BUCKETS:  # all busy: the oldest half goes
+            for key in list(self._buckets)[:len(self._buckets) - MAX_BUCKETS // 2]:
+                del self._buckets[key]
 
 
 @dataclass

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
+from starlette.background import BackgroundTask
 
 from crawl_assets.api import cursor as cursors
 from crawl_assets.api.answers import answer, answer_query
@@ -16,7 +17,7 @@ from crawl_assets.api.models import RecordDetail, SearchPage, Thread
 from crawl_assets.api.params import record_filter
 from crawl_assets.index.conversations import MAX_THREAD, record_query, thread
 from crawl_assets.index.filters import RecordFilter
-from crawl_assets.index.search import CursorExpired, Page, page_query
+from crawl_assets.index.search import CursorExpired, Page, close_all, page_query
 
 MAX_PAGE = 500
 KEY_PATTERN = r"^[a-z]+:[^\s/]{1,500}$"
@@ -27,7 +28,7 @@ KeyPath = Annotated[str, Path(description="A record key such as x:17900000000000
 
 
 @router.get("/search", response_model=SearchPage, summary="Search records (Persian-aware), filtered, paged",
-            responses={410: {"model": ErrorBody, "description": "The cursor's snapshot expired"}})
+            responses={410: {"model": ErrorBody, "description": "The cursor expired (or its snapshot was closed)"}})
 async def search(request: Request, who: CallerDep, flt: FilterDep,
                  sort: Annotated[Literal["relevance", "newest", "oldest"], Query(
                      description="relevance (needs q; else newest), newest or oldest; ties by key")] = "relevance",
@@ -36,21 +37,26 @@ async def search(request: Request, who: CallerDep, flt: FilterDep,
                                                      description="`next` of the previous page")] = None) -> Response:
     state: ApiState = request.app.state.api
     fingerprint = cursors.query_fingerprint(who.tenant, flt, sort, size)
-    cont = None
-    if cursor:
-        try:
-            cont = cursors.decode(state.cursor_secret, fingerprint, cursor)
-        except cursors.BadCursor as exc:
-            raise bad_request(str(exc)) from None
+    try:
+        paging = cursors.Paging.start(state.cursor_secret, state.snapshots, who.key_id, fingerprint, cursor,
+                                      state.clock())
+    except cursors.ExpiredCursor as exc:
+        raise ApiProblem(410, "cursor_expired", str(exc)) from None
+    except cursors.BadCursor as exc:
+        raise bad_request(str(exc)) from None
 
     def build(page: Page) -> SearchPage:
-        nxt = cursors.encode(state.cursor_secret, fingerprint, page.next) if page.next else None
-        return SearchPage(records=page.records, total=page.total, total_exact=page.total_exact, next=nxt)
+        return SearchPage(records=page.records, total=page.total, total_exact=page.total_exact,
+                          next=paging.next_cursor(page.next))
 
     try:
-        return await answer_query(state, page_query(who.tenant, flt, sort=sort, size=size, cont=cont), build)
+        response = await answer_query(state, page_query(who.tenant, flt, sort=sort, size=size, cont=paging.cont), build)
     except CursorExpired as exc:
+        paging.gone()
         raise ApiProblem(410, "cursor_expired", str(exc)) from None
+    if paging.to_close:  # after the answer is sent
+        response.background = BackgroundTask(close_all, state.es, paging.to_close)
+    return response
 
 
 @router.get("/records/{key}", response_model=RecordDetail, summary="One record with its edit history and tombstone state",

@@ -10,13 +10,16 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
-from typing import Annotated, Literal
+from functools import partial
+from typing import Annotated, Any, Literal
 
+import anyio
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.types import Receive, Scope, Send
 
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request
@@ -38,14 +41,47 @@ def _slot(request: Request, key_id: str) -> None:
                          "key at a time; wait for one to finish", {"Retry-After": "5"})
 
 
-def _released(request: Request, key_id: str, chunks: Iterator[bytes]) -> Iterator[bytes]:
+def _logged(chunks: Iterator[bytes]) -> Iterator[bytes]:
     try:
         yield from chunks
     except Exception:
         log.exception("a streamed file was cut short")
         raise
-    finally:
-        request.app.state.api.streams.release(key_id)
+
+
+class HeldStream(StreamingResponse):
+    """A streamed file holding one of its key's slots until the response ends, however it ends: sent, failed, or
+    its client gone before the first byte (then the body generator never starts, so no ``finally`` of its
+    would run). The body is closed (a started export closes its snapshot there), then ``closers`` run, the
+    slot is released last."""
+
+    def __init__(self, chunks: Iterator[bytes], release: Callable[[], None], closers: tuple[Callable[[], None], ...] = (),
+                 **options: Any) -> None:
+        self._body = _logged(chunks)
+        self._finishers = (self._body.close, getattr(chunks, "close", _nothing), *closers)
+        self._release = release
+        super().__init__(self._body, **options)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            with anyio.CancelScope(shield=True):  # runs even when the request's task is being cancelled
+                await run_in_threadpool(self._finish)
+
+    def _finish(self) -> None:
+        try:
+            for finish in self._finishers:
+                try:
+                    finish()
+                except Exception:  # noqa: BLE001 - the slot is released whatever a finisher does
+                    log.exception("closing a streamed file failed")
+        finally:
+            self._release()
+
+
+def _nothing() -> None:
+    pass
 
 
 def _header_value(query: dict) -> str:
@@ -65,22 +101,22 @@ async def network(request: Request, who: CallerDep, flt: FilterDep,
                   network: Annotated[Literal["reply", "mention", "repost", "quote", "hashtag"], Path(
                       description="reply, mention, repost (forwards too), quote: author to author; hashtag: co-occurrence")],
                   format: Annotated[Literal["gexf", "graphml", "csv"], Query()] = "gexf") -> StreamingResponse:
+    streams = request.app.state.api.streams
     _slot(request, who.key_id)
     try:
         graph = await run_in_threadpool(networks.build_graph, request.app.state.api.es, who.tenant, flt, network)
-    except networks.GraphTooLarge as exc:
-        request.app.state.api.streams.release(who.key_id)
-        raise ApiProblem(413, "too_large", str(exc)) from None
-    except BaseException:
-        request.app.state.api.streams.release(who.key_id)
+        query = {"network": network, "tenant": who.tenant, "filter": flt.describe(),
+                 "generated_at": datetime.now(timezone.utc).isoformat()}
+        body = graph_formats.WRITERS[format](graph, query)
+        name = f"{who.tenant}-{network}-network.{graph_formats.EXTENSIONS[format]}"
+        return HeldStream(body, partial(streams.release, who.key_id), media_type=graph_formats.FORMATS[format],
+                          headers={"Content-Disposition": f'attachment; filename="{name}"',
+                                   "X-Crawl-Query": _header_value(query)})
+    except BaseException as exc:
+        streams.release(who.key_id)
+        if isinstance(exc, networks.GraphTooLarge):
+            raise ApiProblem(413, "too_large", str(exc)) from None
         raise
-    query = {"network": network, "tenant": who.tenant, "filter": flt.describe(),
-             "generated_at": datetime.now(timezone.utc).isoformat()}
-    body = graph_formats.WRITERS[format](graph, query)
-    name = f"{who.tenant}-{network}-network.{graph_formats.EXTENSIONS[format]}"
-    return StreamingResponse(_released(request, who.key_id, body), media_type=graph_formats.FORMATS[format],
-                             headers={"Content-Disposition": f'attachment; filename="{name}"',
-                                      "X-Crawl-Query": _header_value(query)})
 
 
 @router.get("/exports/records", summary="The filtered records as JSON lines, CSV or Parquet (with the query recorded)",
@@ -99,14 +135,19 @@ async def export(request: Request, who: CallerDep, flt: FilterDep,
     bad = [f for f in chosen if f not in exports.FIELDS]
     if bad:
         raise bad_request(f"fields: unknown {', '.join(repr(f[:40]) for f in bad[:5])}; choose from {', '.join(exports.FIELDS)}")
+    streams = request.app.state.api.streams
     _slot(request, who.key_id)
+    plan = None
     try:
         plan = await run_in_threadpool(exports.ExportPlan, request.app.state.api.es, who.tenant, flt, chosen, format,
                                        limit, order)
+        name = f"{who.tenant}-records.{exports.EXTENSIONS[format]}"
+        return HeldStream(plan.stream(), partial(streams.release, who.key_id), (plan.close,),
+                          media_type=exports.FORMATS[format],
+                          headers={"Content-Disposition": f'attachment; filename="{name}"',
+                                   "X-Crawl-Query": _header_value(plan.header)})
     except BaseException:
-        request.app.state.api.streams.release(who.key_id)
+        if plan is not None:
+            await run_in_threadpool(plan.close)
+        streams.release(who.key_id)
         raise
-    name = f"{who.tenant}-records.{exports.EXTENSIONS[format]}"
-    return StreamingResponse(_released(request, who.key_id, plan.stream()), media_type=exports.FORMATS[format],
-                             headers={"Content-Disposition": f'attachment; filename="{name}"',
-                                      "X-Crawl-Query": _header_value(plan.header)})

@@ -9,7 +9,11 @@ import click
 
 @click.command("erase")
 @click.option("--tenant", required=True, help="The tenant whose data is erased.")
-@click.option("--author", default=None, help="The stable author id (a record's author_id) whose data is erased.")
+@click.option("--author", default=None,
+              help="The person whose data is erased: PLATFORM:ID, ID being a record's author_id (x:777, "
+                   "intercom:user:5f1c), and for Discourse the forum's host too (discourse:HOST:ID). A bare ID is "
+                   "used only when one platform (and forum) of the tenant has it; otherwise the candidates are "
+                   "listed and nothing is erased.")
 @click.option("--author-name", default=None,
               help="A display name or handle: lists the authors and records that carry it and, once confirmed, "
                    "erases each of them (two people may share a name: read the list).")
@@ -36,18 +40,21 @@ def erase(tenant: str, author: str | None, author_name: str | None, yes: bool, s
     except ValueError as exc:
         hint = " (a tenant named under the earlier rule: --legacy-tenant)" if names.is_slug(tenant) else ""
         raise click.UsageError(f"--tenant: {exc}{hint}") from None
-    try:
-        if author_name is not None:
-            if author is not None or source is not None:
-                raise ValueError("give exactly one of --author, --author-name or --source")
-            selectors = _by_name(lake, tenant, author_name, yes)
-        else:
-            selectors = [Selector(tenant=tenant, author=author, source=source)]
-    except ValueError as exc:
-        raise click.UsageError(f"{exc} (use --author ID, --author-name NAME or --source KEY)") from None
+    if [author, author_name, source].count(None) != 2:
+        raise click.UsageError("give exactly one of --author, --author-name or --source (use --author PLATFORM:ID, "
+                               "--author-name NAME or --source KEY)")
     client = _client(es_url)
     try:
         _check_tenant_has_data(lake, tenant, client)
+        try:
+            if author_name is not None:
+                selectors = _by_name(lake, tenant, author_name, yes)
+            elif author is not None:
+                selectors = [Selector(tenant=tenant, author=_person(lake, client, tenant, author))]
+            else:
+                selectors = [Selector(tenant=tenant, source=source)]
+        except ValueError as exc:
+            raise click.UsageError(f"{exc} (use --author PLATFORM:ID, --author-name NAME or --source KEY)") from None
         for selector in selectors:
             _run(lake, client, selector)
     finally:
@@ -73,6 +80,7 @@ def _client(es_url: str | None):
 
 def _erase_legacy(lake, tenant: str, es_url: str | None, other: tuple) -> None:
     from crawl_assets.erasure.legacy import check_legacy_tenant, erase_legacy_tenant
+    from crawl_assets.erasure.log import ErasureKeyError
 
     if any(v is not None for v in other):
         raise click.UsageError("--legacy-tenant erases the whole tenant: give no --author, --author-name or --source")
@@ -83,6 +91,8 @@ def _erase_legacy(lake, tenant: str, es_url: str | None, other: tuple) -> None:
     client = _client(es_url)
     try:
         report = erase_legacy_tenant(lake, client, tenant)
+    except ErasureKeyError as exc:
+        raise click.ClickException(f"{exc}; nothing was erased") from None
     finally:
         if client is not None:
             client.close()
@@ -107,12 +117,15 @@ def _check_tenant_has_data(lake, tenant: str, client) -> None:
 def _run(lake, client, selector) -> None:
     from crawl_assets.erasure import ErasureIncomplete
     from crawl_assets.erasure import erase as run_erasure
+    from crawl_assets.erasure.log import ErasureKeyError
     from crawl_assets.scheduling.locks import SourceBusy
 
     try:
         report = run_erasure(lake, client, selector)
     except SourceBusy as exc:
         raise click.ClickException(f"{exc}: nothing was erased; run it again when the sync is done") from None
+    except ErasureKeyError as exc:
+        raise click.ClickException(f"{exc}; nothing was erased") from None
     except ErasureIncomplete as exc:
         click.echo(json.dumps(exc.report.as_dict(), indent=2))
         raise click.ClickException(f"erasure not complete (logged): {exc.report.status}") from None
@@ -123,21 +136,49 @@ def _run(lake, client, selector) -> None:
                    f"the whole source with --source {source}", err=True)
 
 
+def _person(lake, client, tenant: str, text: str):
+    """The person ``--author`` names: ``PLATFORM:ID`` (``discourse:HOST:ID``) as written; a bare id only when
+    exactly one platform (and forum) of the tenant, in the lake or the index, has it."""
+    from elasticsearch import TransportError
+
+    from crawl_assets.erasure.authors import candidates, parse_author
+
+    person = parse_author(text)
+    if person is not None:
+        return person
+    try:
+        found = candidates(lake, tenant, text, client)
+    except TransportError as exc:  # the cluster is down: the lake's candidates only (the index step will fail, logged)
+        click.echo(f"warning: the index could not be searched for author id {text!r} ({type(exc).__name__}): "
+                   f"candidates from the lake only", err=True)
+        found = candidates(lake, tenant, text)
+    if len(found) == 1:
+        [person] = found
+        click.echo(f"--author {text!r} read as {str(person)!r}: the only platform of tenant {tenant!r} with that "
+                   f"author id", err=True)
+        return person
+    if not found:
+        raise ValueError(f"no record of tenant {tenant!r} has author id {text!r}: name the person with their "
+                         f"platform, PLATFORM:ID (discourse:HOST:ID); nothing erased")
+    listed = "; ".join(f"{person} ({count} records)" for person, count in sorted(found.items()))
+    raise ValueError(f"author id {text!r} is held by several people, one per platform or forum: {listed}; name one "
+                     f"with --author PLATFORM:ID; nothing erased")
+
+
 def _by_name(lake, tenant: str, name: str, yes: bool) -> list:
     """The authors (and id-less records) carrying ``name``, listed; confirmed before anything is erased."""
     from crawl_assets.erasure import Selector
     from crawl_assets.erasure.names import records_named
 
-    Selector(tenant=tenant, author=name)  # validates the tenant before anything is read
     authors, keyless = records_named(lake, tenant, name)
     if not authors and not keyless:
         raise click.ClickException(f"no record of tenant {tenant!r} carries the name {name!r}; nothing erased")
     click.echo(f"records of tenant {tenant!r} named {name!r}:", err=True)
-    for (platform, author_id), (handle, count) in sorted(authors.items()):
-        click.echo(f"  {platform:<10} author_id {author_id:<32} {handle!r:<24} {count} records", err=True)
+    for person, (handle, count) in sorted(authors.items()):
+        click.echo(f"  --author {str(person):<40} {handle!r:<24} {count} records", err=True)
     if keyless:
         click.echo(f"  records without an author id: {len(keyless)} ({', '.join(sorted(keyless)[:5])}...)", err=True)
     if not yes and not click.confirm("Erase all of the above?", default=False, err=True):
         raise click.ClickException("nothing erased")
-    selectors = [Selector(tenant=tenant, author=author_id) for _, author_id in sorted(authors)]
+    selectors = [Selector(tenant=tenant, author=person) for person in sorted(authors)]
     return selectors + ([Selector(tenant=tenant, records=tuple(sorted(keyless)))] if keyless else [])

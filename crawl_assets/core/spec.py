@@ -34,12 +34,15 @@ class FormatSpec:
 
     - ``normalizer``: ``"module:function"`` (the ``Normalizer`` protocol of ``crawl_assets.core.normalize``);
     - ``description``: what a file of this format is, for "this looks like …, not …" refusals;
-    - ``numbered_lines``: one self-contained item (or API page) per line, so an early end names its line;
+    - ``numbered_lines``: one self-contained item (or API page) per line, so an early end names its line; such
+      a format's lines are capped (``normalize.reading.line_cap``: a longer line is rejected unread);
     - ``splittable``: lines are independent, so ``normalize --jobs N`` may split a file across processes;
     - ``envelope_field``: for the crawl envelopes of REST answers, the ``crawl`` field only this format's
       lines carry (how a file's format is recognised);
     - ``export_owner``: for an export file of this format, the account it belongs to (stored with the
       batch as the ``account_id`` normalization option when the source does not set one);
+      ``owner_beside``: the same for a file named by a path (``crawl-assets normalize``), ``"module:function(path)
+      -> account id | None"``;
     - ``sniff``: ``"module:function(head, first_line) -> bool"``: whether a file's first bytes (and its first
       line parsed, when complete) unmistakably are this format; ``sniff_rank``: when several formats
       recognise one file, the lowest rank wins.
@@ -54,6 +57,7 @@ class FormatSpec:
     sniff: str = ""
     sniff_rank: int = 20
     export_owner: str = ""  # "module:function(entry) -> account id | None": whose export file this is
+    owner_beside: str = ""  # "module:function(path) -> account id | None": the same, for the CLI's files
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,9 @@ class SourceSpec:
     resource: str = ""  # "module:factory" of a resource of its own, keyed by the platform (temporary)
     webhook: WebhookSpec | None = None
     max_runs_per_credential: int = 0  # runs of one credential at a time (0: no limit)
+    # "module:function", (entry, environ) -> the variables a live source of ``entry`` needs that are unset;
+    # "": a pull spec's ``secret`` is needed as CRAWL_<PLATFORM>_<secret>[__TENANT[__NAME]], else nothing
+    credentials: str = ""
     edit_histories: bool = False  # records carry the ids of every version of a post (metadata edit_history_tweet_ids)
     samples: tuple[Sample, ...] = ()
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import os
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -81,8 +83,12 @@ class Enricher:
         """Raise ``ValueError`` naming the parameter when a value is out of range."""
 
     def model_files(self) -> list[Path]:
-        """Files whose bytes are part of the fingerprint (a model); none by default."""
+        """Files whose bytes are part of the fingerprint (a model), each checked to be a regular file; none by
+        default."""
         return []
+
+    def check_usable(self) -> None:
+        """Raise ``EnrichmentConfigError`` (with the reason) when this enricher's configuration cannot be used."""
 
     def hashed_params(self) -> dict[str, Any]:
         """The parameters as hashed into the fingerprint (a model path is left to ``model_files``)."""
@@ -111,9 +117,7 @@ class Enricher:
         digest.update(orjson.dumps(self.hashed_params(), option=orjson.OPT_SORT_KEYS, default=str))
         for path in self.model_files():
             digest.update(path.name.encode())
-            with open(path, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(chunk)
+            _hash_regular_file(digest, path)
         for cls in type(self).__mro__:
             if cls is Enricher or cls is object:
                 continue
@@ -150,6 +154,23 @@ class Enricher:
         rows = len(next(iter(columns.values()))) if columns else 0
         data = {**self.stamp_columns(rows), **columns}
         return pa.table({f.name: data[f.name] for f in schema}, schema=schema)
+
+
+def _hash_regular_file(digest: Any, path: Path) -> None:
+    """Feed ``path``'s bytes to ``digest``: a regular file only (opened without blocking, so a FIFO or device
+    named as a model never hangs the reader), no more than its size when opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise ValueError(f"model file {path} cannot be read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"model file {path} is not a regular file")
+        left = info.st_size
+        while left > 0 and (chunk := fh.read(min(left, 1 << 20))):
+            digest.update(chunk)
+            left -= len(chunk)
 
 
 def feature_document(enricher: Enricher, doc_id: str, kind: str, **fields: Any) -> dict[str, Any]:

@@ -2,7 +2,10 @@
 
 The interface a model meets: given a list of texts, ``predict_proba(texts)`` returns one row of class
 probabilities per text, in the order of ``classes_``. A scikit-learn ``Pipeline`` that starts with a text
-vectorizer meets it as is. Models load only from a local path (nothing is downloaded):
+vectorizer meets it as is. Models load only from a local path under the models root (``CRAWL_MODELS``, default
+``$DAGSTER_HOME/models``; a relative ``model`` is relative to it), as regular files of at most
+``MAX_MODEL_BYTES`` together (checked when the enricher is configured, without reading them), and only in a
+run, never when the code location loads (nothing is downloaded):
 
 * ``*.skops``: a scikit-learn pipeline saved with ``skops.io.dump``. skops refuses to build objects of types
   it does not trust; types outside its default list must be named in ``trusted_types`` (after reading
@@ -21,6 +24,8 @@ labelled set beside it; its measured accuracy is in ``models/sentiment_baseline.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -28,11 +33,14 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 import pyarrow as pa
 
+from crawl_assets import settings
 from crawl_assets.enrich.base import CombineContext, Enricher, record_feature
 from crawl_assets.enrich.columns import CONTEXT_COLUMNS, CONTEXT_FIELDS, context, record_documents
 
 MODELS = Path(__file__).parent / "models"
 BASELINE = MODELS / "sentiment_baseline.skops"
+MAX_MODEL_BYTES = 4 << 30  # a model's files together (a large Hugging Face model is ~1.5 GB)
+MAX_MODEL_FILES = 10_000  # files of a model directory
 SCORE = pa.struct([pa.field("label", pa.string()), pa.field("score", pa.float32())])
 PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
 
@@ -101,6 +109,49 @@ def load_model(path: Path, *, allow_pickle: bool = False, trusted_types: Sequenc
     return model
 
 
+def model_files(path: Path, root: Path | None) -> list[Path]:
+    """The files of the model at ``path`` (a file, or a Hugging Face directory's files), checked without reading
+    them: under ``root`` once links are resolved (None: the shipped baseline), regular files, at most
+    ``MAX_MODEL_FILES`` of at most ``MAX_MODEL_BYTES`` together. ``ValueError`` says what is wrong."""
+    where = f"classifier: model {path}"
+    if not os.path.lexists(path):
+        raise ValueError(f"{where} does not exist")
+    real = Path(os.path.realpath(path))
+    if root is not None:
+        real_root = os.path.realpath(root)
+        if os.path.commonpath([str(real), real_root]) != real_root:
+            raise ValueError(f"{where} is not under the models root {root} (set CRAWL_MODELS, or put the model there)")
+    try:
+        info = os.stat(real)
+        if stat.S_ISDIR(info.st_mode):
+            files: list[Path] = []
+            for folder, dirs, names in os.walk(real, onerror=_raise):
+                dirs.sort()
+                files += [Path(folder) / n for n in sorted(names)]
+                if len(files) > MAX_MODEL_FILES:
+                    raise ValueError(f"{where}: more than {MAX_MODEL_FILES} files")
+        else:
+            files = [real]
+        total = 0
+        for file in files:
+            resolved = os.path.realpath(file)
+            if root is not None and os.path.commonpath([resolved, os.path.realpath(root)]) != os.path.realpath(root):
+                raise ValueError(f"{where}: {file} leads outside the models root {root}")
+            file_info = os.stat(resolved)
+            if not stat.S_ISREG(file_info.st_mode):
+                raise ValueError(f"{where}: {file} is not a regular file")
+            total += file_info.st_size
+    except OSError as exc:
+        raise ValueError(f"{where} cannot be read: {exc.strerror or exc}") from None
+    if total > MAX_MODEL_BYTES:
+        raise ValueError(f"{where}: {total} bytes, over the bound of {MAX_MODEL_BYTES}")
+    return files
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
 class Classifier(Enricher):
     name: ClassVar[str] = "classifier"
     version: ClassVar[str] = "1"
@@ -122,16 +173,22 @@ class Classifier(Enricher):
             raise ValueError("classifier: 'batch_size' must be a positive integer")
         if not isinstance(p["task"], str) or not p["task"].replace("_", "").isalnum():
             raise ValueError("classifier: 'task' must be a word (letters, digits, _)")
-        if not self.model_path.exists():
-            raise ValueError(f"classifier: model {self.model_path} does not exist")
+        if not isinstance(p["model"], str):
+            raise ValueError("classifier: 'model' must be a path")
+        if not (isinstance(p["trusted_types"], list) and all(isinstance(t, str) and len(t) <= 300 for t in p["trusted_types"])
+                and len(p["trusted_types"]) <= 1000):
+            raise ValueError("classifier: 'trusted_types' must be a list of type names")
+        self._files = model_files(self.model_path, None if self.model_path == BASELINE else settings.models_root())
 
     @property
     def model_path(self) -> Path:
-        return Path(self.params["model"]).expanduser() if self.params["model"] else BASELINE
+        if not self.params["model"]:
+            return BASELINE
+        path = Path(self.params["model"]).expanduser()
+        return path if path.is_absolute() else settings.models_root() / path
 
     def model_files(self) -> list[Path]:
-        path = self.model_path
-        return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        return self._files
 
     def hashed_params(self) -> dict[str, Any]:
         # the model is identified by its bytes (model_files), not by where it lies

@@ -4,19 +4,26 @@
     enrichers:
       personal_data: {redacted_view: true}
       near_duplicates: {threshold: 0.7}
-      classifier: {model: /models/topics.skops, task: topic}
+      classifier: {model: topics.skops, task: topic}   # under $CRAWL_MODELS
       trends: {window_hours: 6}
       account_activity: {enabled: false}
 
 The file is read when the code location loads (the enrichers' stamps are the assets' code versions): edit
-it, reload the code location, and the assets whose stamp changed show as stale. A bad file is one error
-naming the file and the key.
+it, reload the code location, and the assets whose stamp changed show as stale. A bad file costs the
+enrichment only, never the code location: it is read bounded (a regular file of at most ``MAX_CONFIG_BYTES``,
+YAML anchors and aliases refused while parsing, so nothing expands), and an enricher whose section cannot be
+used (or every enricher, when the file cannot) becomes ``Unusable``: its assets stay, and running one fails
+with the error naming the file and the key. Model files are checked by the classifier (a models root, regular
+files, a size bound) and loaded only in a run.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -49,12 +56,36 @@ def build(name: str, params: dict[str, Any] | None = None) -> Enricher:
     return ENRICHERS[name](**(params or {}))
 
 
+class _NoAliases(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses an anchor or alias where it meets one, before anything is built or
+    expanded (an alias bomb in ``trusted_types`` would otherwise expand in every reader). One parser scans and
+    loads: a file it cannot read whole (an anchor name it does not accept) is an error, never a fallback."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise yaml.composer.ComposerError(None, None, "YAML anchors and aliases are not allowed in "
+                                              "enrichment.yaml: write each value out", event.start_mark)
+        return super().compose_node(parent, index)
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The file's bytes: a regular file (never a device, FIFO or socket: opened without blocking, checked
+    before reading), at most ``MAX_CONFIG_BYTES``."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise EnrichmentConfigError(f"{path}: not a regular file")
+        data = fh.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise EnrichmentConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes")
+    return data
+
+
 def read_config(path: Path) -> dict[str, Any]:
     """The ``enrichers`` section of ``path``: enricher name -> parameters (checked for shape and names)."""
     try:
-        if path.stat().st_size > MAX_CONFIG_BYTES:
-            raise EnrichmentConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes")
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.load(_read_bounded(path).decode("utf-8"), Loader=_NoAliases) or {}  # noqa: S506 - safe loader
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise EnrichmentConfigError(f"{path}: cannot be read: {exc}") from None
     if not isinstance(data, dict) or set(data) - {"enrichers"}:
@@ -72,19 +103,48 @@ def read_config(path: Path) -> dict[str, Any]:
     return {name: dict(params or {}) for name, params in section.items()}
 
 
+class Unusable(Enricher):
+    """An enricher whose configuration cannot be used: its assets stay in the code location (nothing else is
+    lost), its stamp says so, and running it fails with ``reason`` (``check_usable``)."""
+
+    version: ClassVar[str] = "unusable"
+
+    def __init__(self, cls: type[Enricher], reason: str) -> None:  # noqa: D107 - no parameters are checked
+        self.name = cls.name  # type: ignore[misc]
+        self.scope = cls.scope  # type: ignore[misc]
+        self.description = f"Not configured: {reason}"  # type: ignore[misc]
+        self.tables = getattr(cls, "tables", ())
+        self.reason = reason
+        self.params = {}
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(self.reason.encode()).hexdigest()
+
+    def check_usable(self) -> None:
+        raise EnrichmentConfigError(self.reason)
+
+
+def _configured(cls: type[Enricher], params: dict[str, Any], path: Path) -> Enricher | None:
+    """``cls`` with ``params`` and its stamp (which hashes a model's bytes); ``Unusable`` when either fails."""
+    if not params.pop("enabled", True):
+        return None
+    try:
+        enricher = cls(**params)
+        _ = enricher.stamp
+    except (ValueError, TypeError, OSError) as exc:
+        return Unusable(cls, f"{path}: enrichers.{cls.name}: {exc}")
+    return enricher
+
+
 def load_enrichers(path: Path | None = None) -> list[Enricher]:
-    """The enabled enrichers, configured; every enricher at its defaults when the file does not exist."""
+    """The enabled enrichers, configured; every enricher at its defaults when the file does not exist. Never
+    raises for a bad file: what cannot be used comes back ``Unusable`` (every enricher, when the file cannot be
+    read)."""
     path = path or config_path()
-    if not path.exists():
+    if not os.path.lexists(path):
         return [cls() for cls in ENRICHERS.values()]
-    section = read_config(path)
-    enabled = []
-    for name, cls in ENRICHERS.items():
-        params = section.get(name, {})
-        if not params.pop("enabled", True):
-            continue
-        try:
-            enabled.append(cls(**params))
-        except ValueError as exc:
-            raise EnrichmentConfigError(f"{path}: enrichers.{name}: {exc}") from None
-    return enabled
+    try:
+        section = read_config(path)
+    except EnrichmentConfigError as exc:
+        return [Unusable(cls, str(exc)) for cls in ENRICHERS.values()]
+    return [e for name, cls in ENRICHERS.items() if (e := _configured(cls, section.get(name, {}), path)) is not None]

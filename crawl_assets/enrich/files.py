@@ -11,6 +11,7 @@ combines them at the end into its tables (``tables`` of the enricher; one is cho
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -24,7 +25,7 @@ import pyarrow.parquet as pq
 
 from crawl_assets.enrich.base import CombineContext, Enricher
 from crawl_assets.lake.tables import RECORDS_SCHEMA, records_to_arrow
-from crawl_assets.normalize.reading import decode_input
+from crawl_assets.normalize.reading import LineCapped, decode_input, line_cap
 
 CHUNK = 20_000
 PARQUET_MAGIC = b"PAR1"
@@ -82,9 +83,13 @@ def _to_table(rows: list[tuple[int, dict[str, Any]]], name: str, run: FileRun) -
 def json_line_tables(stream: IO[bytes], name: str, run: FileRun) -> Iterator[pa.Table]:
     """Records tables of ``CHUNK`` lines from a JSON-lines stream (gzip or not)."""
     decoded = decode_input(stream)
+    cap = line_cap("export")
+    capped = LineCapped(decoded.stream, cap)  # no line longer than the cap is held
     chunk: list[tuple[int, dict[str, Any]]] = []
     number = 0
-    for number, raw in enumerate(decoded.stream, start=1):
+    for number, raw in enumerate(io.BufferedReader(capped, buffer_size=1 << 20), start=1):
+        for line in capped.take_long_lines():
+            run.problems.append(Problem(name, line.line, line.reason(cap)))
         if not raw.strip():
             continue
         try:
@@ -102,6 +107,7 @@ def json_line_tables(stream: IO[bytes], name: str, run: FileRun) -> Iterator[pa.
             chunk = []
             if table is not None:
                 yield table
+    run.problems += [Problem(name, line.line, line.reason(cap)) for line in capped.take_long_lines()]
     if chunk and (table := _to_table(chunk, name, run)) is not None:
         yield table
     if decoded.failure:

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from crawl_assets.erasure.lake import authored_by
+from crawl_assets.erasure.authors import Author
 from crawl_assets.lake import Lake
 
 FAMILIES = ("records", "edges")
@@ -27,7 +27,7 @@ class ErasedSet:
 
     keys: frozenset[str]
     edge_ids: frozenset[str]
-    author: str | None = None
+    author: Author | None = None
     source: str | None = None
 
     def covers(self, family: str, doc_id: str | None, doc: Mapping[str, Any]) -> bool:
@@ -38,7 +38,7 @@ class ErasedSet:
             return True
         if self.source is not None and doc.get("source") == self.source:
             return True
-        return self.author is not None and authored_by(doc, self.author)
+        return self.author is not None and self.author.owns(doc)
 
 
 def keep_lines(data: bytes, family: str, covers: Callable[[str, str | None, Mapping[str, Any]], bool]) -> tuple[bytes, int]:

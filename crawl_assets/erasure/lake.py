@@ -4,7 +4,6 @@ derived parts re-derived, a source's folders removed, edges and summary tables r
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -17,6 +16,8 @@ from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.normalize import failed_batch, normalize_batch
 from crawl_assets.pipeline.relations import TABLE as EDGES_TABLE
 from crawl_assets.pipeline.relations import write_relations
+from crawl_assets.core import catalog
+from crawl_assets.erasure.authors import Author, site_of
 from crawl_assets.erasure.scrub import DROP, Subject, mentions, persons_of, scrub
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import index_marker
@@ -34,6 +35,7 @@ class LakeErasure:
     batches_deleted: int = 0
     lines_dropped: int = 0
     without_author: int = 0  # records with no author_id, which an erasure by author cannot tell apart
+    other_site: bool = False  # the source is of another site (forum) than the author's: left untouched
 
 
 def _edge_rows(lake: Lake, tenant: str, platform: str, source: str) -> list[dict[str, Any]]:
@@ -49,12 +51,6 @@ def erase_source(lake: Lake, tenant: str, platform: str, source: str) -> LakeEra
     out.batches_deleted = len(lake.raw_batches(tenant, platform, source))
     lake.remove_source(tenant, platform, source)
     return out
-
-
-def authored_by(record: Mapping[str, Any], author: str) -> bool:
-    """Whether a record (or an indexed document) belongs to ``author``: its stable ``author_id``, exactly.
-    Never a display name or handle (two people may share one; see ``crawl-assets erase --author-name``)."""
-    return str(record.get("author_id") or "") == author
 
 
 def _read(lake: Lake, batch: RawBatch) -> bytes:
@@ -187,20 +183,26 @@ def _remove_interrupted_copies(lake: Lake, tenant: str, platform: str, source: s
             _delete_batch(lake, batch)
 
 
-def erase_author(lake: Lake, tenant: str, platform: str, source: str, author: str | None, erasure_id: str, *,
+def erase_author(lake: Lake, tenant: str, platform: str, source: str, author: Author | None, erasure_id: str, *,
                  keys: frozenset[str] = frozenset()) -> LakeErasure:
-    """Remove an author (or the records ``keys``) from one source: every raw batch that holds anything of
-    theirs (their items, rejected ones too, and their id wherever the platform puts it) rewritten, parts
-    re-derived, edges rebuilt."""
+    """Remove a person (or the records ``keys``) from one source of their platform: every raw batch that holds
+    anything of theirs (their items, rejected ones too, and their id wherever the platform puts it)
+    rewritten, parts re-derived, edges rebuilt. A source of another site than a per-site author's is left
+    as it is (``other_site``): the same id there is someone else."""
     out = LakeErasure()
     _remove_interrupted_copies(lake, tenant, platform, source)
+    sites: set[str | None] = set()
     for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key", "native_id", "author_id"]):
         for row in table.to_pylist():
+            sites.add(site_of(platform, row["key"]))
             out.without_author += not row["author_id"]
-            if row["key"] in keys or (author is not None and authored_by(row, author)):
+            if row["key"] in keys or (author is not None and author.owns(row)):
                 out.keys.add(row["key"])
                 out.item_ids.add(persons_of(platform).item_id(row["key"], str(row["native_id"])))
-    subject = Subject.of(persons_of(platform), author, frozenset(out.item_ids))
+    if author is not None and author.site is not None and author.site not in (sites or _raw_sites(lake, tenant, platform, source)):
+        out.other_site = True
+        return out
+    subject = Subject.of(persons_of(platform), author.author_id if author else None, frozenset(out.item_ids))
     before = _edge_rows(lake, tenant, platform, source)
     for batch in lake.raw_batches(tenant, platform, source):
         lines = _scrubbed(lake, batch, subject)
@@ -212,6 +214,24 @@ def erase_author(lake: Lake, tenant: str, platform: str, source: str, author: st
     after = {(e["type"], e["src"], e["dst"]) for e in _edge_rows(lake, tenant, platform, source)}
     out.edges = [e for e in before if (e["type"], e["src"], e["dst"]) not in after]
     return out
+
+
+_CRAWL_HEAD = re.compile(rb'^\{"crawl":(\{[^{}]*\})')
+
+
+def _raw_sites(lake: Lake, tenant: str, platform: str, source: str) -> set[str | None]:
+    """The sites a source without records is of: its first raw line's envelope field (the forum host)."""
+    for batch in lake.raw_batches(tenant, platform, source)[:1]:
+        spec = catalog.catalog().formats().get(batch.manifest.format)
+        with lake.open_raw(batch) as fh:
+            match = _CRAWL_HEAD.match(fh.read(4096))  # the envelope comes first in every line (wrap_line)
+        if spec is not None and spec.envelope_field and match:
+            try:
+                site = orjson.loads(match.group(1)).get(spec.envelope_field)
+            except orjson.JSONDecodeError:
+                continue
+            return {site.strip()} if isinstance(site, str) else set()
+    return set()
 
 
 def rebuild_relations(lake: Lake, tenant: str, platform: str, source: str) -> None:

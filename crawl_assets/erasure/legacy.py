@@ -14,7 +14,7 @@ from typing import Any
 from elasticsearch import Elasticsearch
 
 from crawl_assets import names
-from crawl_assets.erasure.log import subject_digest
+from crawl_assets.erasure.log import erasure_key, subject_digest
 from crawl_assets.lake import Lake
 
 
@@ -45,12 +45,13 @@ def erase_legacy_tenant(lake: Lake, client: Elasticsearch | None, tenant: str, *
     from crawl_assets.index.legacy_names import delete_legacy_indices
 
     out = LegacyTenantErasure(check_legacy_tenant(tenant))
+    key = erasure_key(lake)  # before anything goes: an erasure that could not be logged does not start
     out.folders_removed = lake.remove_tenant(tenant)
     if client is not None:
         out.indices_deleted = delete_legacy_indices(client, [tenant])
         out.index_erased = True
     out.log = lake.append_erasure_log(tenant, {
         "at": (now or datetime.now(timezone.utc)).isoformat(), "tenant": tenant, "by": "legacy_tenant",
-        "subject": subject_digest(tenant), "folders_removed": len(out.folders_removed),
+        "subject": subject_digest(tenant, tenant, key), "folders_removed": len(out.folders_removed),
         "indices_deleted": len(out.indices_deleted), "index_erased": out.index_erased})
     return out

@@ -11,14 +11,17 @@ from typing import Any
 from elasticsearch import Elasticsearch
 
 from crawl_assets import names
+from crawl_assets.erasure.authors import Author
 from crawl_assets.erasure.deadletters import ErasedSet, erase_deadletters
 from crawl_assets.erasure.features import erase_feature_files
 from crawl_assets.erasure.lake import LakeErasure, erase_author, erase_source
 from crawl_assets.erasure.landing import erase_landed
-from crawl_assets.erasure.log import subject_digest
+from crawl_assets.erasure.log import erasure_key, subject_digest
 from crawl_assets.erasure.scrub import Subject, persons_of
 from crawl_assets.index.documents import edge_id
-from crawl_assets.index.erasure import erase_documents, erase_feature_documents, erase_matching, selector_query
+from crawl_assets.index.erasure import (
+    AuthorTerms, erase_documents, erase_feature_documents, erase_matching, selector_query,
+)  # fmt: skip
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tempfiles import sweep, tenant_folders
 from crawl_assets.scheduling.locks import source_lock
@@ -26,11 +29,12 @@ from crawl_assets.scheduling.locks import source_lock
 
 @dataclass(frozen=True)
 class Selector:
-    """Whose data: one ``author`` (the stable ``author_id`` of their records) or one ``source`` key, within
-    ``tenant``. Names are validated like everywhere else: no path, wildcard or other tenant gets through."""
+    """Whose data: one ``author`` (a person: their stable ``author_id`` on one platform, and site where ids are
+    per site) or one ``source`` key, within ``tenant``. Names are validated like everywhere else: no path,
+    wildcard or other tenant gets through."""
 
     tenant: str
-    author: str | None = None
+    author: Author | None = None
     source: str | None = None
     records: tuple[str, ...] = ()  # record keys (people without a stable id, picked by --author-name)
 
@@ -40,8 +44,8 @@ class Selector:
             raise ValueError("give exactly one of author, source or records")
         if self.source is not None:
             names.check_source_key(self.source, self.tenant)
-        if self.author is not None and (not self.author.strip() or len(self.author) > 300):
-            raise ValueError(f"invalid author id {self.author!r}")
+        if self.author is not None and not isinstance(self.author, Author):
+            raise TypeError("author: an Author (platform, author_id[, site]), never a bare id")
 
 
 class ErasureIncomplete(RuntimeError):
@@ -84,17 +88,19 @@ class ErasureReport:
 def erase(lake: Lake, client: Elasticsearch | None, selector: Selector, *, now: datetime | None = None,
           lock_wait_seconds: float = 600.0) -> ErasureReport:
     """Erase ``selector``'s data from the lake (raw and tables), derived edges, dead letters and the index;
-    log it. Holds every source lock of the tenant (waiting up to ``lock_wait_seconds``, else ``SourceBusy``)."""
+    log it. Holds every source lock of the tenant (waiting up to ``lock_wait_seconds``, else ``SourceBusy``).
+    The log's key is read first: an erasure that could not be logged does not start (``ErasureKeyError``)."""
+    key = erasure_key(lake)
     sources = lake.tenant_sources(selector.tenant)
     with ExitStack() as locks:
         # the tenant's syncs write its raw batches, parts and dead-letter files: none may run meanwhile
         for _, source in sources:
             locks.enter_context(source_lock(source, wait_seconds=lock_wait_seconds))
-        return _erase(lake, client, selector, sources, now)
+        return _erase(lake, client, selector, sources, now, key)
 
 
 def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources: list[tuple[str, str]],
-           now: datetime | None) -> ErasureReport:
+           now: datetime | None, key: bytes) -> ErasureReport:
     report = ErasureReport(uuid.uuid4().hex[:8])
     tenant = selector.tenant
     # a killed writer's temporary file may hold part of what is erased: gone first (no sync of the tenant runs)
@@ -106,7 +112,7 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
         # a batch left as it was (its half-written copy removed) still holds the data: logged, without data,
         # then failed; running the same erasure again redoes what is left
         report.status = f"lake step failed ({type(exc).__name__}): run the same erasure again"
-        _log(lake, selector, report, None, now)
+        _log(lake, selector, report, None, now, key)
         raise ErasureIncomplete(report) from exc
     keys = set().union(*(p.keys for p in parts)) if parts else set()
     edges = [e for p in parts for e in p.edges]
@@ -126,25 +132,30 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
         except Exception as exc:
             # the lake is erased: say so in the log, without data, then fail; running it again finishes it
             report.status = f"index step failed ({type(exc).__name__}): run the same erasure again"
-            _log(lake, selector, report, client, now)
+            _log(lake, selector, report, client, now, key)
             raise ErasureIncomplete(report) from exc
         report.deadletters_removed += erase_deadletters(lake, tenant, ErasedSet(frozenset(found), frozenset()))
-    _log(lake, selector, report, client, now)
+    _log(lake, selector, report, client, now, key)
     return report
 
 
 def _erase_lake(lake: Lake, selector: Selector, sources: list[tuple[str, str]], report: ErasureReport,
                 parts: list[LakeErasure]) -> None:
     tenant = selector.tenant
+    author = selector.author
     for platform, source in sources:
         if selector.source is not None:
             if source != selector.source:
                 continue
             part = erase_source(lake, tenant, platform, source)
         else:
-            part = erase_author(lake, tenant, platform, source, selector.author, report.erasure_id,
+            if author is not None and platform != author.platform:
+                continue  # the same id on another platform is another person
+            part = erase_author(lake, tenant, platform, source, author, report.erasure_id,
                                 keys=frozenset(selector.records))
-            subject = Subject.of(persons_of(platform), selector.author, frozenset(part.item_ids))
+            if part.other_site:
+                continue  # a source of another site (forum) of the platform: not this person's
+            subject = Subject.of(persons_of(platform), author.author_id if author else None, frozenset(part.item_ids))
             report.landed_events_scrubbed += erase_landed(lake, tenant, platform, source, subject)
             if selector.author is not None and part.without_author:
                 report.records_without_author[source] = part.without_author
@@ -157,26 +168,31 @@ def _erase_index(client: Elasticsearch, tenant: str, selector: Selector, keys: s
                  report: ErasureReport) -> set[str]:
     report.index_records_deleted = erase_documents(client, tenant, keys, family="records")
     report.index_edges_deleted = erase_documents(client, tenant, {edge_id(e) for e in edges}, family="edges")
-    report.index_features_deleted = erase_feature_documents(client, tenant, keys, author=selector.author,
+    author = _author_terms(selector.author)
+    report.index_features_deleted = erase_feature_documents(client, tenant, keys, author=author,
                                                             source=selector.source)
     if selector.records:  # by key: erase_documents above already covers them, whenever the lake step ran
         return set()
     # what the index still holds of the subject (e.g. the lake step ran in an earlier, interrupted erasure)
-    found, more_edges = erase_matching(client, tenant, selector_query(author=selector.author, source=selector.source))
+    found, more_edges = erase_matching(client, tenant, selector_query(author=author, source=selector.source))
     report.index_records_deleted += len(found)
     report.index_edges_deleted += more_edges
     return found - keys
 
 
+def _author_terms(author: Author | None) -> AuthorTerms | None:
+    return None if author is None else AuthorTerms(author.author_id, author.platform, author.key_prefix)
+
+
 def _log(lake: Lake, selector: Selector, report: ErasureReport, client: Elasticsearch | None,
-         now: datetime | None) -> None:
-    subject = selector.author if selector.author is not None else selector.source or ",".join(sorted(selector.records))
+         now: datetime | None, key: bytes) -> None:
+    subject = str(selector.author) if selector.author is not None else selector.source or ",".join(sorted(selector.records))
     report.log = lake.append_erasure_log(selector.tenant, {
         "erasure_id": report.erasure_id,
         "at": (now or datetime.now(timezone.utc)).isoformat(),
         "tenant": selector.tenant,
         "by": "author" if selector.author is not None else "source" if selector.source is not None else "records",
-        "subject": subject_digest(str(subject)),
+        "subject": subject_digest(selector.tenant, subject, key),
         "index_erased": client is not None and report.status == "complete",
         **{k: v for k, v in report.as_dict().items()
            if k not in ("erasure_id", "log", "sources", "records_without_author")},

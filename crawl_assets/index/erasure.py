@@ -9,8 +9,8 @@ Deletion is done client-side (``scan.delete_matching``: point in time, then bulk
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Literal
+from collections.abc import Iterable, Iterator
+from typing import Any, Literal, NamedTuple
 
 from elasticsearch import Elasticsearch
 
@@ -36,12 +36,32 @@ def _delete_where(client: Elasticsearch, alias: str, query: dict) -> int:
     return delete_matching(client, alias, query)
 
 
-def selector_query(*, author: str | None = None, source: str | None = None) -> dict:
-    """The records of one author (their stable ``author_id``, never a display name) or of one source key."""
+class AuthorTerms(NamedTuple):
+    """One person as the index finds them: their ``author_id`` on one ``platform``, their records' keys
+    starting with ``key_prefix`` (the platform, and the site where ids are per site)."""
+
+    author_id: str
+    platform: str
+    key_prefix: str
+
+
+def selector_query(*, author: AuthorTerms | None = None, source: str | None = None, key_field: str = "key") -> dict:
+    """The records of one person (their stable ``author_id`` on their platform and site, never a display
+    name or a bare id: the same id on another platform is someone else) or of one source key.
+    ``key_field``: the field holding the record key (``record_key`` in the features index)."""
     if source is not None:
         return {"term": {"source": source}}
     assert author is not None
-    return {"term": {"author_id": author}}
+    return {"bool": {"filter": [{"term": {"author_id": author.author_id}}, {"term": {"platform": author.platform}},
+                                {"prefix": {key_field: author.key_prefix}}]}}
+
+
+def records_with_author_id(client: Elasticsearch, tenant: str, author_id: str) -> Iterator[dict[str, Any]]:
+    """``platform``, ``key`` and ``author_id`` of the tenant's records whose ``author_id`` is ``author_id``, on
+    any platform (what a bare id may mean; nothing when the tenant has no index)."""
+    for page in scan(client, read_alias("records", tenant), {"term": {"author_id": author_id}},
+                     source=["platform", "key", "author_id"]):
+        yield from (hit.source or {} for hit in page)
 
 
 def erase_matching(client: Elasticsearch, tenant: str, query: dict) -> tuple[set[str], int]:
@@ -65,8 +85,8 @@ FEATURES_FAMILY = "features"
 TENANT_FEATURE_KINDS = ("cluster", "trend", "account")  # tenant-wide documents, rebuilt by the next enrichment
 
 
-def erase_feature_documents(client: Elasticsearch, tenant: str, keys: set[str], *, author: str | None = None,
-                            source: str | None = None) -> int:
+def erase_feature_documents(client: Elasticsearch, tenant: str, keys: set[str], *,
+                            author: AuthorTerms | None = None, source: str | None = None) -> int:
     """Hard-delete the enrichment features of the erased records (``{enricher}:{key}``), of the author or
     source, and every tenant-wide feature document of the tenant (sent again by the next enrichment run)."""
     alias = read_alias(FEATURES_FAMILY, tenant)
@@ -75,7 +95,7 @@ def erase_feature_documents(client: Elasticsearch, tenant: str, keys: set[str], 
     for start in range(0, len(ordered), _CHUNK):
         deleted += _delete_where(client, alias, {"terms": {"record_key": ordered[start:start + _CHUNK]}})
     if author is not None:
-        deleted += _delete_where(client, alias, selector_query(author=author))
+        deleted += _delete_where(client, alias, selector_query(author=author, key_field="record_key"))
     if source is not None:
         deleted += _delete_where(client, alias, selector_query(source=source))
     return deleted

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from crawl_assets.index import arrow_columns
+from crawl_assets.index import arrow_columns, csv_cells
 from crawl_assets.index.exports import LISTS, OBJECTS, TIMES
 
 if TYPE_CHECKING:
@@ -32,16 +31,18 @@ def _cell(value: Any) -> Any:
     if value is None:
         return ""
     if isinstance(value, (list, dict)):
-        return orjson.dumps(value).decode()
+        return orjson.dumps(value).decode()  # starts with [ or {: never a formula
     if isinstance(value, bool):
         return "true" if value else "false"
-    return value
+    return csv_cells.cell(value)  # text a spreadsheet would run as a formula gets a leading quote
 
 
 def csv_rows(plan: ExportPlan) -> Iterator[bytes]:
+    """The header comment, the field names, then one row per record: cells safe to open in a spreadsheet
+    (``csv_cells``: no formula, every text cell quoted)."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    buf.write("# crawl_assets export " + orjson.dumps(plan.header).decode() + "\n")
+    writer = csv_cells.writer(buf)
+    buf.write(csv_cells.comment_line("# crawl_assets export ", plan.header))
     writer.writerow(plan.fields)
     yield buf.getvalue().encode("utf-8")
     fields = plan.fields

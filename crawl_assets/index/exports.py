@@ -7,7 +7,8 @@ encoder, so Elasticsearch and the encoder work at the same time; at most ``PREFE
 
 * JSON lines: the first line is ``{"_export": {...}}`` (query, fields, snapshot count), then one record a line.
 * CSV: the first line is ``# crawl_assets export {...}`` (the same object; read with ``skiprows=1``), then a
-  header row; lists and objects are JSON in their cell, a missing value is empty.
+  header row; lists and objects are JSON in their cell, a missing value is empty; no cell is a formula
+  (``csv_cells``).
 * Parquet: the object is the file's key-value metadata ``crawl_assets.export``; strings, a UTC timestamp
   for ``created_at``/``edited_at``/``deleted_at``, lists of strings, objects as JSON text; row groups of
   ``ROW_GROUP`` rows, each sent as soon as it is written.

@@ -12,7 +12,6 @@ GEXF and GraphML carry the producing query and the caution note in their own met
 
 from __future__ import annotations
 
-import csv
 import io
 import re
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import orjson
 
+from crawl_assets.index import csv_cells
 from crawl_assets.index.networks import CAUTION, Graph
 
 CHUNK = 64 * 1024
@@ -121,15 +121,18 @@ def graphml(graph: Graph, query: dict[str, Any]) -> Iterator[bytes]:
 
 
 def edge_csv(graph: Graph, query: dict[str, Any]) -> Iterator[bytes]:
+    """The edge list; node ids and labels (handles such as ``@name``) as cells no spreadsheet evaluates
+    (``csv_cells``), the weight as a number."""
     def parts() -> Iterator[str]:
         buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
+        writer = csv_cells.writer(buf)
         writer.writerow(["Source", "Target", "Type", "Kind", "Weight", "first_at", "last_at", "source_label",
                          "target_label"])
         edge_type = "Directed" if graph.directed else "Undirected"
         for (a, b), e in graph.edges.items():
-            writer.writerow([a, b, edge_type, graph.kind, e.weight, e.first_at, e.last_at, graph.nodes[a].label,
-                             graph.nodes[b].label])
+            writer.writerow([csv_cells.cell(v) if v is not None else "" for v in (
+                a, b, edge_type, graph.kind, e.weight, e.first_at, e.last_at, graph.nodes[a].label,
+                graph.nodes[b].label)])
             if buf.tell() >= CHUNK:
                 yield buf.getvalue()
                 buf.seek(0)

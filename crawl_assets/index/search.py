@@ -9,7 +9,9 @@ first and the second page, ``search_after`` on the total order keeps every recor
 sides exactly once (a record indexed meanwhile may appear, as it would on a first page asked a moment
 later; under ``relevance`` a changed index can shift scores). Opening the snapshot only when a second page
 is asked for spares the many callers who read one page a round trip to Elasticsearch (measured by
-bench/api.py). A continuation whose point in time has expired raises ``CursorExpired``.
+bench/api.py); a continuation may also name a point in time already open for it (the API reuses the one a
+replayed first-page cursor opened). The last page closes the point in time. A continuation whose point in
+time has expired raises ``CursorExpired``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from elasticsearch import ApiError, Elasticsearch, NotFoundError
+from elasticsearch import ApiError, Elasticsearch, NotFoundError, TransportError
 
 from crawl_assets.index import steps
 from crawl_assets.index.filters import RecordFilter, scoped_query
@@ -25,7 +27,8 @@ from crawl_assets.index.naming import read_alias
 
 Sort = Literal["relevance", "newest", "oldest"]
 SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
-KEEP_ALIVE = "2m"
+KEEP_ALIVE_SECONDS = 120
+KEEP_ALIVE = f"{KEEP_ALIVE_SECONDS}s"
 TOTAL_EXACT_UP_TO = 10_000
 
 _ORDER: dict[str, list[Any]] = {
@@ -117,5 +120,10 @@ def _is_missing_context(exc: ApiError) -> bool:
 def close_quietly(client: Elasticsearch, pit: str) -> None:
     try:
         client.close_point_in_time(id=pit)
-    except (ApiError, NotFoundError):
-        pass  # expired already: nothing to free
+    except (ApiError, TransportError):
+        pass  # expired already, or the node unreachable: it frees itself at its keep-alive
+
+
+def close_all(client: Elasticsearch, pits: list[str]) -> None:
+    for pit in pits:
+        close_quietly(client, pit)

@@ -28,6 +28,9 @@ class NormalizeContext:
     # False: ``text_clean`` and a missing ``lang`` are left empty, for a pass that only counts records and reads
     # their keys and times (``sources.export_stats``): cleaning and language detection are most of a Telegram read
     text_fields: bool = True
+    # The longest line read of a line-based input (None: ``CRAWL_MAX_LINE_BYTES``; ``reading.line_cap``): a longer
+    # line is skipped unread and rejected with the reason
+    max_line_bytes: int | None = None
 
 
 # Source options (registry ``options``) that change how a source's raw data is normalized. An export

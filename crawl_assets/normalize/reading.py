@@ -12,6 +12,12 @@
 
 A regular file stays the very stream object it was (only positioned after a BOM), so the parallel
 normalizer can still read its chunks by offset.
+
+Lines are bounded: a line-based input (one item or API page per line) never makes a reader hold a line
+longer than its cap (``line_cap``: ``CRAWL_MAX_LINE_BYTES`` for export files and files given to the CLI, at
+least ``LIVE_LINE_BYTES`` for a live sync's own raw lines). A longer line is read through in pieces without
+being kept, stands as an empty line (later lines keep their numbers) and is reported as a ``LongLine``, which
+the caller turns into a rejection with its reason (``line_blocks``, ``LineCapped``, ``capped_text_lines``).
 """
 
 from __future__ import annotations
@@ -21,13 +27,19 @@ import gzip
 import io
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import IO, Any
+
+from crawl_assets import settings
 
 GZIP_MAGIC = b"\x1f\x8b"
 HEAD_BYTES = 4096
 PIECE_BYTES = 32 << 10  # a failing read loses what it decompressed: read in pieces so little is lost
 MAX_GZIP_LAYERS = 3
 _READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile, ValueError)
+# A live sync's raw line: one API answer (at most 16 MiB, ``sdk.bounded.MAX_RESPONSE_BYTES``) in its envelope.
+LIVE_LINE_BYTES = 17 << 20
+LONG_LINE_HEAD = 2000  # bytes of an over-long line kept for its rejection's snippet
 
 
 class Prefixed(io.RawIOBase):
@@ -159,3 +171,124 @@ def decode_input(stream: IO[bytes]) -> Decoded:
         else:
             current.read(len(codecs.BOM_UTF8))
     return Decoded(current, head, guards, compressed)
+
+
+def line_cap(method: str, configured: int | None = None) -> int:
+    """The longest line a reader of a batch collected by ``method`` holds: ``configured`` (else the setting,
+    ``CRAWL_MAX_LINE_BYTES``) for an export file; at least ``LIVE_LINE_BYTES`` for what a live sync wrote itself
+    (its lines are answers the sync already bounded)."""
+    cap = configured or settings.max_line_bytes()
+    return cap if method == "export" else max(cap, LIVE_LINE_BYTES)
+
+
+@dataclass(frozen=True)
+class LongLine:
+    """A line longer than the cap, skipped unread: its number, how many bytes it had, its first bytes."""
+
+    line: int
+    size: int
+    head: bytes
+
+    def reason(self, cap: int) -> str:
+        return (f"line longer than {cap} bytes (at least {self.size}): skipped without being read "
+                f"(CRAWL_MAX_LINE_BYTES sets the limit for export files)")
+
+
+def line_blocks(stream: IO[bytes], read_bytes: int, cap: int) -> Iterator[tuple[int, int, bytes | LongLine]]:
+    """(first line number, offset of the block in ``stream``, whole lines) for each read of ``read_bytes``, or
+    (its number, its offset, ``LongLine``) for a line longer than ``cap``, in input order until the end.
+
+    Memory stays under one read plus ``cap``: reads are at most ``cap`` bytes, so only the line a read starts
+    in (carried over from earlier reads) can be over the cap, and it is dropped as soon as it is."""
+    size = max(1, min(read_bytes, cap))
+    first, offset = 1, 0
+    carry: list[bytes] = []  # the line being read, while it is within the cap
+    carried = 0
+    skipping: LongLine | None = None  # the over-long line being read through
+    while True:
+        data = stream.read(size)
+        if not data:
+            if skipping is not None:
+                yield first, offset, skipping
+            elif carried:
+                yield first, offset, b"".join(carry)
+            return
+        start = 0
+        if skipping is not None:
+            end = data.find(b"\n")
+            if end < 0:
+                skipping = LongLine(skipping.line, skipping.size + len(data), skipping.head)
+                continue
+            skipping = LongLine(skipping.line, skipping.size + end + 1, skipping.head)
+            yield first, offset, skipping
+            first, offset, start, skipping = first + 1, offset + skipping.size, end + 1, None
+        end = data.find(b"\n", start)
+        if end >= 0 and carried + end - start > cap:  # the carried line ends here, over the cap
+            line = LongLine(first, carried + end - start + 1, b"".join([*carry, data[start:end]])[:LONG_LINE_HEAD])
+            yield first, offset, line
+            first, offset, start, carry, carried = first + 1, offset + line.size, end + 1, [], 0
+        cut = data.rfind(b"\n", start) + 1
+        if cut <= start:  # no line ends in this read
+            carry.append(data[start:] if start else data)
+            carried += len(data) - start
+            if carried > cap:
+                skipping = LongLine(first, carried, b"".join(carry)[:LONG_LINE_HEAD])
+                carry, carried = [], 0
+            continue
+        blob = b"".join([*carry, memoryview(data)[start:cut]]) if carried or start else (data if cut == len(data) else data[:cut])
+        yield first, offset, blob
+        first += blob.count(b"\n")
+        offset += len(blob)
+        carry = [data[cut:]] if cut < len(data) else []
+        carried = len(data) - cut
+
+
+class LineCapped(io.RawIOBase):
+    """A binary reader of ``inner`` whose lines are at most ``cap`` bytes: a longer line stands as an empty
+    line and is listed in ``long_lines`` (numbered from ``first_line``), never held (``line_blocks``)."""
+
+    def __init__(self, inner: IO[bytes], cap: int, first_line: int = 1) -> None:
+        self._blocks = line_blocks(inner, 1 << 20, cap)
+        self._out = memoryview(b"")
+        self._first_line = first_line
+        self.cap = cap
+        self.long_lines: list[LongLine] = []
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._out:
+            block = next(self._blocks, None)
+            if block is None:
+                return 0
+            _, _, body = block
+            if isinstance(body, LongLine):
+                self.long_lines.append(LongLine(body.line + self._first_line - 1, body.size, body.head))
+                body = b"\n"
+            self._out = memoryview(body)
+        n = min(len(buffer), len(self._out))
+        buffer[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def take_long_lines(self) -> list[LongLine]:
+        """The over-long lines met since the last call."""
+        found, self.long_lines = self.long_lines, []
+        return found
+
+
+def capped_text_lines(text: IO[str], cap: int, long_lines: list[LongLine]) -> Iterator[str]:
+    """The lines of a text stream (a CSV export), each at most ``cap`` characters: a longer one is read through
+    in bounded pieces, comes out as an empty line and is appended to ``long_lines``."""
+    number = 0
+    while line := text.readline(cap + 1):
+        number += 1
+        if len(line) <= cap or line.endswith(("\n", "\r")):
+            yield line
+            continue
+        head, size = line[:LONG_LINE_HEAD].encode("utf-8", "replace"), len(line)
+        while (part := text.readline(cap)) and not part.endswith(("\n", "\r")):
+            size += len(part)
+        long_lines.append(LongLine(number, size + len(part), head))
+        yield "\n"

@@ -9,11 +9,14 @@ it is written to the lake's landing area and answered ``202``. Senders are not t
   ever held, and a request without a signature header is refused before its body is read;
 - an unknown source, a source of another platform, a missing secret and a bad signature get one and the
   same answer (401 ``unauthorized``), so unsigned requests learn nothing about which sources exist;
+- the signature is checked against the secrets of the tenant the source key names before the registry is
+  asked, so a request none of them signed costs no registry read;
 - a delivery is landed once: a replay or retry of one already landed (its signed id, or the hash of its
   body when the platform signs no id) is answered 200 ``duplicate``; a delivery whose signed creation time
   is outside ``max_age_seconds`` (Intercom's ``created_at``) is refused as ``stale``;
-- the registry is re-read only when its file changed, in a worker thread (never on the event loop), one
-  reload at a time.
+- the registry is read in a worker thread (never on the event loop), one reload at a time: a file when it
+  changed (its size and mtime are checked on each request), a remote registry (S3, Postgres) at most once
+  per ``registry_ttl`` seconds, and then only if its version changed (a conditional read).
 
 Refusals are counted by outcome (``GET /metrics``, Prometheus text) and logged with their precise reason;
 nothing about a secret or a signature value is ever logged. ``GET /healthz`` says it is up.
@@ -39,23 +42,28 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from crawl_assets import settings
+from crawl_assets.core.private import owner_only
 from crawl_assets.lake import Lake
 from crawl_assets.lake.landing import claim_delivery, land_event, release_delivery
+from crawl_assets.names import env_part
 from crawl_assets.registry import RegistryFileError, SourceEntry
+from crawl_assets.registry.storage import is_remote
 from crawl_assets.scheduling.registry_view import registry_view
-from crawl_assets.sources.tenant_secrets import MissingCredential, TenantSecret, pick_secret, secrets_from_env
+from crawl_assets.sources.tenant_secrets import (MissingCredential, TenantSecret, pick_secret, plain,
+                                                 secrets_from_env)
 from crawl_assets.webhooks.signatures import SCHEMES, Scheme, delivery_key, sign, signed_time, verify
 
 log = logging.getLogger("crawl_assets.webhooks")
 MAX_BODY_BYTES = 1 << 20
 MAX_AGE_SECONDS = 24 * 3600.0
+REGISTRY_TTL_SECONDS = 5.0
 CLOCK_SKEW_SECONDS = 300.0
 _UNAUTHORIZED = {"error": "unauthorized", "message": "missing or invalid signature"}
 
 
 @dataclass
 class ReceiverState:
-    """Counters by (platform, outcome), the secrets (read once) and the registry (cached by the file)."""
+    """Counters by (platform, outcome), the secrets (read once) and the registry's entries (cached)."""
 
     registry_path: Path | str  # a file or a remote location (settings.registry_location)
     lake: Lake
@@ -63,8 +71,10 @@ class ReceiverState:
     max_body_bytes: int = MAX_BODY_BYTES
     max_age_seconds: float = MAX_AGE_SECONDS
     clock: Callable[[], float] = time.time
+    registry_ttl: float = REGISTRY_TTL_SECONDS
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)
     _secrets: dict[str, list[TenantSecret]] = field(default_factory=dict)
+    _entries: tuple[float, dict[str, SourceEntry]] | None = None  # (when read, entries by key) of a remote registry
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _reload: threading.Lock = field(default_factory=threading.Lock)
 
@@ -76,14 +86,35 @@ class ReceiverState:
         with self._lock:
             self.counts[(platform, outcome)] += 1
 
+    def tenant_secrets(self, scheme: Scheme, key: str) -> list[str]:
+        """Every secret of the tenant the source key names, whatever the credential (no registry read)."""
+        tenant = env_part(key.split(".", 1)[0])
+        return [value for s in self._secrets[scheme.secret_base] if env_part(s.tenant) == tenant and (value := plain(s.value))]
+
+    def _fresh(self) -> dict[str, SourceEntry] | None:
+        held = self._entries
+        if held is None or not is_remote(self.registry_path) or not 0 <= self.clock() - held[0] < self.registry_ttl:
+            return None
+        return held[1]
+
+    def entries(self) -> dict[str, SourceEntry]:
+        """The registry's entries by key (blocking: call it in a worker thread)."""
+        by_key = self._fresh()
+        if by_key is not None:
+            return by_key
+        with self._reload:  # one reload at a time; the others then find it cached
+            by_key = self._fresh()
+            if by_key is None:
+                _, by_key = registry_view(self.registry_path)
+                self._entries = (self.clock(), by_key)
+        return by_key
+
     def lookup(self, scheme: Scheme, key: str) -> tuple[SourceEntry | None, str | None]:
         """The source and its tenant's secret (blocking: call it in a worker thread)."""
         try:
-            with self._reload:  # one reload at a time; the others then find it cached
-                _, by_key = registry_view(self.registry_path)
+            entry = self.entries().get(key)
         except (RegistryFileError, OSError):
             return None, None
-        entry = by_key.get(key)
         if entry is None or entry.platform != scheme.platform:
             return None, None
         try:
@@ -131,17 +162,21 @@ async def receive(request: Request) -> Response:
     signature = request.headers.get(scheme.header)
     if not signature:
         return _unauthorized(state, platform, "unsigned")
-    entry, secret = await run_in_threadpool(state.lookup, scheme, key)
     try:
         body = await _read_capped(request, state.max_body_bytes)
     except ClientDisconnect:
         return _refuse(state, platform, "disconnected", 400, {"error": "disconnected", "message": "body not received"})
     if body is None:
         return _refuse(state, platform, "too_large", 413, too_large)
+    candidates = state.tenant_secrets(scheme, key)
+    if not any([verify(scheme, body, signature, secret) for secret in candidates]):  # each checked: same work
+        if not candidates:
+            hmac.compare_digest(sign(scheme, body, "no secret: same work as a real check"), signature)
+        return _unauthorized(state, platform, "bad_signature")
+    entry, secret = await run_in_threadpool(state.lookup, scheme, key)
     if entry is None or secret is None:
-        hmac.compare_digest(sign(scheme, body, "no secret: same work as a real check"), signature)
         return _unauthorized(state, platform, "unknown_source" if entry is None else "no_secret")
-    if not verify(scheme, body, signature, secret):
+    if not verify(scheme, body, signature, secret):  # signed by another credential of the tenant
         return _unauthorized(state, platform, "bad_signature")
     try:
         parsed = orjson.loads(body)
@@ -196,9 +231,10 @@ async def healthz(request: Request) -> Response:
 
 def create_app(*, registry_path: str | os.PathLike[str], lake_root: str, environ: Mapping[str, str],
                max_body_bytes: int = MAX_BODY_BYTES, max_age_seconds: float = MAX_AGE_SECONDS,
-               clock: Callable[[], float] = time.time) -> Starlette:
+               clock: Callable[[], float] = time.time, registry_ttl: float = REGISTRY_TTL_SECONDS) -> Starlette:
     """The receiver app; ``environ`` holds the webhook secrets (``crawl-assets webhooks serve`` passes the process
     environment, through ``crawl_assets.settings``)."""
+    owner_only()  # the landed deliveries: 0600
     app = Starlette(routes=[
         Route("/hooks/{platform}/{source}", receive, methods=["POST"]),
         Route("/hooks/{platform}/{source}", head_ok, methods=["HEAD"]),
@@ -206,5 +242,6 @@ def create_app(*, registry_path: str | os.PathLike[str], lake_root: str, environ
         Route("/healthz", healthz, methods=["GET"]),
     ])
     app.state.receiver = ReceiverState(settings.registry_location(registry_path), Lake(lake_root), environ,
-                                       max_body_bytes=max_body_bytes, max_age_seconds=max_age_seconds, clock=clock)
+                                       max_body_bytes=max_body_bytes, max_age_seconds=max_age_seconds, clock=clock,
+                                       registry_ttl=registry_ttl)
     return app

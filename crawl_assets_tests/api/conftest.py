@@ -144,3 +144,10 @@ def demo(world: World, api: TestClient):  # noqa: ANN201
     return get
 
 
+
+
+def open_contexts(es: Elasticsearch) -> int:
+    """Search contexts open on the node (each shard of a point in time holds one)."""
+    stats = es.nodes.stats(metric="indices", index_metric="search")
+    return sum(node["indices"]["search"]["open_contexts"] for node in stats["nodes"].values())
+

@@ -74,6 +74,21 @@ def test_the_rate_limit_answers_429_with_retry_after_per_key(world) -> None:
         assert client.get("/v1/aggregations/counts", headers=auth(world, "rival")).status_code == 200, "per key"
 
 
+def test_failed_logins_are_rate_limited_per_client_address(world) -> None:
+    from fastapi.testclient import TestClient
+
+    wrong = {"Authorization": "Bearer cak_000000000000_" + "A" * 43}
+    with make_client(world) as client:  # 30 failures a minute per address: a burst of 5, then one every 2 s
+        codes = [client.get("/v1/search", headers=wrong).status_code for _ in range(8)]
+        assert codes[:5] == [401] * 5 and codes[-1] == 429, codes
+        blocked = client.get("/v1/search", headers=auth(world))
+        assert blocked.status_code == 429 and blocked.json()["error"] == "too_many_failures", blocked.text
+        assert int(blocked.headers["Retry-After"]) >= 1, "no key is checked from that address meanwhile"
+        elsewhere = TestClient(client.app, raise_server_exceptions=False, client=("203.0.113.7", 40000))
+        assert elsewhere.get("/v1/search", headers=auth(world)).status_code == 200, "per client address"
+        assert elsewhere.get("/v1/search", headers=wrong).status_code == 401
+
+
 def test_concurrent_streams_per_key_are_bounded(world) -> None:
     with make_client(world, streams_per_key=1) as client:
         state = client.app.state.api

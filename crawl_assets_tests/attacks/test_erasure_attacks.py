@@ -79,7 +79,7 @@ def test_a_display_name_selects_nobody_and_an_id_selects_exactly_one_person(lake
     before = _authors(lake)
     assert before["user:u1"] and before["user:u2"]
     result = _erase("--author", "Joe")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2 and "no record of tenant 'acme' has author id 'Joe'" in result.output
     assert _authors(lake) == before, "a display name erased people"
     listed = _erase("--author-name", "Joe", input="n\n")
     assert listed.exit_code != 0 and "user:u1" in listed.output and "user:u2" in listed.output

@@ -100,6 +100,7 @@ def test_retention_sweeps_abandoned_temporary_files_and_keeps_live_ones(lake):
 
 def test_erasure_removes_temporary_files_that_may_hold_the_erased_person(lake):
     from crawl_assets.erasure import Selector, erase
+    from crawl_assets.erasure.authors import Author
 
-    erase(lake, None, Selector(tenant="acme", author="someone"))
+    erase(lake, None, Selector(tenant="acme", author=Author("x", "someone")))
     assert _temps(lake.root) == []

@@ -1,5 +1,6 @@
-"""Attacks by webhook senders (issue 15, item 5): huge bodies, replays, probing which sources exist, and a
-registry reload that stalls every other request."""
+"""Attacks by webhook senders (issue 15, item 5): huge bodies, replays, probing which sources exist, a registry
+reload that stalls every other request, and (issue 30, item 8) unsigned requests that each cost a read of a
+remote registry."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import select
 import socket
 import threading
 import time
+import uuid
 
 import httpx
 import orjson
@@ -149,3 +151,35 @@ def test_a_registry_reload_does_not_stall_the_event_loop(tmp_path):
                 fifo.write(REGISTRY)
             pending.join(60)
     assert result["resp"].status_code == 202
+
+
+def test_a_remote_registry_is_read_once_per_lifetime_and_never_for_an_unsigned_request(s3_env, tmp_path, monkeypatch):
+    """The registry in S3 behind a counting proxy (issue 30, item 8): requests none of the tenant's secrets signed
+    read nothing, however many and however spread in time; signed ones read it once per lifetime (then a
+    conditional read), whatever their number."""
+    from crawl_assets.webhooks.app import REGISTRY_TTL_SECONDS
+    from crawl_assets_tests.es_node.proxy import FaultProxy
+    from crawl_assets_tests.shared.s3_server import BUCKET
+
+    where = f"registry-{uuid.uuid4().hex[:10]}/sources.yaml"
+    s3_env.client().put_object(Bucket=BUCKET, Key=where, Body=REGISTRY.encode())
+    now = [time.time()]
+    with FaultProxy(s3_env.url) as s3:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", s3.url)
+        with serve(f"s3://{BUCKET}/{where}", tmp_path / "lake", SECRETS, clock=lambda: now[0]) as url:
+            for i in range(40):
+                body = orjson.dumps(_notification(id=f"forged_{i}"))
+                forged = {"X-Hub-Signature": sign(SCHEMES["intercom"], body, "a guess")}
+                for path in (INTERCOM, "/hooks/intercom/acme.intercom.nosuchsource", "/hooks/intercom/nobody.intercom.x"):
+                    assert httpx.post(url + path, content=body, headers=forged).status_code == 401
+                now[0] += REGISTRY_TTL_SECONDS / 2  # their lifetimes pass: still nothing is read
+            assert s3.stats["requests"] == 0, "an unauthenticated request read the registry"
+            for i in range(20):
+                body = orjson.dumps(_notification(id=f"signed_{i}"))
+                assert httpx.post(url + INTERCOM, content=body, headers=_signed(body)).status_code == 202
+            assert s3.stats["requests"] == 1, "20 signed requests within a lifetime: one read"
+            now[0] += REGISTRY_TTL_SECONDS + 1
+            for i in range(20):
+                body = orjson.dumps(_notification(id=f"later_{i}"))
+                assert httpx.post(url + INTERCOM, content=body, headers=_signed(body)).status_code == 202
+            assert s3.stats["requests"] == 2, "the next lifetime: one conditional read"

@@ -79,7 +79,7 @@ def test_lineage_and_sync_jobs_leave_enrichment_to_its_own_job():
         assert node.parent_keys == {dg.AssetKey(["x", "normalized_records"])}
         assert node.partitions_def.name == "x_sources" and node.code_version.startswith(f"{name}/")
         assert node.group_name == "x_enrichment"
-    assert not any(k.path[1:2] == ["enrichment"] for k in defs.resolve_job_def("x_sync").asset_layer.selected_asset_keys)
+    assert not any(k.path[1:2] == ["enrichment"] for k in defs.resolve_job_def("x_sync_no_index").asset_layer.selected_asset_keys)
     tenant_wide = {n for n, cls in ENRICHERS.items() if cls.scope == "tenant"}
     assert defs.resolve_job_def("x_enrich").asset_layer.selected_asset_keys == \
         {_key(n) for n in ENRICHERS} | {dg.AssetKey(["enrichment", n]) for n in tenant_wide}
@@ -134,14 +134,23 @@ def test_version_change_marks_stale_and_re_derives_only_that_enricher(synced, tm
 
 
 def test_a_bad_enrichment_file_costs_the_enrichment_assets_only(tmp_path, monkeypatch, caplog):
+    """The code location loads with the syncs and the other enrichers as usual; the enricher whose section is
+    bad keeps its asset, which fails when run, saying why."""
     config = tmp_path / "enrichment.yaml"
     config.write_text("enrichers:\n  near_duplicates: {threshold: 7}\n")
     monkeypatch.setenv("CRAWL_ENRICHMENT", str(config))
     with caplog.at_level("ERROR"):
         defs = _defs()
-    keys = defs.resolve_asset_graph().get_all_asset_keys()
-    assert not any(k.path[1:2] == ["enrichment"] for k in keys) and dg.AssetKey(["x", "normalized_records"]) in keys
-    assert defs.resolve_job_def("x_sync") is not None
-    with pytest.raises(Exception):
-        defs.resolve_job_def("x_enrich")
+    graph = defs.resolve_asset_graph()
+    assert dg.AssetKey(["x", "normalized_records"]) in graph.get_all_asset_keys()
+    assert defs.resolve_job_def("x_sync_no_index") is not None and defs.resolve_job_def("x_enrich") is not None
+    assert graph.get(_key("near_duplicates")).code_version.startswith("near_duplicates/unusable+")
+    assert graph.get(_key("personal_data")).code_version.startswith("personal_data/1+"), "the others as usual"
     assert f"{config}: enrichers.near_duplicates" in caplog.text and "threshold" in caplog.text
+    with dg.DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("x_sources", [SOURCE])
+        result = dg.materialize([defs.resolve_assets_def(_key("near_duplicates"))], partition_key=SOURCE,
+                                instance=instance, raise_on_error=False)
+    [failure] = result.get_step_failure_events()
+    message = failure.step_failure_data.user_failure_data.description
+    assert not result.success and f"{config}: enrichers.near_duplicates" in message and "threshold" in message

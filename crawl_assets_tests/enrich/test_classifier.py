@@ -21,6 +21,12 @@ TOPICS = [("the match ended two nil, great goal", "sport"), ("the striker scored
           ("the minister resigned after the vote", "politics"), ("elections are held next month", "politics")]
 
 
+@pytest.fixture(autouse=True)
+def models_root(tmp_path, monkeypatch):
+    """The test's models live in its folder: make it the models root (CRAWL_MODELS)."""
+    monkeypatch.setenv("CRAWL_MODELS", str(tmp_path))
+
+
 def _topic_model():
     texts, labels = zip(*TOPICS)
     return Pipeline([("v", TfidfVectorizer()), ("c", LogisticRegression())]).fit(list(texts), list(labels))

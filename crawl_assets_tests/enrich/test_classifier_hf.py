@@ -23,6 +23,12 @@ TEXTS = ["the delivery was late again", "thanks the support was great", "قطع�
          "the app update fixed the login bug", "price report for today"]
 
 
+@pytest.fixture(autouse=True)
+def models_root(tmp_path, monkeypatch):
+    """The test's models live in its folder: make it the models root (CRAWL_MODELS)."""
+    monkeypatch.setenv("CRAWL_MODELS", str(tmp_path))
+
+
 def _tiny_model(path: Path, seed: int) -> Path:
     from tokenizers import Tokenizer, models, pre_tokenizers, processors
 

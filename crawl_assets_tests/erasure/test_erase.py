@@ -59,7 +59,7 @@ def test_erase_author_leaves_nothing_and_a_resync_does_not_restore_it(synced):
 
     result = CliRunner().invoke(cli, ["erase", "--tenant", "demo", "--author", author])
     assert result.exit_code == 0, result.output
-    report = orjson.loads(result.output[: result.output.rindex("}") + 1])
+    report = orjson.loads(result.stdout)
     assert report["records"] == len(erased) and report["index_records_deleted"] == len(erased)
 
     for _ in range(2):  # right after the erasure, and after a full re-sync from raw
@@ -143,7 +143,7 @@ def test_erase_author_scrubs_dead_letter_files(synced, fault_proxy):
 
     result = CliRunner().invoke(cli, ["erase", "--tenant", "demo", "--author", author])
     assert result.exit_code == 0, result.output
-    report = orjson.loads(result.output[: result.output.rindex("}") + 1])
+    report = orjson.loads(result.stdout)
     assert report["deadletters_removed"] == 6
     letters = _letters(lake)
     assert not [x for x in letters if author in orjson.dumps(x["doc"]).decode()], "no erased data in dead letters"
@@ -164,6 +164,7 @@ def test_erasure_waits_for_a_running_sync_of_the_tenant(synced):
     import sys
 
     from crawl_assets.erasure import Selector, erase
+    from crawl_assets.erasure.authors import Author
     from crawl_assets.scheduling.locks import SourceBusy
     from crawl_assets_tests.conftest import REPO
 
@@ -190,6 +191,7 @@ def test_a_rewritten_batch_keeps_its_place_in_collection_order(tmp_path):
     latest observation of their keys over what later batches observed (an edit, here)."""
     from crawl_assets.pipeline.normalize import TABLE, normalize_batch
     from crawl_assets.erasure import Selector, erase
+    from crawl_assets.erasure.authors import Author
     from crawl_assets.lake.layout import BATCH_ID
 
     def message(mid: int, text: str, sender: int, edit_date: str | None = None) -> bytes:
@@ -209,7 +211,7 @@ def test_a_rewritten_batch_keeps_its_place_in_collection_order(tmp_path):
     for batch in batches:
         normalize_batch(lake, batch, lake.table_part(TABLE, "acme", "telegram", source, batch.manifest.batch_id))
 
-    report = erase(lake, None, Selector(tenant="acme", author="666"), lock_wait_seconds=5)
+    report = erase(lake, None, Selector(tenant="acme", author=Author("telegram", "666")), lock_wait_seconds=5)
     assert report.records == 1 and report.batches_rewritten == 1
     ids = [b.manifest.batch_id for b in lake.raw_batches("acme", "telegram", source)]
     assert len(ids) == 2 and all(BATCH_ID.match(i) for i in ids)
@@ -226,6 +228,7 @@ def test_an_erasure_whose_lake_step_already_ran_still_empties_the_index(synced):
     from elasticsearch import Elasticsearch
 
     from crawl_assets.erasure import Selector, erase
+    from crawl_assets.erasure.authors import Author
 
     es, _, lake = synced
     before = _index_docs(es, "records")
@@ -234,10 +237,10 @@ def test_an_erasure_whose_lake_step_already_ran_still_empties_the_index(synced):
     theirs = {k for k, d in before.items() if d.get("author_id") == author}
     assert theirs and [e for e in _index_docs(es, "edges").values() if e["src"] in theirs]
 
-    lake_only = erase(lake, None, Selector(tenant="demo", author=author), lock_wait_seconds=5)
+    lake_only = erase(lake, None, Selector(tenant="demo", author=Author("x", author)), lock_wait_seconds=5)
     assert lake_only.records == len(theirs) and set(_index_docs(es, "records")) == set(before), "index untouched"
     with Elasticsearch(es.url) as client:
-        again = erase(lake, client, Selector(tenant="demo", author=author), lock_wait_seconds=5)
+        again = erase(lake, client, Selector(tenant="demo", author=Author("x", author)), lock_wait_seconds=5)
     assert again.records == 0, "nothing of theirs left in the lake"
     assert again.index_records_deleted == len(theirs)
     assert set(_index_docs(es, "records")) == set(before) - theirs

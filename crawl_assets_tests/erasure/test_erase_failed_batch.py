@@ -9,6 +9,7 @@ import orjson
 
 from crawl_assets.pipeline.normalize import TABLE, normalize_batch
 from crawl_assets.erasure import Selector, erase
+from crawl_assets.erasure.authors import Author
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 
@@ -52,7 +53,7 @@ def _raw_lines(lake: Lake) -> dict[str, list[bytes]]:
 def test_erasure_finishes_over_a_batch_that_cannot_be_normalized(tmp_path):
     lake = _lake_with_a_failing_batch(tmp_path)
 
-    report = erase(lake, None, Selector(tenant="acme", author="43"), lock_wait_seconds=5)
+    report = erase(lake, None, Selector(tenant="acme", author=Author("telegram", "43")), lock_wait_seconds=5)
 
     assert report.status == "complete" and report.batches_rewritten == 2
     raw = _raw_lines(lake)
@@ -68,7 +69,7 @@ def test_erasure_finishes_over_a_batch_that_cannot_be_normalized(tmp_path):
     assert {r["text"] for r in rows} == {"kept"}
     assert [e["erasure_id"] for e in lake.read_erasure_log("acme")] == [report.erasure_id]
 
-    again = erase(lake, None, Selector(tenant="acme", author="43"), lock_wait_seconds=5)
+    again = erase(lake, None, Selector(tenant="acme", author=Author("telegram", "43")), lock_wait_seconds=5)
     assert again.status == "complete" and again.batches_rewritten == 0
     assert len(_raw_lines(lake)) == 2
 
@@ -89,7 +90,7 @@ def test_a_lake_step_that_fails_is_logged_and_leaves_no_copy(tmp_path, monkeypat
     before = sorted(_raw_lines(lake))
 
     with pytest.raises(ErasureIncomplete) as failed:
-        erase(lake, None, Selector(tenant="acme", author="43"), lock_wait_seconds=5)
+        erase(lake, None, Selector(tenant="acme", author=Author("telegram", "43")), lock_wait_seconds=5)
 
     assert failed.value.report.status.startswith("lake step failed")
     after = sorted(_raw_lines(lake))
@@ -98,7 +99,7 @@ def test_a_lake_step_that_fails_is_logged_and_leaves_no_copy(tmp_path, monkeypat
     assert len(log) == 1 and log[0]["status"].startswith("lake step failed") and "43" not in orjson.dumps(log[0]["status"]).decode()
 
     (quarantine / "acme").unlink()
-    report = erase(lake, None, Selector(tenant="acme", author="43"), lock_wait_seconds=5)
+    report = erase(lake, None, Selector(tenant="acme", author=Author("telegram", "43")), lock_wait_seconds=5)
     assert report.status == "complete" and report.batches_rewritten == 1 and len(_raw_lines(lake)) == 2
     assert b"also mine" not in b"".join(line for lines in _raw_lines(lake).values() for line in lines)
 
@@ -110,7 +111,7 @@ def test_a_copy_left_by_a_killed_erasure_is_removed_by_the_next_one(tmp_path):
                          fmt="telegram", method="api", run_id="r1", lines=[_message(1, "kept", 501)],
                          extra={"rewritten_from": original.batch_id, "erasure_id": "deadbeef"})
 
-    report = erase(lake, None, Selector(tenant="acme", author="43"), lock_wait_seconds=5)
+    report = erase(lake, None, Selector(tenant="acme", author=Author("telegram", "43")), lock_wait_seconds=5)
 
     names = sorted(_raw_lines(lake))
     assert report.batches_rewritten == 2 and len(names) == 2 and not [n for n in names if "deadbeef" in n]

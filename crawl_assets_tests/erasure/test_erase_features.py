@@ -75,7 +75,7 @@ def test_erase_author_removes_their_features_from_the_lake_and_the_index(synced)
 
     result = CliRunner().invoke(cli, ["erase", "--tenant", "demo", "--author", author])
     assert result.exit_code == 0, result.output
-    report = orjson.loads(result.output[: result.output.rindex("}") + 1])
+    report = orjson.loads(result.stdout)
     assert report["index_features_deleted"] > 0 and report["feature_parts_removed"] > 0
     assert report["personal_data_found"] == {}, "the demo's x posts hold no personal data"
 

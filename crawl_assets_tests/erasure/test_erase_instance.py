@@ -1,5 +1,7 @@
 """After an erasure nothing personal of the erased author stays in the Dagster instance: materialization
-metadata (the records preview), observations and logs hold no handle, author id or text of anyone."""
+metadata (the records preview), observations and logs hold no handle, author id or text of anyone, nor the
+keys or ids of their records (issue 30, item 12: the preview named them by key, and the event log is not
+erased)."""
 
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ def test_an_erased_author_leaves_no_handle_id_or_text_in_the_instance(dagster_ho
     texts = {" ".join(r["text"].split())[:20] for r in theirs if r["text"] and len(r["text"]) >= 12}
     assert author and handles and texts
 
-    result = CliRunner().invoke(cli, ["erase", "--tenant", "demo", "--author", author])
+    result = CliRunner().invoke(cli, ["erase", "--tenant", "demo", "--author", f"x:{author}"])
     assert result.exit_code == 0, result.output
 
     logged = _event_log_text(dg.DagsterInstance.get())
@@ -49,3 +51,6 @@ def test_an_erased_author_leaves_no_handle_id_or_text_in_the_instance(dagster_ho
     for value in handles | texts:
         assert value not in logged, f"{value!r} is still in the instance's event log"
     assert f'"{author}"' not in logged and f"| {author} |" not in logged
+    for row in theirs:
+        assert row["key"] not in logged and row["native_id"] not in logged, \
+            f"the erased record {row['key']} is still named in the instance's event log"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from crawl_assets_tests.es_node import analysis_plugin, distribution
-from crawl_assets_tests.es_node.distribution import Unavailable
+from crawl_assets.index.local_node import analysis_plugin, distribution
+from crawl_assets.index.local_node.distribution import Unavailable
 
 
 def fake_jdk(root: Path, name: str, major: int, javac: bool = True) -> Path:

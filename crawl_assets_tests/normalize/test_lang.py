@@ -82,3 +82,62 @@ def test_detection_needs_the_raw_text():
 )  # fmt: skip
 def test_platform_lang(tag, lang):
     assert platform_lang(tag) == lang
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("Дякую", "uk"),  # the lite model says ru for these: Ukrainian-only words decide
+        ("Дуже дякую", "uk"),
+        ("Будь ласка", "uk"),
+        ("Де ти?", "uk"),
+        ("Привiт усiм", "uk"),  # Latin i typed for і; и rules Belarusian out
+        ("Дзякуй", "be"),
+        ("Што новага?", "be"),  # ы and што: not Ukrainian, not Macedonian
+        ("Вельмі смачна", "be"),  # і without и
+        ("Усё добра, дзякуй", "be"),
+        ("Ты дзе?", "be"),  # дз before a soft vowel
+        ("Добры дзень", "be"),
+        ("Ўзбекистон", "uz"),  # ў with a Turkic letter (қ ғ ҳ) or none of Belarusian's
+        ("Прывітанне ўсім", "be"),  # ў
+        ("Хвала, ђаче", "sr"),  # ђ
+        ("Ноќ и ѓубре", "mk"),  # ќ ѓ
+        ("Рақмет, бәрі жақсы", "kk"),  # қ ә
+        ("Ты где?", "ru"),
+        ("Спасибо большое", "ru"),
+    ],
+)
+def test_cyrillic_letters_and_words(text, lang):
+    assert detect_lang(text) == lang
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["ما يشتغل", "ما عجبني", "هم رايحين بكرا", "ليش ما يرد؟", "اهلا وسهلا", "هلا والله", "ما في نت", "هم السبب",
+     "وين انت؟", "كيفك؟"],
+)
+def test_arabic_words_persian_shares_do_not_make_it_persian(text):
+    """ما and هم are everyday Arabic: they count for neither language."""
+    assert detect_lang(text) == "ar"
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [("فوق‌العاده‌ست", "fa"),  # ZWNJ: Persian writes it, Arabic never; ال inside a Persian word is not Arabic
+     ("خداحافظ", "fa"), ("لطفا جواب بديد", "fa"),
+     ("یار کمال کر دیا", "ur"), ("نیا سال مبارک", "ur"), ("کون جیتا؟", "ur")],
+)
+def test_persian_and_urdu_words(text, lang):
+    assert detect_lang(text) == lang
+
+
+@pytest.mark.parametrize("text", ["Hallo", "Tolle App", "Frohe Ostern", "Bonne nuit", "Berbat"])
+def test_short_latin_text_the_model_does_not_know_is_null(text):
+    """The lite model knows none of these words (it answers its bare prior, English): no language is named."""
+    assert detect_lang(text) is None
+
+
+def test_latin_letters_narrow_the_candidates():
+    assert detect_lang("Ağabeyim geldi") == "tr"  # ğ: Turkish or Azerbaijani
+    assert detect_lang("Größe passt") == "de"  # ß
+    assert detect_lang("¿Dónde estás?") == "es"

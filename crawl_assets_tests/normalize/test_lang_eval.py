@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawl_assets.normalize.lang import ISO_639_1, MIN_LETTERS, detect_lang
+from crawl_assets.normalize.lang import ISO_639_1, MIN_LETTERS, SHORT_LETTERS, detect_lang
+from crawl_assets.normalize.lang_rules import host_script
 from crawl_assets_tests.normalize.helpers import CONTEXT, run
 from crawl_assets_tests.normalize.lang_eval import LANGUAGES, load
 from crawl_assets_tests.normalize.shapes import lines, telethon_message
@@ -34,17 +35,19 @@ def test_english_titles_are_english():
 @settings(max_examples=300, deadline=None, database=None)
 @given(st.text(max_size=80))
 def test_never_a_label_outside_iso_639_1_and_null_only_for_too_little_text(text):
+    """Null means too little text, or a short Latin-script text the model only guesses at."""
     answer = detect_lang(text)
     assert answer is None or answer in ISO_639_1
     import re
 
     body = re.sub(r"(?:https?://|www\.)\S+|[@#＠＃][\w\u200c]+", " ", text)
-    if sum(1 for ch in body if ch.isalpha()) >= MIN_LETTERS:
+    letters = sum(1 for ch in body if ch.isalpha())
+    if letters >= MIN_LETTERS and (letters >= SHORT_LETTERS or host_script(body, letters) != "LATIN"):
         assert answer is not None
 
 
 def test_a_source_may_name_its_languages():
-    assert detect_lang("Crash on Startup") == "sv"  # the one title the general candidates get wrong
+    assert detect_lang("Crash on Startup") is None  # the general candidates only guess (it used to be "sv")
     assert detect_lang("Crash on Startup", languages=("en", "fa")) == "en"
     assert detect_lang("Привет всем друзьям", languages=("en", "fa")) == "ru", "no named language fits the script"
     import dataclasses
@@ -68,7 +71,7 @@ def test_the_bench_fails_loudly_when_a_baseline_is_missing(tmp_path):
         import os
 
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(env_path)}
-        return subprocess.run([sys.executable, str(bench), "--only", "langdetect"], capture_output=True, text=True,
+        return subprocess.run([sys.executable, str(bench), "--only", "langdetect", "--long-only"], capture_output=True, text=True,
                               timeout=600, env=env)
 
     hidden = run_bench(str(tmp_path))
@@ -76,3 +79,22 @@ def test_the_bench_fails_loudly_when_a_baseline_is_missing(tmp_path):
     installed = run_bench()
     assert installed.returncode == 0, installed.stderr
     assert "langdetect" in installed.stdout and "NOT INSTALLED" not in installed.stdout
+
+
+def test_short_texts_do_not_regress():
+    """A fifth of the short-text sets (bench/lang_short/; the bench prints the whole and the goals): floors a
+    little under today's figures per language, and few wrong labels (a null is not one)."""
+    from crawl_assets_tests.normalize.lang_eval import SHORT_LANGUAGES, load_short
+
+    samples = load_short()[::5]
+    answers = [detect_lang(s.text) for s in samples]
+    floors = {"fa": 0.95, "ar": 0.95, "ur": 0.93, "ru": 0.93, "uk": 0.7, "be": 0.65, "en": 0.75, "tr": 0.85,
+              "de": 0.8, "fr": 0.7, "es": 0.8}
+    for lang in SHORT_LANGUAGES:
+        mine = [a for s, a in zip(samples, answers) if s.expected == lang]
+        assert len(mine) >= 50, lang
+        assert sum(a == lang for a in mine) / len(mine) >= floors[lang], (lang, sorted(map(str, mine)))
+        if lang in ("fa", "ar", "en", "tr", "de", "es"):
+            assert sum(a is not None and a != lang for a in mine) / len(mine) <= 0.06, (lang, mine)
+    fa_ar = sum(1 for s, a in zip(samples, answers) if {s.expected, a} == {"fa", "ar"})
+    assert fa_ar <= 3

@@ -6,7 +6,8 @@ import io
 from pathlib import Path
 
 from crawl_assets.normalize import Deduper, NormalizeContext
-from crawl_assets.normalize.parallel import _chunks, normalize_encoded
+from crawl_assets.normalize.parallel import normalize_encoded
+from crawl_assets.normalize.reading import line_blocks
 from crawl_assets_tests.normalize.helpers import SAMPLES
 
 
@@ -40,7 +41,7 @@ def test_workers_keep_order_lines_and_output(tmp_path):
 
 def test_chunks_are_whole_lines_with_their_first_line_number():
     payload = b"a\nbb\n" + b"c" * 50 + b"\n\nd"  # a line longer than a chunk, a blank line, no final newline
-    chunks = list(_chunks(io.BytesIO(payload), 4))
+    chunks = list(line_blocks(io.BytesIO(payload), 4, cap=1000))
     assert b"".join(blob for _, _, blob in chunks) == payload
     assert all(blob.endswith(b"\n") for _, _, blob in chunks[:-1])
     before = [b"".join(b for _, _, b in chunks[:i]) for i in range(len(chunks))]

@@ -3,17 +3,14 @@ two tenants' Intercom and Discourse sources, and per-tenant secrets."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from crawl_assets.webhooks.app import create_app
+from crawl_assets_tests.served import served
 
 REGISTRY = """sources:
   - {name: support, tenant: acme, platform: intercom, kind: workspace, identifier: wsa, credential: main}
@@ -29,28 +26,12 @@ SECRETS = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
-def serve(registry: Path, lake_root: Path | str, environ: Mapping[str, str]) -> Iterator[str]:
+def serve(registry: Path, lake_root: Path | str, environ: Mapping[str, str], **options) -> Iterator[str]:  # noqa: ANN003
     """The receiver over a real socket on 127.0.0.1 (uvicorn in a thread); yields its base URL."""
-    app = create_app(registry_path=registry, lake_root=str(lake_root), environ=dict(environ))
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 10
-    while not server.started and time.time() < deadline:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(5)
+    app = create_app(registry_path=registry, lake_root=str(lake_root), environ=dict(environ), **options)
+    with served(app) as url:
+        yield url
 
 
 @pytest.fixture

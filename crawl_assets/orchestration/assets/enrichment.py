@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import dagster as dg
 
 from crawl_assets.enrich import Enricher, EnrichmentConfigError, load_enrichers, store
+from crawl_assets.enrich.config import Unusable
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.normalize import split_source_key
@@ -115,7 +116,7 @@ def build_enrichment_asset(platform: str, enricher: Enricher, *, cluster_configu
         partitions_def=SOURCE_PARTITIONS[platform],
         group_name=f"{platform}_{PREFIX}",  # beside the platform group, whose lineage stays readable
         code_version=enricher.stamp,
-        automation_condition=enrichment_condition(),
+        automation_condition=enrichment_condition() if not isinstance(enricher, Unusable) else None,  # no failing storm
         kinds={"parquet", "elasticsearch"} if indexes else {"parquet"},
         description=description,
         metadata=enricher_metadata(enricher),
@@ -125,6 +126,7 @@ def build_enrichment_asset(platform: str, enricher: Enricher, *, cluster_configu
     )
     def _enrich(context: dg.AssetExecutionContext, lake: LakeResource,
                 elasticsearch: ElasticsearchResource) -> dg.MaterializeResult:
+        usable_or_fail(enricher)
         from crawl_assets.enrich.index import index_features
         from crawl_assets.enrich.run import enrich_source
 
@@ -161,12 +163,26 @@ def build_enrichment_asset(platform: str, enricher: Enricher, *, cluster_configu
 
 def configured_enrichers() -> list[Enricher]:
     """The enabled enrichers (``enrichment.yaml``, else every enricher at its defaults). A bad file costs the
-    enrichment assets only: the error is logged naming the file and key, and the syncs still load."""
+    enrichment only, never the code location: an enricher that cannot be used is logged naming the file and
+    key, and its assets stay, failing with that error when run."""
     try:
-        return load_enrichers()
-    except EnrichmentConfigError as exc:
-        log.error("enrichment disabled until the file is fixed and the code location reloaded: %s", exc)
+        enrichers = load_enrichers()
+    except Exception as exc:  # noqa: BLE001 - whatever goes wrong, the syncs still load
+        log.exception("enrichment disabled until the file is fixed and the code location reloaded: %s", exc)
         return []
+    for enricher in enrichers:
+        if isinstance(enricher, Unusable):
+            log.error("enrichment %s fails until the file is fixed and the code location reloaded: %s",
+                      enricher.name, enricher.reason)
+    return enrichers
+
+
+def usable_or_fail(enricher: Enricher) -> None:
+    """Fail the step, without retries, when the enricher's configuration cannot be used (the message says why)."""
+    try:
+        enricher.check_usable()
+    except EnrichmentConfigError as exc:
+        raise dg.Failure(f"{enricher.name}: {exc}; fix it and reload the code location", allow_retries=False) from None
 
 
 def enrichment_assets(platform: str, enrichers: list[Enricher], *,

@@ -18,8 +18,9 @@ import dagster as dg
 
 from crawl_assets.enrich import Enricher
 from crawl_assets.enrich.run import TenantBusy, combine_tenants
+from crawl_assets.enrich.config import Unusable
 from crawl_assets.orchestration.assets.enrichment import (PREFIX, enricher_metadata, enrichment_key, indexed_check,
-                                                          indexed_result, tenant_tables_key)
+                                                          indexed_result, tenant_tables_key, usable_or_fail)
 from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.orchestration.resources.lake import LakeResource
 
@@ -49,7 +50,7 @@ def build_tenant_tables_asset(enricher: Enricher, platforms: list[str], *,
         deps=[enrichment_key(platform, enricher.name) for platform in platforms],
         group_name=f"{PREFIX}_tenant_tables",
         code_version=enricher.stamp,
-        automation_condition=tenant_tables_condition(),
+        automation_condition=tenant_tables_condition() if not isinstance(enricher, Unusable) else None,
         kinds={"parquet", "elasticsearch"} if cluster_configured else {"parquet"},
         description=f"{enricher.description}\n\nEach tenant's {tables} (all its sources and platforms), rebuilt once "
                     f"after a batch of sources was enriched, only where an input changed (docs/ENRICHMENT.md). "
@@ -59,6 +60,7 @@ def build_tenant_tables_asset(enricher: Enricher, platforms: list[str], *,
     )
     def _tables(context: dg.AssetExecutionContext, lake: LakeResource,
                 elasticsearch: ElasticsearchResource) -> dg.MaterializeResult:
+        usable_or_fail(enricher)
         # imported here: the features index loads the Elasticsearch client (~26 MiB), not needed to load definitions
         from crawl_assets.enrich.index import IndexResult, index_tenant
 

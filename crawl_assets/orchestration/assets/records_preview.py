@@ -1,9 +1,10 @@
 """What a ``normalized_records`` materialization shows besides its counts: a small preview of records and
 the per-language and per-kind counts of the records it wrote.
 
-The Dagster instance (its event log) is not erased by ``crawl-assets erase``, so nothing personal goes into
-it: the preview names records by key and shows when, in which language and of which kind they are; never
-an author's handle or id, nor text (read those in the lake or the index, where erasure reaches).
+The Dagster instance (its event log) is not erased by ``crawl-assets erase``, so nothing that names a person
+or a record goes into it: the preview shows when, in which language and of which kind the newest records
+are; never a record's key (an erased post's id would stay in the event log for good), an author's handle or
+id, nor text (read those in the lake or the index, where erasure reaches).
 
 The preview is a Markdown table kept under 1,000 characters, the size the Dagster UI renders inline in
 the materialization's metadata (a longer one hides behind a "Show Markdown" button).
@@ -21,7 +22,7 @@ import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
 
-PREVIEW_COLUMNS = ["key", "created_at", "lang", "kind", "deleted"]  # no author, no text: see above
+PREVIEW_COLUMNS = ["created_at", "lang", "kind", "deleted"]  # no key, author or text: see above
 PREVIEW_ROWS = 5
 INLINE_LIMIT = 1000  # the UI renders shorter Markdown inline
 PREVIEW_READ_ROWS = 65_536  # rows read at a time
@@ -33,15 +34,14 @@ def _cell(value: Any) -> str:
 
 
 def preview_table(rows: Sequence[dict[str, Any]], limit: int = INLINE_LIMIT) -> str:
-    """Markdown: key, time, lang, kind and state of up to ``PREVIEW_ROWS`` rows, newest first."""
-    header = "| key | time | lang | kind | state |\n|---|---|---|---|---|\n"
+    """Markdown: time, lang, kind and state of up to ``PREVIEW_ROWS`` rows, newest first."""
+    header = "| time | lang | kind | state |\n|---|---|---|---|\n"
     lines = []
     for row in sorted(rows, key=lambda r: str(r.get("created_at") or ""), reverse=True)[:PREVIEW_ROWS]:
         when = row.get("created_at")
         when = when.strftime("%Y-%m-%dT%H:%MZ") if hasattr(when, "strftime") else str(when or "")
         state = "deleted" if row.get("deleted") else "live"
-        lines.append(f"| {_cell(row.get('key'))} | {_cell(when)} | {_cell(row.get('lang'))} | {_cell(row.get('kind'))} "
-                     f"| {state} |\n")
+        lines.append(f"| {_cell(when)} | {_cell(row.get('lang'))} | {_cell(row.get('kind'))} | {state} |\n")
     while lines and len(header) + sum(map(len, lines)) >= limit:
         lines.pop()
     return header + "".join(lines)

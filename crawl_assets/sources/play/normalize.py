@@ -3,7 +3,9 @@
 
 A review is ``play:{package}:{review_id}`` (kind ``review``); the developer's reply to it is
 ``play:{package}:{review_id}:reply`` (kind ``reply``, ``reply_to`` the review), so replies become
-relations. Rating, app version, device, OS and language go to ``metadata``; thumbs-up count to
+relations. A Console export's row of a rating without a review (no text, title, reply or link) is a counted
+non-post. Rating, app version, device, OS and the reviewer's device language go to ``metadata``
+(``reviewer_language``: not the text's language, which is detected from the text); thumbs-up count to
 ``metrics.likes``. The API gives a review's last modification only, so ``created_at`` is that instant
 there (``metadata.time_is_last_modified``); the CSV gives both submit and update times.
 """
@@ -21,8 +23,7 @@ from typing import IO, Any
 from crawl_assets.normalize.build import Batch, InputError, Item, as_dict, as_id, as_list, from_unix, opt_int, opt_str, parse_instant
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
-from crawl_assets.normalize.lang import platform_lang
-from crawl_assets.normalize.reading import Prefixed
+from crawl_assets.normalize.reading import LongLine, Prefixed, capped_text_lines, line_cap
 from crawl_assets.sources.envelope import crawl_field, normalize_envelopes
 
 # Reviews carry no stable author id (only authorName): erase a reviewer with --author-name. Developer replies
@@ -64,7 +65,7 @@ def _review(batch: Batch, package: str, review_id: str, *, author: str | None, t
 
 def _reply(batch: Batch, package: str, review_id: str, text: str, at: datetime, lang: str | None,
            provenance: dict[str, Any]) -> Item:
-    """The developer's answer, in the review's language (short replies are too short to detect)."""
+    """The developer's answer (its language detected from its own text, not the review's)."""
     key = review_key(package, review_id)
     return batch.finish({
         "key": f"{key}:reply", "platform": "play", "kind": "reply", "native_id": f"{review_id}:reply",
@@ -126,14 +127,14 @@ def _api_review(batch: Batch, line: int, package: str, review: Any, index: int, 
     }
     yield batch.guard(line, review, lambda: _review(
         batch, package, review_id, author=opt_str(review.get("authorName")), text=text, created=created, edited=None,
-        metadata=metadata, likes=opt_int(user.get("thumbsUpCount")), lang=platform_lang(user.get("reviewerLanguage")),
+        metadata=metadata, likes=opt_int(user.get("thumbsUpCount")), lang=None,
         provenance=provenance))
     for comment in comments:
         dev = as_dict(comment.get("developerComment"))
         if dev:
             yield batch.guard(line, dev, lambda d=dev: _reply(
                 batch, package, review_id, opt_str(d.get("text")) or "", _modified(d, f"reviews[{index}].developerComment"),
-                platform_lang(user.get("reviewerLanguage")), provenance))
+                None, provenance))
 
 
 # -- Play Console CSV export -----------------------------------------------------------------------------
@@ -157,23 +158,38 @@ def _csv_instant(row: dict[str, str], millis_col: str, text_col: str) -> datetim
 def normalize_csv(stream: IO[bytes], *, name: str, context: NormalizeContext, validate: bool = True) -> Iterator[Item]:
     """Reviews and developer replies of a Play Console review export (one row per review)."""
     batch = Batch("play-csv", name, context, validate=validate)
-    reader = csv.DictReader(_text_stream(stream))
+    cap = line_cap(context.method, context.max_line_bytes)
+    long_lines: list[LongLine] = []  # lines over the cap, read through unkept
+    reader = csv.DictReader(capped_text_lines(_text_stream(stream), cap, long_lines))
     missing = {"Package Name", "Review Text", "Star Rating"} - set(reader.fieldnames or [])
     if missing:
+        yield from (batch.reject(line.line, line.reason(cap), line.head) for line in long_lines)
         yield batch.reject(1, f"not a Play Console review export: missing columns {', '.join(sorted(missing))}")
         return
     while True:
         try:
             row = next(reader)
         except StopIteration:
-            return
+            row = None
         except csv.Error as exc:  # e.g. a cell over the csv module's field limit: reject the row, go on
             yield batch.reject(reader.line_num, f"unreadable CSV row: {exc}")
             continue
+        for line in long_lines:
+            yield batch.reject(line.line, line.reason(cap), line.head)
+        long_lines.clear()
+        if row is None:
+            return
         yield from batch_row(batch, reader.line_num, row)
 
 
+RATING_ONLY = "rating without a review (stars only: no text, title, reply or link)"
+_WORDS = ("Review Text", "Review Title", "Developer Reply Text", "Review Link")
+
+
 def batch_row(batch: Batch, line: int, row: dict[str, str]) -> Iterator[Item]:
+    if not any((row.get(column) or "").strip() for column in _WORDS):  # Play writes a row per rating too
+        yield batch.reject(line, RATING_ONLY, ",".join(f"{k}={v}" for k, v in row.items() if v)[:500], error=False)
+        return
     try:
         package = as_id(row.get("Package Name"), "Package Name")
         match = REVIEW_ID_IN_LINK.search(row.get("Review Link") or "")
@@ -201,8 +217,7 @@ def batch_row(batch: Batch, line: int, row: dict[str, str]) -> Iterator[Item]:
     yield batch.guard(line, row, lambda: _review(
         batch, package, review_id, author=None, text=(row.get("Review Text") or "").strip(), created=created,
         edited=updated if updated and updated > created else None, metadata=metadata, likes=None,
-        lang=platform_lang(row.get("Reviewer Language")), provenance=provenance))
+        lang=None, provenance=provenance))
     reply_text = (row.get("Developer Reply Text") or "").strip()
     if reply_text and replied is not None:
-        yield batch.guard(line, row, lambda: _reply(batch, package, review_id, reply_text, replied,
-                                                        platform_lang(row.get("Reviewer Language")), provenance))
+        yield batch.guard(line, row, lambda: _reply(batch, package, review_id, reply_text, replied, None, provenance))

@@ -5,6 +5,9 @@ Spanish, plus mixed-script, emoji-heavy, very short and textless ones.
 Files: ``{lang}.txt`` hold one text of that language per line; ``mixed.txt``, ``emoji.txt``, ``brief.txt``
 and ``short.txt`` hold ``expected<TAB>text`` lines (``-`` expects no language: too little text).
 Read by ``bench/lang_eval.py`` and ``crawl_assets_tests/normalize/test_lang_eval.py``.
+
+``load_short`` reads the short-text sets of ``bench/lang_short/`` (3 to 40 letters, one text of the file's
+language a line): even lines are the calibration half (thresholds are chosen on it), odd lines the test half.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 LANGUAGES = ("en", "fa", "ar", "ru", "tr", "ur", "fr", "de", "es")
 LABELLED = ("mixed", "emoji", "brief", "short")
+SHORT_DIR = HERE.parents[2] / "bench" / "lang_short"
+SHORT_LANGUAGES = ("fa", "ar", "en", "uk", "ru", "be", "tr", "ur", "de", "fr", "es")
 
 
 @dataclass(frozen=True)
@@ -40,4 +45,16 @@ def load() -> list[Sample]:
             if line.strip():
                 expected, text = line.split("\t", 1)
                 samples.append(Sample(None if expected == "-" else expected, text, group))
+    return samples
+
+
+def load_short(half: str | None = None) -> list[Sample]:
+    """The short-text sets (group ``calibration`` or ``test``), or one ``half`` of them."""
+    samples: list[Sample] = []
+    for lang in SHORT_LANGUAGES:
+        lines = [line for line in (SHORT_DIR / f"{lang}.txt").read_text(encoding="utf-8").splitlines() if line.strip()]
+        for index, line in enumerate(lines):
+            group = "calibration" if index % 2 == 0 else "test"
+            if half is None or half == group:
+                samples.append(Sample(lang, line, group))
     return samples
