@@ -6,7 +6,8 @@ of the root conftest).
 
 * ``demo_home``: ``crawl-assets demo`` run once as a newcomer runs it (a subprocess, an empty
   ``DAGSTER_HOME``, no cluster): its output, and the home it made. ``copy_to(path)`` gives a test its own copy
-  of the home as the demo left it; only the test of the demo itself runs in the original.
+  of the home as the demo left it; only the test of the demo itself runs in the original. The UI tests and
+  the docs-commands test start from copies.
 """
 
 from __future__ import annotations
@@ -67,9 +68,10 @@ def world_env(base: Path, es_url: str) -> Iterator[None]:
 
 
 def user_env(home: Path) -> dict[str, str]:
-    """A newcomer's environment: DAGSTER_HOME only (no cluster, no X token, default lake, registry and import
-    root: all under the home)."""
-    drop = {"CRAWL_LAKE", "CRAWL_REGISTRY", "CRAWL_IMPORT_ROOT", "CRAWL_ES_URL", "DAGSTER_PG_URL", "DAGSTER_PG_HOST"}
+    """A newcomer's environment: DAGSTER_HOME only (no cluster, no X token, default lake, registry, import root,
+    enrichment and retention settings: all under the home)."""
+    drop = {"CRAWL_LAKE", "CRAWL_REGISTRY", "CRAWL_IMPORT_ROOT", "CRAWL_ENRICHMENT", "CRAWL_RETENTION", "CRAWL_ES_URL",
+            "CRAWL_ES_API_KEY", "CRAWL_ES_USERNAME", "CRAWL_ES_PASSWORD", "DAGSTER_PG_URL", "DAGSTER_PG_HOST"}
     env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("CRAWL_X_")}
     return {**env, "DAGSTER_HOME": str(home)}
 
