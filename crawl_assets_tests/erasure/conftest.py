@@ -11,6 +11,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from crawl_assets import settings
 from crawl_assets_tests.conftest import REPO
 from crawl_assets_tests.es_node.fixtures import EsCluster, resource
 from crawl_assets_tests.es_node.node import RealNode
@@ -23,14 +24,16 @@ FOLDERS = {"home": "dagster_home", "lake": "lake", "imports": "imports"}
 
 def sync_all(keys: list[str]) -> None:
     """Each source's sync job (raw → records → edges → index), as the scheduler would run them."""
+    from crawl_assets.cli.sync import sync_job_name
     from crawl_assets.definitions import build_definitions
 
+    indexing = bool(settings.elasticsearch().url)  # only the configuration's job pair is defined
     with dg.DagsterInstance.get() as instance:
         for key in keys:
             platform = key.split(".")[1]
             if key not in instance.get_dynamic_partitions(f"{platform}_sources"):
                 instance.add_dynamic_partitions(f"{platform}_sources", [key])
-            job = build_definitions().resolve_job_def(f"{platform}_sync")
+            job = build_definitions().resolve_job_def(sync_job_name(platform, indexing))
             assert job.execute_in_process(partition_key=key, instance=instance).success
 
 
