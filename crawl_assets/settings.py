@@ -306,6 +306,10 @@ _TELEGRAM_TUNABLES = {
     "flood_sleep_threshold_seconds": ("CRAWL_TELEGRAM_FLOOD_SLEEP_MAX", int),
     "max_pages_per_run": ("CRAWL_TELEGRAM_MAX_PAGES", int),
     "max_messages_per_run": ("CRAWL_TELEGRAM_MAX_MESSAGES", int),
+    "flood_backoff": ("CRAWL_TELEGRAM_FLOOD_BACKOFF", float),
+    "pace_max_interval_seconds": ("CRAWL_TELEGRAM_PACE_MAX_INTERVAL", float),
+    "pace_recovery_half_life_seconds": ("CRAWL_TELEGRAM_PACE_HALF_LIFE", float),
+    "account_requests_per_hour": ("CRAWL_TELEGRAM_REQUESTS_PER_HOUR", int),
 }
 
 

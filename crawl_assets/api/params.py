@@ -91,6 +91,8 @@ async def record_filter(  # async: pure checks, no thread-pool hop (answers.py)
     mention: Annotated[list[str] | None, _values("Mentioned handles, @ optional (repeat)")] = None,
     kind: Annotated[list[str] | None, _values("Record kinds: post, reply, quote, repost, comment, review, ... (repeat)",
                                               SLUG, 63)] = None,
+    topic: Annotated[list[str] | None, _values("Forum topics (Telegram): a topic's key telegram:<chat>:<topic> or its "
+                                               "exact title (repeat)")] = None,
     start: Annotated[str | None, instant("created_at >= start")] = None,
     end: Annotated[str | None, instant("created_at < end")] = None,
     deleted: Annotated[DeletedRule, Query(description="Tombstones: exclude (default), include, or only them")] = "exclude",
@@ -105,4 +107,4 @@ async def record_filter(  # async: pure checks, no thread-pool hop (answers.py)
         sources=_check_items("source", source, SOURCE, 190), langs=_check_items("lang", lang, LANG, 3),
         authors=_check_items("author", author, PRINTABLE), hashtags=_check_items("hashtag", hashtag, PRINTABLE),
         mentions=_check_items("mention", mention, PRINTABLE), kinds=_check_items("kind", kind, SLUG, 63),
-        start=lo, end=hi, deleted=deleted)
+        topics=_check_items("topic", topic, PRINTABLE), start=lo, end=hi, deleted=deleted)

@@ -12,6 +12,7 @@ authors match a platform id or a handle (``queries.author_query``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args
@@ -38,6 +39,7 @@ class RecordFilter:
     hashtags: tuple[str, ...] = ()
     mentions: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()  # forum topics: a topic's key (telegram:<chat>:<topic>) or its exact title
     start: datetime | None = None
     end: datetime | None = None
     deleted: Deleted = "exclude"
@@ -66,10 +68,25 @@ class RecordFilter:
             out.append({"terms": {"mentions": sorted({fold_tag(m) for m in self.mentions})}})
         if self.authors:
             out.append({"bool": {"should": [author_query(a) for a in self.authors], "minimum_should_match": 1}})
+        if self.topics:
+            out.append(topic_clause(self.topics))
         bounds = {op: v.isoformat() for op, v in (("gte", self.start), ("lt", self.end)) if v is not None}
         if bounds:
             out.append({"range": {"created_at": bounds}})
         return out
+
+
+TOPIC_KEY = re.compile(r"[a-z]+:[0-9]{1,20}:[0-9]{1,20}")
+
+
+def topic_clause(topics: tuple[str, ...]) -> dict[str, Any]:
+    """Records of the forum topics named by key (``metadata.topic``) or exact title (``metadata.topic_title``):
+    a topic's messages, its creation and its renames."""
+    keys = sorted({t for t in topics if TOPIC_KEY.fullmatch(t)})
+    titles = sorted({t for t in topics if not TOPIC_KEY.fullmatch(t)})
+    should = [{"terms": {field: values}} for field, values in (("metadata.topic", keys), ("metadata.topic_title", titles))
+              if values]
+    return {"bool": {"should": should, "minimum_should_match": 1}}
 
 
 def source_keys(tenant: str, sources: tuple[str, ...]) -> list[str]:
