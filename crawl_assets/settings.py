@@ -262,12 +262,14 @@ def api_cursor_secret() -> str:
 @dataclass(frozen=True)
 class LocalNodeSettings:
     """What the local Elasticsearch node (``crawl-assets es local``, the tests' node) reads: server version,
-    distribution cache, Maven repository, Java homes to try, the user a root process runs it as, keep its files."""
+    distribution cache, Maven repository, Java homes to try and the system's JVM folder after them, the user a
+    root process runs it as, keep its files."""
 
     version: str
     cache: str
     maven_repository: str
     java_homes: tuple[str, ...]
+    jvm_dir: str
     run_as: str
     keep_workdir: bool
     path: str
@@ -280,6 +282,8 @@ def local_node() -> LocalNodeSettings:
         cache=env.get("CRAWL_TEST_ES_CACHE", ""),
         maven_repository=env.get("CRAWL_TEST_M2_REPO", ""),
         java_homes=tuple(env[v] for v in ("ES_JAVA_HOME", "JAVA_HOME") if env.get(v)),
+        # Where Debian/Ubuntu (and Temurin's packages) put JDKs: searched when those are missing or too old.
+        jvm_dir=env.get("CRAWL_TEST_JVM_DIR") or "/usr/lib/jvm",
         run_as=env.get("CRAWL_TEST_ES_USER", ""),
         keep_workdir=env.get("CRAWL_TEST_ES_KEEP") == "1",
         path=env.get("PATH", "/usr/bin:/bin"),

@@ -34,6 +34,7 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("README.md", "python3.11 -m venv .venv"): "a new virtualenv installed from PyPI (minutes): bench/install.py and "
     ".ci/run run it as written; the world this test starts from is its result, the demo's home",
     ("README.md", 'pip install -c constraints.txt -e ".[dev]" && python -m pytest'): "the test suite itself",
+    ("README.md", "python -m pytest -m unit"): "the test suite itself (its quick subset)",
     ("README.md", "crawl-assets ui"): "dg dev: started and stopped by crawl_assets_tests/ui/test_readme_ui.py (Ctrl-C "
     "in a terminal) and modelled for scripts by cli/test_ui_interrupt.py",
     ("README.md", "export DAGSTER_PG_URL="): "needs a PostgreSQL server with a database `dagster` (and would move the "
