@@ -29,7 +29,7 @@ BAD = [
     ("/v1/records/not a key", {}, "key"), ("/v1/threads/x:1", {"limit": 0}, "limit"),
     ("/v1/authors/someone", {"interval": "minute"}, "interval"),
     ("/v1/networks/friendship", {}, "network"), ("/v1/networks/reply", {"format": "pdf"}, "format"),
-    ("/v1/exports/records", {"format": "xlsx"}, "format"), ("/v1/exports/records", {"fields": "password"}, "fields"),
+    ("/v1/exports/records", {"format": "xml"}, "format"), ("/v1/exports/records", {"fields": "password"}, "fields"),
     ("/v1/exports/records", {"limit": 1_000_001}, "limit"), ("/v1/exports/records", {"order": "random"}, "order"),
 ]
 

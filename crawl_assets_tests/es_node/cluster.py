@@ -63,7 +63,8 @@ class RealCluster:
         seeds = tuple(f"127.0.0.1:{port}" for port in transport)
         cluster_name = f"crawl-test-cluster-{os.getpid()}"
         self.nodes = [RealNode(self.heap, self.start_timeout,
-                               Membership(cluster_name, names[i], http[i], transport[i], seeds, names), QUICK_JIT)
+                               Membership(cluster_name, names[i], http[i], transport[i], seeds, names),
+                               java_opts=QUICK_JIT)
                       for i in range(self.size)]
         try:
             for node in self.nodes:

@@ -5,6 +5,7 @@ records alone; ``discover approve`` registers one, and nothing is collected from
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timezone
 
 import dagster as dg
@@ -125,6 +126,8 @@ def _cli(*args, env):
 
 def test_a_person_approves_a_candidate_into_the_registry(two_tenants, tmp_path, monkeypatch):
     lake, _, _, requests = two_tenants
+    for name in [n for n in os.environ if n.startswith("CRAWL_TELEGRAM_")]:
+        monkeypatch.delenv(name)  # no account here, whatever an earlier test of this worker set
     registry = tmp_path / "sources.yaml"
     env = {"CRAWL_LAKE": lake.root, "CRAWL_REGISTRY": str(registry)}
     listed = _cli("discover", "list", "--refresh", "--json", env=env)
