@@ -7,10 +7,12 @@ account), each row stamped with the enricher's name and **stamp**:
     {name}/{version}+{fingerprint[:12]}
 
 ``version`` is declared by hand (a rule set or model generation); ``fingerprint`` is the SHA-256 of the
-canonical parameters, the model file's bytes (when there is one) and the enricher's own source code, so a
-changed threshold, a retrained model or a fixed rule gets a new stamp without anyone remembering to bump
-``version``. A new stamp re-derives that enricher's output only (and marks its Dagster assets stale:
-the stamp is their code version).
+canonical parameters, the model file's bytes (when there is one) and, unless the enricher sets
+``hash_source = False``, its own source code. An enricher that does not hash its source is guarded by a
+golden test instead (``crawl_assets_tests/enrich/test_golden.py``): its output on planted records is pinned
+with its version, so a change of output fails until ``version`` is bumped, and a refactoring that changes no
+output re-derives nothing. A new stamp re-derives that enricher's output only (and marks its Dagster assets
+stale: the stamp is their code version).
 
 Two scopes:
 
@@ -30,7 +32,7 @@ import inspect
 import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -53,6 +55,8 @@ class CombineContext:
 
     tenant: str
     generated_at: datetime
+    # the tables this enricher left last time that it asks for (``previous_tables``, ``state_tables``), by name
+    previous: Mapping[str, pa.Table] = field(default_factory=dict)
 
 
 class Enricher:
@@ -64,6 +68,11 @@ class Enricher:
     columns: ClassVar[tuple[str, ...]] = ("key",)  # normalized record columns ``extract`` reads
     combine_columns: ClassVar[tuple[str, ...] | None] = None  # columns of the parts ``combine`` reads (None: all)
     description: ClassVar[str] = ""
+    hash_source: ClassVar[bool] = True  # False: the stamp is version + parameters + model (a golden test guards it)
+    previous_tables: ClassVar[tuple[str, ...]] = ()  # tenant tables ``combine`` reads back (``CombineContext.previous``)
+    # tenant tables kept apart (``_state``): never removed by an erasure (they must hold no record, key, author or
+    # text), read back like ``previous_tables``
+    state_tables: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, **params: Any) -> None:
         unknown = set(params) - set(self.defaults())
@@ -118,7 +127,7 @@ class Enricher:
         for path in self.model_files():
             digest.update(path.name.encode())
             _hash_regular_file(digest, path)
-        for cls in type(self).__mro__:
+        for cls in type(self).__mro__ if self.hash_source else ():
             if cls is Enricher or cls is object:
                 continue
             try:
