@@ -62,7 +62,7 @@ class _Words:
         self.surface = [m.group() for m in found]
         self.start = [m.start() for m in found]
         self.end = [m.end() for m in found]
-        self.folded = [rules.fold(w) for w in self.surface]
+        self.folded = [w.casefold().replace("\u200c", "") for w in self.surface]  # (text_clean's letters already)
         self.gap = [text[self.end[i]:self.start[i + 1]] for i in range(len(found) - 1)]
         self.arabic = False  # the text reads as Arabic: folded words that are Arabic function words are no names
 
@@ -121,6 +121,9 @@ def _run(words: _Words, i: int, n: int) -> bool:
 
 
 def _gazetteer(words: _Words, i: int, gazetteer: dict, longest: int) -> Found | None:
+    first, starts = words.folded[i], rules.first_words()
+    if first not in starts and not (first[:1] in _PROCLITICS and first[1:] in starts):
+        return None
     for n in range(min(longest, len(words) - i), 0, -1):
         if not _run(words, i, n):
             continue

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from crawl_assets.enrich.stopwords import ARABIC, ENGLISH, PERSIAN
 from crawl_assets.normalize.text import clean_text
 
 GAZETTEER = Path(__file__).parent / "gazetteer" / "entities.tsv"
@@ -79,7 +80,8 @@ ARABIC_FUNCTION_FOLDS = _words("على")
 NAME_STOPS = _words(
     "و که را از به با در برای تا این آن هم یا اما گفت گفته کرد کرده است بود شد می نیز امروز دیروز "
     "و في من إلى عن مع هذا هذه ذلك قال قالت أن إن كان اليوم أمس الذي التي "
-    "and the of in on at to for with from by said says is was today yesterday")
+    "and the of in on at to for with from by said says is was today yesterday " + " ".join(ENGLISH + PERSIAN + ARABIC)
+) - _words("على")  # (folds like the name علی: see ARABIC_FUNCTION_FOLDS)
 
 
 @dataclass(frozen=True)
@@ -108,3 +110,9 @@ def gazetteer() -> dict[tuple[str, ...], Entry]:
 @lru_cache(maxsize=1)
 def longest_name() -> int:
     return max(len(k) for k in gazetteer())
+
+
+@lru_cache(maxsize=1)
+def first_words() -> frozenset[str]:
+    """The first word of every gazetteer name (a word that starts none is skipped at once)."""
+    return frozenset(k[0] for k in gazetteer())
