@@ -23,11 +23,12 @@ import re
 from collections.abc import Iterator
 
 from crawl_assets.enrich.stopwords import ARABIC, ENGLISH, PERSIAN
+from crawl_assets.normalize.text import clean_text
 
 MIN_STEM = 2
 _DROP = re.compile(r"https?://\S+|www\.\S+|@[\w\u200c]+")
 _WORD = re.compile(r"[^\W\d][\w\u200c]*", re.UNICODE)
-_STOP = frozenset(w.casefold().replace("\u200c", "") for w in ENGLISH + PERSIAN + ARABIC)
+_STOP = frozenset(clean_text(w).casefold().replace("\u200c", "") for w in ENGLISH + PERSIAN + ARABIC)  # (في -> فی)
 _ARABIC_SCRIPT = re.compile(r"[\u0600-\u06ff]")
 _PERSIAN_ONLY = re.compile(r"[پچژگ]")  # letters Arabic does not use (ک and ی are Arabic's too after text_clean)
 _EN_DOUBLE = re.compile(r"([bdgklmnprt])\1$")
