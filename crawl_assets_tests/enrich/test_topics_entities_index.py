@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -125,3 +126,43 @@ def test_an_erasure_removes_the_subjects_topic_and_entity_documents(es: EsTarget
     assert search.records_with_entity(es.client, es.tenant, ["Tehran"]) == []
     assert [d["record_key"] for d in search.records_with_entity(es.client, es.tenant, ["Cairo"])] == ["x:e3"]
     assert search.record_features(es.client, es.tenant, "x:e1") == {}
+
+
+def test_retention_removes_expired_records_topics_and_entities(es: EsTarget, tmp_path):
+    from crawl_assets.lake import layout
+    from crawl_assets.retention.enforce import enforce
+    from crawl_assets.retention.policy import RetentionPolicy, TenantRetention
+    from crawl_assets_tests.es_node.inspect import all_docs
+
+    src = f"{es.tenant}.x.main"
+    lake = Lake(str(tmp_path / "lake"))
+    rows, _ = topic_records(12, tenant=es.tenant)
+    old = rows[:50] + [record(k, text, tenant=es.tenant, source=src) for k, text in MENTIONS.items()]
+    old_batch = "20250101T000000000000Z-test-0001"
+    write_part(lake, old, old_batch, tenant=es.tenant, source=src)
+    write_part(lake, rows[50:], "20260330T000000000000Z-test-0002", tenant=es.tenant, source=src)
+    (Path(lake.root) / layout.source_dir(layout.RAW, es.tenant, "x", src)).mkdir(parents=True)  # a collected source
+    enrichers = [Topics(topics=9), Entities()]
+
+    def run():
+        out = {}
+        for enricher in enrichers:
+            result = enrich_source(lake, enricher, es.tenant, "x", src, now=NOW)
+            out[enricher.name] = (result, index_features(es.client, lake, enricher, es.tenant, "x", src,
+                                                         removed_keys=result.removed_keys))
+        es.client.indices.refresh(index="crawl-*")
+        return out
+
+    run()
+    docs = set(all_docs(es.client, f"crawl-features-{es.tenant}"))
+    assert {"entities:x:e1", "topics:x:0"} <= docs
+    policy = RetentionPolicy(tenants={es.tenant: TenantRetention(normalized_days=30)})
+    assert enforce(lake, None, policy, NOW).parts_deleted == 1
+    after = run()
+    assert after["entities"][0].parts_removed == 1 and after["topics"][0].parts_removed == 1
+    expired = {r["key"] for r in old}
+    assignments = read_tenant_table(lake, enrichers[0], es.tenant, "assignments")
+    assert not expired & set(assignments.column("key").to_pylist()) and assignments.num_rows == len(rows) - 50
+    docs = set(all_docs(es.client, f"crawl-features-{es.tenant}"))
+    assert not {d for d in docs if d.split(":", 1)[1] in expired}, "no feature document of an expired record"
+    assert f"topics:{rows[60]['key']}" in docs
