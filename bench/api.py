@@ -1,7 +1,7 @@
 """The query API under load, side by side with the same requests a user would otherwise send straight to
 Elasticsearch with the official Python client.
 
-    pip install -e ".[dev,bench]"
+    pip install -c constraints.txt -e ".[dev,bench]"
     python bench/api.py [--records 1000000] [--rate R] [--es-share 0.4] [--seconds 60] [--export-rounds 2] [--es-url URL]
 
 1. Index ``--records`` generated records (``api_corpus``: Persian/English text with Zipf word frequencies,

@@ -1,6 +1,6 @@
 """Language identification on our own labelled set of short texts, ours side by side with the peers.
 
-    python bench/lang_eval.py            # every candidate (the dev extra installs them: pip install -e ".[dev]")
+    python bench/lang_eval.py            # every candidate (the dev extra installs them: pip install -c constraints.txt -e ".[dev]")
     python bench/lang_eval.py --only ours
 
 A candidate that cannot be imported is a failure (exit 2, named), not a line to skip: a comparison whose
@@ -308,7 +308,7 @@ def main(argv: list[str]) -> int:
             for text in WARM_UP:  # models loaded lazily per language or script are loaded before timing
                 detect(text)
         except ImportError as exc:
-            print(f"{name:40s} NOT INSTALLED ({exc.name}): pip install -e '.[dev]'")
+            print(f"{name:40s} NOT INSTALLED ({exc.name}): pip install -c constraints.txt -e '.[dev]'")
             missing.append(name)
             continue
         load_s = time.perf_counter() - started

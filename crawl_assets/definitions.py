@@ -16,16 +16,18 @@ from crawl_assets.orchestration.jobs import build_batch_job, build_sync_job
 from crawl_assets.orchestration.monitoring.checks import build_health_checks, health_check_job_and_schedule, sources_asset
 from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.sensors.index_backlog import build_index_backlog_sensor
 from crawl_assets.orchestration.sensors.registry_sensor import build_registry_sensor
 from crawl_assets.orchestration.sensors.scheduling import build_scheduling_sensor
 from crawl_assets.core import catalog
+from crawl_assets.core.private import owner_only
 from crawl_assets.sources.rest_resource import source_resource
 
 
 def build_definitions(config: Settings | None = None) -> dg.Definitions:
-    """Per platform: the asset chain, single-source and batch sync jobs (with and without the index
-    step), a scheduling sensor (driving the jobs with the index step when ``CRAWL_ES_URL`` is set) and
-    the source health checks."""
+    """Per platform: the asset chain, single-source and batch sync jobs (with the index step when ``CRAWL_ES_URL``
+    is set: ``{platform}_sync``, ``{platform}_sync_batch``; without it ``…_no_index``), a scheduling sensor
+    driving them and the source health checks."""
     assets: list[dg.AssetsDefinition | dg.AssetSpec] = []
     jobs: list = []
     config = config or Settings.from_env()
@@ -39,6 +41,7 @@ def build_definitions(config: Settings | None = None) -> dg.Definitions:
         **{platform: source_resource(spec) for platform, spec in catalog.catalog().specs.items() if spec.has_resource()},
     }
     webhook_jobs: dict[str, dg.UnresolvedAssetJobDefinition] = {}
+    index_jobs: list[dg.UnresolvedAssetJobDefinition] = []
     with_index = bool(es.url.strip())
     in_use = platforms_with_sources()
     enrichers = configured_enrichers()
@@ -52,8 +55,11 @@ def build_definitions(config: Settings | None = None) -> dg.Definitions:
             chain = described[1:]
         assets += [sources, *chain]
         single = {flag: build_sync_job(platform, raw, include_index=flag) for flag in (True, False)}
+        index_jobs.append(single[True])
         batch = {flag: build_batch_job(platform, chain, include_index=flag, resource_defs=resources) for flag in (True, False)}
-        jobs += [single[True], single[False], batch[True], batch[False]]
+        # only the pair this configuration runs (with the index step when a cluster is set): half the sync jobs in
+        # the UI's list, and the one a user backfills is the only one there
+        jobs += [single[with_index], batch[with_index]]
         sensors.append(build_scheduling_sensor(platform, single[with_index], batch[with_index], config))
         if spec.webhook is not None:
             webhook_jobs[platform] = single[with_index]
@@ -67,6 +73,8 @@ def build_definitions(config: Settings | None = None) -> dg.Definitions:
             jobs.append(enrichment_job(platform))
             enriched.append(platform)
     sensors.append(build_webhook_sensor(webhook_jobs))
+    if with_index:  # what was synced before the cluster was configured (orchestration/sensors/index_backlog.py)
+        sensors.append(build_index_backlog_sensor(index_jobs, es.url))
     if enriched:  # after a sync, by declarative automation (crawl_assets.orchestration.assets.enrichment)
         # the tenant-wide tables: once after a batch of sources, not in each source's run
         tenant_tables = tenant_tables_assets(enrichers, enriched, cluster_configured=with_index)
@@ -88,4 +96,5 @@ def build_definitions(config: Settings | None = None) -> dg.Definitions:
     )
 
 
+owner_only()  # the code location's and each run's files: 0600, folders 0700
 defs = build_definitions()

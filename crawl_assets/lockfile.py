@@ -11,10 +11,12 @@ import os
 import time
 from pathlib import Path
 
+from crawl_assets.core.private import FILE_MODE, make_dirs
 
-def open_locked(path: Path, wait_seconds: float, poll_seconds: float = 0.2, mode: int = 0o644) -> int | None:
+
+def open_locked(path: Path, wait_seconds: float, poll_seconds: float = 0.2, mode: int = FILE_MODE) -> int | None:
     """The descriptor of ``path`` locked exclusively, or None when another holder kept it ``wait_seconds``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, mode)
     deadline = time.monotonic() + wait_seconds
     try:

@@ -44,6 +44,17 @@ def env_part(slug: str) -> str:
     return slug.upper().replace("-", "_")
 
 
+def secret_variable(base: str, tenant: str, name: str | None) -> str:
+    """The variable holding ``tenant``'s credential ``name`` (None/'' = the tenant's default):
+    ``base[__TENANT[__NAME]]``, the tenant left out for tenant ``default``'s default credential."""
+    parts = [base]
+    if tenant != "default" or name:
+        parts.append(env_part(tenant))
+    if name:
+        parts.append(env_part(name))
+    return "__".join(parts)
+
+
 def check_source_key(value: object, tenant: str | None = None) -> str:
     """A partition key ``{tenant}.{platform}.{name}`` (each part a valid name), of ``tenant`` when given."""
     parts = value.split(".") if isinstance(value, str) else []

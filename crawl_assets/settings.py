@@ -233,6 +233,39 @@ def erasure_key_file() -> Path:
     return Path(value).expanduser() if value else _home(os.environ) / "erasure.key"
 
 
+def api_cursor_secret() -> str:
+    """``CRAWL_API_CURSOR_SECRET``: what signs the API's cursors, shared by workers on several machines ("" when
+    unset: an owner-only file under ``DAGSTER_HOME`` then, ``api/signing.py``)."""
+    return os.environ.get("CRAWL_API_CURSOR_SECRET", "")
+
+
+@dataclass(frozen=True)
+class LocalNodeSettings:
+    """What the local Elasticsearch node (``crawl-assets es local``, the tests' node) reads: server version,
+    distribution cache, Maven repository, Java homes to try, the user a root process runs it as, keep its files."""
+
+    version: str
+    cache: str
+    maven_repository: str
+    java_homes: tuple[str, ...]
+    run_as: str
+    keep_workdir: bool
+    path: str
+
+
+def local_node() -> LocalNodeSettings:
+    env = os.environ
+    return LocalNodeSettings(
+        version=env.get("CRAWL_TEST_ES_VERSION", "8.19.21"),
+        cache=env.get("CRAWL_TEST_ES_CACHE", ""),
+        maven_repository=env.get("CRAWL_TEST_M2_REPO", ""),
+        java_homes=tuple(env[v] for v in ("ES_JAVA_HOME", "JAVA_HOME") if env.get(v)),
+        run_as=env.get("CRAWL_TEST_ES_USER", ""),
+        keep_workdir=env.get("CRAWL_TEST_ES_KEEP") == "1",
+        path=env.get("PATH", "/usr/bin:/bin"),
+    )
+
+
 def use_dagster_home(home: Path | None = None) -> Path:
     """Make ``home`` (default: the configured one, else ``./.crawl_home``) the instance Dagster opens in this
     process and the processes it starts (``DagsterInstance.get()`` reads ``DAGSTER_HOME`` itself)."""

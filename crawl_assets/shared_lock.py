@@ -47,7 +47,7 @@ def lock_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(f"crawl_assets:{name}".encode()).digest()[:8], "big", signed=True)
 
 
-def acquire(name: str, path: Path, wait_seconds: float, poll_seconds: float = 0.2, mode: int = 0o644) -> HeldLock | None:
+def acquire(name: str, path: Path, wait_seconds: float, poll_seconds: float = 0.2, mode: int = 0o600) -> HeldLock | None:
     """Hold lock ``name`` (``path`` is its file when the instance is on SQLite), waiting up to
     ``wait_seconds`` for another holder; None when it kept it."""
     if instance_db.postgres_configured():

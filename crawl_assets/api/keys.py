@@ -4,7 +4,7 @@ A key is ``cak_<id>_<secret>``: ``id`` is 12 hex characters (48 random bits) tha
 and logs, ``secret`` 32 random bytes (256 bits, URL-safe base64). Only the SHA-256 of the secret is stored,
 in table ``crawl_api_keys`` of the Dagster instance's database (``crawl_assets.instance_db``: the
 instance's Postgres, or SQLite in ``$DAGSTER_HOME/storage/crawl_api.db`` beside Dagster's own files, so
-API lookups never wait on the daemon's SQLite locks).
+API lookups never wait on the daemon's SQLite locks; that file is 0600).
 
 Why SHA-256 and not a slow password hash: slow hashes (bcrypt, scrypt, argon2) exist to make guessing a
 low-entropy *password* from its hash expensive. A 256-bit random secret cannot be guessed whatever the
@@ -30,6 +30,8 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from crawl_assets import instance_db, names
+from crawl_assets.api.signing import signing_secret
+from crawl_assets.core.private import private_file
 
 PREFIX = "cak_"
 KEY_RE = re.compile(r"cak_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
@@ -77,9 +79,7 @@ def _digest(secret: str) -> str:
 def database_url() -> str:
     if instance_db.postgres_configured():
         return instance_db.postgres_url()
-    folder = instance_db.sqlite_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{Path(folder, 'crawl_api.db')}"
+    return f"sqlite:///{private_file(Path(instance_db.sqlite_dir(), 'crawl_api.db'))}"  # key hashes: 0600
 
 
 class KeyStore:
@@ -167,15 +167,11 @@ class KeyStore:
         return key
 
     def shared_secret(self, name: str) -> bytes:
-        """A random 256-bit secret stored once in the database, the same for every worker (signs cursors)."""
-        try:
-            with self.engine.begin() as conn:
-                if conn.execute(sa.select(meta_table.c.value).where(meta_table.c.name == name)).first() is None:
-                    conn.execute(meta_table.insert().values(name=name, value=secrets.token_hex(32)))
-        except sa.exc.IntegrityError:
-            pass  # another worker created it first
-        with self.engine.connect() as conn:
-            return bytes.fromhex(conn.execute(sa.select(meta_table.c.value).where(meta_table.c.name == name)).scalar_one())
+        """A random 256-bit secret, the same for every worker (signs cursors): kept out of this database
+        (``api/signing.py``); one an earlier version stored here is deleted."""
+        with self.engine.begin() as conn:
+            conn.execute(meta_table.delete().where(meta_table.c.name == name))
+        return signing_secret(name)
 
     @staticmethod
     def _row(r: sa.Row) -> ApiKey:

@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from crawl_assets.api.app import create_app
 from crawl_assets.api.auth import holds_a_key, names_a_secret
 from crawl_assets.api.keys import KeyStore
+from crawl_assets.core.private import owner_only
 from crawl_assets.index.client import (async_transport_installed, build_async_client, build_client,
                                        client_settings_from_env)
 from crawl_assets.settings import Settings
@@ -80,6 +81,7 @@ def check_settings() -> None:
 
 
 def app() -> FastAPI:
+    owner_only()
     redact_logs()
     config = Settings.from_env()  # once per worker process
     settings = {**client_settings_from_env(), "request_timeout": config.api_es_timeout_seconds, "max_retries": 1,

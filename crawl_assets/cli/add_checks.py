@@ -9,6 +9,9 @@ or silently ignore part of what the user asked for.
   its first items are run through that format's normalizer with the source's normalization options
   (``timezone``, ``languages``: refused when invalid); when none is a record (only errors and known
   non-posts), the sync would quarantine everything. The formats it does read as are named.
+
+What it only warns about: a live source whose credential variables are not set where the command runs
+(its first sync would pause it), named exactly (``unset_credentials``).
 """
 
 from __future__ import annotations
@@ -84,3 +87,22 @@ def unreadable_as(entry: SourceEntry, fmt: str) -> str | None:
     if errors and all(isinstance(i, Rejection) for i in items):  # no record, only errors and non-posts
         return errors[0].reason[:500]
     return None
+
+
+def unset_credentials(entry: SourceEntry) -> list[str]:
+    """The environment variables a live source needs to sync that are not set here (its spec's ``credentials``,
+    else its pull spec's ``secret``), each named exactly; nothing for an export file."""
+    from crawl_assets import settings
+    from crawl_assets.core import catalog
+    from crawl_assets.core.spec import resolve
+    from crawl_assets.names import secret_variable
+
+    if entry.kind is SourceKind.export_file:
+        return []
+    spec, environ = catalog.spec(entry.platform), settings.environment()
+    if spec.credentials:
+        return list(resolve(spec.credentials)(entry, environ))
+    if spec.pull is None or not spec.pull.secret:
+        return []
+    var = secret_variable(f"CRAWL_{entry.platform.upper()}_{spec.pull.secret}", entry.tenant, entry.credential)
+    return [] if environ.get(var) else [var]

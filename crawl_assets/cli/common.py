@@ -9,6 +9,7 @@ from typing import NoReturn
 import click
 
 from crawl_assets import settings
+from crawl_assets.core.display import shown
 from crawl_assets.registry import Registry, RegistryConflict, RegistryFileError, load_registry
 
 def _location(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | str | None:
@@ -27,7 +28,7 @@ registry_option = click.option(
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
+    click.echo(f"error: {shown(message)}", err=True)
     sys.exit(code)
 
 
@@ -39,7 +40,7 @@ def open_registry(path: Path | str | None, *, strict: bool = True) -> Registry:
         fail(str(exc))
     if strict and reg.errors:
         for err in reg.errors:
-            click.echo(f"error: {err}", err=True)
+            click.echo(f"error: {err}", err=True)  # shown: EntryError escapes itself
         fail(f"{len(reg.errors)} invalid entr{'y' if len(reg.errors) == 1 else 'ies'} in {reg.path}; fix them first")
     return reg
 

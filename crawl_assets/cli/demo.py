@@ -143,6 +143,7 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
         if indexing:
             click.echo(f"  indexed: {meta['indexed']}")
     jobs = {j.name for j in defs.resolve_all_job_defs()}
+    tenant_tables: list[str] = []
     for key in [k for k in synced if f"{k.split('.')[1]}_enrich" in jobs]:  # the features (docs/ENRICHMENT.md): their own job, after the syncs
         result = defs.resolve_job_def(f"{key.split('.')[1]}_enrich").execute_in_process(
             partition_key=key, instance=instance, raise_on_error=False, run_config=QUIET)
@@ -150,7 +151,10 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
             failures += 1
             click.echo(f"{key}: enrichment run {result.run_id} FAILED; see the run in the UI", err=True)
             continue
-        click.echo(f"{key} enriched: " + ", ".join(_enriched(result)))
+        mine, tenant_tables = enriched_phrases(_materializations(result))
+        click.echo(f"{key} enriched: " + ", ".join(mine))
+    if tenant_tables:  # rebuilt after each source: the last run's are the tenant's, over all its sources
+        click.echo(f"tenant {DEMO_TENANT} (all its sources): " + ", ".join(tenant_tables))
     # The schedule runs them every 10 minutes; run them once now so the UI shows results, not "not evaluated".
     checks = defs.resolve_job_def("source_health_checks").execute_in_process(
         instance=instance, raise_on_error=False, run_config=QUIET)
@@ -166,19 +170,29 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
     return failures
 
 
-def _enriched(result) -> list[str]:
-    """One phrase per enrichment asset of a run: the rows it wrote (tenant tables: the rows of those rebuilt)."""
+def _materializations(result) -> list[tuple[list[str], dict]]:
+    """A run's materializations: (asset key path, metadata values)."""
     out = []
     for event in result.get_asset_materialization_events():
         mat = event.event_specific_data.materialization
-        meta = {k: v.value for k, v in mat.metadata.items()}
-        tables = {k.removeprefix("tenant_").removesuffix("_rows"): v for k, v in meta.items()
-                  if k.startswith("tenant_") and k.endswith("_rows")}
-        if len(mat.asset_key.path) == 2:  # enrichment/{name}: a tenant-wide enricher's tables
-            out.append(f"{mat.asset_key.path[-1]} tables ({', '.join(f'{v} {k}' for k, v in tables.items()) or 'unchanged'})")
-        else:
-            out.append(f"{mat.asset_key.path[-1]} ({meta.get('rows_written', 0)} rows)")
+        out.append((list(mat.asset_key.path), {k: v.value for k, v in mat.metadata.items()}))
     return out
+
+
+def enriched_phrases(materializations: list[tuple[list[str], dict]]) -> tuple[list[str], list[str]]:
+    """What an enrichment run did, as (phrases of the source's own features, phrases of the tenant-wide tables):
+    an enricher with nothing new to read is "unchanged" (not "0 rows"); the tables count the tenant's rows."""
+    mine, tenant = [], []
+    for path, meta in materializations:
+        if len(path) == 2:  # enrichment/{name}: a tenant-wide enricher's tables
+            tables = {k.removeprefix("tenant_").removesuffix("_rows"): v for k, v in meta.items()
+                      if k.startswith("tenant_") and k.endswith("_rows")}
+            tenant.append(f"{path[-1]} ({', '.join(f'{v} {k}' for k, v in tables.items()) or 'unchanged'})")
+        elif not meta.get("parts_enriched") and not meta.get("parts_failed"):
+            mine.append(f"{path[-1]} unchanged")
+        else:
+            mine.append(f"{path[-1]} ({meta.get('rows_written', 0)} rows from {meta.get('records_read', 0)} records)")
+    return mine, tenant
 
 
 def _metadata(result, platform: str) -> dict:

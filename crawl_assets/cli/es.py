@@ -182,3 +182,30 @@ def stats(tenant: str | None, family: str | None, as_json: bool, url: str | None
         click.echo(f"{r.index:<48} {r.docs:>10} {r.tombstones:>10} {r.bytes:>12}")
     click.echo(f"{len(rows)} indices, {sum(r.docs for r in rows)} documents; "
                f"{len(waiting)} pending dead-letter file(s)")
+
+
+@es.command("local")
+@click.option("--port", type=int, default=9200, show_default=True, help="The HTTP port, on 127.0.0.1.")
+@click.option("--heap", default="512m", show_default=True, help="The JVM heap (-Xms and -Xmx).")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the node keeps its indices between starts (default: $DAGSTER_HOME/elasticsearch; run as "
+                   "root, the node runs as nobody, under /var/tmp/crawl-assets-es).")
+def local(port: int, heap: str, data_dir: Path | None) -> None:
+    """Run a genuine single-node Elasticsearch on 127.0.0.1 for trying, until Ctrl-C or SIGTERM.
+
+    Needs a JDK 17+ and Maven: Maven fetches Elastic's server distribution from Maven Central once (~100 MB
+    into ~/.m2), and javac compiles the analysis components our index templates use for it. Not for
+    production: one node, no security, loopback only (docker-compose.yml runs a cluster)."""
+    import signal
+
+    from crawl_assets.index.local_node.local import LocalNodeError, run_local_node
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt  # the same orderly stop as Ctrl-C
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)  # also when a script started this command with SIGINT ignored
+    try:
+        run_local_node(port, heap, data_dir, say=lambda line: click.echo(line, err=True))
+    except LocalNodeError as exc:
+        fail(str(exc))

@@ -6,6 +6,8 @@ import importlib
 
 import click
 
+from crawl_assets.core.private import owner_only
+
 # "module:attribute" of each subcommand (a click command or group), added as features land.
 COMMANDS: list[str] = [
     "crawl_assets.cli.status:status",
@@ -20,6 +22,8 @@ COMMANDS: list[str] = [
     "crawl_assets.cli.webhooks:webhooks",
     "crawl_assets.cli.ui:ui",
     "crawl_assets.cli.api:api",
+    "crawl_assets.cli.sync:sync",
+    "crawl_assets.cli.records:records",
 ]
 
 
@@ -46,6 +50,7 @@ def cli() -> None:
 
 
 def main() -> None:
+    owner_only()  # whatever a command and the processes it starts create (lake, instance, exports): 0600 / 0700
     cli(prog_name="crawl-assets")
 
 

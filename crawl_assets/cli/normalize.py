@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import click
 import orjson
@@ -28,6 +28,7 @@ from crawl_assets.normalize.dedupe import Deduper
 from crawl_assets.normalize.edges import is_superseded
 from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.core import catalog
+from crawl_assets.core.spec import resolve
 from crawl_assets.normalize.formats import get_normalizer
 from crawl_assets.normalize.output import rewritten_line
 from crawl_assets.normalize.parallel import MAX_AUTO_JOBS, auto_jobs, normalize_encoded, splittable_formats
@@ -105,6 +106,9 @@ class _Report:
               help="When the input was collected (ISO 8601 with offset): provenance.collected_at, deletion times.")
 @click.option("--languages", metavar="CODES",
               help="ISO 639-1 codes the texts are in (e.g. fa,en): language detection chooses among them.")
+@click.option("--account-id", "account_id", metavar="ID",
+              help="The X account an account archive belongs to (its tweets' author_id); default: the accountId of the "
+              "account.js beside each x-archive file.")
 @click.option("--strict", is_flag=True, help="Exit 1 when any input item was malformed.")
 @click.option("--quiet", "-q", is_flag=True, help="Only errors on stderr, no summary.")
 @click.option(
@@ -116,8 +120,8 @@ class _Report:
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 def normalize(
     fmt: str, tenant: str, source: str, relations_out: str | None, rejections_out: str | None,
-    collected_at: str | None, time_zone: str | None, languages: str | None, strict: bool, quiet: bool, jobs: int,
-    files: tuple[str, ...],
+    collected_at: str | None, time_zone: str | None, languages: str | None, account_id: str | None, strict: bool,
+    quiet: bool, jobs: int, files: tuple[str, ...],
 ) -> None:  # fmt: skip
     """Normalize FILE... (plain or gzip; - for stdin) to one record per line (JSON) on stdout.
 
@@ -131,9 +135,10 @@ def normalize(
     except UnknownFormatError as exc:
         _fail(str(exc))
     try:
-        options = normalize_options({"timezone": time_zone, "languages": languages})
+        options = normalize_options({"timezone": time_zone, "languages": languages, "account_id": account_id})
     except ValueError as exc:
-        _fail(str(exc).replace("options.timezone", "--timezone").replace("options.languages", "--languages"))
+        _fail(str(exc).replace("options.timezone", "--timezone").replace("options.languages", "--languages")
+              .replace("options.account_id", "--account-id"))
     collected = None
     if collected_at is not None:
         try:
@@ -153,7 +158,7 @@ def normalize(
             name = "<stdin>" if path == "-" else path
             context = NormalizeContext(
                 tenant=tenant, source=source, method="export", run_id=run_id, collected_at=collected,
-                raw_pointer=None if path == "-" else str(Path(path).resolve()), **options,
+                raw_pointer=None if path == "-" else str(Path(path).resolve()), **_file_options(fmt, path, options),
             )  # fmt: skip
             report.start_file()
             records = 0
@@ -189,6 +194,16 @@ def normalize(
         sys.exit(EXIT_BAD_INPUT)
     if strict and report.errors:
         sys.exit(EXIT_BAD_INPUT)
+
+
+def _file_options(fmt: str, path: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The options one file is read with: an export's owner found beside it (an X archive's account.js, as the
+    pipeline does for an export source) unless ``--account-id`` named one."""
+    owner = catalog.catalog().formats()[fmt].owner_beside
+    if owner and path != "-" and "account_id" not in options:
+        if account := resolve(owner)(path):
+            return {**options, "account_id": account}
+    return options
 
 
 def _auto_jobs(path: str) -> int:

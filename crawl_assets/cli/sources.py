@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from crawl_assets.cli.add_checks import refusal
+from crawl_assets.cli.add_checks import refusal, unset_credentials
 from crawl_assets.cli.common import fail, open_registry, registry_option, save_registry
+from crawl_assets.core.display import shown, shown_json
 from crawl_assets.registry import SourceEntry, SourceKind, SourceStatus
 from crawl_assets.registry.models import PLATFORMS, find_secret
 
@@ -30,8 +31,8 @@ def _parse_option(values: tuple[str, ...]) -> dict[str, str | int | bool]:
 
 
 @sources.command("add")
-@click.option("--platform", type=click.Choice(PLATFORMS), required=True)
-@click.option("--kind", type=click.Choice([k.value for k in SourceKind]), required=True)
+@click.option("--platform", type=click.Choice(PLATFORMS, case_sensitive=False), required=True)
+@click.option("--kind", type=click.Choice([k.value for k in SourceKind], case_sensitive=False), required=True)
 @click.option("--identifier", required=True, help="Channel username/id, query, forum URL, app package, or export file path.")
 @click.option("--name", required=True, help="Short slug, unique per tenant and platform.")
 @click.option("--tenant", default="default", show_default=True,
@@ -76,11 +77,16 @@ def add(platform, kind, identifier, name, tenant, credential, interval_minutes, 
     except ValueError as exc:
         fail(str(exc))
     save_registry(reg)
-    click.echo(f"added {entry.key} to {reg.path}")
+    click.echo(shown(f"added {entry.key} to {reg.path}"))
+    unset = unset_credentials(entry)
+    if unset:
+        click.echo(shown(f"warning: {entry.key} cannot sync until {' and '.join(unset)} {'is' if len(unset) == 1 else 'are'} "
+                         "set (in the environment of the code location and of these commands; see "
+                         f"docs/sources/{entry.platform}.md): its first sync would pause it"), err=True)
 
 
 @sources.command("list")
-@click.option("--platform", type=click.Choice(PLATFORMS), default=None)
+@click.option("--platform", type=click.Choice(PLATFORMS, case_sensitive=False), default=None)
 @click.option("--tenant", default=None)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @registry_option
@@ -92,10 +98,10 @@ def list_(platform, tenant, as_json, registry_path) -> None:
         click.echo(f"{'source':<48} {'kind':<16} {'status':<10} identifier")
     for e in rows:
         if as_json:
-            click.echo(json.dumps({"key": e.key, **e.model_dump(mode="json")}, ensure_ascii=False))
+            click.echo(shown_json(json.dumps({"key": e.key, **e.model_dump(mode="json")}, ensure_ascii=False)))
         else:
             status = e.status.value + (f" ({e.status_reason})" if e.status_reason else "")
-            click.echo(f"{e.key:<48} {e.kind.value:<16} {status:<10} {e.identifier}")
+            click.echo(shown(f"{e.key:<48} {e.kind.value:<16} {status:<10} {e.identifier}"))
     for err in reg.errors:
         click.echo(f"error: {err}", err=True)
     if reg.errors:
@@ -112,9 +118,9 @@ def show(source, registry_path) -> None:
         entry = reg.get(source)
     except KeyError as exc:
         fail(exc.args[0])
-    click.echo(json.dumps({"key": entry.key, **entry.model_dump(mode="json")}, indent=2, ensure_ascii=False))
+    click.echo(shown_json(json.dumps({"key": entry.key, **entry.model_dump(mode="json")}, indent=2, ensure_ascii=False)))
     if entry.paused:
-        click.echo(f"paused: {entry.status_reason or 'no reason given'} (resume: crawl-assets sources resume {entry.key})")
+        click.echo(shown(f"paused: {entry.status_reason or 'no reason given'} (resume: crawl-assets sources resume {entry.key})"))
     last = _last_sync(entry.key)
     if last:
         click.echo(last)
@@ -141,9 +147,9 @@ def _last_sync(key: str) -> str:
     if not h.last_attempt:
         return "last sync: never"
     when = lambda t: time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(t)) if t else "never"  # noqa: E731
-    line = f"last success: {when(h.last_success)}; last attempt: {when(h.last_attempt)}; run {h.last_run_id or '-'}"
+    line = shown(f"last success: {when(h.last_success)}; last attempt: {when(h.last_attempt)}; run {h.last_run_id or '-'}")
     if h.failures:
-        line += f"\nfailing: {h.failures} in a row; last error: {h.last_error}"
+        line += "\n" + shown(f"failing: {h.failures} in a row; last error: {h.last_error}")
     return line
 
 
@@ -154,7 +160,7 @@ def _set_status(source: str, status: SourceStatus, reason: str | None, registry_
     except KeyError as exc:
         fail(exc.args[0])
     save_registry(reg)
-    click.echo(f"{entry.key}: {status.value}")
+    click.echo(shown(f"{entry.key}: {status.value}"))
 
 
 @sources.command("pause")
@@ -186,4 +192,4 @@ def remove(source, registry_path) -> None:
     except KeyError as exc:
         fail(exc.args[0])
     save_registry(reg)
-    click.echo(f"removed {entry.key} from {reg.path}")
+    click.echo(shown(f"removed {entry.key} from {reg.path}"))

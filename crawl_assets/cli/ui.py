@@ -10,7 +10,9 @@ events (no run of the demo needs a retry).
 terminal's Ctrl-C reaches its whole foreground process group, so the code server ``dg dev`` had started got
 the interrupt too and quit while ``dg dev`` was still stopping the daemon (which finishes its tick first),
 and ``dg dev``'s monitor then warned that the code server had exited and restarted it. Alone, ``dg dev``
-stops the webserver and the daemon, then its code server, in that order.
+stops the webserver and the daemon, then its code server, in that order. ``dg dev`` starts with SIGINT at its
+default even when a script started this command with SIGINT ignored (``crawl-assets ui &``), or it would
+ignore the SIGINT handed to it.
 
 One warning is filtered for ``dg dev``'s processes: Dagster's own code reads its deprecated
 ``ScheduleDefinition.environment_vars`` while describing every schedule (dagster-io/dagster#31015; no
@@ -88,7 +90,7 @@ def ui(home: Path | None, port: int) -> None:
 def run_interruptible(cmd: list[str]) -> int:
     """Run ``cmd`` in a session of its own until it exits; SIGINT and SIGTERM sent to this process reach it
     as one SIGINT (its own orderly shutdown). Returns its exit code (128 + N when signal N ended it)."""
-    proc = subprocess.Popen(cmd, start_new_session=True, preexec_fn=_interrupt_when_parent_dies)
+    proc = subprocess.Popen(cmd, start_new_session=True, preexec_fn=_child_signals)
 
     def forward(_signum: int, _frame: object) -> None:
         if proc.poll() is None:
@@ -103,9 +105,13 @@ def run_interruptible(cmd: list[str]) -> int:
     return 128 - code if code < 0 else code
 
 
-def _interrupt_when_parent_dies() -> None:
-    """In the child, before exec (Linux): SIGINT when this command dies, however it dies (even SIGKILL), so
-    ``dg dev`` never outlives it. Elsewhere nothing: the parent's handlers still forward Ctrl-C."""
+def _child_signals() -> None:
+    """In the child, before exec: SIGINT and SIGTERM at their defaults, so the SIGINT forwarded reaches Python's
+    own handler even when this command was started with SIGINT ignored (``crawl-assets ui &`` in a script:
+    ignored signals stay ignored across exec, and Python then installs no KeyboardInterrupt handler). On Linux
+    also SIGINT when this command dies, however it dies (even SIGKILL), so ``dg dev`` never outlives it."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
         import ctypes
 

@@ -41,6 +41,8 @@ class FormatSpec:
       lines carry (how a file's format is recognised);
     - ``export_owner``: for an export file of this format, the account it belongs to (stored with the
       batch as the ``account_id`` normalization option when the source does not set one);
+      ``owner_beside``: the same for a file named by a path (``crawl-assets normalize``), ``"module:function(path)
+      -> account id | None"``;
     - ``sniff``: ``"module:function(head, first_line) -> bool"``: whether a file's first bytes (and its first
       line parsed, when complete) unmistakably are this format; ``sniff_rank``: when several formats
       recognise one file, the lowest rank wins.
@@ -55,6 +57,7 @@ class FormatSpec:
     sniff: str = ""
     sniff_rank: int = 20
     export_owner: str = ""  # "module:function(entry) -> account id | None": whose export file this is
+    owner_beside: str = ""  # "module:function(path) -> account id | None": the same, for the CLI's files
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,9 @@ class SourceSpec:
     resource: str = ""  # "module:factory" of a resource of its own, keyed by the platform (temporary)
     webhook: WebhookSpec | None = None
     max_runs_per_credential: int = 0  # runs of one credential at a time (0: no limit)
+    # "module:function", (entry, environ) -> the variables a live source of ``entry`` needs that are unset;
+    # "": a pull spec's ``secret`` is needed as CRAWL_<PLATFORM>_<secret>[__TENANT[__NAME]], else nothing
+    credentials: str = ""
     edit_histories: bool = False  # records carry the ids of every version of a post (metadata edit_history_tweet_ids)
     samples: tuple[Sample, ...] = ()
 

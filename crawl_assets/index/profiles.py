@@ -5,8 +5,9 @@ Out-degrees count the author's records that reply to / quote / repost another re
 In-degrees count other records that reply to / quote / repost one of the author's records (looked up for
 the author's ``MAX_KEYS_FOR_IN_DEGREE`` most recent records; ``in_degree_complete`` says whether that
 covered them all) or mention the author's handle. Profile facts the platform gave (display name,
-followers) come from the authors index when it holds the author; model-made features come only from an
-``enrichment`` field and are returned under ``inferred``, labelled as such.
+followers) come from the authors index when it holds the author; model-made features come only from the
+enrichment layer (an authors document's ``enrichment`` field, and the account features the enrichers wrote in
+the tenant's features index, e.g. ``account_activity``) and are returned under ``inferred``, labelled as such.
 """
 
 from __future__ import annotations
@@ -73,12 +74,20 @@ def author_profile(client: Elasticsearch, tenant: str, author: str, flt: RecordF
 
     profile_doc = _authors_doc(client, tenant, author)
     observed_profile = None
-    inferred = None
+    features: dict[str, Any] = {}
     if profile_doc:
         observed_profile = {k: profile_doc.get(k) for k in ("display_name", "description", "verified", "created_at",
                                                             "metrics", "urls", "first_seen", "last_seen")}
-        if profile_doc.get("enrichment"):
-            inferred = {"source": "enrichment (model-made, not observed)", "features": profile_doc["enrichment"]}
+        features.update(profile_doc.get("enrichment") or {})
+    accounts = _account_features(client, tenant, [b["key"] for b in a["platforms"]["buckets"]],
+                                 [b["key"] for b in a["ids"]["buckets"]])
+    for doc in accounts:  # what the account enrichers wrote (account_activity), by enricher
+        features[doc["enricher"]] = doc.get(doc["enricher"])
+    inferred = None
+    if features:
+        inferred = {"source": "enrichment (model-made, not observed)", "features": features}
+        if accounts:
+            inferred["stamps"] = {doc["enricher"]: doc.get("enricher_version") for doc in accounts}
     return {
         "author": author, "author_ids": [b["key"] for b in a["ids"]["buckets"]], "handles": handles,
         "platforms": terms("platforms"), "records": total, "deleted_records": a["deleted"]["doc_count"],
@@ -91,6 +100,22 @@ def author_profile(client: Elasticsearch, tenant: str, author: str, flt: RecordF
                     "in": in_deg, "in_degree_complete": complete},
         "observed_profile": observed_profile, "inferred": inferred,
     }
+
+
+def _account_features(client: Elasticsearch, tenant: str, platforms: list[str],
+                      author_ids: list[str]) -> list[dict[str, Any]]:
+    """The tenant's account-level feature documents of these author ids (the enrichment's ``kind: account``,
+    keyed by platform and author id); none when the features index does not exist yet."""
+    if not author_ids:
+        return []
+    query = {"bool": {"filter": [{"term": {"tenant": tenant}}, {"term": {"kind": "account"}},
+                                 {"terms": {"platform": platforms}}, {"terms": {"author_id": author_ids}}]}}
+    try:
+        hits = client.search(index=read_alias("features", tenant), ignore_unavailable=True, size=TOP, query=query,
+                             sort=[{"key": "asc"}])["hits"]["hits"]
+    except NotFoundError:
+        return []
+    return [hit["_source"] for hit in hits]
 
 
 def _recent_keys(client: Elasticsearch, tenant: str, query: dict[str, Any]) -> tuple[list[str], bool]:

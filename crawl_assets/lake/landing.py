@@ -25,6 +25,7 @@ import orjson
 from crawl_assets.lake.layout import LANDING, source_dir
 from crawl_assets.lake.store import Lake
 from crawl_assets.core.envelope import wrap_line
+from crawl_assets.core.private import FILE_MODE, make_dirs
 
 AREA = LANDING
 _DELIVERIES = "_deliveries"
@@ -105,9 +106,9 @@ def claim_delivery(lake: Lake, *, tenant: str, platform: str, source: str, key: 
     rel = _marker(tenant, platform, source, key)
     if getattr(lake.fs, "protocol", None) in ("file", ("file", "local")) or "Local" in type(lake.fs).__name__:
         path = lake.path(rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        make_dirs(os.path.dirname(path))
         try:
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE))
         except FileExistsError:
             return False
         return True

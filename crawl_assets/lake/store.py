@@ -17,11 +17,13 @@ from datetime import datetime, timezone
 from typing import IO, Any
 
 import fsspec
+from fsspec.implementations.local import LocalFileSystem
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 from isal import igzip
 
+from crawl_assets.core.private import make_dirs, open_new
 from crawl_assets.lake import layout
 from crawl_assets.lake.areas import LakeAreas
 from crawl_assets.lake.tempfiles import temp_name
@@ -69,6 +71,17 @@ class Lake(LakeAreas):
         # a cached listing would hide their batches from a long-lived reader (a sensor, the API) for good.
         local = fsspec.core.split_protocol(self.root)[0] in (None, "file", "local", "memory")
         self.fs, self._base = fsspec.core.url_to_fs(self.root, **({} if local else {"use_listings_cache": False}))
+        self._private = isinstance(self.fs, LocalFileSystem)  # on a disk: files 0600, folders 0700
+
+    def _makedirs(self, full: str) -> None:
+        if self._private:
+            make_dirs(full)
+        else:
+            self.fs.makedirs(full, exist_ok=True)
+
+    def _create(self, full: str) -> IO[bytes]:
+        """A new file to write, its owner's alone on a local disk."""
+        return open_new(full) if self._private else self.fs.open(full, "wb")
 
     # -- paths -------------------------------------------------------------------------------
     def path(self, relative: str) -> str:
@@ -111,8 +124,8 @@ class Lake(LakeAreas):
     def open_write(self, relative: str) -> IO[bytes]:
         """A new file written in place as a stream (an append-only log, e.g. dead letters); its folder made."""
         full = self.path(relative)
-        self.fs.makedirs(full.rsplit("/", 1)[0], exist_ok=True)
-        return self.fs.open(full, "wb")
+        self._makedirs(full.rsplit("/", 1)[0])
+        return self._create(full)
 
     def remove(self, *relative: str) -> int:
         """Remove the files that exist among ``relative``; how many were removed."""
@@ -141,7 +154,7 @@ class Lake(LakeAreas):
     def move(self, relative: str, target: str) -> None:
         """Move a file (within the lake), making the target's folder."""
         full = self.path(target)
-        self.fs.makedirs(full.rsplit("/", 1)[0], exist_ok=True)
+        self._makedirs(full.rsplit("/", 1)[0])
         self.fs.mv(self.path(relative), full)
 
     def modified(self, relative: str) -> datetime | None:
@@ -158,9 +171,9 @@ class Lake(LakeAreas):
         if not overwrite and self.fs.exists(final):
             raise FileExistsError(f"refusing to overwrite {self.url(relative)}")
         parent = final.rsplit("/", 1)[0]
-        self.fs.makedirs(parent, exist_ok=True)
+        self._makedirs(parent)
         tmp = f"{parent}/{temp_name()}"
-        with self.fs.open(tmp, "wb") as fh:
+        with self._create(tmp) as fh:
             fh.write(data)
         self.fs.mv(tmp, final)
         return final
@@ -213,11 +226,11 @@ class Lake(LakeAreas):
         final = self.path(f"{base}/{batch_id}.jsonl.gz")
         if self.fs.exists(final):
             raise FileExistsError(f"refusing to overwrite {self.url(f'{base}/{batch_id}.jsonl.gz')}")
-        self.fs.makedirs(self.path(base), exist_ok=True)
+        self._makedirs(self.path(base))
         tmp = self.path(f"{base}/{temp_name()}")
         digest, size, items = hashlib.sha256(), 0, 0
         try:
-            with self.fs.open(tmp, "wb") as raw_fh, igzip.GzipFile(fileobj=raw_fh, mode="wb", compresslevel=RAW_GZIP_LEVEL, mtime=0) as gz:
+            with self._create(tmp) as raw_fh, igzip.GzipFile(fileobj=raw_fh, mode="wb", compresslevel=RAW_GZIP_LEVEL, mtime=0) as gz:
                 if lines is not None:
                     for line in lines:
                         if b"\n" in line:
@@ -308,11 +321,11 @@ class Lake(LakeAreas):
         schema = schema.with_metadata({**(schema.metadata or {}), b"crawl_assets.deriver": version.encode()})
         final = self.path(relative)
         parent = final.rsplit("/", 1)[0]
-        self.fs.makedirs(parent, exist_ok=True)
+        self._makedirs(parent)
         tmp = f"{parent}/{temp_name()}"
         rows = 0
         try:
-            with self.fs.open(tmp, "wb") as fh, pq.ParquetWriter(fh, schema, compression="zstd") as writer:
+            with self._create(tmp) as fh, pq.ParquetWriter(fh, schema, compression="zstd") as writer:
                 for chunk in chunks:
                     writer.write_table(chunk.replace_schema_metadata(schema.metadata))
                     rows += chunk.num_rows

@@ -22,6 +22,10 @@ from crawl_assets.schema.record import Media, Metrics, Record, Rejection, snippe
 Document = dict[str, Any]
 Item = Record | Document | Rejection
 SERVICE_MESSAGE = "service message"
+# Provenance flag of an observation that lacks context the platform gives elsewhere (a Discourse post read
+# without its topic, a reply whose target the batch does not hold): what it lacks is kept from the item's last
+# observation that had it (``pipeline.normalize.merge_earlier``, docs/SCHEMA.md "Observations of one item").
+CONTEXT_MISSING = "context_missing"
 
 
 class InputError(ValueError):

@@ -25,6 +25,7 @@ import dagster as dg
 from crawl_assets.orchestration.assets import derived_steps, raw_step
 from crawl_assets.orchestration.monitoring.health import load_health, mark_pending
 from crawl_assets.orchestration.monitoring.partition_events import SyncFailure, plan_materialization, report_failure
+from crawl_assets.orchestration.source_checks import evaluations
 from crawl_assets.orchestration.steps import StepEnv, StepFn
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 
@@ -35,8 +36,9 @@ PLATFORM_TAG = "crawl/platform"
 def build_sync_job(platform: str, raw: dg.AssetsDefinition, *, include_index: bool = True) -> "dg.UnresolvedAssetJobDefinition":
     # enrichment assets (and the tenant-wide tables after them) are downstream too, but run by their own job
     # (crawl_assets.orchestration.assets.enrichment, enrichment_tenant)
-    selection = dg.AssetSelection.assets(raw).downstream() - dg.AssetSelection.key_prefixes([platform, "enrichment"],
-                                                                                           ["enrichment"])
+    # the checks are not planned: each step records its results on its source's partition (source_checks)
+    selection = (dg.AssetSelection.assets(raw).downstream()
+                 - dg.AssetSelection.key_prefixes([platform, "enrichment"], ["enrichment"])).without_checks()
     name = f"{platform}_sync"
     if not include_index:
         selection = selection - dg.AssetSelection.assets(dg.AssetKey([platform, "search_index"]))
@@ -83,16 +85,14 @@ def step_result(value: Any) -> dg.MaterializeResult | None:
 
 
 def _report(context: dg.OpExecutionContext, step: Step, key: str, result: dg.MaterializeResult) -> list[str]:
-    """Log the step's result as a materialization of ``key`` and its checks; return failed blocking checks."""
+    """Log the step's result as a materialization of ``key`` and its checks as evaluations of that partition;
+    return the failed blocking checks."""
     context.log_event(dg.AssetMaterialization(asset_key=step.key, partition=key, metadata=dict(result.metadata or {})))
     failed: list[str] = []
-    for check in result.check_results or ():
-        context.log_event(dg.AssetCheckEvaluation(
-            asset_key=check.asset_key or step.key, check_name=check.check_name or "", passed=check.passed,
-            metadata=dict(check.metadata or {}), severity=check.severity,
-        ))
-        if not check.passed and check.check_name in step.blocking_checks:
-            failed.append(check.check_name or "")
+    for check in evaluations(context.instance, step.key, key, result.check_results or (), step.blocking_checks):
+        context.log_event(check)
+        if not check.passed and check.blocking and check.severity == dg.AssetCheckSeverity.ERROR:
+            failed.append(check.check_name)
     return failed
 
 

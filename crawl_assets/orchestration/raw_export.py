@@ -14,6 +14,7 @@ import dagster as dg
 import orjson
 
 from crawl_assets.core import catalog
+from crawl_assets.core.display import shown
 from crawl_assets.core.spec import resolve
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
@@ -55,7 +56,7 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
         raise dg.Failure(f"{exc} (registry {registry.path}, field 'identifier')", allow_retries=False) from None
     except OSError as exc:
         raise dg.Failure(
-            f"export file for source {entry.key!r} cannot be opened: {entry.identifier} under "
+            f"export file for source {entry.key!r} cannot be opened: {shown(entry.identifier)} under "
             f"{tenant_import_root(entry.tenant)}: {exc.strerror or exc} (registry {registry.path}, field 'identifier')",
             allow_retries=False,
         ) from None
@@ -75,14 +76,14 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
             newest = stored[-1].manifest if stored else None
             if newest and newest.extra.get("normalize", {}) == options and newest.extra.get("file_size") == size:
                 return ExportIngest(None, f"unchanged since the last sync (same size, times and inode): already "
-                                    f"stored, newest batch {newest.batch_id}", {"file": entry.identifier})
+                                    f"stored, newest batch {newest.batch_id}", {"file": shown(entry.identifier)})
         # new options: stored again, re-read; only batches stored with these options can hold this content
         candidates = [previous for previous in stored if previous.manifest.extra.get("normalize", {}) == options]
         sha = _sha256(fh) if candidates else None  # nothing to compare with (a first sync): read once, not twice
         for previous in candidates:
             if sha in (previous.manifest.sha256, previous.manifest.extra.get("source_sha256")):  # erasure rewrites
                 return ExportIngest(None, f"unchanged: already stored as batch {previous.manifest.batch_id}",
-                                    {"file": entry.identifier})
+                                    {"file": shown(entry.identifier)})
         name = entry.identifier.rsplit("/", 1)[-1]
         fh.seek(0)
         before = file_fingerprint(fh.fileno())
@@ -100,5 +101,6 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
         )
         moved = file_fingerprint(fh.fileno()) != before
     if moved or (sha is not None and batch.manifest.sha256 != sha):
-        raise dg.Failure(f"export file {entry.identifier} changed while it was being read; it will be read again next sync")
-    return ExportIngest(batch, "stored", {"file": entry.identifier, "bytes": batch.manifest.bytes})
+        raise dg.Failure(f"export file {shown(entry.identifier)} changed while it was being read; it will be read again "
+                         "next sync")
+    return ExportIngest(batch, "stored", {"file": shown(entry.identifier), "bytes": batch.manifest.bytes})

@@ -132,11 +132,11 @@ def build_raw_step(spec: SourceSpec, live: LiveCollector | None) -> Callable[[An
         except Exception as exc:  # RetryRequested and Failure too: health and the partition show every kind
             report_failure(context, context.asset_key, entry.key, SyncFailure.of(exc))
             raise
-        meta = plottable_metadata(dict(result.metadata or {}), started, before)
-        lag = meta.get("newest_event_lag_seconds")
+        raw_meta = dict(result.metadata or {})
+        lag = newest_lag_seconds(raw_meta, before, time.time())
+        meta = plottable_metadata(raw_meta, started, before, export=entry.kind is SourceKind.export_file)
         pending = was_pending or bool(meta.get("batches_written"))
-        record_success(instance, entry.key, run_id=run_id, probe=probe, before=before, pending=pending,
-                       lag_seconds=float(lag) if isinstance(lag, (int, float)) else None)
+        record_success(instance, entry.key, run_id=run_id, probe=probe, before=before, pending=pending, lag_seconds=lag)
         return dg.MaterializeResult(metadata=meta, check_results=result.check_results,
                                     data_version=result.data_version, tags=result.tags)
 
@@ -189,29 +189,41 @@ def _maybe_reset_checkpoint(context: dg.AssetExecutionContext, entry: SourceEntr
 _LAG_KEYS = ("newest_event_lag_seconds", "cursor_lag_seconds")
 
 
-def plottable_metadata(meta: dict[str, Any], started: float, before: Health) -> dict[str, Any]:
-    """Metadata every sync reports, as numbers so they plot over time in the UI.
+def newest_lag_seconds(meta: dict[str, Any], before: Health, now: float) -> float | None:
+    """Age of the newest item, whatever the collector called it; when a sync saw no item (an unchanged export),
+    the last known lag plus the time since; None when nothing is known."""
+    for key in _LAG_KEYS:
+        value = meta.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    if before.lag_seconds is not None and before.last_success is not None:
+        return round(before.lag_seconds + now - before.last_success, 1)
+    return None
 
-    Adds ``duration_seconds`` (when the collector did not), ``cursor_age_seconds`` (how old the state
-    this sync started from was), ``newest_event_lag_seconds`` (age of the newest item, whatever the
-    collector called it; when a sync saw no item, e.g. an unchanged export, the last known lag plus the
-    time since), zero ``requests``/``rate_limit_wait_seconds`` for export files, and drops empty values
-    (a null does not plot).
+
+def plottable_metadata(meta: dict[str, Any], started: float, before: Health, *, export: bool = False) -> dict[str, Any]:
+    """Metadata every sync reports, as numbers so they plot over time in the UI, each meaning something for
+    its kind of source.
+
+    Adds ``duration_seconds`` (when the collector did not), ``cursor_age_seconds`` (how old the state this sync
+    started from was) and the newest item's age in units one reads at a glance: ``newest_event_lag_hours`` for a
+    live source, ``newest_item_age_days`` for an export file (an export's newest item is as old as the file, not
+    late); the collector's lag in seconds is left out. A live source without them reports zero ``requests`` and
+    ``rate_limit_wait_seconds``; an export file reports neither (zero by construction). Drops empty values (a
+    null does not plot).
     """
     now = time.time()
     meta.setdefault("duration_seconds", round(now - started, 3))
     if before.last_success is not None:
         meta["cursor_age_seconds"] = round(started - before.last_success, 1)
+    lag = newest_lag_seconds(meta, before, now)
     for key in _LAG_KEYS:
-        value = meta.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            meta.setdefault("newest_event_lag_seconds", float(value))
-            break
-    else:
-        if before.lag_seconds is not None and before.last_success is not None:
-            meta["newest_event_lag_seconds"] = round(before.lag_seconds + now - before.last_success, 1)
-    meta.setdefault("requests", 0)
-    meta.setdefault("rate_limit_wait_seconds", 0.0)
+        meta.pop(key, None)
+    if lag is not None:
+        meta["newest_item_age_days" if export else "newest_event_lag_hours"] = round(lag / (86400 if export else 3600), 2)
+    if not export:
+        meta.setdefault("requests", 0)
+        meta.setdefault("rate_limit_wait_seconds", 0.0)
     return {k: v for k, v in meta.items() if v is not None}
 
 

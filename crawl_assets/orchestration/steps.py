@@ -8,7 +8,7 @@ with the source's partition and the step's asset key. Nothing re-enters Dagster'
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import AbstractSet, Any
 
@@ -47,9 +47,3 @@ class StepEnv:
 
 
 StepFn = Callable[[StepEnv], "dg.MaterializeResult | None"]
-
-
-def as_output(result: dg.MaterializeResult | None) -> Iterator[dg.MaterializeResult]:
-    """A step's result as the body of an asset whose output is optional (``None``: nothing yielded)."""
-    if result is not None:
-        yield result

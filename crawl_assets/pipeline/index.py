@@ -49,14 +49,19 @@ class Pending:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def records(self, columns: list[str] | None = None, batch_size: int = 2_000) -> Iterator[dict[str, Any]]:
-        """The pending records (of ``columns`` when given) as JSON-ready dicts, a record batch at a time."""
+    def batches(self, columns: list[str] | None = None, batch_size: int = 2_000) -> Iterator[pa.RecordBatch]:
+        """The pending records (of ``columns`` when given), a record batch at a time."""
         for part, mask in self.parts:
             offset = 0
             for batch in self.lake.iter_part_batches(part, columns=columns, batch_size=batch_size):
                 chosen = mask.slice(offset, batch.num_rows)
                 offset += batch.num_rows
-                yield from arrow_to_records(batch.filter(chosen))
+                yield batch.filter(chosen)
+
+    def records(self, columns: list[str] | None = None, batch_size: int = 2_000) -> Iterator[dict[str, Any]]:
+        """The pending records (of ``columns`` when given) as JSON-ready dicts, a record batch at a time."""
+        for batch in self.batches(columns, batch_size):
+            yield from arrow_to_records(batch)
 
 
 def pending_records(lake: Lake, tenant: str, platform: str, source: str, pending: Collection[str] | None = None

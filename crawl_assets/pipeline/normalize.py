@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
 from crawl_assets.normalize import NormalizeContext
+from crawl_assets.normalize.build import CONTEXT_MISSING
 from crawl_assets.normalize.dedupe import Deduper
 from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.normalize.parallel import auto_jobs, normalize_encoded
@@ -30,12 +31,15 @@ def split_source_key(key: str) -> tuple[str, str]:
     return tenant, platform
 
 
-def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) -> list[int]:
-    """Give each bare tombstone (a deletion seen by a collector, a post X names as unavailable) the last full
-    observation of its key from earlier parts, with the tombstone's ``deleted``/``deleted_at`` and why it is
-    unavailable: the index then keeps the content instead of an empty document. Returns the positions of
-    the rows merged; unmatched ones stay bare."""
-    wanted = {r["key"]: i for i, r in enumerate(rows) if (r.get("metadata") or {}).get("tombstone")}
+def merge_earlier(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) -> list[int]:
+    """Give rows that are not whole observations the last full observation of their key from earlier parts.
+
+    A bare tombstone (a deletion seen by a collector, a post X names as unavailable) takes it whole, with the
+    tombstone's ``deleted``/``deleted_at`` and why it is unavailable: the index then keeps the content instead
+    of an empty document. A sparser observation (provenance flag ``context_missing``) keeps what it states and
+    takes what it could not know (``fill_context``). Returns the positions of the rows merged; unmatched ones
+    stay as they are."""
+    wanted = {r["key"]: i for i, r in enumerate(rows) if _partial(r)}
     if not wanted:
         return []
     m = batch.manifest
@@ -52,14 +56,39 @@ def merge_tombstones(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) ->
                 prior[row["key"]] = row
     for key, i in wanted.items():
         if key in prior:
-            tomb = rows[i]
-            evidence = {k: v for k, v in (tomb.get("metadata") or {}).items() if k in ("unavailable", "x_error")}
-            rows[i] = {**prior[key], "deleted": tomb["deleted"], "deleted_at": tomb["deleted_at"],
-                       "provenance": tomb["provenance"], "metadata": {**(prior[key].get("metadata") or {}), **evidence}}
+            row = rows[i]
+            if (row.get("metadata") or {}).get("tombstone"):
+                evidence = {k: v for k, v in (row.get("metadata") or {}).items() if k in ("unavailable", "x_error")}
+                rows[i] = {**prior[key], "deleted": row["deleted"], "deleted_at": row["deleted_at"],
+                           "provenance": row["provenance"], "metadata": {**(prior[key].get("metadata") or {}), **evidence}}
+            else:
+                rows[i] = fill_context(row, prior[key])
     return [i for k, i in wanted.items() if k in prior]
 
 
-TOMBSTONE = '"tombstone":'  # in a row's metadata text (sorted-key JSON): a row merge_tombstones may change
+CONTEXT_FIELDS = ("author_id", "author_handle", "reply_to", "quote_of", "repost_of", "conversation_id")
+
+
+def fill_context(row: dict[str, Any], prior: dict[str, Any]) -> dict[str, Any]:
+    """A sparser observation completed by an earlier one: what it states wins (text, times, deletion, entities,
+    media, each metric and metadata value it has); relations, author and metrics it leaves null, and metadata
+    keys it lacks (a Discourse topic's title, category, tags), come from ``prior``."""
+    out = dict(row)
+    for name in CONTEXT_FIELDS:
+        if out.get(name) is None:
+            out[name] = prior.get(name)
+    metrics, earlier = row.get("metrics") or {}, prior.get("metrics") or {}
+    out["metrics"] = {k: v if v is not None else earlier.get(k) for k, v in metrics.items()}
+    out["metadata"] = {**(prior.get("metadata") or {}), **(row.get("metadata") or {})}
+    return out
+
+
+def _partial(row: dict[str, Any]) -> bool:
+    return bool((row.get("metadata") or {}).get("tombstone")) or CONTEXT_MISSING in ((row.get("provenance") or {}).get("flags") or ())
+
+
+TOMBSTONE = '"tombstone":'  # in a row's metadata text (sorted-key JSON): a row merge_earlier may change
+PARTIAL = f'"{CONTEXT_MISSING}"'  # in a row's provenance text: a sparser observation merge_earlier may complete
 
 
 @dataclass
@@ -129,7 +158,8 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str, *, jobs: int | None 
             table = rows_table(lines)
             keys = table.column("key")
             if (changing is not None and pc.any(pc.is_in(keys, value_set=changing)).as_py()) \
-                    or pc.any(pc.match_substring(table.column("metadata"), TOMBSTONE)).as_py():
+                    or pc.any(pc.match_substring(table.column("metadata"), TOMBSTONE)).as_py() \
+                    or pc.any(pc.match_substring(table.column("provenance"), PARTIAL)).as_py():
                 rows, born = [], []
                 for row in arrow_to_records(table):
                     rows.append(resolved(edits, row))
@@ -140,7 +170,7 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str, *, jobs: int | None 
                 yield table
 
     def flush(rows: list[dict[str, Any]], born: list[bool]) -> pa.Table:
-        for i in merge_tombstones(lake, batch, rows):
+        for i in merge_earlier(lake, batch, rows):
             born[i] = False
         seen.update(r["key"] for r in rows)
         table = records_to_arrow(rows)

@@ -16,6 +16,7 @@ from crawl_assets.core.spec import EXPORT_FILE
 # Platforms, their kinds and export formats are declared by the source specs (crawl_assets/sources/*/spec.py).
 PLATFORMS: tuple[str, ...] = catalog.platforms()
 EXPORT_FORMATS: dict[str, tuple[str, ...]] = {p: s.export_formats for p, s in catalog.catalog().specs.items()}
+MAX_VALUE_CHARS = 2000  # any text value of an entry (names, queries, paths); checked before any secret pattern
 
 
 # Every kind some installed platform accepts (the specs' ``kinds``, then ``export_file``): an enum built from
@@ -58,7 +59,7 @@ class SourceEntry(BaseModel):
     tenant: str = "default"
     platform: str
     kind: SourceKind
-    identifier: str = Field(min_length=1, max_length=2000)
+    identifier: str = Field(min_length=1, max_length=MAX_VALUE_CHARS)
     policy: SyncPolicy = Field(default_factory=SyncPolicy)
     credential: str | None = Field(
         None, description="Name of a credential held by the platform's resource; never the secret."
@@ -87,15 +88,15 @@ class SourceEntry(BaseModel):
     def _credential(cls, value: str | None) -> str | None:
         if value is None:
             return value
-        if looks_like_secret(value) or not names.is_credential(value):
+        if not names.is_credential(value) or looks_like_secret(value):
             raise ValueError(f"must be the *name* of a credential ({names.CREDENTIAL_RULE}), never a secret itself")
         return value
 
     @model_validator(mode="before")
     @classmethod
-    def _no_secrets(cls, data: Any) -> Any:
+    def _no_secrets(cls, data: Any, info: ValidationInfo) -> Any:
         data = without_secret_reason(data)
-        found = find_secret(data)
+        found = None if (info.context or {}).get("secrets_checked") else find_secret(data)
         if found:
             raise ValueError(f"field {found[0]!r}: {found[1]}")
         return data
@@ -186,15 +187,19 @@ def without_secret_reason(data: Any) -> Any:
 
 
 def find_secret(data: Any) -> tuple[str, str] | None:
-    """First (field path, message) whose value looks like a secret, or None."""
-    for field, value in _walk(data):
-        if isinstance(value, str):
-            reason = looks_like_secret(value)
-            if reason:
-                return field, (
-                    f"looks like a secret ({reason}); store secrets in environment variables "
-                    "and put only the credential's name in 'credential'"
-                )
+    """First (field path, message) whose value is too long or looks like a secret, or None. Lengths are checked
+    first: no pattern ever reads a value longer than ``MAX_VALUE_CHARS``."""
+    values = [(field, value) for field, value in _walk(data) if isinstance(value, str)]
+    for field, value in values:
+        if len(value) > MAX_VALUE_CHARS:
+            return field, f"longer than {MAX_VALUE_CHARS} characters"
+    for field, value in values:
+        reason = looks_like_secret(value)
+        if reason:
+            return field, (
+                f"looks like a secret ({reason}); store secrets in environment variables "
+                "and put only the credential's name in 'credential'"
+            )
     return None
 
 

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from crawl_assets import instance_db
-from crawl_assets.registry.validate import MAX_REGISTRY_BYTES, RegistryFileError, check_yaml_bytes
+from crawl_assets.core.private import FILE_MODE, make_dirs
+from crawl_assets.registry.validate import RegistryFileError, check_size, read_bounded
 
 TABLE = "crawl_registry"
 _PG_NAME = re.compile(r"postgres(?::([a-z0-9][a-z0-9_-]{0,62}))?")
@@ -88,8 +89,7 @@ def storage_of(location: str | os.PathLike[str]) -> RegistryStorage:
 
 
 def _bounded(location: str, data: bytes) -> bytes:
-    check_yaml_bytes(location, data)  # type: ignore[arg-type]  (a location names it in messages)
-    return data
+    return check_size(location, data)
 
 
 # -- a local file ------------------------------------------------------------------------------------------
@@ -101,7 +101,7 @@ class FileRegistry:
     def read(self) -> Snapshot:
         try:
             with self.path.open("rb") as fh:
-                data = fh.read(MAX_REGISTRY_BYTES + 1)
+                data = read_bounded(fh)
         except FileNotFoundError:
             return Snapshot(None, "")
         except OSError as exc:
@@ -113,8 +113,9 @@ class FileRegistry:
         return None if snap.version == version else snap
 
     def write(self, data: bytes, expected: str) -> str:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_name(f".{self.path.name}.lock"), "w") as lock:
+        make_dirs(self.path.parent)
+        with os.fdopen(os.open(self.path.with_name(f".{self.path.name}.lock"), os.O_WRONLY | os.O_CREAT, FILE_MODE),
+                       "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
             current = self.read().version
             if current != expected:
@@ -159,7 +160,7 @@ class S3Registry:
                 return Snapshot(None, "")
             raise RegistryFileError(f"{self.location}: cannot read: {code or exc}") from exc
         with answer["Body"] as body:
-            data = body.read(MAX_REGISTRY_BYTES + 1)
+            data = read_bounded(body)
         return Snapshot(_bounded(self.location, data), answer["ETag"])
 
     def read(self) -> Snapshot:

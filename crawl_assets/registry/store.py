@@ -15,15 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
+from crawl_assets.core.display import shown
+from crawl_assets.registry.entry_texts import EntryTexts
 from crawl_assets.registry.models import SourceEntry, SourceStatus
 from crawl_assets.registry.secrets import redact_secrets
 from crawl_assets.registry.storage import RegistryConflict, is_remote, storage_of
-from crawl_assets.registry.validate import EntryError, RegistryFileError, tenant_clashes, validate_entries
+from crawl_assets.registry.validate import EntryError, RegistryFileError, anchors_refused, tenant_clashes, validate_indexed
+from crawl_assets.registry.yaml_safe import AnchorRefused, Unusual, fast_load, roundtrip
 
 __all__ = ["EntryError", "Registry", "RegistryConflict", "RegistryFileError", "load_registry", "update_registry"]
 UPDATE_ATTEMPTS = 20
@@ -37,8 +40,11 @@ class Registry:
     path: Path | str  # a local file, or a remote location (s3://bucket/key, postgres[:name])
     entries: list[SourceEntry] = field(default_factory=list)
     errors: list[EntryError] = field(default_factory=list)
-    _doc: Any = None
+    _doc: Any = None  # the round-trip document, read only when an edit needs it
     version: str = ""
+    _text: EntryTexts | None = None  # the text cut at its entries: an edit rewrites only its own entry
+    _source: str | None = None  # the text read, for the round-trip loader
+    _keys: list[str | None] = field(default_factory=list)  # each entry's key, in the file's order (None: invalid)
 
     def by_key(self) -> dict[str, SourceEntry]:
         return {e.key: e for e in self.entries}
@@ -60,20 +66,22 @@ class Registry:
 
     # -- editing -----------------------------------------------------------------------------
     def _raw_list(self) -> CommentedSeq:
+        """The round-trip document's ``sources`` (the whole text read by ruamel the first time it is needed)."""
         if self._doc is None:
-            self._doc = CommentedMap()
+            text = self._text.text() if self._text is not None else self._source
+            self._doc = _roundtrip_doc(self.path, text) if text else None
+            self._text = None
+            if self._doc is None:
+                self._doc = CommentedMap()
         if "sources" not in self._doc or self._doc["sources"] is None:
             self._doc["sources"] = CommentedSeq()
         return self._doc["sources"]
 
     def _index_of(self, key: str) -> int:
-        for i, raw in enumerate(self._raw_list()):
-            try:
-                if SourceEntry.model_validate(_plain(raw)).key == key:
-                    return i
-            except ValidationError:
-                continue
-        raise KeyError(f"no source {key!r} in {self.path}")
+        try:
+            return self._keys.index(key)
+        except ValueError:
+            raise KeyError(f"no source {key!r} in {self.path}") from None
 
     def add(self, entry: SourceEntry) -> None:
         if entry.key in self.by_key():
@@ -84,17 +92,24 @@ class Registry:
         data = entry.model_dump(mode="json", exclude_defaults=True)
         data.setdefault("platform", entry.platform)
         data.setdefault("kind", entry.kind.value)
-        ordered = CommentedMap()
-        for k in ("name", "tenant", "platform", "kind", "identifier"):
-            if k in data:
-                ordered[k] = data.pop(k)
+        ordered = {k: data.pop(k) for k in ("name", "tenant", "platform", "kind", "identifier") if k in data}
         ordered.update(data)
-        self._raw_list().append(ordered)
+        item = self._text.new_item(ordered) if self._text is not None else None
+        if item is not None and self._text is not None:
+            self._text.append(item)
+        else:
+            self._raw_list().append(CommentedMap(ordered))
+        self._keys.append(entry.key)
         self.entries.append(entry)
 
     def remove(self, key: str) -> SourceEntry:
         entry = self.get(key)
-        del self._raw_list()[self._index_of(entry.key)]
+        index = self._index_of(entry.key)
+        if self._text is not None:
+            del self._text.items[index]
+        else:
+            del self._raw_list()[index]
+        del self._keys[index]
         self.entries = [e for e in self.entries if e.key != entry.key]
         return entry
 
@@ -103,21 +118,33 @@ class Registry:
         is stored without anything that looks like a secret, on one line, at most 500 characters."""
         entry = self.get(key)
         reason = redact_secrets(reason) if reason else None
-        raw = self._raw_list()[self._index_of(entry.key)]
-        raw["status"] = status.value
-        if reason:
-            raw["status_reason"] = reason
-        elif "status_reason" in raw:
-            del raw["status_reason"]
+        index = self._index_of(entry.key)
+
+        def change(raw: Any) -> None:
+            raw["status"] = status.value
+            if reason:
+                raw["status_reason"] = reason
+            elif "status_reason" in raw:
+                del raw["status_reason"]
+
+        item = self._text.changed_item(index, change, _plain) if self._text is not None else None
+        if item is not None and self._text is not None:
+            self._text.items[index] = item
+        else:
+            change(self._raw_list()[index])
         updated = entry.model_copy(update={"status": status, "status_reason": reason})
         self.entries = [updated if e.key == entry.key else e for e in self.entries]
         return updated
 
     def save(self) -> None:
         """Write the registry if it is still the version read; ``RegistryConflict`` (nothing written) otherwise."""
-        out = io.StringIO()
-        _yaml().dump(self._doc if self._doc is not None else {"sources": []}, out)
-        self.version = storage_of(self.path).write(out.getvalue().encode("utf-8"), self.version)
+        if self._text is not None:
+            text = self._text.text()
+        else:
+            out = io.StringIO()
+            _yaml().dump(self._doc if self._doc is not None else {"sources": []}, out)
+            text = out.getvalue()
+        self.version = storage_of(self.path).write(text.encode("utf-8"), self.version)
 
 
 def update_registry(path: str | os.PathLike[str], change: "Callable[[Registry], None]") -> Registry:
@@ -139,10 +166,7 @@ def update_registry(path: str | os.PathLike[str], change: "Callable[[Registry], 
 
 
 def _yaml() -> YAML:
-    y = YAML(typ="rt")
-    y.preserve_quotes = True
-    y.indent(mapping=2, sequence=4, offset=2)
-    return y
+    return roundtrip()
 
 
 def _plain(node: Any) -> Any:
@@ -192,24 +216,63 @@ def location(path: str | os.PathLike[str]) -> Path | str:
 
 
 def parse_registry(reg: Registry, data: bytes) -> Registry:
-    """``reg`` (empty, with its location and version) filled from ``data``, the registry's bounded bytes."""
+    """``reg`` (empty, with its location and version) filled from ``data``, the registry's bounded bytes: read
+    once by the fast loader (libyaml's events), or by the round-trip loader for what the fast one leaves to it."""
     p = reg.path
     try:
-        doc = _yaml().load(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        doc, lines = fast_load(data)
     except UnicodeDecodeError as exc:
         raise RegistryFileError(f"{p}: cannot read: {exc}") from exc
-    except YAMLError as exc:
-        raise RegistryFileError(f"{p}: not valid YAML: {exc}".replace("\n", " ")) from exc
-    if doc is None:
+    except AnchorRefused as exc:
+        raise anchors_refused(p, exc.line) from None
+    except (Unusual, yaml.YAMLError):  # ruamel reads it (odd numbers, tags) or refuses it with its position
+        return _parse_roundtrip(reg, text)
+    reg._source = text
+    raws = _sources(p, doc)
+    if raws is None:
         return reg
+    kept, reg.errors = validate_indexed(p, raws, lambda index, loc: lines.field_line(raws[index], loc))
+    _fill(reg, len(raws), kept)
+    reg._text = EntryTexts.cut(text, lines)
+    return reg
+
+
+def _sources(path: Path | str, doc: Any) -> list[Any] | None:
+    if doc is None:
+        return None
     if not isinstance(doc, dict) or not isinstance(doc.get("sources", []), (list, type(None))):
-        raise RegistryFileError(f"{p}: expected a mapping with a 'sources' list at the top level")
+        raise RegistryFileError(f"{path}: expected a mapping with a 'sources' list at the top level")
+    return list(doc.get("sources") or [])
+
+
+def _fill(reg: Registry, count: int, kept: list[tuple[int, SourceEntry]]) -> None:
+    reg.entries = [entry for _, entry in kept]
+    reg._keys = [None] * count
+    for index, entry in kept:
+        reg._keys[index] = entry.key
+
+
+def _roundtrip_doc(path: Path | str, text: str) -> Any:
+    try:
+        return _yaml().load(text)
+    except AnchorRefused as exc:
+        raise anchors_refused(path, exc.line) from None
+    except YAMLError as exc:
+        raise RegistryFileError(shown(f"{path}: not valid YAML: {exc}".replace("\n", " "))) from exc
+
+
+def _parse_roundtrip(reg: Registry, text: str) -> Registry:
+    doc = _roundtrip_doc(reg.path, text)
+    raws = _sources(reg.path, doc)
+    if raws is None:
+        return reg
     reg._doc = doc
-    raws = list(doc.get("sources") or [])
 
     def locate(index: int, loc: tuple[Any, ...]) -> int | None:
         raw = raws[index]
         return _field_line(raw, loc) or (raw.lc.line + 1 if hasattr(raw, "lc") else None)
 
-    reg.entries, reg.errors = validate_entries(p, [_plain(r) for r in raws], locate)
+    kept, reg.errors = validate_indexed(reg.path, [_plain(r) for r in raws], locate)
+    _fill(reg, len(raws), kept)
     return reg

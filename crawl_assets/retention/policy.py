@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from crawl_assets import names, settings
 from crawl_assets.registry.validate import RegistryFileError, read_registry_bytes
+from crawl_assets.registry.yaml_safe import AnchorRefused, safe_load
 
 
 class TenantRetention(BaseModel):
@@ -60,9 +60,11 @@ def load_policy(path: str | os.PathLike[str] | None = None) -> RetentionPolicy:
     if not file.exists():
         return RetentionPolicy()
     try:
-        data = yaml.safe_load(read_registry_bytes(file)) or {}  # bounded, no aliases: like the registry
+        data = safe_load(read_registry_bytes(file)) or {}  # bounded, no anchors or aliases: like the registry
         return RetentionPolicy.model_validate(data)
     except RegistryFileError as exc:
         raise ValueError(f"invalid retention policy: {exc}") from None
+    except AnchorRefused as exc:
+        raise ValueError(f"{file}: invalid retention policy: {exc}") from None
     except ValueError as exc:
         raise ValueError(f"{file}: invalid retention policy: {exc}") from None

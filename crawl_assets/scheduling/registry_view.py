@@ -1,16 +1,14 @@
-"""A fast, cached, read-only view of the registry for sensors and runs.
+"""A cached, read-only view of the registry for sensors and runs.
 
-The round-trip loader (``crawl_assets.registry.load_registry``, ruamel.yaml) keeps comments for
-editing but costs ~3.5 ms per entry: 35 s for 10,000 sources, more than a sensor tick may take.
-Scheduling only reads, so this view parses with libyaml (~0.45 s for 10,000) and validates with the
-same validation as every other reader (``crawl_assets.registry.validate``: size bound, no aliases, no
-repeated keys, the pydantic model, duplicate sources, clashing tenants), then caches the result by file
-size and mtime: in memory (a sensor's later ticks pay nothing) and, on the single-machine SQLite default, as
-JSON under ``$DAGSTER_HOME/cache`` (each new run process skips the YAML parse; the cached entries go through
-the same validation again, so the cache can never hold, or execute, anything the registry file itself could
-not). With the instance on Postgres, runs may land on any machine and a local disk keeps nothing of ours:
-no file cache then. When an entry is
-invalid, the round-trip loader is used once to report it with its line number.
+The registry is read the way every reader reads it (``registry.store.parse_registry``: libyaml's events built
+into values in one pass, refusing anchors and aliases; ruamel only for what that leaves to it) and validated
+with the same validation (``crawl_assets.registry.validate``: size bound, no repeated keys, the pydantic model,
+duplicate sources, clashing tenants; an entry whose text is unchanged since the last read is not validated
+again). The result is cached by file size and mtime: in memory (a sensor's later ticks pay nothing) and, on the
+single-machine SQLite default, as JSON under ``$DAGSTER_HOME/cache`` (each new run process skips the YAML parse;
+the cached entries go through the same validation again, so the cache can never hold, or execute, anything the
+registry file itself could not). With the instance on Postgres, runs may land on any machine and a local disk
+keeps nothing of ours: no file cache then.
 
 A registry in S3 or Postgres (``CRAWL_REGISTRY=s3://bucket/key`` or ``postgres``) is asked on every call whether
 it changed since the version held in memory (a conditional GET, or a version comparison in SQL): every reader,
@@ -20,59 +18,20 @@ on every machine, decides on the current version; the memory only spares the par
 from __future__ import annotations
 
 import hashlib
-import io
 import os
-import re
 import threading
 from pathlib import Path
 
 import orjson
-import yaml
 
 from crawl_assets import instance_db, settings
+from crawl_assets.core.private import make_dirs, open_new
 from crawl_assets.registry import Registry, RegistryFileError, SourceEntry
 from crawl_assets.registry.storage import is_remote, storage_of
 from crawl_assets.registry.store import parse_registry
 from crawl_assets.registry.validate import read_registry_bytes, validate_entries
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """libyaml with YAML 1.2 core-schema scalars, as the round-trip loader (ruamel) reads them:
-    ``yes``/``on``/``no`` stay strings, ``0123`` is not octal."""
-
-
-_Loader.yaml_implicit_resolvers = {}
-for _tag, _regexp, _first in (
-    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
-    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
-    ("int", r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789"),
-    ("float", r"^(?:[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+"
-              r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+0123456789."),
-):
-    _Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_regexp), list(_first))
-
-
-class _Unusual(Exception):
-    """A number spelled in a way the two YAML libraries read differently, or a key repeated in one mapping
-    (which libyaml would silently let win): use the round-trip loader, which reads or refuses it."""
-
-
-def _mapping(loader: yaml.Loader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
-    if len(keys) != len(set(keys)):
-        raise _Unusual("repeated key")
-    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-
-
-def _unusual(loader: yaml.Loader, node: yaml.Node) -> None:
-    raise _Unusual(node.value)
-
-
-_ODD = "tag:crawl_assets,2025:odd-number"  # 0123, 0x1f, 0o17, 1_000
-_Loader.add_implicit_resolver(_ODD, re.compile(r"^[-+]?(?:0[0-9]+|0x[0-9a-fA-F]+|0o[0-7]+|[0-9][0-9_]*_[0-9_]*)$"),
-                              list("-+0123456789"))
-_Loader.add_constructor(_ODD, _unusual)
-_Loader.construct_mapping = _mapping  # type: ignore[method-assign]
 _cache: dict[Path | str, tuple[tuple[int, int] | str, Registry, dict[str, SourceEntry]]] = {}
 _lock = threading.Lock()
 
@@ -83,24 +42,17 @@ def _fingerprint(path: Path) -> tuple[int, int]:
 
 
 def _parse(path: Path | str, data: bytes, version: str = "") -> Registry:
-    try:
-        doc = yaml.load(io.BytesIO(data), Loader=_Loader)
-    except (yaml.YAMLError, _Unusual):
-        # reports a syntax error with its position / reads odd numbers as ruamel does
-        return parse_registry(Registry(path=path, version=version), data)
-    if doc is None:
-        return Registry(path=path, version=version)
-    if not isinstance(doc, dict) or not isinstance(doc.get("sources", []), (list, type(None))):
-        raise RegistryFileError(f"{path}: expected a mapping with a 'sources' list at the top level")
-    return _validated(path, doc.get("sources") or [], data, version)
+    """The registry read once (``parse_registry``: libyaml's events, lines kept for errors), kept read-only."""
+    reg = parse_registry(Registry(path=path, version=version), data)
+    reg._text = reg._source = reg._doc = None  # the cache holds entries, not the text
+    return reg
 
 
-def _validated(path: Path | str, raws: list, data: bytes | None = None, version: str = "") -> Registry:
+def _validated(path: Path | str, raws: list) -> Registry:
     entries, errors = validate_entries(path, raws, lambda index, loc: None)
     if errors:  # the same errors, with line numbers
-        text = read_registry_bytes(Path(path)) if data is None else data
-        return parse_registry(Registry(path=path, version=version), text)
-    return Registry(path=path, entries=entries, version=version)
+        return _parse(path, read_registry_bytes(Path(path)))
+    return Registry(path=path, entries=entries)
 
 
 def _remote_view(location: str) -> tuple[Registry, dict[str, SourceEntry]]:
@@ -170,9 +122,10 @@ def _save_snapshot(path: Path, fp: tuple[int, int], reg: Registry) -> None:
     if snap is None:
         return
     try:
-        snap.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(snap.parent)
         tmp = snap.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(orjson.dumps({"fingerprint": list(fp), "entries": [e.model_dump(mode="json") for e in reg.entries]}))
+        with open_new(tmp) as fh:  # the entries: as private as the registry
+            fh.write(orjson.dumps({"fingerprint": list(fp), "entries": [e.model_dump(mode="json") for e in reg.entries]}))
         os.replace(tmp, snap)
     except OSError:
         pass  # a cache only

@@ -31,7 +31,8 @@ PLATFORMS: tuple[str, ...] = catalog.platforms()
 Platform = Literal[PLATFORMS]  # type: ignore[valid-type]
 EdgeType = Literal["reply", "quote", "repost", "mention", "hashtag"]
 # What the normalizer had to do to the observation (docs/SCHEMA.md, "Provenance flags").
-ProvenanceFlag = Literal["invalid_utf8_replaced", "created_at_from_id", "local_time_converted", "value_out_of_range"]
+ProvenanceFlag = Literal["invalid_utf8_replaced", "created_at_from_id", "local_time_converted", "value_out_of_range",
+                         "context_missing"]
 PROVENANCE_FLAGS: tuple[str, ...] = ProvenanceFlag.__args__  # type: ignore[attr-defined]
 
 
@@ -82,7 +83,8 @@ class Provenance(BaseModel):
         description="What normalization had to do to this observation: invalid_utf8_replaced (bytes that were "
         "not UTF-8 became U+FFFD), created_at_from_id (no creation time in the input: derived from the X id), "
         "local_time_converted (an export's local time converted with the source's timezone option), "
-        "value_out_of_range (an integer beyond 64 bits was set aside: see metadata.out_of_range).",
+        "value_out_of_range (an integer beyond 64 bits was set aside: see metadata.out_of_range), context_missing "
+        "(the input lacked context the platform gives elsewhere: what it lacks is kept from an earlier observation).",
     )
 
 

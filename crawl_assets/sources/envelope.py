@@ -19,15 +19,22 @@ from crawl_assets.schema.record import Rejection
 __all__ = ["iter_envelopes", "crawl_field", "retrieved_at", "normalize_envelopes"]
 
 
-def iter_envelopes(stream: IO[bytes], batch: Batch) -> Iterator[tuple[int, bytes, dict[str, Any], Any] | Rejection]:
-    """(line, raw, crawl, response) per line, or a rejection naming the line when it is not an envelope."""
+ENVELOPE_EXPECTED = "expected an envelope {\"crawl\": {...}, \"response\": ...}"
+
+
+def iter_envelopes(stream: IO[bytes], batch: Batch, bare: Callable[[Any], bool] | None = None,
+                   expected: str = ENVELOPE_EXPECTED) -> Iterator[tuple[int, bytes, dict[str, Any], Any] | Rejection]:
+    """(line, raw, crawl, response) per line, or a rejection naming the line (``expected`` says what) when it is
+    not an envelope; a line ``bare`` accepts (an answer saved without its envelope) comes with an empty crawl."""
     for line, raw, obj in iter_json_lines(stream, batch):
         if isinstance(obj, InputError):
             yield batch.reject(line, str(obj), raw)
-        elif not isinstance(obj, dict) or not isinstance(obj.get("crawl"), dict) or "response" not in obj:
-            yield batch.reject(line, "expected an envelope {\"crawl\": {...}, \"response\": ...}", raw)
-        else:
+        elif isinstance(obj, dict) and isinstance(obj.get("crawl"), dict) and "response" in obj:
             yield line, raw, obj["crawl"], obj["response"]
+        elif bare is not None and bare(obj):
+            yield line, raw, {}, obj
+        else:
+            yield batch.reject(line, expected, raw)
 
 
 def crawl_field(crawl: dict[str, Any], field: str) -> str:
@@ -51,10 +58,11 @@ EnvelopeReader = Callable[[int, bytes, dict[str, Any], Any, dict[str, Any]], Ite
 """``read(line, raw, crawl, response, provenance)``: the records and rejections of one envelope line."""
 
 
-def normalize_envelopes(stream: IO[bytes], batch: Batch, read: EnvelopeReader) -> Iterator[Item]:
-    """Every envelope line through ``read``; a line that is no envelope, or an ``InputError`` while reading
-    it, becomes a rejection naming file and line, and the stream goes on."""
-    for entry in iter_envelopes(stream, batch):
+def normalize_envelopes(stream: IO[bytes], batch: Batch, read: EnvelopeReader, bare: Callable[[Any], bool] | None = None,
+                        expected: str = ENVELOPE_EXPECTED) -> Iterator[Item]:
+    """Every envelope line (and line ``bare`` accepts) through ``read``; a line that is no envelope, or an
+    ``InputError`` while reading it, becomes a rejection naming file and line, and the stream goes on."""
+    for entry in iter_envelopes(stream, batch, bare, expected):
         if not isinstance(entry, tuple):
             yield entry
             continue

@@ -23,7 +23,7 @@ import dagster as dg
 from pydantic import Field
 
 from crawl_assets import settings
-from crawl_assets.names import env_part
+from crawl_assets.names import env_part, secret_variable
 from crawl_assets.sdk.errors import MissingCredential  # raised here; plain, so collectors catch it without Dagster
 
 __all__ = ["MissingCredential", "TenantSecret", "credential_key", "secret_var", "secrets_from_env", "plain",
@@ -46,14 +46,7 @@ def credential_key(tenant: str, name: str | None) -> str:
     return f"{tenant}:{name or ''}"
 
 
-def secret_var(base: str, tenant: str, name: str | None) -> str:
-    """The variable holding ``tenant``'s credential ``name`` (None/'' = the tenant's default)."""
-    parts = [base]
-    if tenant != "default" or name:
-        parts.append(_part(tenant))
-    if name:
-        parts.append(_part(name))
-    return "__".join(parts)
+secret_var = secret_variable  # the variable holding a tenant's credential (the rule lives in names, Dagster-free)
 
 
 def secrets_from_env(base: str, environ: Mapping[str, str] | None = None, *, resolve: bool = False) -> list[TenantSecret]:

@@ -42,6 +42,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from crawl_assets import settings
+from crawl_assets.core.private import owner_only
 from crawl_assets.lake import Lake
 from crawl_assets.lake.landing import claim_delivery, land_event, release_delivery
 from crawl_assets.names import env_part
@@ -233,6 +234,7 @@ def create_app(*, registry_path: str | os.PathLike[str], lake_root: str, environ
                clock: Callable[[], float] = time.time, registry_ttl: float = REGISTRY_TTL_SECONDS) -> Starlette:
     """The receiver app; ``environ`` holds the webhook secrets (``crawl-assets webhooks serve`` passes the process
     environment, through ``crawl_assets.settings``)."""
+    owner_only()  # the landed deliveries: 0600
     app = Starlette(routes=[
         Route("/hooks/{platform}/{source}", receive, methods=["POST"]),
         Route("/hooks/{platform}/{source}", head_ok, methods=["HEAD"]),

@@ -81,6 +81,54 @@ def test_a_yaml_alias_bomb_is_refused_before_anything_expands(tmp_path):
     assert listed.returncode == 2 and "aliases" in listed.stderr
 
 
+# Anchor names libyaml refuses but ruamel reads (issue 30, item 1): the guard's libyaml scan failed on them and
+# trusted "the parser will report it"; ruamel then expanded 10**9 leaves (84 s, 958 MiB for 565 bytes).
+ANCHOR_NAMES = {"dotted": "a.{}", "slashed": "a/{}", "persian": "\u0628{}", "plain": "a{}"}
+
+
+def named_alias_bomb(shape: str, depth: int = 9) -> str:
+    name = ANCHOR_NAMES[shape].format
+    lines = [f"l0: &{name(0)} [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"l{i}: &{name(i)} [" + ", ".join([f"*{name(i - 1)}"] * 10) + "]" for i in range(1, depth)]
+    return "\n".join(lines) + f"\nsources:\n  - {{name: b, platform: x, kind: search_query, identifier: q, " \
+                               f"options: {{bomb: *{name(depth - 1)}}}}}\n"
+
+
+@pytest.fixture
+def no_alias_is_ever_composed(monkeypatch):
+    """ruamel's composer fails the test the moment it would build an alias (it used to, then expanded it)."""
+    from ruamel.yaml.composer import Composer
+
+    def composed(self, node):
+        raise AssertionError("an alias was composed")
+
+    monkeypatch.setattr(Composer, "return_alias", composed)
+
+
+@pytest.mark.parametrize("shape", list(ANCHOR_NAMES))
+def test_an_alias_bomb_is_refused_by_every_reader_whatever_its_anchor_names(tmp_path, shape, no_alias_is_ever_composed):
+    import tracemalloc
+
+    from crawl_assets.retention.policy import load_policy
+
+    path = tmp_path / "sources.yaml"
+    path.write_text(named_alias_bomb(shape), encoding="utf-8")
+    tracemalloc.start()
+    try:
+        with pytest.raises(RegistryFileError, match=r"sources.yaml:\d+: YAML anchors and aliases"):
+            load_registry(path)  # the CLI, definitions load, the lake resource
+        with pytest.raises(RegistryFileError, match=r"sources.yaml:\d+: YAML anchors and aliases"):
+            _fresh_view(path)  # sensors, runs, the webhook receiver
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20, f"{peak} bytes held while refusing {path.stat().st_size} bytes"
+    policy = tmp_path / "retention.yaml"
+    policy.write_text(named_alias_bomb(shape).replace("sources:", "tenants:"), encoding="utf-8")
+    with pytest.raises(ValueError, match="anchors and aliases"):
+        load_policy(policy)
+
+
 def test_a_key_repeated_inside_an_entry_is_refused_by_every_reader(tmp_path):
     path = tmp_path / "sources.yaml"
     path.write_text("sources:\n  - name: news\n    tenant: acme\n    platform: x\n    kind: search_query\n"

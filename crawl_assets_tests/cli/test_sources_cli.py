@@ -120,3 +120,42 @@ def test_a_wrong_kind_is_reported_against_kind(registry):
     registry.write_text("sources:\n  - name: c\n    platform: x\n    kind: channel\n    identifier: a\n")
     listed = run("list", registry=registry)
     assert f"{registry}:4: entry 1 ('c'): field 'kind'" in listed.stderr
+
+
+def test_add_warns_naming_the_credential_variable_a_live_source_needs(registry, monkeypatch):
+    for var in [v for v in __import__("os").environ if v.startswith(("CRAWL_X_", "CRAWL_TELEGRAM_", "CRAWL_DISCOURSE_"))]:
+        monkeypatch.delenv(var)
+    x = run("add", "--platform", "x", "--kind", "account_timeline", "--identifier", "a", "--name", "a", "--tenant", "demo",
+            registry=registry)
+    assert x.returncode == 0 and "added demo.x.a" in x.stdout
+    assert "warning: demo.x.a cannot sync until CRAWL_X_BEARER_TOKEN__DEMO is set" in x.stderr, x.stderr
+    tg = run("add", "--platform", "telegram", "--kind", "channel", "--identifier", "c", "--name", "c", "--tenant", "acme",
+             "--credential", "main", registry=registry)
+    assert "CRAWL_TELEGRAM_SESSION__ACME__MAIN and CRAWL_TELEGRAM_API_ID and CRAWL_TELEGRAM_API_HASH are set" in tg.stderr
+    monkeypatch.setenv("CRAWL_X_BEARER_TOKEN__DEMO", "set")
+    monkeypatch.setenv("CRAWL_TELEGRAM_API_ID__ACME", "1")  # the tenant's default app stands in for the credential's
+    quiet = run("add", "--platform", "x", "--kind", "account_timeline", "--identifier", "b", "--name", "b", "--tenant",
+                "demo", registry=registry)
+    assert quiet.returncode == 0 and "warning" not in quiet.stderr, quiet.stderr
+    tg2 = run("add", "--platform", "telegram", "--kind", "channel", "--identifier", "d", "--name", "d", "--tenant", "acme",
+              "--credential", "main", registry=registry)
+    assert "CRAWL_TELEGRAM_SESSION__ACME__MAIN and CRAWL_TELEGRAM_API_HASH are set" in tg2.stderr, tg2.stderr
+    forum = run("add", "--platform", "discourse", "--kind", "forum", "--identifier", "https://forum.example.org",
+                "--name", "f", registry=registry)
+    assert forum.returncode == 0 and "warning" not in forum.stderr, "a public forum needs no key"
+
+
+def test_platform_names_are_case_insensitive(registry):
+    from click.testing import CliRunner
+
+    from crawl_assets.cli.main import cli
+
+    runner = CliRunner()
+    added = runner.invoke(cli, ["sources", "add", "--platform", "Telegram", "--kind", "Channel", "--identifier", "chan",
+                                "--name", "chan", "--registry", str(registry)])
+    assert added.exit_code == 0, added.output
+    assert [(e.platform, e.kind.value) for e in load_registry(registry).entries] == [("telegram", "channel")]
+    listed = runner.invoke(cli, ["sources", "list", "--platform", "TELEGRAM", "--registry", str(registry)])
+    assert listed.exit_code == 0 and "default.telegram.chan" in listed.output, listed.output
+    status = runner.invoke(cli, ["status", "--platform", "X"])
+    assert "Invalid value" not in status.output, status.output

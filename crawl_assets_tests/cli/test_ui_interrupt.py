@@ -13,6 +13,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 LEADER = """
 import signal, subprocess, sys, time
 from pathlib import Path
@@ -73,3 +75,42 @@ def test_a_process_ended_by_a_signal_gives_the_shell_code(tmp_path: Path):
 
     assert run_interruptible([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"]) == 143
     assert run_interruptible([sys.executable, "-c", "raise SystemExit(4)"]) == 4
+
+
+# Like ``dg dev``: no handler of its own, Python's default one (KeyboardInterrupt) does the orderly stop.
+PLAIN_PYTHON = """
+import sys, time
+from pathlib import Path
+Path(sys.argv[1]).write_text("")
+try:
+    while True:
+        time.sleep(0.05)
+except KeyboardInterrupt:
+    sys.exit(0)
+"""
+
+
+def _no_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # what a shell without job control gives `cmd &`
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_started_from_a_script_it_stops_on_sigterm_and_sigint(tmp_path: Path, signum: int):
+    """No terminal, SIGINT ignored inherited (``crawl-assets ui &`` in a script): the started process must still
+    get the interrupt it stops on, so ``ui`` exits when the script sends SIGTERM (or SIGINT) to it alone."""
+    child = tmp_path / "child.py"
+    child.write_text(textwrap.dedent(PLAIN_PYTHON))
+    ready = tmp_path / "ready"
+    wrapper = subprocess.Popen([sys.executable, "-c", WRAPPER, str(child), str(ready), "-"], stdin=subprocess.DEVNULL,
+                               start_new_session=True, preexec_fn=_no_interrupts)
+    try:
+        for _ in range(200):
+            if ready.exists():
+                break
+            time.sleep(0.05)
+        assert ready.exists(), "the started process never came up"
+        wrapper.send_signal(signum)
+        assert wrapper.wait(30) == 0
+    finally:
+        if wrapper.poll() is None:
+            os.killpg(wrapper.pid, signal.SIGKILL)

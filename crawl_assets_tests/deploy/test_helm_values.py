@@ -134,6 +134,7 @@ def test_the_queued_coordinator_applies_dagster_yaml_limits_and_retries(values: 
     assert queued["tagConcurrencyLimits"] == runs["tag_concurrency_limits"]
     assert {"key": "dagster/partition", "value": {"applyLimitPerUniqueValue": True}, "limit": 1} in runs[
         "tag_concurrency_limits"]  # never two runs of one source
+    assert values["telemetry"] == instance["telemetry"] and values["additionalInstanceConfig"]["nux"] == instance["nux"]
     retries, ours = values["dagsterDaemon"]["runRetries"], instance["run_retries"]
     assert (retries["enabled"], retries["maxRetries"], retries["retryOnAssetOrOpFailure"]) == (
         ours["enabled"], ours["max_retries"], ours["retry_on_asset_or_op_failure"])

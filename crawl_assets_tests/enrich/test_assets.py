@@ -79,7 +79,7 @@ def test_lineage_and_sync_jobs_leave_enrichment_to_its_own_job():
         assert node.parent_keys == {dg.AssetKey(["x", "normalized_records"])}
         assert node.partitions_def.name == "x_sources" and node.code_version.startswith(f"{name}/")
         assert node.group_name == "x_enrichment"
-    assert not any(k.path[1:2] == ["enrichment"] for k in defs.resolve_job_def("x_sync").asset_layer.selected_asset_keys)
+    assert not any(k.path[1:2] == ["enrichment"] for k in defs.resolve_job_def("x_sync_no_index").asset_layer.selected_asset_keys)
     tenant_wide = {n for n, cls in ENRICHERS.items() if cls.scope == "tenant"}
     assert defs.resolve_job_def("x_enrich").asset_layer.selected_asset_keys == \
         {_key(n) for n in ENRICHERS} | {dg.AssetKey(["enrichment", n]) for n in tenant_wide}
@@ -143,7 +143,7 @@ def test_a_bad_enrichment_file_costs_the_enrichment_assets_only(tmp_path, monkey
         defs = _defs()
     graph = defs.resolve_asset_graph()
     assert dg.AssetKey(["x", "normalized_records"]) in graph.get_all_asset_keys()
-    assert defs.resolve_job_def("x_sync") is not None and defs.resolve_job_def("x_enrich") is not None
+    assert defs.resolve_job_def("x_sync_no_index") is not None and defs.resolve_job_def("x_enrich") is not None
     assert graph.get(_key("near_duplicates")).code_version.startswith("near_duplicates/unusable+")
     assert graph.get(_key("personal_data")).code_version.startswith("personal_data/1+"), "the others as usual"
     assert f"{config}: enrichers.near_duplicates" in caplog.text and "threshold" in caplog.text

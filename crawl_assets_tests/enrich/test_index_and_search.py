@@ -10,6 +10,7 @@ from crawl_assets.enrich import search
 from crawl_assets.enrich.config import ENRICHERS
 from crawl_assets.enrich.index import index_features
 from crawl_assets.enrich.run import enrich_source
+from crawl_assets.index.profiles import author_profile
 from crawl_assets.index.sink import index_documents
 from crawl_assets.lake import Lake
 from crawl_assets_tests.enrich.records import T0, batch_id, record, write_part
@@ -70,6 +71,13 @@ def test_features_join_records_and_are_sent_once(es: EsTarget, tmp_path):
 
     news = search.account_activity(es.client, es.tenant, "x", "news")
     assert news["account_activity"]["posts"] == 15 and news["inferred"] is True
+    es.client.indices.refresh(index="crawl-*")
+    profile = author_profile(es.client, es.tenant, "news")  # /v1/authors/news: the account's features joined
+    assert profile["records"] == 15 and profile["inferred"]["source"] == "enrichment (model-made, not observed)"
+    activity = profile["inferred"]["features"]["account_activity"]
+    assert activity["posts"] == 15 and activity["active_days"] == news["account_activity"]["active_days"]
+    assert profile["inferred"]["stamps"]["account_activity"] == news["enricher_version"]
+    assert author_profile(es.client, f"{es.tenant}b", "news") is None, "another tenant sees nothing"
 
     again = _enrich_and_index(es, lake)
     assert all(r.stats.docs == 0 and r.deleted == 0 for r in again.values()), "nothing is sent twice"

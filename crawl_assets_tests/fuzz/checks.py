@@ -66,9 +66,10 @@ def check_normalizer(fmt: str, payload: bytes, *, line_based: bool) -> list[Reco
 
 
 # Formats read by ijson's yajl backend, whose lexer takes vertical tab and form feed for whitespace between
-# tokens (found by bench/fuzz_full.py at 10,000 cases: '"type":\v"message"' read as the message it is).
-# Nothing is lost that way, so such a document counts as valid here; inside a string yajl still refuses them.
-YAJL_FORMATS = frozenset({"telegram-export"})
+# tokens (found by bench/fuzz_full.py at 10,000 cases: '"type":\v"message"' read as the message it is; the same
+# in an X archive's tweets.js, '"resize":\v"crop"'). Nothing is lost that way, so such a document counts as
+# valid here; inside a string yajl still refuses them.
+YAJL_FORMATS = frozenset({"telegram-export", "x-archive"})
 
 
 def _valid_json(document: bytes, *, lenient_space: bool = False) -> bool:

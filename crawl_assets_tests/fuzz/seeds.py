@@ -6,6 +6,7 @@ messages made by the MTProto stand-in exactly as the collector stores them.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import dataclasses
 import functools
@@ -125,8 +126,8 @@ def _telethon_lines() -> tuple[Any, ...]:
     return tuple(lines)
 
 
-def _issue_14_shapes() -> dict[str, list[Any]]:
-    """Items of the real-world shapes of issue 14 (crawl_assets_tests/normalize/fixtures.py), per seed set."""
+def _real_world_shapes() -> dict[str, list[Any]]:
+    """Items of the real-world shapes of issues 14 and 29 (crawl_assets_tests/normalize/fixtures.py), per seed set."""
     from crawl_assets.normalize.sniff import mismatch
     from crawl_assets_tests.normalize.fixtures import fixtures
 
@@ -141,6 +142,10 @@ def _issue_14_shapes() -> dict[str, list[Any]]:
             name = "x-archive" if kind == "tweets" else f"x-archive:{kind}"
         elif fixture.fmt == "telegram-export":
             items, name = (_json_or_none(data) or {}).get("messages"), fixture.fmt
+        elif fixture.fmt == "play-csv":  # rows after the header (the seed set writes its own header)
+            text = data.decode("utf-16" if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else "utf-8")
+            found.setdefault(fixture.fmt, []).extend(list(csv.reader(io.StringIO(text)))[1:])
+            continue
         else:
             items, name = [_json_or_none(line) for line in data.splitlines() if line.strip()], fixture.fmt
         found.setdefault(name, []).extend(i for i in items or () if isinstance(i, dict))
@@ -157,11 +162,11 @@ def _json_or_none(raw: bytes) -> Any:
 @cache
 def seeds() -> dict[str, FormatSeeds]:
     """Seed set name → seeds; every format of ``crawl_assets.normalize.FORMATS`` has at least one set (the
-    set named after it), and the real-world shapes of issue 14 are in them too."""
+    set named after it), and the real-world shapes of issues 14 and 29 are in them too."""
     pages = tuple(orjson.loads(line) for line in _sample("x_v2_recording.jsonl").splitlines() if line.strip())
     archive = orjson.loads(_sample("x_archive_tweets.js").split(b"=", 1)[1])
     export = orjson.loads(_sample("telegram_export/result.json"))["messages"]
-    shapes = _issue_14_shapes()
+    shapes = _real_world_shapes()
     found = {
         "telegram": FormatSeeds(_telethon_lines(), _lines, True),
         "telegram-export": FormatSeeds(tuple(export), _export, False),

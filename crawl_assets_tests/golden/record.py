@@ -46,6 +46,7 @@ VERSION = re.compile(r"\d+\.\d+\.\d+\+[0-9a-f]{12}")
 LOOPBACK = re.compile(r"127\.0\.0\.1:\d+")
 RUN_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 VOLATILE_KEYS = {"run_id", "collected_at", "duration_seconds", "cursor_age_seconds", "newest_event_lag_seconds",
+                 "newest_event_lag_hours", "newest_item_age_days", "not_posts_files",
                  "cursor_lag_seconds", "pacing_wait_seconds", "last_sync_at", "reset_by_run", "failed_run",
                  "retrieved_at", "observed_at", "received_at", "rate_limit_wait_seconds", "anchor", "forward_from",
                  "preview", "last_batch", "path", "quarantine_files", "file", "expires_at", "sync_started_at", "floor",

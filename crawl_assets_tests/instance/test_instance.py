@@ -40,3 +40,11 @@ def test_postgres_when_configured(dagster_home: Path, pg_url: str, monkeypatch):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip().endswith("1")
     assert not (dagster_home / "storage" / "runs.db").exists()
+
+
+def test_ui_shows_no_first_visit_community_dialog(dagster_home: Path):
+    """The webserver asks ``shouldShowNux`` (``instance.nux_enabled`` and no ``.nux/nux.yaml`` yet) before showing
+    "Join the Dagster community"; the shipped config turns it off, as it does telemetry."""
+    with dg.DagsterInstance.get() as instance:
+        assert instance.nux_enabled is False
+        assert instance.telemetry_enabled is False

@@ -105,3 +105,166 @@ def telethon_message(message_id: int, text: str, **fields: Any) -> dict[str, Any
 def lines(*objects: dict[str, Any] | bytes) -> bytes:
     """JSON lines (stdlib json: integers beyond 64 bits are written as they are, as careless producers do)."""
     return b"\n".join(o if isinstance(o, bytes) else json.dumps(o, ensure_ascii=False).encode() for o in objects) + b"\n"
+
+
+def envelope(endpoint: str, response: Any, **crawl: str) -> dict[str, Any]:
+    """A raw line of a REST source: the answer as received, wrapped with what it does not say."""
+    return {"crawl": {"endpoint": endpoint, **crawl, "retrieved_at": "2026-11-30T04:00:00+00:00"}, "response": response}
+
+
+def intercom_v1_conversation(conv_id: str, opening: str, *parts: dict[str, Any]) -> dict[str, Any]:
+    """``GET /conversations/{id}`` of the Intercom API before 2.0: the opening message under
+    ``conversation_message`` (no ``source``), ``user``/``customers``/``assignee`` instead of ``contacts``/
+    ``admin_assignee_id``."""
+    return {
+        "type": "conversation", "id": conv_id, "created_at": 1400850973, "updated_at": 1400857494,
+        "waiting_since": 1400857494, "snoozed_until": None,
+        "conversation_message": {"type": "conversation_message", "id": f"{conv_id}001", "subject": "",
+                                 "body": f"<p>{opening}</p>", "author": {"type": "user", "id": "5310d8e7598c9a0b24000002"},
+                                 "attachments": [], "url": None},
+        "user": {"type": "user", "id": "5310d8e7598c9a0b24000002"},
+        "customers": [{"type": "user", "id": "5310d8e7598c9a0b24000002"}],
+        "assignee": {"type": "admin", "id": "25"}, "open": True, "state": "open", "read": True,
+        "tags": {"type": "tag.list", "tags": []},
+        "conversation_parts": {"type": "conversation_part.list", "conversation_parts": list(parts),
+                               "total_count": len(parts)},
+    }  # fmt: skip
+
+
+def intercom_part(part_id: str, body: str | None, created: int, *, author: tuple[str, str] = ("admin", "25"),
+                  **fields: Any) -> dict[str, Any]:
+    """One conversation part (the same in both API generations)."""
+    return {"type": "conversation_part", "id": part_id, "part_type": fields.pop("part_type", "comment"),
+            "body": body, "created_at": created, "updated_at": fields.pop("updated_at", created),
+            "notified_at": created, "assigned_to": None, "author": {"type": author[0], "id": author[1]},
+            "attachments": [], **fields}
+
+
+def intercom_v1_notification(conversation: dict[str, Any]) -> dict[str, Any]:
+    """A webhook delivery of the API before 2.0 carrying a conversation (topic conversation.user.created)."""
+    return {"type": "notification_event", "app_id": "wsa", "id": "notif_0a1b2c", "topic": "conversation.user.created",
+            "data": {"type": "notification_event_data", "item": conversation}, "links": {},
+            "delivery_status": "pending", "delivery_attempts": 1, "delivered_at": 0, "first_sent_at": 1400850980,
+            "created_at": 1400850980, "self": None}
+
+
+SHIFT_USER, SHIFT_CHAT = 2**32, 2**33  # Telegram Desktop's peer ids before 2.7.2: 2**32 | user, 2**33 | chat or channel
+
+
+def tdesktop_chat(chat_id: int, chat_type: str, *messages: dict[str, Any], name: str = "Sample Channel") -> bytes:
+    """A single-chat ``result.json`` with the chat ``id`` exactly as given (shifted, by exports before 2.7.2)."""
+    return json.dumps({"name": name, "type": chat_type, "id": chat_id, "messages": list(messages)}, indent=1,
+                      ensure_ascii=False).encode()
+
+
+def tdesktop_2019_message(message_id: int, text: str, date: str, **fields: Any) -> dict[str, Any]:
+    """A message of Telegram Desktop 1.x-2.1 (before June 2020): local ``date``, ``edited`` always written
+    (the epoch in local time when never edited), the sender (when any) as a bare user id."""
+    return {"id": message_id, "type": "message", "date": date, "edited": fields.pop("edited", "1970-01-01T03:30:00"),
+            **fields, "text": text}
+
+
+def tdesktop_2020_message(message_id: int, text: str, date: str, **fields: Any) -> dict[str, Any]:
+    """A message of Telegram Desktop 2.4-2.7.1 (September 2020 to April 2021): ``edited`` only when edited, and
+    ``from_id`` (always) and ``reply_to_peer_id`` as shifted peer ids."""
+    return {"id": message_id, "type": "message", "date": date, **fields, "text": text}
+
+
+def x_media_tweet(tweet_id: str) -> dict[str, Any]:
+    """A post with a photo, a video and a shared link, on a page whose client did not request
+    ``expansions=attachments.media_keys``: the media url entities carry no ``media_key`` and ``includes`` no media."""
+    text = "Two clips and a read https://t.co/Link000001 https://t.co/Phot000001 https://t.co/Vide000001"
+    return x_tweet(tweet_id, text, attachments={"media_keys": [f"3_{tweet_id}", f"7_{tweet_id}"]}, entities={"urls": [
+        {"start": 21, "end": 44, "url": "https://t.co/Link000001", "expanded_url": "https://example.com/read",
+         "display_url": "example.com/read"},
+        {"start": 45, "end": 68, "url": "https://t.co/Phot000001",
+         "expanded_url": f"https://twitter.com/acme/status/{tweet_id}/photo/1", "display_url": "pic.twitter.com/Phot000001"},
+        {"start": 69, "end": 92, "url": "https://t.co/Vide000001",
+         "expanded_url": f"https://x.com/acme/status/{tweet_id}/video/1", "display_url": "pic.x.com/Vide000001"},
+    ]})  # fmt: skip
+
+
+def _archive_medium(tweet_id: str, kind: str, media_id: str, image: str, large: tuple[int, int]) -> dict[str, Any]:
+    """One entry of an archive post's ``extended_entities.media`` (numbers as strings, as tweets.js writes them)."""
+    sizes = {"thumb": (150, 150), "medium": (1200, 675), "small": (680, 383), "large": large}
+    return {"expanded_url": f"https://twitter.com/acme/status/{tweet_id}/{kind}/1", "indices": ["10", "33"],
+            "url": "https://t.co/Phot000002", "media_url": f"http://pbs.twimg.com/{image}", "id_str": media_id,
+            "id": media_id, "media_url_https": f"https://pbs.twimg.com/{image}", "type": kind,
+            "sizes": {name: {"w": str(w), "h": str(h), "resize": "crop" if name == "thumb" else "fit"}
+                      for name, (w, h) in sizes.items()},
+            "display_url": "pic.twitter.com/Phot000002"}  # fmt: skip
+
+
+def archive_media_tweet(tweet_id: str) -> dict[str, Any]:
+    """An archive post with a photo and a video as tweets.js writes them: every number a string."""
+    photo = _archive_medium(tweet_id, "photo", "1790000000000000555", "media/GAbCdEfG.jpg", (2048, 1152))
+    video = _archive_medium(tweet_id, "video", "1790000000000000556", "ext_tw_video_thumb/1/pu/img/x.jpg", (1280, 720))
+    video["video_info"] = {"aspect_ratio": ["16", "9"], "duration_millis": "30030", "variants": [
+        {"bitrate": "2176000", "content_type": "video/mp4", "url": "https://video.twimg.com/ext_tw_video/1/pu/vid/1280x720/a.mp4?tag=12"},
+        {"content_type": "application/x-mpegURL", "url": "https://video.twimg.com/ext_tw_video/1/pu/pl/a.m3u8?tag=12"},
+        {"bitrate": "832000", "content_type": "video/mp4", "url": "https://video.twimg.com/ext_tw_video/1/pu/vid/640x360/a.mp4?tag=12"},
+    ]}  # fmt: skip
+    return archive_tweet(tweet_id, "New video https://t.co/Phot000002", entities={
+        "hashtags": [], "symbols": [], "user_mentions": [], "urls": [], "media": [photo]},
+        extended_entities={"media": [photo, video]})
+
+
+def discourse_post(post_id: int, topic_id: int, number: int, cooked: str, **fields: Any) -> dict[str, Any]:
+    """A post of ``/posts.json`` or a topic's ``post_stream`` (the fields Discourse 3.x sends)."""
+    return {"id": post_id, "name": "Bob", "username": fields.pop("username", "bob"), "avatar_template": "/user_avatar/forum/bob/{size}/1_2.png",
+            "created_at": "2026-11-01T00:07:00.000Z", "cooked": cooked, "post_number": number, "post_type": 1,
+            "updated_at": "2026-11-01T00:07:00.000Z", "reply_count": 0, "reply_to_post_number": None, "quote_count": 0,
+            "incoming_link_count": 0, "reads": 3, "score": 0.6, "topic_id": topic_id, "topic_slug": f"topic-{topic_id}",
+            "version": 1, "user_id": 107, "user_deleted": False, "deleted_at": None, "wiki": False,
+            "actions_summary": [], **fields}  # fmt: skip
+
+
+def discourse_quote(username: str, topic_id: int, number: int, words: str, *, other_topic: str = "") -> str:
+    """``cooked`` of a quote as Discourse renders ``[quote="name, post:N, topic:T"]`` (a quote of another topic
+    links that topic in its title)."""
+    title = f'<a href="https://forum.example.org/t/{other_topic}/{topic_id}/{number}">{other_topic}</a>' if other_topic else f"{username}:"
+    return (f'<aside class="quote no-group" data-username="{username}" data-post="{number}" data-topic="{topic_id}">\n'
+            f'<div class="title">\n<div class="quote-controls"></div>\n<img loading="lazy" alt="" width="24" height="24" '
+            f'src="/user_avatar/forum.example.org/{username}/48/12_2.png" class="avatar"> {title}</div>\n'
+            f"<blockquote>\n<p>{words}</p>\n</blockquote>\n</aside>\n")  # fmt: skip
+
+
+def discourse_onebox(url: str, title: str) -> str:
+    """``cooked`` of a link alone on its line, previewed (a onebox)."""
+    return (f'<aside class="onebox allowlistedgeneric" data-onebox-src="{url}">\n  <header class="source">\n'
+            f'      <img src="https://example.com/favicon.ico" class="site-icon" width="32" height="32">\n'
+            f'      <a href="{url}" target="_blank" rel="noopener">example.com</a>\n  </header>\n'
+            f'  <article class="onebox-body">\n    <div class="aspect-image" style="--aspect-ratio:690/362;"><img '
+            f'src="https://example.com/cover.png" class="thumbnail" width="690" height="362"></div>\n'
+            f'<h3><a href="{url}" target="_blank" rel="noopener">{title}</a></h3>\n\n<p>{title}: a summary.</p>\n'
+            "  </article>\n  <div class=\"onebox-metadata\">\n    \n    \n  </div>\n  <div style=\"clear: both\"></div>\n</aside>\n")  # fmt: skip
+
+
+def hn_item(item_id: int, item_type: str, **fields: Any) -> dict[str, Any]:
+    """An item of the Hacker News Firebase API, ``GET /v0/item/{id}.json`` (key order as the API sends it)."""
+    return {"by": fields.pop("by", "pat"), "id": item_id, **fields, "time": fields.pop("time", 1793491500), "type": item_type}
+
+
+PLAY_CSV_HEADER = ["Package Name", "App Version Code", "App Version Name", "Reviewer Language", "Device",
+                   "Review Submit Date and Time", "Review Submit Millis Since Epoch", "Review Last Update Date and Time",
+                   "Review Last Update Millis Since Epoch", "Star Rating", "Review Title", "Review Text",
+                   "Developer Reply Date and Time", "Developer Reply Millis Since Epoch", "Developer Reply Text",
+                   "Review Link"]  # fmt: skip
+
+
+def play_csv(*rows: list[str], encoding: str = "utf-16") -> bytes:
+    """A Play Console review export (``reviews_<package>_<yyyymm>.csv``): UTF-16 with a BOM as the Console's
+    bucket holds it, or UTF-8 as re-saved."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+    writer.writerows([PLAY_CSV_HEADER, *rows])
+    return out.getvalue().encode(encoding)
+
+
+def play_rating_row(stars: int, submitted: str, millis: int) -> list[str]:
+    """The row Play writes for a rating given without a review: no title, text, reply or link."""
+    return ["com.acme.app", "231", "2.3.1", "en", "a52q", submitted, str(millis), submitted, str(millis), str(stars),
+            "", "", "", "", "", ""]

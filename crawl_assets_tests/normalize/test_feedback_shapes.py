@@ -1,10 +1,12 @@
-"""Discourse answers in shapes our goldens lacked (issue 14 item 13)."""
+"""Discourse answers in shapes our goldens lacked (issue 14 item 13; issue 29 item 4)."""
 
 from __future__ import annotations
 
 import orjson
 
+from crawl_assets.normalize.edges import record_edges
 from crawl_assets_tests.normalize.helpers import run
+from crawl_assets_tests.normalize.shapes import discourse_onebox, discourse_post, discourse_quote
 
 HOST = "forum.example.org"
 # Discourse ``cooked`` of an upload as Discourse renders it: a lightbox around the optimized image, the
@@ -48,7 +50,7 @@ def test_image_only_discourse_post_keeps_the_image():
         ("photo", f"https://{HOST}/uploads/default/original/2X/a/abc123.jpeg", 690, 388)]
     assert lightbox.urls == [], "the upload is media, not a link"
     assert [(m.type, m.url) for m in plain.media] == [("photo", f"https://{HOST}/uploads/default/original/1X/def456.png")]
-    assert other.media == [] and ":smile:" in other.text, "avatars and emoji are not the post's media"
+    assert other.media == [] and other.text == "see 😄", "avatars and emoji are not the post's media; a quote is not its text"
 
 
 def test_discourse_video_and_attachment_are_media():
@@ -58,3 +60,42 @@ def test_discourse_video_and_attachment_are_media():
     assert [(m.type, m.url) for m in records[0].media] == [
         ("video", f"https://{HOST}/uploads/default/original/1X/clip.mp4"),
         ("document", f"https://{HOST}/uploads/short-url/log.txt")]
+
+
+def _topic(topic_id: int, *posts: dict) -> dict:
+    return {"crawl": {"endpoint": "topic", "host": HOST, "retrieved_at": "2026-11-30T04:00:00+00:00"},
+            "response": {"id": topic_id, "title": f"Topic {topic_id}", "slug": f"topic-{topic_id}", "category_id": 5,
+                         "post_stream": {"posts": list(posts), "stream": [p["id"] for p in posts]}}}
+
+
+def test_discourse_quote_is_a_relation_not_text():
+    """Issue 29 item 4: the quoted words and author stay out of text; quote_of is the post of the right topic."""
+    same = discourse_post(30, 1001, 3, discourse_quote("alice", 1001, 2, "The original words") + "<p>I agree with this</p>")
+    other = discourse_post(31, 1001, 4, discourse_quote("carol", 1002, 2, "Elsewhere", other_topic="topic-1002")
+                           + "<p>Same as there</p>")
+    later = discourse_post(32, 1001, 5, discourse_quote("dave", 1003, 1, "Not yet seen") + "<p>and this</p>")
+    stream = b"".join(orjson.dumps(line) + b"\n" for line in (
+        _topic(1001, discourse_post(10, 1001, 1, "<p>Start</p>"), discourse_post(20, 1001, 2, "<p>The original words</p>",
+                                                                                   username="alice"), same, other, later),
+        _topic(1002, discourse_post(11, 1002, 1, "<p>Other start</p>"), discourse_post(21, 1002, 2, "<p>Elsewhere</p>")),
+        _topic(1003, discourse_post(12, 1003, 1, "<p>Not yet seen</p>", username="dave"))))
+    records, rejections = run("discourse", stream)
+    assert not rejections
+    by_id = {r.native_id: r for r in records}
+    assert by_id["30"].text == "I agree with this" and by_id["30"].text_clean == "I agree with this"
+    assert by_id["30"].quote_of == f"discourse:{HOST}:20"
+    assert by_id["31"].quote_of == f"discourse:{HOST}:21", "post 2 of the quoted topic, not of this one"
+    assert by_id["32"].quote_of == f"discourse:{HOST}:12", "a quoted post later in the stream is waited for"
+    assert by_id["30"].metadata["quoted_posts"] == [{"topic_id": 1001, "post_number": 2, "username": "alice"}]
+    assert ("quote", f"discourse:{HOST}:30", f"discourse:{HOST}:20") in {e[:3] for e in record_edges(by_id["30"])}
+
+
+def test_discourse_link_preview_is_the_link_once_and_emoji_are_emoji():
+    cooked = ('<p>Worth reading <img src="https://emoji.discourse-cdn.com/twitter/+1/3.png?v=12" title=":+1:t3:" '
+              'class="emoji" alt=":+1:t3:" loading="lazy" width="20" height="20"></p>\n'
+              + discourse_onebox("https://example.com/article", "Article title") + '<p>custom <img src="/uploads/e.png" '
+              'title=":party_parrot:" class="emoji emoji-custom" alt=":party_parrot:"></p>')  # fmt: skip
+    records, _ = run("discourse", _discourse(discourse_post(40, 1001, 6, cooked)))
+    (post,) = records
+    assert post.text == "Worth reading 👍🏼\nhttps://example.com/article\ncustom :party_parrot:"
+    assert post.urls == ["https://example.com/article"] and post.media == []

@@ -1,9 +1,10 @@
-"""Telegram inputs of several years (issue 14 items 10 and 11): Desktop exports made before
-``date_unixtime`` existed, and Telethon JSON written by older Telethon versions."""
+"""Telegram inputs of several years (issue 14 items 10 and 11, issue 29 item 2): Desktop exports made before
+``date_unixtime`` existed or with shifted peer ids, and Telethon JSON written by older Telethon versions."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from datetime import datetime, timezone
 
 import dagster as dg
@@ -17,7 +18,10 @@ from crawl_assets.registry.store import Registry
 from crawl_assets.orchestration.raw_export import ingest_export_file
 from crawl_assets.sources.exports import tenant_import_root
 from crawl_assets_tests.normalize.helpers import CONTEXT, run
-from crawl_assets_tests.normalize.shapes import export_file, export_message, lines, telethon_message
+from crawl_assets_tests.normalize.shapes import (
+    SHIFT_CHAT, SHIFT_USER, export_file, export_message, lines, tdesktop_2019_message, tdesktop_2020_message,
+    tdesktop_chat, telethon_message,
+)  # fmt: skip
 from crawl_assets_tests.pipeline.lake_normalize import materialize_normalized
 
 BERLIN = dataclasses.replace(CONTEXT, timezone="Europe/Berlin")
@@ -130,3 +134,90 @@ def test_progressive_photo_size_gives_the_bytes():
         {"_": "PhotoSizeProgressive", "type": "y", "w": 1280, "h": 720, "sizes": [8000, 30000, 91000]}]}}
     records, _ = run("telegram", lines(telethon_message(4, "", media=photo)))
     assert (records[0].media[0].width, records[0].media[0].size) == (1280, 91000)
+
+
+CHANNEL, GROUP, USER = 1447061072, 1147061072, 777000111  # bare ids (31-bit, as every id was before 2021)
+UTC = dataclasses.replace(CONTEXT, timezone="UTC")
+
+
+def _joins(records) -> list[tuple]:
+    return sorted((r.key, r.reply_to, r.author_id) for r in records)
+
+
+def _channel_exports() -> dict[str, bytes]:
+    """One channel (a post and a reply to it) as four exporters wrote it."""
+    shifted = SHIFT_CHAT + CHANNEL  # 10036995664
+    return {
+        "2019": tdesktop_chat(shifted, "public_channel", tdesktop_2019_message(100, "Launch day", "2019-05-01T12:00:00"),
+                              tdesktop_2019_message(101, "Update: fixed", "2019-05-01T13:00:00", reply_to_message_id=100)),
+        "2020": tdesktop_chat(shifted, "public_channel",
+                              tdesktop_2020_message(100, "Launch day", "2020-11-01T12:00:00", **{"from": "Sample Channel"},
+                                                    from_id=shifted),
+                              tdesktop_2020_message(101, "Update: fixed", "2020-11-01T13:00:00", from_id=shifted,
+                                                    reply_to_message_id=100, **{"from": "Sample Channel"})),
+        "current": tdesktop_chat(CHANNEL, "public_channel",
+                                 export_message(100, "Launch day", from_id=f"channel{CHANNEL}"),
+                                 export_message(101, "Update: fixed", from_id=f"channel{CHANNEL}", reply_to_message_id=100)),
+    }  # fmt: skip
+
+
+def test_old_and_new_exports_and_telethon_join_on_the_same_keys():
+    """Issue 29 item 2: exports before April 2021 shift chat and sender ids (2**33 + id for a channel)."""
+    peer = {"_": "PeerChannel", "channel_id": CHANNEL}
+    telethon = lines(telethon_message(100, "Launch day", peer_id=peer),
+                     telethon_message(101, "Update: fixed", peer_id=peer, reply_to={
+                         "_": "MessageReplyHeader", "reply_to_msg_id": 100, "reply_to_peer_id": None, "reply_to_top_id": None}))
+    expected = _joins(run("telegram", telethon)[0])
+    assert expected == [(f"telegram:{CHANNEL}:100", None, str(CHANNEL)),
+                        (f"telegram:{CHANNEL}:101", f"telegram:{CHANNEL}:100", str(CHANNEL))]
+    for era, payload in _channel_exports().items():
+        records, rejections = run("telegram-export", payload, UTC)
+        assert not rejections, era
+        assert _joins(records) == expected, era
+
+
+def test_old_group_export_senders_and_cross_chat_replies_use_bare_ids():
+    message = tdesktop_2020_message(5, "see the post", "2021-01-10T10:00:00", **{"from": "Reza"}, from_id=SHIFT_USER + USER,
+                                    reply_to_message_id=100, reply_to_peer_id=SHIFT_CHAT + CHANNEL)
+    older = tdesktop_2019_message(4, "hello", "2020-03-01T10:00:00", **{"from": "Reza"}, from_id=USER)
+    records, _ = run("telegram-export", tdesktop_chat(SHIFT_CHAT + GROUP, "public_supergroup", older, message), UTC)
+    assert _joins(records) == [(f"telegram:{GROUP}:4", None, str(USER)),
+                               (f"telegram:{GROUP}:5", f"telegram:{CHANNEL}:100", str(USER))]
+
+
+def test_current_export_ids_stay_as_they_are():
+    """A user id beyond 2**32 (normal since 2021) in a current export is not mistaken for a shifted one."""
+    big = 5_000_000_123
+    chat = tdesktop_chat(big, "personal_chat", export_message(1, "hi", from_id=f"user{big}"), name="Someone")
+    records, _ = run("telegram-export", chat)
+    assert _joins(records) == [(f"telegram:{big}:1", None, str(big))]
+
+
+def test_2019_export_epoch_edited_is_no_edit():
+    never = tdesktop_2019_message(1, "as sent", "2019-05-01T12:00:00")
+    edited = tdesktop_2019_message(2, "fixed", "2019-05-01T12:00:00", edited="2019-05-01T12:10:00")
+    records, _ = run("telegram-export", tdesktop_chat(SHIFT_CHAT + CHANNEL, "public_channel", never, edited), UTC)
+    assert [r.edited_at for r in records] == [None, datetime(2019, 5, 1, 12, 10, tzinfo=timezone.utc)]
+
+
+def test_erasure_scope_of_an_old_export_is_the_bare_chat():
+    """Erasure matches raw items as ``{chat}:{id}``, like the keys: an old export's chat is its bare id too."""
+    from crawl_assets.sources.telegram.normalize import PERSONS
+
+    chat = json.loads(_channel_exports()["2019"])
+    assert PERSONS.scope(chat) == str(CHANNEL)
+    assert PERSONS.scope(json.loads(_channel_exports()["current"])) == str(CHANNEL)
+
+
+def test_supergroup_message_is_not_a_channel_post():
+    """Issue 29 item 11: a supergroup is a PeerChannel too; its messages are not posts (``post: false``)."""
+    from crawl_assets.sources.telegram.rawlines import message_line
+    from crawl_assets_tests.standins import telegram_mtproto as tm
+
+    world = tm.World()
+    newest = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    group = world.channel("devs", messages=5, megagroup=True, newest_at=newest)
+    channel = world.channel("news", messages=5, newest_at=newest)
+    records, _ = run("telegram", lines(message_line(group.message(3)), message_line(channel.message(3))))
+    assert [(r.metadata["chat_type"], r.kind, r.author_id) for r in records] == [
+        ("supergroup", "message", str(tm.COMMENTER.id)), ("channel", "post", str(channel.id))]

@@ -1,4 +1,5 @@
-"""X input shapes real clients and archives produce (issue 14 items 6, 7, 8, 12 and 14's archive part)."""
+"""X input shapes real clients and archives produce (issue 14 items 6, 7, 8, 12 and 14's archive part; issue 29
+item 14)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from crawl_assets.cli.normalize import normalize
 from crawl_assets.sources.x.ids import id_time
 from crawl_assets_tests.normalize.helpers import CONTEXT, run
 from crawl_assets_tests.normalize.shapes import (
-    archive_file, archive_tweet, lines, x_default_page, x_not_authorized, x_not_found, x_page, x_tweet,
+    archive_file, archive_media_tweet, archive_tweet, lines, x_default_page, x_media_tweet, x_not_authorized,
+    x_not_found, x_page, x_tweet,
 )  # fmt: skip
 from crawl_assets_tests.pipeline.lake_normalize import RawInput, normalize_in_lake
 
@@ -120,3 +122,21 @@ def test_odd_error_objects_name_no_post():
     odd = [{**x_not_found(A), "parameter": ["ids"]}, {**x_not_found(B), "resource_id": 7}, "junk", None]
     records, rejections = run("x-v2", lines({"errors": odd}))
     assert not records and [r.error for r in rejections] == [False], "counted as an error page, never a crash"
+
+
+def test_media_permalinks_are_not_links_without_includes_media():
+    """Issue 29 item 14: a page requested without the media expansion (no media_key on the url entities)."""
+    records, rejections = run("x-v2", lines(x_page(x_media_tweet(A))))
+    assert not rejections
+    (post,) = records
+    assert post.urls == ["https://example.com/read"]
+    assert [(m.type, m.id) for m in post.media] == [("unknown", f"3_{A}"), ("unknown", f"7_{A}")]
+
+
+def test_archive_media_sizes_and_duration_from_their_strings():
+    """Issue 29 item 14: tweets.js writes sizes and video_info numbers as strings."""
+    records, _ = run("x-archive", archive_file("tweets", [archive_media_tweet(A)]))
+    photo, video = records[0].media
+    assert (photo.type, photo.width, photo.height, photo.duration) == ("photo", 2048, 1152, None)
+    assert (video.type, video.width, video.height, video.duration, video.mime) == ("video", 1280, 720, 30.03, "video/mp4")
+    assert video.url.endswith("1280x720/a.mp4?tag=12") and records[0].urls == []

@@ -75,8 +75,9 @@ def test_batch_isolates_failing_sources(tmp_path, instance, resources):
     # plottable numbers on every raw materialization
     mat = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=RAW, asset_partitions=["acme.x.a"]), limit=1)
     meta = mat.records[0].asset_materialization.metadata
-    for name in ("records_new", "requests", "rate_limit_wait_seconds", "duration_seconds", "newest_event_lag_seconds"):
+    for name in ("records_new", "requests", "rate_limit_wait_seconds", "duration_seconds", "newest_event_lag_hours"):
         assert isinstance(meta[name].value, (int, float)), name
+    assert "newest_event_lag_seconds" not in meta and "cursor_lag_seconds" not in meta, "lag in hours only"
 
 
 def test_rerunning_a_batch_converges(tmp_path, instance, resources, x_server):

@@ -49,15 +49,16 @@ def test_failed_batches_and_mostly_rejected_sources_fail_the_check_and_show_in_s
         # Still inside: status reads this live instance (the process-wide defs-state storage is its
         # storage while entered; after the block an earlier test's dropped instance could be current).
         assert good.passed
-        assert not broken.passed and broken.severity == dg.AssetCheckSeverity.WARN
+        assert not broken.passed and broken.severity == dg.AssetCheckSeverity.ERROR
         assert "1 batch could not be normalized" in broken.metadata["problem"].value
         assert not junk.passed and "4 of 5 items rejected" in junk.metadata["problem"].value
 
         out = CliRunner().invoke(cli, ["status", "--registry", str(tmp_path / "sources.yaml")], catch_exceptions=False)
         lines = {line.split()[0]: line for line in out.output.splitlines()[1:-1]}
         assert lines["acme.x.good"].split()[1] == "ok" and "normalization" not in lines["acme.x.good"]
-        assert "normalization: 1 batch could not be normalized" in lines["acme.x.broken"]
-        assert "normalization: 4 of 5 items rejected" in lines["acme.x.junk"]
+        assert lines["acme.x.broken"].split()[1] == "degraded"
+        assert "normalization: batch could not be normalized: UnknownFormatError" in lines["acme.x.broken"]
+        assert lines["acme.x.junk"].split()[1] == "degraded" and "normalization: " in lines["acme.x.junk"]
         rows = {r["key"]: r for r in map(json.loads, CliRunner().invoke(
             cli, ["status", "--json", "--registry", str(tmp_path / "sources.yaml")]).output.splitlines())}
         assert rows["acme.x.good"]["normalization_problem"] is None and rows["acme.x.broken"]["normalization_problem"]

@@ -22,6 +22,7 @@ from crawl_assets.lake.tables import TIME_COLUMNS, arrow_to_records
 from crawl_assets.normalize.context import normalize_options
 from crawl_assets.core import catalog
 from crawl_assets_tests.normalize.fixtures import Fixture, fixtures
+from crawl_assets_tests.pipeline.export_source import x_archive_source
 from crawl_assets_tests.pipeline.lake_normalize import materialize_normalized
 
 COLLECTED = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)
@@ -56,6 +57,8 @@ def _cli(tmp_path, name: str, fixture: Fixture) -> tuple[dict[str, dict], list[t
         args[:0] = ["--timezone", fixture.options["timezone"]]
     if "languages" in fixture.options:
         args[:0] = ["--languages", fixture.options["languages"]]
+    if "account_id" in fixture.options:
+        args[:0] = ["--account-id", fixture.options["account_id"]]
     result = CliRunner().invoke(normalize, args, catch_exceptions=False)
     assert "Traceback" not in result.stderr, name
     records = {r["key"]: _comparable(r) for r in map(json.loads, result.stdout.splitlines())}
@@ -91,3 +94,16 @@ def test_cli_and_pipeline_agree(tmp_path, name):
     assert cli_records or cli_rejections, f"{name}: the fixture gives something to compare"
     assert cli_records == pipe_records, name
     assert cli_rejections == pipe_rejections, name
+
+
+def test_x_archive_owner_from_account_js_beside_the_file(tmp_path, dagster_home):
+    """Issue 29 item 3: the CLI reads the account.js beside tweets.js, as the pipeline does for an export source."""
+    _, _, rows, tweets = x_archive_source(tmp_path, with_account=True)
+    pipeline = {r["key"]: r["author_id"] for r in rows}
+    result = CliRunner().invoke(normalize, ["--format", "x-archive", "--quiet", str(tweets)])
+    cli = {r["key"]: r["author_id"] for r in map(json.loads, result.stdout.splitlines())}
+    assert cli == pipeline and set(cli.values()) == {"7700112233"}
+    explicit = CliRunner().invoke(normalize, ["--format", "x-archive", "--account-id", "42", str(tweets)])
+    assert {json.loads(line)["author_id"] for line in explicit.stdout.splitlines()} == {"42"}
+    bad = CliRunner().invoke(normalize, ["--format", "x-archive", "--account-id", "@owner", str(tweets)])
+    assert bad.exit_code == 2 and "--account-id" in bad.stderr and "Traceback" not in bad.stderr

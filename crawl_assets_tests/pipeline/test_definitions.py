@@ -36,12 +36,20 @@ def test_lineage_raw_normalized_edges_index_per_platform():
         assert partitions == {f"{platform}_sources"}
 
 
-def test_sync_jobs_run_in_process():
-    from crawl_assets.definitions import defs
+def test_sync_jobs_run_in_process_and_only_the_configured_pair_is_defined(monkeypatch):
+    from crawl_assets.definitions import build_definitions
 
-    for name in ("telegram_sync", "x_sync", "telegram_sync_no_index", "x_sync_no_index"):
-        job = defs.resolve_job_def(name)
-        assert job.executor_def.name == "in_process"
+    for url, kept, left_out in ((None, "_no_index", ""), ("http://127.0.0.1:9", "", "_no_index")):
+        if url:
+            monkeypatch.setenv("CRAWL_ES_URL", url)  # configured, never contacted
+        names = {job.name for job in build_definitions().resolve_all_job_defs()}
+        for platform in ("telegram", "x"):
+            assert {f"{platform}_sync{kept}", f"{platform}_sync_batch{kept}"} <= names
+            assert not {f"{platform}_sync{left_out}", f"{platform}_sync_batch{left_out}"} & names, "one pair per platform"
+        defs = build_definitions()
+        for name in ("telegram_sync", "x_sync", "x_sync_batch"):
+            assert defs.resolve_job_def(name + kept).executor_def.name == "in_process"
+        assert len([n for n in names if not n.startswith("__")]) <= 22, sorted(names)  # was 33 (issue 31)
 
 
 def test_an_empty_platform_reads_as_such_in_the_catalog(tmp_path, monkeypatch):

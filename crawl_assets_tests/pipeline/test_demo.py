@@ -49,6 +49,9 @@ def test_demo_in_empty_home_on_sqlite(tmp_path):
     assert sorted(r.job_name for r in runs) == ["source_health_checks", "telegram_enrich", "telegram_sync_no_index",
                                                 "x_enrich", "x_enrich", "x_sync_no_index", "x_sync_no_index"]
     assert "demo.x.sample-search enriched: account_activity (" in first.stdout
+    # a source's line has its own figures; the tenant-wide tables are said once, as the tenant's
+    assert not [line for line in first.stdout.splitlines() if " enriched: " in line and "tables" in line], first.stdout
+    assert sum(line.startswith("tenant demo (all its sources): ") for line in first.stdout.splitlines()) == 1
     assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
 
     # Running it again fetches nothing twice: no new raw batch, same counts.
@@ -56,6 +59,8 @@ def test_demo_in_empty_home_on_sqlite(tmp_path):
     second = run_demo(home)
     assert second.returncode == 0, second.stderr[-3000:]
     assert counts(second.stdout) == got
+    assert "demo.x.sample-search enriched: account_activity unchanged" in second.stdout, second.stdout
+    assert "(0 rows" not in second.stdout
     assert sorted(p.name for p in (home / "lake" / "raw").rglob("*.jsonl.gz")) == raw_before
 
 
@@ -104,7 +109,10 @@ def test_search_index_without_cluster_is_skipped_not_failed(tmp_path, dagster_ho
     with dg.DagsterInstance.get() as instance:
         instance.add_dynamic_partitions("x_sources", [k for k in keys if ".x." in k])
         defs = build_definitions()
-        job = defs.resolve_job_def("x_sync")
+        # an asset backfill of the whole chain (the job with the index step is defined only with a cluster)
+        job = dg.define_asset_job("whole_chain", selection=dg.AssetSelection.assets(dg.AssetKey(["x", "x_posts_raw"]))
+                                  .downstream() - dg.AssetSelection.key_prefixes(["x", "enrichment"], ["enrichment"]))
+        job = dg.Definitions.merge(defs, dg.Definitions(jobs=[job])).resolve_job_def("whole_chain")
         result = job.execute_in_process(partition_key="demo.x.sample-search", instance=instance, raise_on_error=False)
         assert result.success, [str(e.event_specific_data) for e in result.all_events if e.is_failure]
         materialized = {e.event_specific_data.materialization.asset_key.path[-1]

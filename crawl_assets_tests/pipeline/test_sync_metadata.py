@@ -15,7 +15,7 @@ telegram_messages_raw = raw_asset("telegram")
 
 RAW = dg.AssetKey(["telegram", "telegram_messages_raw"])
 NORMALIZED = dg.AssetKey(["telegram", "normalized_records"])
-PLOTTED = ("records_fetched", "records_new", "records_updated", "records_deleted", "newest_event_lag_seconds",
+PLOTTED = ("records_fetched", "records_new", "records_updated", "records_deleted", "newest_item_age_days",
            "duration_seconds", "batches_written")
 
 
@@ -42,10 +42,15 @@ def test_export_syncs_count_records_and_normalized_records_previews_them(tmp_pat
     messages = [m for m in json.loads(export.read_text())["messages"] if m.get("type") == "message"]
     assert raw["records_fetched"] == raw["records_new"] == normalized["records_written"] == len(messages)
     assert raw["records_updated"] == raw["records_deleted"] == 0 and raw["batches_written"] == 1
-    assert raw["newest_event_lag_seconds"] > 0
+    assert raw["newest_item_age_days"] > 0  # an export's newest item: its age in days, not a sync lag
     for name in PLOTTED:  # numbers (not bools or text), so the UI plots them
         assert type(raw[name]) in (int, float), name
+    # nothing that is zero by construction for a file, and no lag in seconds
+    assert not {"requests", "rate_limit_wait_seconds", "newest_event_lag_seconds", "newest_event_lag_hours"} & set(raw)
     assert "items_written" not in raw and "derivation_pending" not in raw
+    # nothing rejected: the file of set-aside service messages is named for what it holds, not "quarantine"
+    assert normalized["rejected"] == 0 and "quarantine_files" not in normalized
+    assert normalized["not_posts"] == 0 or normalized["not_posts_files"]
     assert sum(normalized["records_by_lang"].values()) == sum(normalized["records_by_kind"].values()) == len(messages)
     assert set(normalized["records_by_lang"]) >= {"fa", "en"}
     preview = normalized["preview"]
@@ -57,7 +62,7 @@ def test_export_syncs_count_records_and_normalized_records_previews_them(tmp_pat
     sync()
     again = _latest(instance, RAW)
     assert (again["records_fetched"], again["records_new"], again["batches_written"]) == (0, 0, 0)
-    assert again["newest_event_lag_seconds"] >= raw["newest_event_lag_seconds"]
+    assert again["newest_item_age_days"] >= raw["newest_item_age_days"]
     assert "preview" in _latest(instance, NORMALIZED)  # the newest part, written by the earlier sync
 
     # A re-export with one edited message and one new one: 1 updated, 1 new, the rest re-observed.

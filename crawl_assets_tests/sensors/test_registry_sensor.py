@@ -76,3 +76,14 @@ def test_thousands_of_sources_go_in_one_request_per_platform(instance, tmp_path)
     result = build_registry_sensor()(ctx)
     adds = result.dynamic_partitions_requests
     assert [(r.partitions_def_name, len(r.partition_keys)) for r in adds] == [("telegram_sources", 3000), ("x_sources", 500)]
+
+
+def test_a_partition_added_in_the_ui_but_not_in_the_registry_is_retired(instance, tmp_path):
+    """The launch dialog's "Add a partition" writes straight to the instance; the registry stays the truth."""
+    path = tmp_path / "sources.yaml"
+    path.write_text("sources:\n" + entries(["a"]))
+    tick(instance, path)
+    instance.add_dynamic_partitions("telegram_sources", ["acme.telegram.typed-in-ui"])  # what the dialog does
+    result = tick(instance, path)
+    assert isinstance(result, dg.SensorResult)
+    assert instance.get_dynamic_partitions("telegram_sources") == ["acme.telegram.a"]

@@ -1,9 +1,12 @@
 """The README's newcomer path, then one failing source, served by a real ``dagster-webserver``.
 
 1. ``crawl-assets demo`` in an empty ``DAGSTER_HOME`` (a subprocess, as a user runs it);
-2. ``crawl-assets sources add`` of a live X timeline while no X token is configured;
+2. ``crawl-assets sources add`` of a live X timeline while no X token is configured, of a truncated X export
+   (its last line cut), and of a copy of the sample archive, which syncs once; then its registry entry is
+   edited by hand with an option no sync can use (a configuration error, as a revoked token is);
 3. one ``x_sync_batch_no_index`` run over the X sources (the scheduler's batch job): the two sample
-   exports sync, the timeline fails (a configuration error: paused with the reason);
+   exports sync, the truncated one syncs degraded, the timeline and the edited copy fail (paused with the
+   reason);
 4. ``dagster-webserver`` on the same instance, for GraphQL and browser tests.
 
 Module-scoped: the webserver takes ~10-30 s to start on a loaded 2-core machine.
@@ -20,12 +23,17 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+import yaml
 
 from crawl_assets_tests.conftest import REPO
 from crawl_assets_tests.e2e.services import BIN, Service, free_port, wait_for
+from crawl_assets_tests.normalize.shapes import x_page, x_tweet
 
 FAILING = "demo.x.news"
 EXPORTS = ["demo.x.sample-archive", "demo.x.sample-search"]
+DEGRADED = "demo.x.cut"  # a truncated export: synced, with 1 of its 2 items rejected
+PAUSED = "demo.x.edited"  # synced once, then paused by a configuration error
+CUT = b'{"data": [{"id": "1790000000000000002", "text": "the rest of the exp'  # the export ends mid-item
 
 
 @dataclass
@@ -83,11 +91,23 @@ def ui_stack(tmp_path_factory) -> Iterator[Stack]:
     added = stack.cli("sources", "add", "--platform", "x", "--kind", "account_timeline", "--identifier", "persian_news",
                       "--name", "news", "--tenant", "demo")
     assert added.returncode == 0, added.stderr
+    samples = Path(env.get("CRAWL_IMPORT_ROOT") or home / "imports") / "demo" / "samples"
+    (samples / "cut.jsonl").write_bytes(x_page(x_tweet("1790000000000000001", "hello")) + b"\n" + CUT)
+    (samples / "edited.js").write_bytes((samples / "x_archive_tweets.js").read_bytes())
+    for name, file, fmt in (("cut", "cut.jsonl", "x-v2"), ("edited", "edited.js", "x-archive")):
+        added = stack.cli("sources", "add", "--platform", "x", "--kind", "export_file", "--name", name, "--tenant",
+                          "demo", "--identifier", f"samples/{file}", "--option", f"format={fmt}")
+        assert added.returncode == 0, added.stderr
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DAGSTER_HOME", str(home))
         with dg.DagsterInstance.get() as instance:
-            instance.add_dynamic_partitions("x_sources", [FAILING])  # what the registry sensor does
-    result = run_batch(env, [FAILING, *EXPORTS])
+            instance.add_dynamic_partitions("x_sources", [FAILING, DEGRADED, PAUSED])  # what the registry sensor does
+    assert run_batch(env, [PAUSED]).success
+    registry = home / "sources.yaml"  # a hand edit no sync can use: a time zone that does not exist
+    data = yaml.safe_load(registry.read_text())
+    next(e for e in data["sources"] if e["name"] == "edited")["options"]["timezone"] = "Mars/Olympus"
+    registry.write_text(yaml.safe_dump(data, allow_unicode=True))
+    result = run_batch(env, [FAILING, *EXPORTS, DEGRADED, PAUSED])
     assert not result.success  # one source failed; the run says so
     stack.batch_run_id = result.run_id
     port = free_port()

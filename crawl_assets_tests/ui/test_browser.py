@@ -7,8 +7,13 @@ Asserts on each page's text, and writes the screenshots the README shows (into `
   ``sources`` with the health checks; no check reads "0 / N Passed" (never evaluated);
 - ``partitions.png``: the raw asset's partitions, the failing source *Failed* with its failed run, whose
   logs (one click, "View logs") give the reason: paused, and the variable to set;
+- ``paused_partition.png``: a source that synced before and is now paused: its partition page shows the
+  reason and how to resume;
+- ``degraded.png``: a truncated export's partition reads *degraded* with the first rejection's reason, and
+  ``degraded_check.png``: the failing check names that source's partition only;
 - ``normalized_records.png``: a source's latest ``normalized_records`` materialization with its preview;
-- ``plots.png``: the raw asset's numeric per-sync metadata, plotted (records, lag, duration).
+- ``plots.png``: the raw asset's numeric per-sync metadata, plotted (records, the newest item's age in days,
+  duration; nothing that is zero by construction for an export).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from crawl_assets_tests.conftest import REPO
-from crawl_assets_tests.ui.conftest import EXPORTS, FAILING
+from crawl_assets_tests.ui.conftest import DEGRADED, EXPORTS, FAILING, PAUSED
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -91,12 +96,14 @@ def visit(page, path: str, *texts: str) -> str:
 def test_lineage_of_a_platform(page, img):
     # the partition and check facets load after the nodes (slowly on a loaded machine): wait for them
     text = visit(page, "/asset-groups~group%3A%22x%22", "x_posts_raw", "normalized_records", "relation_edges",
-                 "search_index", "66% filled", "2 / 2 Passed")
+                 "search_index", "60% filled", "2 / 2 Passed", "2 / 3 Passed")
     page.get_by_text("Asset checks").first.wait_for(state="visible")  # the nodes' facets have rendered
     text = page.inner_text("body")
-    assert "66% filled (1 failed)" in text  # the raw asset: 2 of 3 sources synced, one failed
-    # Checks that never ran (or ran before the latest materialization) would read "0 / N Passed": none do.
+    assert "60% filled (2 failed)" in text  # the raw asset: 3 of 5 sources synced, two failed (paused)
+    # Checks that never ran (or ran before the latest materialization) would read "0 / N Passed": none do. The
+    # failing sources fail no check; the degraded one fails only no_failed_batches, on its own partition.
     assert re.search(r"\b2 / 2 Passed", text) and not re.search(r"\b0 / \d+ Passed", text), text
+    assert re.search(r"\b2 / 3 Passed", text) and re.search(r"\b1 / 1 Passed", text), text
     page.screenshot(path=str(img / "lineage.png"))
 
 
@@ -104,9 +111,9 @@ def test_the_failing_source_reads_failed_with_its_run_and_reason(page, ui_stack,
     run = ui_stack.batch_run_id[:8]
     text = visit(page, f"/assets/x/x_posts_raw?view=partitions&partition={FAILING}",
                  f"Run {run} failed, and did not materialize this asset.")
-    assert re.search(r"Failed \(1\)", text) and re.search(r"Materialized \(2\)", text), text[:2000]
+    assert re.search(r"Failed \(2\)", text) and re.search(r"Materialized \(3\)", text), text[:2000]
     assert re.search(r"Missing \(0\)", text)
-    for key in (FAILING, *EXPORTS):
+    for key in (FAILING, *EXPORTS, DEGRADED, PAUSED):
         assert key in text
     page.screenshot(path=str(img / "partitions.png"))
 
@@ -118,6 +125,27 @@ def test_the_failing_source_reads_failed_with_its_run_and_reason(page, ui_stack,
     page.keyboard.press("Escape")
 
 
+def test_a_paused_source_shows_the_reason_on_its_partition(page, img):
+    text = visit(page, f"/assets/x/x_posts_raw?view=partitions&partition={PAUSED}", "Mars/Olympus")
+    assert "failed, and did not materialize this asset" in text and "sync_failed" in text, text[:3000]
+    assert f"(resume: crawl-assets sources resume {PAUSED})" in text
+    page.screenshot(path=str(img / "paused_partition.png"))
+
+
+def test_a_degraded_source_reads_degraded_on_its_partition_and_its_check(page, img):
+    text = visit(page, f"/assets/x/x_posts_raw?view=partitions&partition={DEGRADED}", "degraded")
+    assert "invalid JSON: unexpected end of data" in text and "1 of 2 items rejected" in text, text[:3000]
+    page.screenshot(path=str(img / "degraded.png"))
+    text = visit(page, "/assets/x/normalized_records?view=checks&checkDetail=no_failed_batches", "Partitions")
+    page.locator("button[role=tab]", has_text="Partitions").click()  # the check's tab, not the asset's link
+    page.get_by_text(DEGRADED).first.wait_for(state="visible")
+    text = page.inner_text("body")
+    assert "Failed (1)" in text and "Execution Failed (0)" in text and "Passed (3)" in text, text[:3000]
+    page.get_by_text(DEGRADED, exact=True).first.click()  # its evaluation: the description names source and reason
+    page.get_by_text(f"{DEGRADED} degraded: invalid JSON", exact=False).first.wait_for(state="visible")
+    page.screenshot(path=str(img / "degraded_check.png"))
+
+
 def test_normalized_records_shows_a_preview_and_counts(page, img):
     key = "demo.telegram.sample-channel"
     text = visit(page, f"/assets/telegram/normalized_records?view=partitions&partition={key}",
@@ -126,6 +154,7 @@ def test_normalized_records_shows_a_preview_and_counts(page, img):
     assert re.search(r"time\s+lang\s+kind\s+state", text), "the preview renders as a table"
     assert len(re.findall(r"\d{4}-\d\d-\d\dT\d\d:\d\dZ", text)) >= 5 and "telegram:1987654321:" not in text
     assert '"fa": 110' in text and '"post": 148' in text
+    assert "quarantine_files" not in text, "nothing was rejected: no quarantine listed beside rejected 0"
     page.get_by_text("not_posts", exact=True).first.scroll_into_view_if_needed()  # the row below the preview
     page.screenshot(path=str(img / "normalized_records.png"))
 
@@ -133,12 +162,16 @@ def test_normalized_records_shows_a_preview_and_counts(page, img):
 def test_per_sync_numbers_plot_on_the_raw_asset(page, img):
     visit(page, "/assets/x/x_posts_raw?view=overview", "Metadata")
     page.get_by_role("button", name="Plots").click()
-    labels = ("records_fetched", "records_new", "newest_event_lag_seconds", "duration_seconds")
+    labels = ("records_fetched", "records_new", "newest_item_age_days", "duration_seconds")
     for view in ("Partitions", "Events"):  # per source (latest sync), then every sync over time
         page.get_by_role("button", name=view).click()
         for label in labels:
             page.get_by_text(label, exact=True).first.wait_for(state="visible")
         assert page.locator("canvas").count() >= len(labels)  # one chart per numeric label
-        assert "No numeric metadata entries" not in page.inner_text("body")
+        text = page.inner_text("body")
+        assert "No numeric metadata entries" not in text
+        # the X sources here are export files: no request count or rate-limit wait (zero by construction), no
+        # lag in seconds (their newest item's age plots in days)
+        assert not re.search(r"^(requests|rate_limit_wait_seconds|newest_event_lag_seconds)$", text, re.M), text[:3000]
     page.get_by_text("records_fetched", exact=True).first.scroll_into_view_if_needed()
     page.screenshot(path=str(img / "plots.png"))

@@ -6,11 +6,14 @@ and writes no table and says so (``mode``: ``up_to_date``); appended parts get t
 counts added (``incremental``); anything else rebuilds (``full``)."""
 
 
+from collections.abc import Iterator
 from functools import partial
+from typing import Any
 
 import dagster as dg
 
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
+from crawl_assets.orchestration.source_checks import materialize_with_checks, source_check
 from crawl_assets.pipeline.normalize import split_source_key
 from crawl_assets.pipeline.relations import TABLE
 from crawl_assets.pipeline.relations_delta import refresh_relations
@@ -24,22 +27,20 @@ def relation_edges_step(platform: str) -> StepFn:
 def build_relation_edges(platform: str, normalized: dg.AssetsDefinition) -> dg.AssetsDefinition:
     key = dg.AssetKey([platform, TABLE])
 
-    @dg.asset(
-        key=key,
-        deps=[normalized],
-        partitions_def=SOURCE_PARTITIONS[platform],
-        group_name=platform,
-        kinds={"pandas", "parquet"},
-        description=f"Relations between {platform} records (reply, quote, repost, mention, hashtag) and "
-        "co-occurrence tables, for one source.",
+    @dg.multi_asset(
+        name=f"{platform}__{TABLE}",
+        specs=[dg.AssetSpec(key, deps=[normalized.key], partitions_def=SOURCE_PARTITIONS[platform], group_name=platform,
+                            kinds={"pandas", "parquet"}, description=f"Relations between {platform} records (reply, "
+                            "quote, repost, mention, hashtag) and co-occurrence tables, for one source.")],
         check_specs=[
-            dg.AssetCheckSpec("edge_sources_exist", asset=key, blocking=True,
-                              description="Every edge starts at a record of this source."),
+            source_check(platform, "edge_sources_exist", key, blocking=True,
+                         description="Every edge starts at a record of this source."),
         ],
+        can_subset=True,
         required_resource_keys={"lake"},
     )
-    def _edges(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        return run_relation_edges(platform, StepEnv.of_asset(context))
+    def _edges(context: dg.AssetExecutionContext) -> Iterator[Any]:
+        yield from materialize_with_checks(context, run_relation_edges(platform, StepEnv.of_asset(context)))
 
     return _edges
 

@@ -10,11 +10,13 @@ no index setup) and only counts the source's live documents for its check (``mod
 
 from collections.abc import Iterator
 from functools import partial
+from typing import Any
 
 import dagster as dg
 
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
-from crawl_assets.orchestration.steps import StepEnv, StepFn, as_output
+from crawl_assets.orchestration.source_checks import materialize_with_checks, source_check
+from crawl_assets.orchestration.steps import StepEnv, StepFn
 
 MISSING_CLUSTER = (
     "no Elasticsearch cluster is configured: set CRAWL_ES_URL (e.g. http://localhost:9200; "
@@ -22,12 +24,12 @@ MISSING_CLUSTER = (
 )
 
 
-def index_checks(key: dg.AssetKey) -> list[dg.AssetCheckSpec]:
+def index_checks(platform: str, key: dg.AssetKey) -> list[dg.AssetCheckSpec]:
     return [
-        dg.AssetCheckSpec("no_unaccounted_failures", asset=key, blocking=True,
-                          description="Every document sent was indexed, a no-op, or dead-lettered."),
-        dg.AssetCheckSpec("index_count_matches", asset=key,
-                          description="Live documents of the source in the index = its non-deleted records."),
+        source_check(platform, "no_unaccounted_failures", key, blocking=True,
+                     description="Every document sent was indexed, a no-op, or dead-lettered."),
+        source_check(platform, "index_count_matches", key,
+                     description="Live documents of the source in the index = its non-deleted records."),
     ]
 
 
@@ -59,11 +61,11 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
         specs=[dg.AssetSpec(key, deps=[normalized.key, edges.key], partitions_def=SOURCE_PARTITIONS[platform],
                             group_name=platform, kinds={"elasticsearch"}, description=description,
                             skippable=True)],
-        check_specs=index_checks(key) if cluster_configured else [],
+        check_specs=index_checks(platform, key) if cluster_configured else [],
         can_subset=True,
         required_resource_keys={"lake", "elasticsearch"},
     )
-    def _index(context: dg.AssetExecutionContext) -> Iterator[dg.MaterializeResult]:
-        yield from as_output(run_search_index(platform, StepEnv.of_asset(context)))
+    def _index(context: dg.AssetExecutionContext) -> Iterator[Any]:
+        yield from materialize_with_checks(context, run_search_index(platform, StepEnv.of_asset(context)), key)
 
     return _index

@@ -19,6 +19,8 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
+from crawl_assets.core.private import private_file
+
 CHUNK = 2000  # keys per IN (...) query
 FILENAME = "crawl_health.db"
 
@@ -35,9 +37,7 @@ _engines_lock = threading.Lock()
 
 
 def sqlite_url(storage_dir: str | Path) -> str:
-    folder = Path(storage_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{folder / FILENAME}"
+    return f"sqlite:///{private_file(Path(storage_dir) / FILENAME)}"  # sync state: its owner's alone
 
 
 def _on_sqlite_connect(dbapi_connection, _record) -> None:

@@ -1,5 +1,6 @@
 """What ``status`` shows of each source's latest ``normalized_records`` materialization: the problem its
-``no_failed_batches`` check reports (a batch that could not be normalized, too many rejected items)."""
+``no_failed_batches`` check reports (a batch that could not be normalized, too many rejected items, with the
+first rejection's reason), which makes an otherwise healthy source *degraded*."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ def normalization_problems(instance: dg.DagsterInstance, entries: Sequence[Sourc
         if not records or records[0].asset_materialization is None:
             continue
         meta = {k: v.value for k, v in records[0].asset_materialization.metadata.items()}
+        if meta.get("degraded"):
+            out[entry.key] = str(meta["degraded"])
+            continue
         numbers = [meta.get(k) for k in ("batches_failed", "records_written", "rejected")]
         if all(isinstance(n, int) for n in numbers):
             problem = normalization_problem(*numbers)  # type: ignore[arg-type]

@@ -11,18 +11,27 @@ the target is not in the stream, ``reply_to`` stays empty and ``metadata.reply_t
 number. A single-post answer (the sync fetches reply targets missing from a batch that way) is context
 only: it teaches its number → id and yields no record, so a partial re-observation (no category, tags or
 topic title, its own target unresolved) never replaces the full record stored before.
+A post read without its topic's context, or whose reply target or quoted post the stream lacks, is flagged
+``context_missing``: the pipeline keeps what an earlier observation knew of it (``merge_earlier``).
 Moderator/small actions ("closed the topic") are reported as non-posts.
+
+A quoted post (``<aside class="quote" data-topic data-post>`` in ``cooked``) is not the author's text: it is
+left out of ``text`` and the first quoted post resolved (a post number is per topic, like a reply target, and
+waits the same way) becomes ``quote_of``; ``metadata.quoted_posts`` names every quote's topic, number and author.
 """
 
 from __future__ import annotations
 
+import html
+import re
 from collections import deque
 from collections.abc import Iterator
 from typing import IO, Any
 
 from crawl_assets.normalize.build import (
-    Batch, InputError, Item, as_dict, as_id, as_list, media_doc, opt_int, opt_str, parse_instant,
+    CONTEXT_MISSING, Batch, InputError, Item, as_dict, as_id, as_list, media_doc, opt_int, opt_str, parse_instant,
 )  # fmt: skip
+from crawl_assets.normalize.damage import with_flag
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.text import fold_tag, unique
@@ -47,6 +56,31 @@ def reply_target(post: dict[str, Any]) -> int | None:
     return reply_number if reply_number else (1 if number and number > 1 else None)
 
 
+_ASIDE_TAG = re.compile(r"<(/?)aside\b([^>]*)>", re.IGNORECASE)
+_ATTRIBUTE = re.compile(r'([\w-]+)\s*=\s*"([^"]*)"')
+
+
+def quote_targets(post: dict[str, Any]) -> list[tuple[int, int, str | None]]:
+    """(topic id, post number, username) of every post ``post`` quotes (its own quotes, not quotes inside them);
+    a quote without ``data-topic`` is of the post's own topic. Shared with the sync, which fetches them."""
+    cooked = post.get("cooked")
+    if not isinstance(cooked, str) or "<aside" not in cooked:
+        return []
+    found, depth = [], 0
+    for match in _ASIDE_TAG.finditer(cooked):
+        if match.group(1):
+            depth = max(depth - 1, 0)
+            continue
+        depth += 1
+        attrs = dict(_ATTRIBUTE.findall(match.group(2)))
+        if depth > 1 or "quote" not in attrs.get("class", "").split():
+            continue
+        topic, number = opt_int(attrs.get("data-topic")) or opt_int(post.get("topic_id")), opt_int(attrs.get("data-post"))
+        if topic and number:
+            found.append((topic, number, html.unescape(attrs["data-username"]) if attrs.get("data-username") else None))
+    return found
+
+
 def is_single_post(response: Any) -> bool:
     """A ``/posts/{id}.json`` or ``/posts/by_number/…`` answer: one bare post object."""
     return isinstance(response, dict) and "post_number" in response and "topic_id" in response and "id" in response
@@ -65,7 +99,9 @@ class _Forum:
         if not isinstance(post, dict) or not isinstance(post.get("topic_id"), int):
             return False
         target = reply_target(post)
-        return target is not None and (post["topic_id"], target) not in self.numbers
+        if target is not None and (post["topic_id"], target) not in self.numbers:
+            return True
+        return any((topic, number) not in self.numbers for topic, number, _ in quote_targets(post))
 
     def learn_categories(self, response: dict[str, Any]) -> None:
         for cat in as_list(as_dict(response.get("category_list")).get("categories")):
@@ -158,6 +194,8 @@ def _post(batch: Batch, forum: _Forum, host: str, post: Any, index: int, provena
     reply_number = opt_int(post.get("reply_to_post_number"))
     target = reply_target(post)
     reply_to = forum.numbers.get((topic_id, target)) if topic_id is not None and target else None
+    quotes = quote_targets(post)
+    quoted = next((found for t, n, _ in quotes if (found := forum.numbers.get((t, n))) and found != post_id), None)
     kind = "post" if number == 1 else "reply" if reply_number else "comment"
     body = html_text(opt_str(post.get("cooked")) or opt_str(post.get("raw")) or "", base_url=f"https://{host}/")
     created_at = parse_instant(post.get("created_at"), f"posts[{index}].created_at")
@@ -166,9 +204,12 @@ def _post(batch: Batch, forum: _Forum, host: str, post: Any, index: int, provena
     likes = next((opt_int(a.get("count")) for a in as_list(post.get("actions_summary"))
                   if isinstance(a, dict) and a.get("id") == LIKE_ACTION), None)
     slug = opt_str(post.get("topic_slug")) or topic.get("slug")
+    title = opt_str(post.get("topic_title")) or topic.get("title")
+    if title is None or (target and reply_to is None) or (quotes and quoted is None):
+        provenance = with_flag(provenance, CONTEXT_MISSING)  # its topic, or a post it points to, is not in the batch
     metadata = {k: v for k, v in {
         "topic_id": topic_id,
-        "topic_title": opt_str(post.get("topic_title")) or topic.get("title"),
+        "topic_title": title,
         "topic_slug": slug,
         "post_number": number,
         "reply_to_post_number": reply_number,
@@ -180,6 +221,7 @@ def _post(batch: Batch, forum: _Forum, host: str, post: Any, index: int, provena
         "whisper": post.get("post_type") == 4 or None,
         "wiki": post.get("wiki") or None,
         "user_title": opt_str(post.get("user_title")),
+        "quoted_posts": [{"topic_id": t, "post_number": n, "username": u} for t, n, u in quotes] or None,
         "url": f"https://{host}/t/{slug or 'topic'}/{topic_id}/{number}" if topic_id and number else None,
     }.items() if v is not None}
     return batch.finish({
@@ -195,6 +237,7 @@ def _post(batch: Batch, forum: _Forum, host: str, post: Any, index: int, provena
         "deleted_at": parse_instant(deleted_at, f"posts[{index}].deleted_at") if deleted_at else None,
         "text": body.text,
         "reply_to": f"discourse:{host}:{reply_to}" if reply_to and reply_to != post_id else None,
+        "quote_of": f"discourse:{host}:{quoted}" if quoted else None,
         "conversation_id": f"discourse:{host}:topic:{topic_id}" if topic_id is not None else None,
         "mentions": unique([fold_tag(m) for m in body.mentions]),
         "urls": unique(body.urls),

@@ -1,7 +1,10 @@
 """Discourse: forums through the public JSON API (optional API key)."""
 
+from collections.abc import Mapping
+
 from crawl_assets.core.options import AtLeast, Flag, OptionalText, SourceOptions
 from crawl_assets.core.spec import FormatSpec, PullSpec, SourceSpec, WebhookSpec
+from crawl_assets.names import secret_variable
 
 
 class DiscourseOptions(SourceOptions):
@@ -30,8 +33,17 @@ SPEC = SourceSpec(
     options_model=DiscourseOptions,
     pull=PullSpec(sync="crawl_assets.sources.discourse.sync:sync_forum", raw_format="discourse",
                   client="crawl_assets.sources.discourse.client:open_client", secret="API_KEY"),
+    credentials="crawl_assets.sources.discourse.spec:unset_credentials",
     # X-Discourse-Event-Signature: sha256=<hex HMAC-SHA256 of the body>; the body only is signed (the event id
     # header could be changed by a replayer), so a delivery is recognised by its body's hash
     webhook=WebhookSpec("x-discourse-event-signature", "sha256=", "sha256", topic_header="x-discourse-event",
                         delivery_header="x-discourse-event-id"),
 )
+
+
+def unset_credentials(entry, environ: Mapping[str, str]) -> list[str]:  # noqa: ANN001 - a registry SourceEntry
+    """A public forum needs no key; a source naming a credential needs that credential's API key."""
+    if not entry.credential:
+        return []
+    var = secret_variable("CRAWL_DISCOURSE_API_KEY", entry.tenant, entry.credential)
+    return [] if environ.get(var) else [var]

@@ -15,7 +15,8 @@ right after its topics, in one batch with the categories answer (names and slugs
 
 Reply targets: a batch must resolve its replies alone (normalization is a function of one batch), so
 before a batch is stored the posts its replies point to (``reply_to_post_number``, else the topic's first
-post) that no line of the batch holds are fetched one by one with ``/posts/by_number/{topic}/{n}.json``
+post) and the posts they quote that no line of the batch holds are fetched one by one with
+``/posts/by_number/{topic}/{n}.json``
 and put first in the batch. At most ``max_parent_fetches`` such requests per sync; a 403/404/410 is a
 deleted (or hidden) target, counted, not an error; an answer is reused for later batches of the run.
 """
@@ -29,7 +30,7 @@ from typing import Any
 
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.discourse.client import IDS_PER_REQUEST, DiscourseClient, forum_host
-from crawl_assets.sources.discourse.normalize import ACTION_POST_TYPES, reply_target
+from crawl_assets.sources.discourse.normalize import ACTION_POST_TYPES, quote_targets, reply_target
 from crawl_assets.sources.discourse.spec import DiscourseOptions
 from crawl_assets.core.envelope import wrap_line
 from crawl_assets.sdk.sync import Budget, PageBuffer, StoreBatch, SyncResult, SyncStats, begin, require_kind
@@ -71,9 +72,13 @@ class _ReplyAwareBuffer(PageBuffer):
                 self.held.add((post["topic_id"], post["post_number"]))
             if wanted is not None and id(post) not in wanted:
                 continue
+            if post.get("post_type") in ACTION_POST_TYPES:
+                continue
             target = reply_target(post)
-            if target is not None and post.get("post_type") not in ACTION_POST_TYPES:
+            if target is not None:
                 self.targets[(post["topic_id"], target)] = None
+            for topic, number, _ in quote_targets(post):
+                self.targets[(topic, number)] = None
 
     def flush(self, state: dict[str, Any]) -> None:
         if self.lines:

@@ -1,10 +1,12 @@
 """Intercom normalizer (format ``intercom``): one conversation per line → one record per message.
 
-The opening message (``source``) and every part with a body become records keyed
-``intercom:{workspace}:{conversation_id}:{part_id}``; parts reply to the opening message. Admins, users,
-leads/contacts and bots are authors (``author_id`` = ``{type}:{id}``; emails are never copied). Parts
-without a body (assignments, open/close, snoozes) are reported as non-posts, not dropped. A landed
-webhook notification (``type: notification_event``) is read through its ``data.item`` conversation.
+The opening message (``source``; ``conversation_message`` in the API before 2.0) and every part with a body
+become records keyed ``intercom:{workspace}:{conversation_id}:{part_id}``; parts reply to the opening
+message. Admins, users, leads/contacts and bots are authors (``author_id`` = ``{type}:{id}``; emails are
+never copied). Parts without a body (assignments, open/close, snoozes) are reported as non-posts, and a
+conversation without an opening message as a rejection: nothing vanishes. A landed webhook notification
+(``type: notification_event``) is read through its ``data.item`` conversation. A redacted part is a
+deletion; ``updated_at`` moves with tags, state and redaction, so it never makes a part an edit.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from crawl_assets.sources.envelope import crawl_field, normalize_envelopes
 from crawl_assets.sources.html_text import html_text
 from crawl_assets.normalize.text import unique
 
-PERSONS = PersonIds(  # author_id = "{author.type}:{author.id}"; contacts and teammates are people
-    owner_keys=("author",), containers=("contacts", "teammates", "admins"), reference_keys=("admin_assignee_id",),
-    typed=True,
+PERSONS = PersonIds(  # author_id = "{author.type}:{author.id}"; contacts and teammates are people (before 2.0:
+    # the conversation's "user", "customers" and "assignee")
+    owner_keys=("author",), containers=("contacts", "teammates", "admins", "customers"),
+    reference_keys=("admin_assignee_id", "user", "assignee"), typed=True,
 )
+OPENING_FIELDS = ("source", "conversation_message")  # the opening message: API 2.x, then 1.x
 
 FORMAT = "intercom"
 
@@ -55,12 +59,20 @@ def _records(batch: Batch, line: int, raw: bytes, workspace: str, conv: dict[str
         "tags": [t["name"] for t in as_list(as_dict(conv.get("tags")).get("tags")) if isinstance(as_dict(t).get("name"), str)],
         "priority": opt_str(conv.get("priority")),
     }
-    source = as_dict(conv.get("source"))
+    field = next((f for f in OPENING_FIELDS if as_dict(conv.get(f))), None)
     opening = None
-    if source:
-        opening = f"{root}:{as_id(source.get('id'), 'response.source.id')}"
-        yield batch.guard(line, source, _message, batch, opening, conv_id, root, source, "message",
-                          conv.get("created_at"), None, shared, provenance)
+    if field is None:
+        yield batch.reject(line, f"conversation {conv_id}: no opening message (neither {' nor '.join(OPENING_FIELDS)})",
+                           raw)
+    else:
+        source = conv[field]
+        try:
+            opening = f"{root}:{as_id(source.get('id'), f'response.{field}.id')}"
+        except InputError as exc:
+            yield batch.reject(line, str(exc), source)
+        else:
+            yield batch.guard(line, source, _message, batch, opening, conv_id, root, source, "message",
+                              conv.get("created_at"), None, shared, provenance)
     parts = as_list(as_dict(conv.get("conversation_parts")).get("conversation_parts"))
     for index, part in enumerate(parts):
         part = as_dict(part)
@@ -86,8 +98,9 @@ def _message(batch: Batch, key: str, conv_id: str, root: str, part: dict[str, An
     author_id = opt_str(author.get("id")) or (str(author["id"]) if isinstance(author.get("id"), int) else None)
     body = html_text(opt_str(part.get("body")) or "")
     created_at = from_unix(created, f"{kind}.created_at")
-    updated = opt_int(part.get("updated_at"))
-    edited_at = from_unix(updated, f"{kind}.updated_at") if updated and updated > created_at.timestamp() else None
+    redacted = part.get("redacted") is True
+    updated = opt_int(part.get("updated_at")) if redacted else None  # the redaction's time, at best
+    deleted_at = from_unix(updated, f"{kind}.updated_at") if updated and updated > created_at.timestamp() else None
     metadata = {k: v for k, v in shared.items() if v}
     metadata.update({k: v for k, v in {
         "author_type": author_type,
@@ -96,7 +109,6 @@ def _message(batch: Batch, key: str, conv_id: str, root: str, part: dict[str, An
         "subject": html_text(opt_str(part.get("subject")) or "").text or None,
         "intercom_conversation_id": conv_id,
     }.items() if v})
-    redacted = part.get("redacted") is True
     return batch.finish({
         "key": key,
         "platform": "intercom",
@@ -105,9 +117,8 @@ def _message(batch: Batch, key: str, conv_id: str, root: str, part: dict[str, An
         "author_id": PERSONS.author_id(author_id, author_type),
         "author_handle": opt_str(author.get("name")),
         "created_at": created_at,
-        "edited_at": edited_at,
         "deleted": redacted,
-        "deleted_at": edited_at if redacted else None,
+        "deleted_at": deleted_at,
         "text": body.text,
         "reply_to": reply_to,
         "conversation_id": root,

@@ -14,13 +14,14 @@ from pydantic import Field
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.intercom.client import DEFAULT_BASE_URL, IntercomClient, new_client
 from crawl_assets.sources.rest_resource import RestSourceResource
+from crawl_assets.sources.intercom.spec import SPEC
 
 
 class IntercomResource(RestSourceResource):
     """Intercom REST access for ``intercom_conversations_raw``."""
 
     ENV: ClassVar[str] = "CRAWL_INTERCOM"
-    SECRET: ClassVar[str] = "ACCESS_TOKEN"
+    SECRET: ClassVar[str] = SPEC.pull.secret if SPEC.pull else ""
     DEFAULT_BASE_URL: ClassVar[str] = DEFAULT_BASE_URL
 
     low_watermark: int = Field(5, ge=0, description="Wait for the window reset once this few requests remain.")

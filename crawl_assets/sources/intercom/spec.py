@@ -25,7 +25,7 @@ SPEC = SourceSpec(
     identifier_hints={"workspace": "<workspace id>"},
     persons="crawl_assets.sources.intercom.normalize:PERSONS",
     options_model=IntercomOptions,
-    pull=PullSpec(sync="crawl_assets.sources.intercom.sync:sync_workspace", raw_format="intercom"),
+    pull=PullSpec(sync="crawl_assets.sources.intercom.sync:sync_workspace", raw_format="intercom", secret="ACCESS_TOKEN"),
     resource="crawl_assets.sources.intercom.resource:IntercomResource.from_env",
     # X-Hub-Signature: sha1=<hex HMAC-SHA1 of the body, key = the app's client secret>; the notification id and
     # created_at are inside the signed body (the same id on every retry of one notification)

@@ -3,7 +3,8 @@
 
 A review is ``play:{package}:{review_id}`` (kind ``review``); the developer's reply to it is
 ``play:{package}:{review_id}:reply`` (kind ``reply``, ``reply_to`` the review), so replies become
-relations. Rating, app version, device, OS and the reviewer's device language go to ``metadata``
+relations. A Console export's row of a rating without a review (no text, title, reply or link) is a counted
+non-post. Rating, app version, device, OS and the reviewer's device language go to ``metadata``
 (``reviewer_language``: not the text's language, which is detected from the text); thumbs-up count to
 ``metrics.likes``. The API gives a review's last modification only, so ``created_at`` is that instant
 there (``metadata.time_is_last_modified``); the CSV gives both submit and update times.
@@ -181,7 +182,14 @@ def normalize_csv(stream: IO[bytes], *, name: str, context: NormalizeContext, va
         yield from batch_row(batch, reader.line_num, row)
 
 
+RATING_ONLY = "rating without a review (stars only: no text, title, reply or link)"
+_WORDS = ("Review Text", "Review Title", "Developer Reply Text", "Review Link")
+
+
 def batch_row(batch: Batch, line: int, row: dict[str, str]) -> Iterator[Item]:
+    if not any((row.get(column) or "").strip() for column in _WORDS):  # Play writes a row per rating too
+        yield batch.reject(line, RATING_ONLY, ",".join(f"{k}={v}" for k, v in row.items() if v)[:500], error=False)
+        return
     try:
         package = as_id(row.get("Package Name"), "Package Name")
         match = REVIEW_ID_IN_LINK.search(row.get("Review Link") or "")

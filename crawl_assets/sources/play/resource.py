@@ -15,13 +15,14 @@ from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.play.auth import ServiceAccount, TokenSource
 from crawl_assets.sources.play.client import DEFAULT_BASE_URL, PlayClient, new_client
 from crawl_assets.sources.rest_resource import RestSourceResource
+from crawl_assets.sources.play.spec import SPEC
 
 
 class PlayResource(RestSourceResource):
     """Google Play Developer API access for ``play_reviews_raw``."""
 
     ENV: ClassVar[str] = "CRAWL_PLAY"
-    SECRET: ClassVar[str] = "SERVICE_ACCOUNT_JSON"
+    SECRET: ClassVar[str] = SPEC.pull.secret if SPEC.pull else ""
     DEFAULT_BASE_URL: ClassVar[str] = DEFAULT_BASE_URL
     ENV_TUNABLES: ClassVar[tuple[str, ...]] = ("base_url", "token_uri")
 

@@ -39,6 +39,6 @@ SPEC = SourceSpec(
     identifier_hints={"app": "<package name>"},
     persons="crawl_assets.sources.play.normalize:PERSONS",
     options_model=PlayOptions,
-    pull=PullSpec(sync="crawl_assets.sources.play.sync:sync_app", raw_format="play"),
+    pull=PullSpec(sync="crawl_assets.sources.play.sync:sync_app", raw_format="play", secret="SERVICE_ACCOUNT_JSON"),
     resource="crawl_assets.sources.play.resource:PlayResource.from_env",
 )

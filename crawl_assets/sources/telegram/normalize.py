@@ -28,6 +28,7 @@ from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.entities import Utf16Text
 from crawl_assets.normalize.text import fold_tag, unique
+from crawl_assets.sources.telegram.normalize_peers import export_chat_id, message_key
 
 _PEER_FIELDS = {"PeerChannel": ("channel", "channel_id"), "PeerChat": ("chat", "chat_id"), "PeerUser": ("user", "user_id")}
 _CHANNEL_TYPES = {"public_channel", "private_channel", "public_supergroup", "private_supergroup"}
@@ -41,23 +42,6 @@ def sniff_telethon(head: bytes, line: dict[str, Any] | None) -> bool:
         kind = line.get("_")
         return isinstance(kind, str) and kind in _TELETHON_TYPES
     return bool(_TELETHON.match(head.lstrip()))
-
-
-def message_key(chat_id: str, message_id: str | int) -> str:
-    """The record key of a Telegram message (same for every way it was collected)."""
-    return f"telegram:{chat_id}:{message_id}"
-
-
-def bare_chat_id(value: Any, field: str = "id") -> str:
-    """The bare positive chat id: Bot-API style ``-100…`` channel ids and negative group ids are unwrapped."""
-    if isinstance(value, str) and value.lstrip("-").isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(f"field '{field}': not a chat id: {value!r}"[:200])
-    if value < 0:
-        digits = str(-value)
-        value = int(digits[3:]) if digits.startswith("100") and len(digits) > 12 else -value
-    return str(value)
 
 
 def _peer(value: Any, field: str, bare: str = "user") -> tuple[str, str] | None:
@@ -86,8 +70,9 @@ def item_scope(node: dict[str, Any]) -> str | None:
         if peer is not None:
             return peer[1]
     if isinstance(node.get("messages"), list):
+        first = next((m for m in node["messages"] if isinstance(m, dict) and m.get("type") == "message"), None)
         try:
-            return bare_chat_id(node.get("id"))
+            return export_chat_id(node.get("id"), first)
         except InputError:
             return None
     return None
@@ -192,6 +177,8 @@ def _telethon_message(batch: Batch, line: int, raw: bytes, m: dict[str, Any]) ->
             repost_of = message_key(origin[1], post)
 
     replies = as_dict(m.get("replies"))
+    if chat_type == "channel" and not m.get("post"):  # a channel's messages are posts; a supergroup's are not
+        chat_type = "supergroup"
     metadata: dict[str, Any] = {"chat_type": chat_type}
     for field in ("post_author", "grouped_id", "via_bot_id", "pinned", "silent", "noforwards", "edit_hide"):
         if m.get(field) not in (None, False):

@@ -3,6 +3,10 @@ full export's ``chats.list``, streamed one message at a time.
 
 Exports of every year are read: ``from_id`` as a number (exports before 2021) or ``user123``/``channel123``;
 ``text`` as a string or a list of strings and entity objects; ``date_unixtime`` when the export has it.
+Exports before April 2021 spelled a chat's ``id`` (and, from September 2020, ``from_id`` and
+``reply_to_peer_id``) as shifted peer ids (``2**33 + id`` for a channel): keys, ``reply_to`` and ``author_id``
+use the bare id, as a newer export and a Telethon sync of the same chat do. Exports before June 2020 wrote
+``edited`` as the epoch for a message never edited: an edit time before the message's is no edit.
 Older exports have only ``date``, the exporting machine's local time: with the source's ``timezone``
 option (an IANA name) it is converted to UTC and the record flagged ``local_time_converted``; without it
 the message is rejected with a reason saying what to add.
@@ -25,7 +29,8 @@ from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.damage import parse_error_text, with_flag
 from crawl_assets.normalize.documents import DocumentReader
 from crawl_assets.normalize.text import fold_tag, unique
-from crawl_assets.sources.telegram.normalize import PERSONS, _CHANNEL_TYPES, _kind, _seconds, bare_chat_id, message_key
+from crawl_assets.sources.telegram.normalize import PERSONS, _CHANNEL_TYPES, _kind, _seconds
+from crawl_assets.sources.telegram.normalize_peers import export_chat_id, message_key, shifted_peer
 
 _MESSAGE_PREFIXES = {"messages.item", "chats.list.item.messages.item", "left_chats.list.item.messages.item"}
 _CHAT_PREFIXES = ("", "chats.list.item.", "left_chats.list.item.")
@@ -100,9 +105,9 @@ def _iter_export(stream: IO[bytes], chats: list[dict[str, Any]]) -> Iterator[tup
 
 def _from_peer_string(value: Any) -> tuple[str, str] | None:
     """``"user123"``/``"channel123"``/``"chat123"`` of an export as (type, bare id); exports before 2021 wrote
-    the sender as a bare number (a user id)."""
+    a number: a user id, or (September 2020 to April 2021) a shifted peer id."""
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return "user", str(value)
+        return shifted_peer(value) or ("user", str(value))
     return PERSONS.split(value) if isinstance(value, str) else None
 
 
@@ -117,7 +122,7 @@ def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any) ->
         raise InputError(f"field 'type': expected 'message' or 'service', got {m.get('type')!r}"[:200])
     if "id" not in chat:
         raise InputError("chat field 'id' missing (must come before 'messages')")
-    chat_id = bare_chat_id(chat.get("id"))
+    chat_id = export_chat_id(chat.get("id"), m)
     message_id = as_id(opt_int(m.get("id")), "id")
     key = message_key(chat_id, message_id)
     provenance = batch.provenance(ordinal)
@@ -132,6 +137,8 @@ def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any) ->
         edited = _local_time(batch.context, m["edited"], "edited")
         provenance = with_flag(provenance, LOCAL_TIME)
     else:
+        edited = None
+    if edited is not None and edited < created:  # the epoch: what exports before June 2020 wrote for "not edited"
         edited = None
 
     text, parts = _export_text(m)

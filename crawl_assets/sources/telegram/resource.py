@@ -22,15 +22,11 @@ from crawl_assets import settings
 from crawl_assets.sources.telegram.errors import SourceGone
 from crawl_assets.sources.telegram.pacing import AccountLock
 from crawl_assets.sources.telegram.options import Budget
-from crawl_assets.sources.tenant_secrets import credential_key, secret_var, secrets_from_env
+from crawl_assets.sources.telegram.credentials import DEFAULT_TENANT, ENV_PREFIX, FIELDS, app_vars, env_names
+from crawl_assets.sources.tenant_secrets import credential_key, secrets_from_env
 
 if TYPE_CHECKING:  # Telethon (~37 MiB) loads with the client, when a Telegram step builds one
     from crawl_assets.sources.telegram.client import ClientSettings, CrawlClient
-
-ENV_PREFIX = "CRAWL_TELEGRAM_"
-FIELDS = ("api_id", "api_hash", "session")
-DEFAULT_TENANT = "default"
-
 
 class TelegramCredential(dg.Config):
     """One authorized account. Fill every field with ``dg.EnvVar``."""
@@ -38,19 +34,6 @@ class TelegramCredential(dg.Config):
     api_id: str = Field(description="The api_id of your app at my.telegram.org (EnvVar).")
     api_hash: str = Field(description="The api_hash of that app (EnvVar).", repr=False)
     session: str = Field(description="Telethon StringSession from `crawl-assets telegram login` (EnvVar).", repr=False)
-
-
-def env_names(tenant: str = DEFAULT_TENANT, credential: str | None = None) -> dict[str, str]:
-    """The environment variables of one tenant's credential (``credential`` None: the tenant's default):
-    ``CRAWL_TELEGRAM_{API_ID,API_HASH,SESSION}[__TENANT[__NAME]]``."""
-    return {f: secret_var(f"{ENV_PREFIX}{f.upper()}", tenant, credential) for f in FIELDS}
-
-
-def app_vars(tenant: str, credential: str | None, field: str, env: Mapping[str, str]) -> str:
-    """The variable an ``api_id``/``api_hash`` is read from: the credential's own, its tenant's default app's,
-    or the operator's app (``CRAWL_TELEGRAM_API_ID``); the first that is set (the last when none is)."""
-    chain = [env_names(tenant, credential)[field], env_names(tenant, None)[field], env_names()[field]]
-    return next((var for var in chain if env.get(var)), chain[-1])
 
 
 class TelegramResource(dg.ConfigurableResource):

@@ -35,6 +35,7 @@ SPEC = SourceSpec(
     options_model=TelegramOptions,
     live="crawl_assets.sources.telegram.collect:collect",
     resource="crawl_assets.sources.telegram.resource:TelegramResource.from_env",
+    credentials="crawl_assets.sources.telegram.credentials:unset_credentials",
     max_runs_per_credential=1,  # an account serves one run at a time (its lock would serialize them anyway)
     samples=(Sample("sample-channel", "telegram-export", "telegram_export/result.json"),),
 )

@@ -1,11 +1,14 @@
 """The owner of an X account archive: ``data/account.js`` beside ``data/tweets.js`` names the account
 (``window.YTD.account.part0 = [{"account": {"accountId": "…", …}}]``). Its id becomes the ``author_id`` of
-the archive's tweets, so ``crawl-assets erase --author`` reaches them."""
+the archive's tweets, so ``crawl-assets erase --author`` reaches them. Read the same way for an
+``export_file`` source (confined to the tenant's import root) and for ``crawl-assets normalize`` (beside the
+file named)."""
 
 from __future__ import annotations
 
 import os
-from pathlib import PurePosixPath
+import stat
+from pathlib import Path, PurePosixPath
 
 import orjson
 
@@ -24,9 +27,26 @@ def archive_account_id(entry: SourceEntry) -> str | None:
     sibling = entry.model_copy(update={"identifier": str(PurePosixPath(entry.identifier).parent / ACCOUNT_FILE)})
     try:
         with os.fdopen(open_export(sibling), "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
+            return account_id_in(fh.read(MAX_BYTES + 1))
     except (OSError, ValueError):  # missing, refused (a link, outside the root) or unreadable: no owner known
         return None
+
+
+def archive_account_beside(path: str) -> str | None:
+    """The account id in the ``account.js`` beside the archive file at ``path`` (``crawl-assets normalize``),
+    or None when there is none or it does not name one."""
+    try:
+        fd = os.open(Path(path).parent / ACCOUNT_FILE, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device is no account.js
+            return None
+        return account_id_in(fh.read(MAX_BYTES + 1))
+
+
+def account_id_in(data: bytes) -> str | None:
+    """The ``accountId`` an ``account.js`` (at most ``MAX_BYTES``) names, else None."""
     if len(data) > MAX_BYTES:
         return None
     _, sep, body = data.partition(b"=")

@@ -25,7 +25,7 @@ from crawl_assets.sources.x.normalize_unavailable import (
     CREATED_FROM_ID, error_page_reason, snowflake_time, unavailable_items,
 )  # fmt: skip
 from crawl_assets.sources.x.normalize_structs import (
-    _NO_ENTITIES, _NO_MEDIA, _NO_METRICS, _coerce_tweet, _fast_page, _Includes, _Page, _Tweet, _Variant,
+    _NO_ENTITIES, _NO_MEDIA, _NO_METRICS, _coerce_tweet, _fast_page, _Includes, _Page, _Tweet, _Url, _Variant,
 )  # fmt: skip
 
 
@@ -259,7 +259,7 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
             "conversation_id": "x:" + conversation if type(conversation) is str and conversation.isdigit() else None,
             "hashtags": unique([fold_tag(h.tag) for h in hashtags if h.tag is not None]) if hashtags else [],
             "mentions": unique([fold_tag(m.username) for m in mentions if m.username is not None]) if mentions else [],
-            "urls": unique([u.unwound_url or u.expanded_url or u.url or "" for u in urls if not u.media_key])
+            "urls": unique([u.unwound_url or u.expanded_url or u.url or "" for u in urls if not _is_media(u)])
             if urls else [],
             "media": media,
             "metrics": {
@@ -278,6 +278,19 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
         },
         bounded=decoded and not raw_fields,
     )
+
+
+# A post's own photo or video as a link: X's permalink to it, shown as pic.twitter.com/… (pic.x.com/…)
+MEDIA_PERMALINK = re.compile(r"https?://(?:(?:www|mobile)\.)?(?:twitter|x)\.com/[^/?#]+/status/\d+/(?:photo|video)/\d+/?")
+_MEDIA_DISPLAY = ("pic.twitter.com/", "pic.x.com/")
+
+
+def _is_media(url: _Url) -> bool:
+    """Whether a url entity is the post's media (named by its ``media_key``, or, on pages that leave the key out,
+    by its permalink), not a link the author shared."""
+    if url.media_key or (url.display_url or "").startswith(_MEDIA_DISPLAY):
+        return True
+    return bool(url.expanded_url and MEDIA_PERMALINK.fullmatch(url.expanded_url))
 
 
 def _v2_media(media_key: str, includes: _Includes) -> dict[str, Any]:

@@ -166,15 +166,32 @@ def _archive_tweet(batch: Batch, ordinal: int, item: Any, deleted: bool = False)
 
 
 def _archive_media(media: Any) -> dict[str, Any]:
+    """A photo, video or GIF of the post: the archive writes its numbers as strings ("1080", "30030")."""
     media = as_dict(media)
-    variants = [v for v in as_list(as_dict(media.get("video_info")).get("variants")) if isinstance(v, dict)]
+    video = as_dict(media.get("video_info"))
+    variants = [v for v in as_list(video.get("variants")) if isinstance(v, dict)]
     best = max(variants, key=lambda v: opt_int(v.get("bitrate")) or 0, default={})
+    width, height = _largest_size(media)
+    millis = opt_int(video.get("duration_millis"))
     return media_doc(
         type=opt_str(media.get("type")) or "unknown",
         id=opt_str(media.get("id_str")),
         mime=opt_str(best.get("content_type")),
+        width=width,
+        height=height,
+        duration=millis / 1000 if millis is not None else None,
         url=opt_str(best.get("url")) or opt_str(media.get("media_url_https")),
     )
+
+
+def _largest_size(media: dict[str, Any]) -> tuple[int | None, int | None]:
+    """Width and height of the media as uploaded: ``original_info`` when given, else the largest of ``sizes``."""
+    original = as_dict(media.get("original_info"))
+    if opt_int(original.get("width")) and opt_int(original.get("height")):
+        return opt_int(original["width"]), opt_int(original["height"])
+    sizes = [(opt_int(s.get("w")), opt_int(s.get("h"))) for s in as_dict(media.get("sizes")).values() if isinstance(s, dict)]
+    found = [(w, h) for w, h in sizes if w and h]
+    return max(found, key=lambda s: s[0] * s[1]) if found else (None, None)
 
 
 def _expanded(url: dict[str, Any]) -> str:

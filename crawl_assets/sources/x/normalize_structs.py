@@ -39,6 +39,7 @@ class _Url(msgspec.Struct, gc=False):
     expanded_url: str | None = None
     unwound_url: str | None = None
     media_key: str | None = None  # coerced: the raw value (only its truth counts)
+    display_url: str | None = None
 
 
 class _Entities(msgspec.Struct, gc=False):
@@ -253,7 +254,8 @@ def _coerce_entities(entities: Any) -> _Entities | None:
         return None
     get = entities.get
     urls = [
-        _Url(_str(u.get("url")), _str(u.get("expanded_url")), _str(u.get("unwound_url")), u.get("media_key"))
+        _Url(_str(u.get("url")), _str(u.get("expanded_url")), _str(u.get("unwound_url")), u.get("media_key"),
+             _str(u.get("display_url")))
         for u in as_list(get("urls")) if type(u) is dict
     ]  # fmt: skip
     return _Entities(

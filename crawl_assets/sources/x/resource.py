@@ -26,8 +26,8 @@ from crawl_assets.sources.tenant_secrets import (
     secrets_from_env,
 )
 from crawl_assets.sources.x.client import DEFAULT_BASE_URL, XClient, XRetrySettings, new_http_client
+from crawl_assets.sources.x.spec import TOKEN_BASE
 
-TOKEN_BASE = "CRAWL_X_BEARER_TOKEN"
 _LEGACY_NAMED = re.compile(r"CRAWL_X_([A-Z0-9_]+)_BEARER_TOKEN")  # before tokens were per tenant
 
 __all__ = ["MissingCredential", "TOKEN_BASE", "XResource", "token_var"]

@@ -1,7 +1,12 @@
 """X (Twitter): API v2 timelines and searches, API v2 recordings and account archives."""
 
+from collections.abc import Mapping
+
 from crawl_assets.core.options import AtLeast, Flag, OneOf, OptionalText, SourceOptions
 from crawl_assets.core.spec import FormatSpec, Sample, SourceSpec
+from crawl_assets.names import secret_variable
+
+TOKEN_BASE = "CRAWL_X_BEARER_TOKEN"  # the app-only bearer token, per tenant and credential name
 
 
 class XOptions(SourceOptions):
@@ -31,7 +36,8 @@ SPEC = SourceSpec(
         FormatSpec("x-archive", "crawl_assets.sources.x.normalize_archive:normalize_archive",
                    "an X account archive data file (window.YTD....)",
                    sniff="crawl_assets.sources.x.normalize_archive:sniff_archive", sniff_rank=0,
-                   export_owner="crawl_assets.sources.x.archive_account:archive_account_id"),
+                   export_owner="crawl_assets.sources.x.archive_account:archive_account_id",
+                   owner_beside="crawl_assets.sources.x.archive_account:archive_account_beside"),
     ),
     export_formats=("x-v2", "x-archive"),
     edit_histories=True,
@@ -40,6 +46,13 @@ SPEC = SourceSpec(
     options_model=XOptions,
     live="crawl_assets.sources.x.collect:collect",
     resource="crawl_assets.sources.x.resource:XResource.from_env",
+    credentials="crawl_assets.sources.x.spec:unset_credentials",
     samples=(Sample("sample-search", "x-v2", "x_v2_recording.jsonl"),
              Sample("sample-archive", "x-archive", "x_archive_tweets.js")),
 )
+
+
+def unset_credentials(entry, environ: Mapping[str, str]) -> list[str]:  # noqa: ANN001 - a registry SourceEntry
+    """The bearer token variable of the entry's tenant and credential, when it is not set."""
+    var = secret_variable(TOKEN_BASE, entry.tenant, entry.credential)
+    return [] if environ.get(var) else [var]

@@ -15,6 +15,7 @@ from crawl_assets.sources.discourse.sync import sync_forum
 from crawl_assets.sdk.sync import Budget
 from crawl_assets.sdk.errors import PermanentError, TransientError
 from crawl_assets.sdk.http import RetrySettings
+from crawl_assets_tests.normalize.shapes import discourse_quote
 from crawl_assets_tests.sources.feedback_helpers import LakeStore, errors, normalize_batches
 from crawl_assets_tests.standins.discourse_api import DiscourseServer, build_forum
 
@@ -278,3 +279,17 @@ def test_a_failed_target_fetch_stores_nothing_and_the_rerun_resolves(thread, thr
     again = sync_forum(c, store.entry, store.state, store, Budget())
     assert again.state["newest_id"] == new["id"]
     assert _latest_records(store)[_key(new["id"])]["reply_to"] == _key(30)
+
+
+def test_a_quoted_post_stored_by_an_earlier_sync_is_fetched_and_linked(thread, thread_run):
+    """Issue 29 item 4: a quote names its post by topic and number, like a reply target: fetched when missing."""
+    srv, c, tmp_path = thread_run
+    store, first = _first_sync(srv, c, tmp_path)
+    new = thread.add_post(THREAD, datetime.now(timezone.utc),
+                          discourse_quote("alice", THREAD, 30, "post 30") + "<p>as said above</p>", reply_to_number=31)
+    second = sync_forum(c, store.entry, first.state, store, Budget())
+    assert sorted(e.path for e in srv.log if e.endpoint == "post_by_number") == [
+        f"/posts/by_number/{THREAD}/30.json", f"/posts/by_number/{THREAD}/31.json"]
+    assert second.stats.extra["reply_parents_fetched"] == 2
+    quoting = _latest_records(store)[_key(new["id"])]
+    assert quoting["quote_of"] == _key(30) and quoting["text"] == "as said above"

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from crawl_assets.cli.normalize import normalize
 from crawl_assets.schema.record import Record, Rejection
+from crawl_assets.sources.play.normalize import RATING_ONLY
+from crawl_assets_tests.normalize.helpers import run
+from crawl_assets_tests.normalize.shapes import play_csv, play_rating_row
 from crawl_assets_tests.sources.feedback_helpers import assert_golden
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -62,3 +68,19 @@ def test_language_is_the_texts_not_the_devices():
     row = 'com.acme.app,fa,1704449472000,5,"Great app, works perfectly on my phone",1704614400000,' \
           '"ممنون از نظر شما، خوشحالیم که راضی هستید",https://play.google.com/x?reviewId=gp:L2\n'
     assert _languages("play-csv", (header + row).encode("utf-8")) == [("review", "en", "fa"), ("reply", "fa", None)]
+
+
+def test_rating_without_review_is_a_non_post(tmp_path):
+    """Issue 29 item 10: Play writes a row per rating without a review; it is counted, not malformed."""
+    review = ["com.acme.app", "231", "2.3.1", "en", "a52q", "2024-02-01T10:00:00Z", "1706781600000",
+              "2024-02-01T10:00:00Z", "1706781600000", "5", "", "Love it", "", "", "",
+              "https://play.google.com/console/developers/1/app/2/user-feedback/review-details?reviewId=gp:AOqpTOH9"]
+    data = play_csv(play_rating_row(4, "2024-02-01T09:00:00Z", 1706778000000), review)
+    records, rejections = run("play-csv", data)
+    assert [r.key for r in records] == ["play:com.acme.app:gp:AOqpTOH9"]
+    assert [(r.line, r.error, r.reason) for r in rejections] == [(2, False, RATING_ONLY)]
+    path = tmp_path / "reviews_com.acme.app_202402.csv"
+    path.write_bytes(data)
+    result = CliRunner().invoke(normalize, ["--format", "play-csv", "--strict", str(path)])
+    assert result.exit_code == 0, result.stderr
+    assert "0 malformed" in result.stderr and f"1 skipped ({RATING_ONLY})" in result.stderr

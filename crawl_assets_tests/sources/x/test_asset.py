@@ -90,7 +90,7 @@ def test_materialize_saves_checkpoint_and_reports(setup, server):
     assert state["newest_id"] and state["user"]["username"] == "data_eng" and state["pass"] is None
     assert meta["records_new"] > 0 and meta["batches_written"] >= 1
     assert meta["requests"] == sum(server.counts().values())
-    assert meta["complete"] is True and meta["cursor_lag_seconds"] >= 0 and meta["rate_limit_wait_seconds"] == 0
+    assert meta["complete"] is True and meta["newest_event_lag_hours"] >= 0 and meta["rate_limit_wait_seconds"] == 0
     assert meta["parents_found"] > 0, "complete_threads is on for this source"
     batches = lake.raw_batches("acme", "x", "acme.x.tl")
     assert {b.manifest.format for b in batches} == {"x-v2"} and {b.manifest.method for b in batches} == {"api"}

@@ -1,5 +1,5 @@
 /*
- * Test-only Elasticsearch plugin of the crawl_assets test suite (our own code, Apache-2.0).
+ * Elasticsearch plugin of crawl_assets for the test suite's node and `crawl-assets es local` (our own code, Apache-2.0).
  *
  * The server distribution the tests run (org.elasticsearch.distribution.integ-test-zip) ships without the
  * analysis-common module, which every real Elasticsearch distribution has. Our index templates use six of
@@ -14,7 +14,7 @@
  *   analyzer     english                (EnglishAnalyzer; stopwords, stem_exclusion)
  *
  * Like analysis-common, the token filters exist both as configurable types and as pre-configured names,
- * and all of them are usable in normalizers. Nothing here is shipped with crawl_assets.
+ * and all of them are usable in normalizers. Shipped as source; compiled against the node's own jars.
  */
 package org.crawlassets.testanalysis;
 

@@ -1,0 +1,70 @@
+"""``crawl-assets sync SOURCE``: sync one registered source now, in this process, through the job the UI
+launches for it (``{platform}_sync``, or ``{platform}_sync_no_index`` without a cluster): the same chain of
+steps, runs and metadata in the instance, the same per-source lock (a run of the source already going makes
+this one wait, then fail)."""
+
+from __future__ import annotations
+
+import re
+
+import click
+
+from crawl_assets import settings
+from crawl_assets.cli.common import fail, open_registry
+
+
+# The run's log stays in the instance (the UI); the console gets this command's summary or its one-line reason.
+SILENT = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+
+
+def _reason(message: str) -> str:
+    """The first line of a step's error without its exception class (``dagster...Failure: source ... paused``)."""
+    first = message.strip().splitlines()[0] if message.strip() else "no message"
+    return re.sub(r"^[\w.]*(Error|Exception|Failure|Interrupt)\w*: ", "", first)
+
+
+def sync_job_name(platform: str, indexing: bool) -> str:
+    """The job that syncs one source of ``platform`` (the one the README's UI backfill uses)."""
+    return f"{platform}_sync" if indexing else f"{platform}_sync_no_index"
+
+
+@click.command("sync")
+@click.argument("source")
+@click.option("--full", is_flag=True, help="Read the source again from the start (the run tag crawl/resync=full).")
+def sync(source: str, full: bool) -> None:
+    """Sync one source now (by key, or by name when unique): collect, normalize, relate, and index when
+    CRAWL_ES_URL is set. Exits 1 when the run fails, with the reason."""
+    from crawl_assets.cli.demo import _metadata, install_instance_yaml
+    from crawl_assets.orchestration.jobs import PLATFORM_TAG
+    from crawl_assets.orchestration.raw_step import RESYNC_TAG
+
+    reg = open_registry(None, strict=False)
+    try:
+        entry = reg.get(source)
+    except KeyError as exc:
+        fail(exc.args[0])
+    home = settings.use_dagster_home()
+    install_instance_yaml(home)
+    indexing = bool(settings.elasticsearch().url)
+
+    import dagster as dg
+
+    from crawl_assets.definitions import defs
+
+    job = defs.resolve_job_def(sync_job_name(entry.platform, indexing))
+    tags = {PLATFORM_TAG: entry.platform, **({RESYNC_TAG: "full"} if full else {})}
+    with dg.DagsterInstance.get() as instance:
+        partitions = f"{entry.platform}_sources"
+        if not instance.has_dynamic_partition(partitions, entry.key):  # what the registry sensor would do next tick
+            instance.add_dynamic_partitions(partitions, [entry.key])
+        click.echo(f"syncing {entry.key} through {job.name} ...", err=True)
+        result = job.execute_in_process(partition_key=entry.key, instance=instance, raise_on_error=False,
+                                        run_config=SILENT, tags=tags)
+    if not result.success:
+        reasons = [_reason(e.step_failure_data.error.message) for e in result.get_step_failure_events()
+                   if e.step_failure_data and e.step_failure_data.error]
+        fail(f"{entry.key}: run {result.run_id} failed: {reasons[0] if reasons else 'see the run in the UI'}", code=1)
+    meta = _metadata(result, entry.platform)
+    click.echo(f"{entry.key}\n  run {result.run_id}\n  records {meta['records']}, rejected {meta['rejected']}, "
+               f"edges {meta['edges']}" + (f"\n  indexed: {meta['indexed']}" if indexing else
+                                           "\n  index step skipped: no Elasticsearch configured (CRAWL_ES_URL)"))
