@@ -13,7 +13,8 @@ from crawl_assets.enrich import store
 from crawl_assets.enrich.base import CombineContext
 from crawl_assets.enrich.run import combine_tenant, enrich_source, read_tenant_table
 from crawl_assets.enrich.terms import stem, terms
-from crawl_assets.enrich.topics import Topics, match_ids
+from crawl_assets.enrich.topic_model import match_ids
+from crawl_assets.enrich.topics import Topics
 from crawl_assets.erasure.features import erase_feature_files
 from crawl_assets.lake import Lake
 from crawl_assets.normalize.text import clean_text
