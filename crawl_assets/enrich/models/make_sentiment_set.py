@@ -3,8 +3,9 @@ this file:
 
     python -m crawl_assets.enrich.models.make_sentiment_set
 
-* ``sentiment_eval.tsv``: 600 short texts per language (fa, ar, en), from the odd half of every bank;
-* ``sentiment_train.tsv``: 600 per language from the even half (never an evaluation phrase).
+* ``sentiment_eval.tsv``: up to 600 distinct short texts per language (fa, ar, en; 558 with today's banks,
+  whose sarcasm and neutral compositions run out), from the odd half of every bank;
+* ``sentiment_train.tsv``: as many per language from the even half (never an evaluation phrase).
 
 Columns: ``label`` (positive, negative, neutral), ``lang``, ``kind`` (what the text exercises: ``plain``,
 ``negation``, ``sarcasm``, ``emoji``, ``neutral``), ``text``. Labels follow the composition: a positive
