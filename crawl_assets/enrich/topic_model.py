@@ -69,24 +69,30 @@ class Corpus:
             corpus.context = pa.table({f.name: pa.array([], f.type) for f in CONTEXT_FIELDS})
             corpus.term_ids, corpus.lengths, corpus.repost = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool)
             return corpus
+        pa.default_memory_pool().release_unused()  # the parts' buffers: memory follows the corpus, not the reads
         table = pa.concat_tables(contexts)
         lengths = np.concatenate(offsets)
         term_ids = np.concatenate(ids)
+        del ids
         repost = np.concatenate(reposts)
         latest = _latest(table.column("key"))  # a key in several parts: its latest part's row
-        keep_terms = np.repeat(latest, lengths)
-        corpus.context = table.filter(pa.array(latest)).combine_chunks()
-        corpus.term_ids, corpus.lengths, corpus.repost = term_ids[keep_terms], lengths[latest], repost[latest]
+        if not latest.all():
+            term_ids, lengths, repost = term_ids[np.repeat(latest, lengths)], lengths[latest], repost[latest]
+            table = table.filter(pa.array(latest))
+        corpus.context = table.combine_chunks()
+        corpus.term_ids, corpus.lengths, corpus.repost = term_ids, lengths, repost
         corpus.rows = corpus.context.num_rows
         return corpus
 
-    def counts(self):  # noqa: ANN201 - scipy.sparse.csr_matrix
-        """Records x words, term counts."""
+    def counts(self, start: int = 0, stop: int | None = None):  # noqa: ANN201 - scipy.sparse.csr_matrix
+        """Records [start, stop) x words, term counts."""
         from scipy.sparse import csr_matrix
 
-        indptr = np.r_[0, np.cumsum(self.lengths)]
-        x = csr_matrix((np.ones(len(self.term_ids), np.float32), self.term_ids, indptr),
-                       shape=(self.rows, max(len(self.words), 1)))
+        stop = self.rows if stop is None else min(stop, self.rows)
+        indptr = np.r_[0, np.cumsum(self.lengths[start:stop])]
+        first = int(self.lengths[:start].sum())
+        x = csr_matrix((np.ones(int(indptr[-1]), np.float32), self.term_ids[first:first + int(indptr[-1])], indptr),
+                       shape=(stop - start, max(len(self.words), 1)))
         x.sum_duplicates()
         return x
 
@@ -99,18 +105,34 @@ class Corpus:
         idf = np.log((1 + self.rows) / (1 + df[order])) + 1
         return order, idf
 
-    def tfidf(self, vocab: np.ndarray, idf: np.ndarray):  # noqa: ANN201 - scipy.sparse.csr_matrix
-        """Records x vocabulary: sublinear tf x idf, rows of unit length (``TfidfTransformer``'s rules)."""
+    def tfidf(self, vocab: np.ndarray, idf: np.ndarray, start: int = 0,  # noqa: ANN201 - scipy.sparse.csr_matrix
+              stop: int | None = None):
+        """Records [start, stop) x vocabulary: sublinear tf x idf, rows of unit length (``TfidfTransformer``'s
+        rules; each row on its own, so a slice of records gives the same rows)."""
         from scipy.sparse import diags
         from sklearn.preprocessing import normalize
 
         if not len(vocab):
             from scipy.sparse import csr_matrix
 
-            return csr_matrix((self.rows, 0))
-        x = self.counts()[:, vocab].tocsr()
+            return csr_matrix(((self.rows if stop is None else min(stop, self.rows)) - start, 0))
+        x = self.counts(start, stop)[:, vocab].tocsr()
         x.data = 1 + np.log(x.data.astype(np.float64))
         return normalize((x @ diags(np.asarray(idf, np.float64))).tocsr(), norm="l2", copy=False)
+
+    def distinct_terms(self, vocab: np.ndarray) -> np.ndarray:
+        """Per record, how many distinct vocabulary words it holds (chunk by chunk)."""
+        return np.concatenate([np.diff(self.counts(start, start + TRANSFORM_CHUNK)[:, vocab].tocsr().indptr)
+                               for start in range(0, self.rows, TRANSFORM_CHUNK)] or [np.zeros(0, np.int64)])
+
+    def tfidf_rows(self, vocab: np.ndarray, idf: np.ndarray, rows: np.ndarray):  # noqa: ANN201 - csr_matrix
+        """``tfidf`` of the records ``rows`` (sorted), built chunk by chunk: the whole matrix is never held."""
+        from scipy.sparse import vstack
+
+        bounds = np.searchsorted(rows, np.arange(0, self.rows + TRANSFORM_CHUNK, TRANSFORM_CHUNK))
+        return vstack([self.tfidf(vocab, idf, start, start + TRANSFORM_CHUNK)[rows[lo:hi] - start]
+                       for start, lo, hi in zip(range(0, self.rows, TRANSFORM_CHUNK), bounds, bounds[1:])],
+                      format="csr")
 
     def top_forms(self) -> dict[str, str]:
         """The surface form seen most for each stem (ties: the first in sort order)."""
@@ -157,11 +179,10 @@ class Model:
         index = {w: i for i, w in enumerate(corpus.words.tolist())}
         vocab = np.array([index.get(w, -1) for w in self.words.tolist()], np.int64)
         present = vocab >= 0
-        x = corpus.tfidf(vocab[present], self.idf[present])
         h = self.components[:, present].astype(np.float64)
         out = np.zeros((corpus.rows, len(self.components)), np.float32)
-        for start in range(0, corpus.rows, TRANSFORM_CHUNK):
-            chunk = x[start:start + TRANSFORM_CHUNK]
+        for start in range(0, corpus.rows, TRANSFORM_CHUNK):  # the matrix too, chunk by chunk
+            chunk = corpus.tfidf(vocab[present], self.idf[present], start, start + TRANSFORM_CHUNK)
             if chunk.nnz == 0:
                 continue
             w, _, _ = non_negative_factorization(chunk, H=h, n_components=h.shape[0], update_H=False, solver="cd", max_iter=max_iter, tol=1e-4)

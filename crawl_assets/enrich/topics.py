@@ -42,7 +42,8 @@ import pyarrow as pa
 from crawl_assets.enrich.base import CombineContext, Enricher, feature_document
 from crawl_assets.enrich.columns import CONTEXT_COLUMNS, CONTEXT_FIELDS, _iso, context
 from crawl_assets.enrich.terms import terms as text_terms
-from crawl_assets.enrich.topic_model import FORM, RECORD, TS, Corpus, Model, match_ids, registry_table
+from crawl_assets.enrich.topic_model import (FORM, RECORD, TRANSFORM_CHUNK, TS, Corpus, Model, match_ids,
+                                             registry_table)
 
 LABEL_FORMS = 3
 
@@ -152,8 +153,7 @@ class Topics(Enricher):
 
         p = self.params
         vocab, idf = corpus.vocabulary(p["min_df"], p["max_df"], p["max_terms"])
-        x = corpus.tfidf(vocab, idf)
-        counts = np.diff(x.indptr)
+        counts = corpus.distinct_terms(vocab)
         eligible = np.flatnonzero((counts >= p["min_terms"]) & ~corpus.repost)
         k = min(p["topics"], len(eligible), len(vocab))
         if k < 1:  # nothing to fit: no topics
@@ -163,19 +163,25 @@ class Topics(Enricher):
             else eligible
         nmf = NMF(n_components=k, init="nndsvda", solver="cd", max_iter=p["max_iter"], random_state=p["seed"],
                   tol=1e-4)
-        nmf.fit(x[sample])
+        nmf.fit(corpus.tfidf_rows(vocab, idf, sample))
         return Model(corpus.words[vocab], idf, nmf.components_.astype(np.float32), [], now, corpus.rows)
 
     def _assign(self, corpus: "Corpus", model: "Model", weights: np.ndarray) -> pa.Table:
         p = self.params
         total = weights.sum(axis=1)
         has = np.flatnonzero(total > 0)
-        share = weights[has] / total[has, None]
-        order = np.argsort(-share, axis=1, kind="stable")[:, :p["max_per_record"]]
-        top = np.take_along_axis(share, order, axis=1)
-        keep = top >= p["min_weight"]
-        rows = has[keep.any(axis=1)]
-        order, top, keep = order[keep.any(axis=1)], top[keep.any(axis=1)], keep[keep.any(axis=1)]
+        chunks = []  # in chunks: the sort holds (records x topics) int64 for one chunk only
+        for start in range(0, len(has), TRANSFORM_CHUNK):
+            at = has[start:start + TRANSFORM_CHUNK]
+            share = weights[at] / total[at, None]
+            order = np.argsort(-share, axis=1, kind="stable")[:, :p["max_per_record"]]
+            top = np.take_along_axis(share, order, axis=1)
+            keep = top >= p["min_weight"]
+            some = keep.any(axis=1)
+            chunks.append((at[some], order[some], top[some], keep[some]))
+        m = min(p["max_per_record"], weights.shape[1])
+        rows, order, top, keep = (np.concatenate(c) for c in zip(*chunks)) if chunks else (
+            np.zeros(0, np.int64), np.zeros((0, m), np.int64), np.zeros((0, m), weights.dtype), np.zeros((0, m), bool))
         ids_of = np.asarray(model.topic_ids, dtype=np.int32)
         counts = keep.sum(axis=1)
         offsets = pa.array(np.r_[0, np.cumsum(counts)].astype(np.int32))

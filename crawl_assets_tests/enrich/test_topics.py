@@ -159,3 +159,33 @@ def test_in_the_lake_ids_survive_an_erasure_and_the_rest_goes(tmp_path):
     kept = [(r, t) for r, t in zip(rows, truth) if r["key"] not in erased]
     assert _topic_of({"assignments": after}, [r for r, _ in kept], [t for _, t in kept]) == ids
     assert combine_tenant(lake, enricher, "acme", now=NOW + timedelta(days=2)).rebuilt is False
+
+
+def test_the_matrix_and_the_assignment_in_chunks_equal_them_at_once(monkeypatch):
+    """Memory follows a chunk of records, not the tenant: the TF-IDF rows and each record's topics computed
+    chunk by chunk are those computed at once."""
+    import numpy as np
+
+    from crawl_assets.enrich import topic_model, topics
+    from crawl_assets.enrich.topic_model import Corpus
+
+    rows, _ = topic_records(30)
+    enricher = Topics(topics=9)
+    corpus = Corpus.read([enricher.extract(table(rows))])
+    vocab, idf = corpus.vocabulary(3, 0.5, 20_000)
+    whole = corpus.tfidf(vocab, idf)
+    for start in range(0, corpus.rows, 7):
+        part = corpus.tfidf(vocab, idf, start, start + 7)
+        assert part.shape == whole[start:start + 7].shape and (part != whole[start:start + 7]).nnz == 0
+    monkeypatch.setattr(topic_model, "TRANSFORM_CHUNK", 7)
+    sample = np.arange(0, corpus.rows, 3)
+    assert (corpus.tfidf_rows(vocab, idf, sample) != whole[sample]).nnz == 0
+    assert corpus.distinct_terms(vocab).tolist() == np.diff(whole.indptr).tolist()
+    model = enricher._fit(corpus, NOW)
+    model.topic_ids = list(range(1, len(model.components) + 1))
+    weights = model.project(corpus, 300)
+    weights[::5] = 0  # records without a topic too
+    at_once = enricher._assign(corpus, model, weights)
+    monkeypatch.setattr(topics, "TRANSFORM_CHUNK", 7)
+    assert enricher._assign(corpus, model, weights).equals(at_once)
+    assert at_once.num_rows == np.count_nonzero(weights.sum(axis=1) > 0) > 0
