@@ -6,13 +6,12 @@ account), each row stamped with the enricher's name and **stamp**:
 
     {name}/{version}+{fingerprint[:12]}
 
-``version`` is declared by hand (a rule set or model generation); ``fingerprint`` is the SHA-256 of the
-canonical parameters, the model file's bytes (when there is one) and, unless the enricher sets
-``hash_source = False``, its own source code. An enricher that does not hash its source is guarded by a
-golden test instead (``crawl_assets_tests/enrich/test_golden.py``): its output on planted records is pinned
-with its version, so a change of output fails until ``version`` is bumped, and a refactoring that changes no
-output re-derives nothing. A new stamp re-derives that enricher's output only (and marks its Dagster assets
-stale: the stamp is their code version).
+``version`` is declared by hand and bumped when the enricher's output changes (a fixed rule, a new model
+generation; ``crawl_assets_tests/golden/test_declared_versions.py`` fails on a missed bump);
+``fingerprint`` is the SHA-256 of the canonical parameters and the model file's bytes (when there is one),
+so a changed threshold or a retrained model gets a new stamp too. Source edits that change no output get
+none. A new stamp re-derives that enricher's output only (and marks its Dagster assets stale: the stamp is
+their code version).
 
 Two scopes:
 
@@ -28,7 +27,6 @@ Two scopes:
 from __future__ import annotations
 
 import hashlib
-import inspect
 import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping
@@ -68,7 +66,6 @@ class Enricher:
     columns: ClassVar[tuple[str, ...]] = ("key",)  # normalized record columns ``extract`` reads
     combine_columns: ClassVar[tuple[str, ...] | None] = None  # columns of the parts ``combine`` reads (None: all)
     description: ClassVar[str] = ""
-    hash_source: ClassVar[bool] = True  # False: the stamp is version + parameters + model (a golden test guards it)
     previous_tables: ClassVar[tuple[str, ...]] = ()  # tenant tables ``combine`` reads back (``CombineContext.previous``)
     # tenant tables kept apart (``_state``): never removed by an erasure (they must hold no record, key, author or
     # text), read back like ``previous_tables``
@@ -127,13 +124,6 @@ class Enricher:
         for path in self.model_files():
             digest.update(path.name.encode())
             _hash_regular_file(digest, path)
-        for cls in type(self).__mro__ if self.hash_source else ():
-            if cls is Enricher or cls is object:
-                continue
-            try:
-                digest.update(inspect.getsource(inspect.getmodule(cls)).encode())  # type: ignore[arg-type]
-            except (OSError, TypeError):
-                digest.update(cls.__qualname__.encode())
         return digest.hexdigest()
 
     @property

@@ -157,7 +157,7 @@ def _raise(exc: OSError) -> None:
 
 class Classifier(Enricher):
     name: ClassVar[str] = "classifier"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"  # 2: the shipped sentiment model v2 (lexicon features; fa, ar, en)
     columns: ClassVar[tuple[str, ...]] = (*CONTEXT_COLUMNS, "text_clean")
     description: ClassVar[str] = "Labels from a user-provided model (scikit-learn via skops or joblib, or a " \
                                  "local Hugging Face model); the shipped baseline labels sentiment."

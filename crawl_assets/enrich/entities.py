@@ -231,7 +231,6 @@ def entity_names(entities: list[dict[str, Any]]) -> list[str]:
 class Entities(Enricher):
     name: ClassVar[str] = "entities"
     version: ClassVar[str] = "1"
-    hash_source: ClassVar[bool] = False
     columns: ClassVar[tuple[str, ...]] = (*CONTEXT_COLUMNS, "text_clean")
     description: ClassVar[str] = "People, organizations and places named in the text (Persian, Arabic, English): " \
                                  "gazetteer, titles, head nouns and suffixes, given names; spans over text_clean."

@@ -51,7 +51,6 @@ LABEL_FORMS = 3
 class Topics(Enricher):
     name: ClassVar[str] = "topics"
     version: ClassVar[str] = "1"
-    hash_source: ClassVar[bool] = False
     scope: ClassVar[str] = "tenant"  # type: ignore[assignment]
     columns: ClassVar[tuple[str, ...]] = (*CONTEXT_COLUMNS, "kind", "text_clean")
     tables: ClassVar[tuple[str, ...]] = ("topics", "assignments", "model")

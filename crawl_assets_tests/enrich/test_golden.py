@@ -1,6 +1,6 @@
-"""The enrichers whose stamp does not hash their source (``hash_source = False``) pin their output on planted
-records to their declared version: an output that changes while ``version`` stays fails here, and so does a
-bumped ``version`` whose golden was not rewritten. After a deliberate change: bump ``version``, then
+"""Topics and entities pin their output on planted records to their declared version (the normalizer's seeds of
+``crawl_assets_tests/golden/versions.json`` hold little text to fit topics or find entities in): an output that
+changes while ``version`` stays fails here, and so does a bumped ``version`` whose golden was not rewritten. After a deliberate change: bump ``version``, then
 ``CRAWL_UPDATE_GOLDEN=1 python -m pytest crawl_assets_tests/enrich/test_golden.py`` and commit the file."""
 
 from __future__ import annotations
@@ -55,10 +55,6 @@ OUTPUTS = {"topics": _topics, "entities": _entities}
 
 def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
-
-
-def test_every_enricher_without_source_hashing_is_pinned():
-    assert {n for n, cls in ENRICHERS.items() if not cls.hash_source} <= set(OUTPUTS)
 
 
 @pytest.mark.parametrize("name", sorted(OUTPUTS))
