@@ -13,8 +13,7 @@ from crawl_assets.api.answers import answer
 from crawl_assets.api.app import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ErrorBody, bad_request, not_found
-from crawl_assets.api.params import instant, utc
-from crawl_assets.api.routes_analysis import _zone
+from crawl_assets.api.params import instant, utc, zone as _zone
 from crawl_assets.enrich import search as features
 from crawl_assets.index.aggregations import MAX_TIMELINE_BUCKETS
 
