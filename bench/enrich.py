@@ -16,7 +16,15 @@ process, imports included).
   - trends: pandas (explode hashtags and terms, distinct records per term and window, mean of the 7
     preceding windows by rolling over a pivot, scipy's Poisson tail), same rules;
   - account_activity: pandas ``groupby(...).apply`` computing the same features per author;
-  - classifier: the baseline model's ``predict_proba`` on a list of texts (the floor of the hook).
+  - classifier: the baseline model's ``predict_proba`` on a list of texts (the floor of the hook);
+  - topics: scikit-learn's own pipeline as its documentation shows (``TfidfVectorizer`` with the same
+    document-frequency bounds and vocabulary size, ``NMF`` with the same components, start and solver,
+    ``fit_transform`` over every record, topic = the heaviest component);
+  - entities: one regular expression of every gazetteer name (Python ``re``, an alternation, longest
+    first), what a user would write before any rule (it finds gazetteer names only).
+
+Memory of the tenant-wide topic model: ``--records N`` at sizes the machine allows (the issue asks for
+<= 1 GiB at 1M records); the figures say how peak RSS grows with N, and docs/OPERATIONS.md extrapolates.
 
 Goals (issue 21): trends and account activity >= 100k records/s, near-duplicates >= 20k, personal data
 >= 50k, memory bounded. Usage: python bench/enrich.py [--records 100000] [--repeat 3] [--only NAME ...]
@@ -41,7 +49,7 @@ OUT = HERE / "out"
 SCRUB_VENV = OUT / "scrubadub-venv"
 PARTS = 10
 GOALS = {"personal_data": 50_000, "near_duplicates": 20_000, "account_activity": 100_000, "trends": 100_000,
-         "classifier": None}
+         "classifier": None, "topics": None, "entities": None}
 EN = ("market price report city council meeting weather snow road school teacher water power outage bus train "
       "ticket hospital doctor football match team goal music concert film review phone app update bug login "
       "delivery order late refund support thanks please today tomorrow morning evening people street").split()
@@ -64,9 +72,14 @@ def _pii(rng: random.Random) -> str:
                        f"رقم {phone.translate(ARABIC_DIGITS)}", f"mail user{rng.randint(1, 999)}@example.com"])
 
 
+MENTIONS = ["in Tehran", "from Google", "Dr. Sara Karimi said", "at the United Nations", "در تهران",
+            "آقای علی رضایی گفت", "سازمان ملل", "دانشگاه شریف", "في بغداد", "منظمة الصحة العالمية"]
+
+
 def make_records(n: int, path: Path) -> None:
     """``n`` normalized records of our own making: 60% Persian, 15% copies of 400 lightly edited campaign
-    texts, 5% with a phone (three digit systems) or e-mail, 10% reposts, 15% replies, one hashtag burst."""
+    texts, 5% with a phone (three digit systems) or e-mail, 10% naming a person, organization or place,
+    10% reposts, 15% replies, one hashtag burst."""
     from crawl_assets.lake.tables import records_to_arrow
     from crawl_assets.normalize.text import clean_text
     import pyarrow.parquet as pq
@@ -81,6 +94,8 @@ def make_records(n: int, path: Path) -> None:
         text = rng.choice(campaigns) + rng.choice(["", "!", " " + rng.choice(EN)]) if roll < 0.15 else _text(rng)
         if rng.random() < 0.05:
             text += " " + _pii(rng)
+        if rng.random() < 0.1:
+            text += " " + rng.choice(MENTIONS)
         tags = [rng.choice(TAGS) for _ in range(rng.randint(0, 2))]
         if at.day == 25 and rng.random() < 0.3:
             tags.append("قطعی_برق")
@@ -117,7 +132,9 @@ def ours(name: str, root: Path) -> int:
     enricher = build(name)
     result = enrich_source(Lake(str(root)), enricher, "bench", "x", "bench.x.main")
     assert not result.failed, result.failed
-    return result.rows_written if result.tenant is None else result.tenant.rows[enricher.tables[0]]
+    if result.tenant is None:
+        return result.rows_written
+    return result.tenant.rows["assignments" if name == "topics" else enricher.tables[0]]
 
 
 def peer_near_duplicates(table) -> int:
@@ -206,9 +223,36 @@ def peer_classifier(table) -> int:
 
     from crawl_assets.enrich.classifier import BASELINE
 
-    model = sio.load(BASELINE, trusted=None)
+    from crawl_assets.enrich.classifier import BASELINE_TRUSTED
+
+    model = sio.load(BASELINE, trusted=BASELINE_TRUSTED)
     texts = [t for t in table.column("text_clean").to_pylist() if t and t.strip()]
     return len(model.predict_proba(texts))
+
+
+def peer_topics(table) -> int:
+    from sklearn.decomposition import NMF
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from crawl_assets.enrich.topics import Topics
+
+    p = Topics.defaults()
+    texts = [t or "" for t in table.column("text_clean").to_pylist()]
+    x = TfidfVectorizer(min_df=p["min_df"], max_df=p["max_df"], max_features=p["max_terms"],
+                        sublinear_tf=True).fit_transform(texts)
+    w = NMF(n_components=p["topics"], init="nndsvda", solver="cd", max_iter=p["max_iter"],
+            random_state=p["seed"]).fit_transform(x)
+    return int((w.sum(axis=1) > 0).sum())  # records given a topic
+
+
+def peer_entities(table) -> int:
+    import re
+
+    from crawl_assets.enrich.entity_rules import gazetteer
+
+    names = sorted({e.name for e in gazetteer().values()}, key=len, reverse=True)
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+    return sum(1 for t in table.column("text_clean").to_pylist() if t and pattern.search(t))
 
 
 def peer_scrubadub(texts_path: Path) -> int:
@@ -279,7 +323,7 @@ def main() -> None:
     if args.worker:
         return worker(args)
     OUT.mkdir(exist_ok=True)
-    paths = {"records": OUT / f"enrich_records_{args.records}.parquet", "lake": OUT / f"enrich_lake_{args.records}",
+    paths = {"records": OUT / f"enrich_records_v2_{args.records}.parquet", "lake": OUT / f"enrich_lake_v2_{args.records}",
              "texts": OUT / f"enrich_texts_{args.records}_{args.peer_sample}.jsonl"}
     if not paths["records"].exists():
         make_records(args.records, paths["records"])
