@@ -33,10 +33,12 @@ from crawl_assets.enrich.base import Enricher
 from crawl_assets.enrich.classifier import Classifier
 from crawl_assets.enrich.near_duplicates import NearDuplicates
 from crawl_assets.enrich.pii import PersonalData
+from crawl_assets.enrich.places import Places
 from crawl_assets.enrich.trends import Trends
 
 ENRICHERS: dict[str, type[Enricher]] = {cls.name: cls for cls in
                                         (PersonalData, NearDuplicates, AccountActivity, Trends, Classifier)}
+ENRICHERS.update({cls.name: cls for cls in (Places,)})  # issue 35: places
 MAX_CONFIG_BYTES = 1 << 20
 
 
