@@ -31,6 +31,7 @@ from crawl_assets import settings
 from crawl_assets.enrich.activity import AccountActivity
 from crawl_assets.enrich.base import Enricher
 from crawl_assets.enrich.classifier import Classifier
+from crawl_assets.enrich.coordination import Coordination
 from crawl_assets.enrich.near_duplicates import NearDuplicates
 from crawl_assets.enrich.pii import PersonalData
 from crawl_assets.enrich.places import Places
@@ -38,7 +39,7 @@ from crawl_assets.enrich.trends import Trends
 
 ENRICHERS: dict[str, type[Enricher]] = {cls.name: cls for cls in
                                         (PersonalData, NearDuplicates, AccountActivity, Trends, Classifier)}
-ENRICHERS.update({cls.name: cls for cls in (Places,)})  # issue 35: places
+ENRICHERS.update({cls.name: cls for cls in (Places, Coordination)})  # issue 35: places, coordination
 MAX_CONFIG_BYTES = 1 << 20
 
 
