@@ -138,6 +138,7 @@ class SourceSpec:
     # "": a pull spec's ``secret`` is needed as CRAWL_<PLATFORM>_<secret>[__TENANT[__NAME]], else nothing
     credentials: str = ""
     edit_histories: bool = False  # records carry the ids of every version of a post (metadata edit_history_tweet_ids)
+    snowflake_author_ids: bool = False  # author ids are Snowflake ids: they carry the account's creation time
     samples: tuple[Sample, ...] = ()
 
     def has_resource(self) -> bool:

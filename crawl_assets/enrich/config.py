@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import yaml
 
 from crawl_assets import settings
+from crawl_assets.enrich.account_types import AccountTypes
 from crawl_assets.enrich.activity import AccountActivity
 from crawl_assets.enrich.base import Enricher
 from crawl_assets.enrich.classifier import Classifier
@@ -39,7 +40,7 @@ from crawl_assets.enrich.trends import Trends
 
 ENRICHERS: dict[str, type[Enricher]] = {cls.name: cls for cls in
                                         (PersonalData, NearDuplicates, AccountActivity, Trends, Classifier)}
-ENRICHERS.update({cls.name: cls for cls in (Places, Coordination)})  # issue 35: places, coordination
+ENRICHERS.update({cls.name: cls for cls in (Places, Coordination, AccountTypes)})  # issue 35: places, coordination, account types
 MAX_CONFIG_BYTES = 1 << 20
 
 
