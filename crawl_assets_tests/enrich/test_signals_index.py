@@ -72,3 +72,29 @@ def test_places_coordination_and_account_types_join(es: EsTarget, tmp_path):
     assert signals["account_types"]["posts"] == 4 and signals["inferred"] is True
     assert search_signals.place_counts(es.client, f"{es.tenant}b") == []
     assert search_signals.coordination_groups(es.client, f"{es.tenant}b") == []
+    _through_the_api(es, tmp_path, counts["Tabriz"]["place_id"], group["group_id"])
+
+
+def _through_the_api(es: EsTarget, tmp_path, tabriz: str, group_id: str) -> None:
+    from fastapi.testclient import TestClient
+
+    from crawl_assets.api.app import create_app
+    from crawl_assets.api.keys import KeyStore
+
+    store = KeyStore(f"sqlite:///{tmp_path / 'keys.db'}", cache_seconds=0)
+    headers = {"Authorization": f"Bearer {store.create(es.tenant, 'places test')[1]}"}
+    other = {"Authorization": f"Bearer {store.create(f'{es.tenant}b', 'other tenant')[1]}"}
+    with TestClient(create_app(es.client, store), raise_server_exceptions=False) as api:
+        got = api.get("/v1/places", params={"kind": "city"}, headers=headers).json()
+        assert [p["name"] for p in got["places"]][:1] == ["Tabriz"] and "never coordinates" in got["source"]
+        shape = api.get("/v1/places.geojson", headers=headers)
+        assert shape.headers["content-type"] == "application/geo+json" and len(shape.json()["features"]) == 3
+        records = api.get(f"/v1/places/{tabriz}/records", headers=headers).json()["records"]
+        assert [r["key"] for r in records] == ["x:p1", "x:p2"]
+        assert api.get("/v1/places/city:1;drop/records", headers=headers).status_code == 400
+        groups = api.get("/v1/coordination/groups", headers=headers).json()
+        assert groups["groups"][0]["group_id"] == group_id and "not proof" in groups["caution"]
+        graphml = api.get("/v1/coordination/network", params={"format": "graphml", "group": group_id}, headers=headers)
+        assert graphml.status_code == 200 and graphml.text.count("<edge ") == 3
+        assert api.get("/v1/places", headers=other).json()["places"] == []
+        assert api.get("/v1/coordination/network", headers=other).text.count("<edge ") == 0
