@@ -12,6 +12,10 @@ Each measurement runs in a fresh child process (its CPU time and peak RSS are th
 fresh tenant whose month indices exist beforehand (so no contender pays index creation); runs are
 interleaved, medians printed, and the indexed count checked against the input after every run.
 
+Beside them: the sink into template 2's mapping (the mapping before issue 32: node CPU per record), and the
+replay ceiling: after each sink run, its documents read back from the node and replayed by plain bulk requests
+(8 MiB bodies, 3 in flight, refresh off; ``bench/replay.py``). The node's CPU per document is its process's.
+
     python bench/es_sink.py --target real [--docs 100000] [--runs 3] [--heap 1g]   # starts a local node
     python bench/es_sink.py --url http://host:9200 ...                              # an existing cluster
 """
@@ -32,7 +36,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-PHASES = ("streaming_bulk", "parallel_bulk", "parallel_bulk_matched", "sink")
+sys.path.insert(0, str(REPO / "bench"))
+PHASES = ("streaming_bulk", "parallel_bulk", "parallel_bulk_matched", "sink", "sink_template_2")
+TEMPLATE_2 = REPO / "crawl_assets_tests" / "index" / "templates" / "records_v2.json"  # the mapping before issue 32
 MONTHS = [f"2025.{m:02d}" for m in range(1, 13)]
 
 
@@ -97,7 +103,7 @@ def _measure(fn, n: int) -> dict[str, Any]:
 def run_phase(phase: str, url: str, n: int, tenant: str) -> dict[str, Any]:
     from elasticsearch import Elasticsearch, helpers
 
-    if phase == "sink":
+    if phase in ("sink", "sink_template_2"):
         import tempfile
 
         from crawl_assets.index.sink import index_documents
@@ -134,13 +140,20 @@ def run_phase(phase: str, url: str, n: int, tenant: str) -> dict[str, Any]:
     return _measure(go, n)
 
 
-def prepare_tenant(client, tenant: str) -> None:
+def prepare_tenant(client, tenant: str, template_2: bool = False) -> None:
+    """The tenant's month indices, from the shipped template (or with template 2's settings and mappings)."""
     from crawl_assets.index.bootstrap import ensure_index, ensure_template
-    from crawl_assets.index.naming import index_name
+    from crawl_assets.index.naming import index_name, read_alias
 
     ensure_template(client, "records")
     for month in MONTHS:
-        ensure_index(client, index_name("records", tenant, month), "records", tenant)
+        name = index_name("records", tenant, month)
+        if template_2:
+            body = json.loads(TEMPLATE_2.read_text("utf-8"))["template"]
+            client.indices.create(index=name, settings=body["settings"], mappings=body["mappings"],
+                                  aliases={read_alias("records", tenant): {}})
+        else:
+            ensure_index(client, name, "records", tenant)
 
 
 def drop_tenant(client, tenant: str, n: int) -> None:
@@ -167,22 +180,39 @@ def report(results: dict[str, list[dict[str, Any]]], docs: int, runs: int, where
         return statistics.median(r[key] for r in results[phase])
 
     print(f"{docs:,} records, median of {runs} interleaved runs per contender, on {where}")
-    print(f"{'':<38} {'docs/s':>9} {'client CPU/doc':>15} {'peak RSS':>9}")
+    print(f"{'':<42} {'docs/s':>9} {'client CPU/doc':>15} {'peak RSS':>9} {'node CPU/doc':>13}")
     labels = {"sink": "BulkSink (index_documents), defaults", "parallel_bulk": "helpers.parallel_bulk, defaults",
               "streaming_bulk": "helpers.streaming_bulk, defaults",
-              "parallel_bulk_matched": "floor: parallel_bulk matched to sink"}
-    for phase in ("sink", "parallel_bulk_matched", "parallel_bulk", "streaming_bulk"):
-        print(f"{labels[phase]:<38} {med(phase, 'docs_per_s'):>9,.0f} {med(phase, 'cpu_us_per_doc'):>12.1f} µs "
-              f"{med(phase, 'peak_rss_mib'):>5.0f} MiB")
+              "parallel_bulk_matched": "floor: parallel_bulk matched to sink",
+              "sink_template_2": "BulkSink into template 2's mapping",
+              "ceiling": "ceiling: the sink's documents replayed"}
+    for phase in ("sink", "ceiling", "sink_template_2", "parallel_bulk_matched", "parallel_bulk", "streaming_bulk"):
+        if not results.get(phase):
+            continue
+        client_cpu = f"{med(phase, 'cpu_us_per_doc'):>12.1f} µs" if phase != "ceiling" else f"{'-':>15}"
+        rss = f"{med(phase, 'peak_rss_mib'):>5.0f} MiB" if phase != "ceiling" else f"{'-':>9}"
+        print(f"{labels[phase]:<42} {med(phase, 'docs_per_s'):>9,.0f} {client_cpu} {rss} "
+              f"{med(phase, 'node_cpu_us_per_doc'):>10.0f} µs")
+    if results.get("ceiling"):
+        ratio = med("sink", "docs_per_s") / med("ceiling", "docs_per_s")
+        print(f"sink vs the replay ceiling (its own documents read back, 8 MiB bodies, 3 in flight, refresh off): "
+              f"{ratio:.2f}x docs/s (goal >= 0.85x)")
+    if results.get("sink_template_2"):
+        cut = 1 - med("sink", "node_cpu_us_per_doc") / med("sink_template_2", "node_cpu_us_per_doc")
+        print(f"node CPU per record, template 3 vs template 2: {-cut:+.0%} (goal <= -30%); docs/s "
+              f"{med('sink', 'docs_per_s') / med('sink_template_2', 'docs_per_s'):.2f}x")
     for peer, goal in (("streaming_bulk", 1.5), ("parallel_bulk", 1.0)):
+        if not results.get(peer):
+            continue
         wall = med("sink", "docs_per_s") / med(peer, "docs_per_s")
         cpu = med(peer, "cpu_us_per_doc") / med("sink", "cpu_us_per_doc")
         print(f"sink vs {peer}: {wall:.2f}x docs/s (goal >= {goal}x), {cpu:.2f}x less client CPU per document")
-    floor = med("sink", "docs_per_s") / med("parallel_bulk_matched", "docs_per_s")
-    print(f"sink vs the matched floor (same actions, concurrency, request size, serializer): {floor:.2f}x docs/s")
-    for phase in PHASES:
+    if results.get("parallel_bulk_matched"):
+        floor = med("sink", "docs_per_s") / med("parallel_bulk_matched", "docs_per_s")
+        print(f"sink vs the matched floor (same actions, concurrency, request size, serializer): {floor:.2f}x docs/s")
+    for phase in [p for p in (*PHASES, "ceiling") if results.get(p)]:
         print(f"  {phase:<22} runs (docs/s, µs CPU/doc): "
-              + ", ".join(f"{r['docs_per_s'] / 1000:.1f}k/{r['cpu_us_per_doc']:.0f}" for r in results[phase]))
+              + ", ".join(f"{r['docs_per_s'] / 1000:.1f}k/{r.get('cpu_us_per_doc', 0):.0f}" for r in results[phase]))
 
 
 def main() -> None:
@@ -192,6 +222,8 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--heap", default="1g", help="heap of the local node")
+    parser.add_argument("--phases", default=",".join(PHASES), help="contenders to run (comma-separated; the "
+                        "ceiling is measured after each sink run)")
     parser.add_argument("--phase", choices=PHASES, help=argparse.SUPPRESS)
     parser.add_argument("--tenant", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -201,7 +233,9 @@ def main() -> None:
 
     from elasticsearch import Elasticsearch
 
+    from crawl_assets.index.naming import read_alias
     from crawl_assets_tests.es_node.node import RealNode
+    from replay import drop, node_cpu_seconds, read_back, replay  # bench/replay.py
 
     node = None if args.url else RealNode(heap=args.heap).start()
     url = args.url or node.url  # type: ignore[union-attr]
@@ -212,12 +246,22 @@ def main() -> None:
         child("sink", url, min(args.docs, 20_000), "bench-warmup")
         drop_tenant(client, "bench-warmup", min(args.docs, 20_000))
         load_before = os.getloadavg()
-        results: dict[str, list[dict[str, Any]]] = {p: [] for p in PHASES}
+        phases = tuple(p for p in args.phases.split(",") if p in PHASES)
+        results: dict[str, list[dict[str, Any]]] = {p: [] for p in (*phases, "ceiling")}
         for run in range(args.runs):
-            for phase in PHASES[run % len(PHASES):] + PHASES[:run % len(PHASES)]:  # each contender goes first in turn
+            for phase in phases[run % len(phases):] + phases[:run % len(phases)]:  # each contender goes first in turn
                 tenant = f"bench-{phase.replace('_', '-')}-{run}"
-                prepare_tenant(client, tenant)
+                prepare_tenant(client, tenant, template_2=phase == "sink_template_2")
+                cpu = node_cpu_seconds(client)
                 results[phase].append(child(phase, url, args.docs, tenant))
+                results[phase][-1]["node_cpu_us_per_doc"] = 1e6 * (node_cpu_seconds(client) - cpu) / args.docs
+                if phase == "sink":
+                    client.indices.refresh(index=read_alias("records", tenant))
+                    lines = read_back(client, tenant, f"ceiling-{run}")
+                    got = replay(client, lines, f"ceiling-{run}", body_mib=8, in_flight=3)
+                    results["ceiling"].append({"docs_per_s": got.docs_per_s,
+                                               "node_cpu_us_per_doc": 1e6 * got.node_cpu_s / got.docs})
+                    drop(client, f"ceiling-{run}")
                 drop_tenant(client, tenant, args.docs)
         where = f"a real Elasticsearch node ({url}{', local, heap ' + args.heap if node else ''})"
         report(results, args.docs, args.runs, where)

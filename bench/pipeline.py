@@ -12,9 +12,11 @@ export-file source, in a fresh SQLite instance and lake:
   4. a raw batch of 1% more (new) records added to the source as a collector would, and the job once more:
      each step's time beside the first run's (the relation step's: incremental against a full build);
   5. with ``--index`` (default when Java and Maven are present): the same on ``{platform}_sync`` against a
-     local real Elasticsearch node (or ``--es-url``), index step included.
+     local real Elasticsearch node (or ``--es-url``), warmed first by a smaller sync, index step included;
+     the index step beside the replay ceiling (its documents read back from the node and sent again by plain
+     bulk requests, ``bench/replay.py``), with the node's CPU per record.
 
-Prints the goals of issue 18 beside the figures: end to end >= 0.5x bare normalize records/s, peak RSS
+Prints the goals of issues 18 and 32 beside the figures: end to end >= 0.5x bare normalize records/s, peak RSS
 <= 300 MiB at 100k records, a no-op sync that writes nothing and runs its steps in <= 1 s, a sync of 1% more
 records whose relation step costs <= 5% of the full build's.
 
@@ -46,9 +48,9 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
 from normalize import PERSIAN, TAGS, make_input, measure  # noqa: E402  (bench/normalize.py)
+from pipeline_index import TENANT, drop_tenants, index_vs_ceiling, met, node_cpu  # noqa: E402  (bench/pipeline_index.py)
 
 FORMATS = {"x": "x-v2", "telegram": "telegram-export"}
-TENANT = "bench"
 
 
 def make_telegram_export(path: Path, messages: int, seed: int = 11, first_id: int = 1) -> None:
@@ -207,12 +209,14 @@ def first_items(platform: str, data: Path) -> int:
 def run_once(instance: Any, job: Any, partition: str, work: Path, label: str, run_config: dict) -> dict[str, Any]:
     """One run of the job for the partition: wall/CPU per step, lake files written, some figures."""
     before = lake_files(work / "lake") if (work / "lake").exists() else {}
+    node_before = node_cpu()
     sampler = CpuSampler()
     sampler.start()
     started, cpu0 = time.time(), time.process_time()
     result = job.execute_in_process(partition_key=partition, instance=instance, raise_on_error=False,
                                     run_config=run_config)
     wall, cpu = time.time() - started, time.process_time() - cpu0
+    node_after = node_cpu()
     sampler.stopping.set()
     sampler.join()
     after = lake_files(work / "lake")
@@ -234,10 +238,12 @@ def run_once(instance: Any, job: Any, partition: str, work: Path, label: str, ru
         mat = event.event_specific_data.materialization
         for name, value in mat.metadata.items():
             if name in ("records_written", "edges_written", "indexed", "created", "updated", "records_fetched",
-                        "mode", "records_created", "records_updated", "documents_sent"):
+                        "mode", "records_created", "records_updated", "documents_sent", "records_docs",
+                        "edges_docs"):
                 figures[f"{mat.asset_key.path[-1]}.{name}"] = value.value
     return {"label": label, "success": result.success, "wall": wall, "cpu": cpu, "steps": steps,
-            "written": written, "figures": figures}
+            "written": written, "figures": figures,
+            "node_cpu": None if node_before is None else node_after - node_before}
 
 
 # --------------------------------------------------------------------------------------------------- parent
@@ -288,6 +294,8 @@ def report(platform: str, n: int, data: Path, es_url: str | None) -> None:
           f"{'1.00x':>9}")
     jobs = [f"{platform}_sync_no_index"] + ([f"{platform}_sync"] if es_url else [])
     for job_name in jobs:
+        if es_url:
+            drop_tenants(es_url)
         # the job with the index step is defined when a cluster is configured, the other one when none is
         (first, noop, more), rss = run_child(platform, data, job_name, None if job_name.endswith("_no_index") else es_url)
         written = first["figures"].get("normalized_records.records_written")
@@ -314,6 +322,8 @@ def report(platform: str, n: int, data: Path, es_url: str | None) -> None:
         if fn:
             print(f"  relation work alone (no step around it): full build {fn['full']:.2f} s CPU, adding the 1% "
                   f"({fn['mode']}) {fn['incremental']:.2f} s CPU = {fn['incremental'] / max(fn['full'], 1e-9):.0%}")
+        if job_name.endswith("_sync") and es_url:
+            index_vs_ceiling(first, es_url, records, records / b_wall)
         rel = next((k for k in more["steps"] if k.endswith("relation_edges")), None)
         share = more["steps"][rel]["wall"] / first["steps"][rel]["wall"] if rel else float("nan")
         share_cpu = more["steps"][rel]["cpu"] / max(first["steps"][rel]["cpu"], 1e-9) if rel else float("nan")
@@ -328,16 +338,13 @@ def share_of(now: dict[str, float], before: dict[str, float] | None, what: str) 
     return f"{now[what] / before[what]:.0%}" if before and before[what] > 0 else "n/a"
 
 
-def met(ok: bool) -> str:
-    return "met" if ok else "NOT met"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--platform", choices=["x", "telegram", "both"], default="both")
     parser.add_argument("--no-index", action="store_true", help="leave the index step out")
     parser.add_argument("--es-url", help="an existing cluster instead of a local real node")
+    parser.add_argument("--no-warmup", action="store_true", help="measure on the node as it is (no warm-up sync)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -353,6 +360,10 @@ def main() -> None:
         node = RealNode(heap="1g").start()
         es_url = node.url
     try:
+        if es_url and not args.no_warmup:  # a fresh node's JIT makes the first load ~1.7x slower: warm it first
+            warm = min(args.records, 20_000)
+            drop_tenants(es_url)
+            run_child(platforms[0], input_file(platforms[0], warm), f"{platforms[0]}_sync", es_url)
         for platform in platforms:
             report(platform, args.records, input_file(platform, args.records), es_url)
     finally:

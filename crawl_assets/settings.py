@@ -233,6 +233,12 @@ def erasure_key_file() -> Path:
     return Path(value).expanduser() if value else _home(os.environ) / "erasure.key"
 
 
+def erasure_key_secret() -> str:
+    """``CRAWL_ERASURE_KEY``: the erasure log's key itself, for deployments whose machines share it as a secret
+    (no file on any machine); "" when unset (the key file is used then)."""
+    return os.environ.get("CRAWL_ERASURE_KEY", "")
+
+
 def api_cursor_secret() -> str:
     """``CRAWL_API_CURSOR_SECRET``: what signs the API's cursors, shared by workers on several machines ("" when
     unset: an owner-only file under ``DAGSTER_HOME`` then, ``api/signing.py``)."""

@@ -27,6 +27,36 @@ registry_option = click.option(
 )
 
 
+_SKIP_TEARDOWN = {"asked": False}
+
+
+def skip_teardown_at_exit() -> None:
+    """Ask the entry point to end the process without the interpreter's teardown once the command is done:
+    Arrow's thread pools can abort a finished process there (apache/arrow#34314: exit 134 after all was
+    written). In-process callers (tests through CliRunner) are unaffected: only ``main()`` acts on it."""
+    _SKIP_TEARDOWN["asked"] = True
+
+
+def exit_code(done: SystemExit) -> int:
+    return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+
+
+def leave(code: int) -> NoReturn:
+    """Exit with ``code``, skipping the interpreter's teardown when a command asked for it (streams flushed)."""
+    if not _SKIP_TEARDOWN["asked"]:
+        sys.exit(code)
+    import logging
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can reach it
+            pass
+    logging.shutdown()
+    os._exit(code)
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
     click.echo(f"error: {shown(message)}", err=True)
     sys.exit(code)

@@ -106,6 +106,7 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
     the number of failed runs."""
     import dagster as dg
 
+    from crawl_assets.cli.sync import sync_job_name
     from crawl_assets.lake import Lake
     from crawl_assets.registry import load_registry
     from crawl_assets.orchestration.sensors.registry_sensor import partition_changes
@@ -126,7 +127,7 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
     click.echo(f"DAGSTER_HOME  {home}\nregistry      {registry_path}\nlake          {lake.root}\n")
     for key in keys:
         platform = key.split(".")[1]
-        job = defs.resolve_job_def(f"{platform}_sync" if indexing else f"{platform}_sync_no_index")
+        job = defs.resolve_job_def(sync_job_name(platform, indexing))
         click.echo(f"syncing {key} ...", err=True)
         result = job.execute_in_process(partition_key=key, instance=instance, raise_on_error=False, run_config=QUIET)
         if not result.success:

@@ -6,6 +6,7 @@ import importlib
 
 import click
 
+from crawl_assets.cli.common import exit_code, leave
 from crawl_assets.core.private import owner_only
 
 # "module:attribute" of each subcommand (a click command or group), added as features land.
@@ -51,7 +52,10 @@ def cli() -> None:
 
 def main() -> None:
     owner_only()  # whatever a command and the processes it starts create (lake, instance, exports): 0600 / 0700
-    cli(prog_name="crawl-assets")
+    try:
+        cli(prog_name="crawl-assets")
+    except SystemExit as done:
+        leave(exit_code(done))
 
 
 if __name__ == "__main__":

@@ -3,14 +3,13 @@ Elasticsearch: one per key, its latest observation (``crawl_assets.pipeline.read
 
 from __future__ import annotations
 
-import gc
 import sys
 from pathlib import Path
 
 import click
 import orjson
 
-from crawl_assets.cli.common import fail
+from crawl_assets.cli.common import fail, skip_teardown_at_exit
 from crawl_assets.registry.models import PLATFORMS
 
 
@@ -47,6 +46,7 @@ def records(tenant: str | None, platform: str | None, source_key: str | None, fi
     unknown = sorted(set(fields) - set(RECORDS_SCHEMA.names))
     if unknown:
         fail(f"--field {unknown[0]!r} is not a field of the record (crawl-assets schema lists them)")
+    skip_teardown_at_exit()  # Arrow's readers run from here on
     lake = Lake(settings.lake_root())
     columns = list(fields) or None
     written = 0
@@ -71,9 +71,6 @@ def records(tenant: str | None, platform: str | None, source_key: str | None, fi
             sys.stderr.close()  # downstream closed (e.g. `| head`): not an error of ours
             sys.exit(0)
     rows, parts = stored_rows(lake, tenant, platform, source_key)
-    # Parquet readers left in reference cycles would be freed at interpreter exit, when Arrow's thread pools may
-    # already be gone (apache/arrow#34314: "terminate called without an active exception", exit 134): free them now.
-    gc.collect()
     click.echo(f"crawl-assets records: {written} records (the latest observation of each key"
                + (", deleted ones left out" if live else "") + f") from {rows} rows in {parts} normalized parts "
                "(a record observed by several syncs has a row in each)", err=True)

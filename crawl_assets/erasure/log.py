@@ -2,8 +2,9 @@
 
 One JSON line per erasure in the tenant's log (``Lake.append_erasure_log`` / ``Lake.read_erasure_log``). The
 subject (a person ``platform:id`` or a source key) is kept only as an HMAC-SHA256 under the erasure key,
-which is never in the lake: a file outside it (``CRAWL_ERASURE_KEY_FILE``, default
-``$DAGSTER_HOME/erasure.key``, created owner-only by the first erasure). Whoever holds the key can confirm
+which is never in the lake: the secret ``CRAWL_ERASURE_KEY`` (machines of one deployment share it), else a
+file outside the lake (``CRAWL_ERASURE_KEY_FILE``, default ``$DAGSTER_HOME/erasure.key``, created owner-only
+by the first erasure). Whoever holds the key can confirm
 that a given subject was erased (``entries_about``); whoever holds only the lake cannot, even by trying
 every possible id (a salt stored beside a plain hash would let them).
 """
@@ -48,7 +49,13 @@ def _create(path: Path) -> None:
 
 
 def erasure_key(lake: Lake) -> bytes:
-    """The erasure log's key, from its file (made when missing); ``ErasureKeyError`` says why it cannot be used."""
+    """The erasure log's key, from ``CRAWL_ERASURE_KEY`` or its file (made when missing); ``ErasureKeyError``
+    says why it cannot be used."""
+    shared = settings.erasure_key_secret().strip()
+    if shared:
+        if len(shared) < KEY_BYTES:
+            raise ErasureKeyError(f"CRAWL_ERASURE_KEY holds fewer than {KEY_BYTES} characters")
+        return shared.encode()
     path = settings.erasure_key_file()
     if _inside(path, lake.root):
         raise ErasureKeyError(f"the erasure key {path} is inside the lake {lake.root}: whoever reads the lake could "

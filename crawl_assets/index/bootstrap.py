@@ -59,6 +59,33 @@ def ensure_index(client: Elasticsearch, index: str, family: str, tenant: str) ->
         client.indices.put_alias(index=index, name=alias)
 
 
+def template_refresh(family: str) -> str | None:
+    """The refresh interval a family's template sets (None: the cluster's default)."""
+    return load_template(family)["template"]["settings"].get("index", {}).get("refresh_interval")
+
+
+def set_refresh(client: Elasticsearch, indices: list[str], interval: str | None) -> None:
+    """Set the refresh interval of ``indices`` (``"-1"``: off; None: the cluster's default)."""
+    if indices:
+        client.indices.put_settings(index=",".join(indices), settings={"index": {"refresh_interval": interval}})
+
+
+def restore_refresh(client: Elasticsearch, tenant: str, families: Iterable[str] = sorted(MONTHLY)) -> list[str]:
+    """Turn refresh back on where a load left it off (a crash before the load restored it): the tenant's
+    indices with ``refresh_interval: -1`` get their template's interval again. Returns their names."""
+    restored = []
+    for family in families:
+        found = client.indices.get_settings(index=index_pattern(family, tenant), name="index.refresh_interval",
+                                            flat_settings=True, allow_no_indices=True, ignore_unavailable=True).body
+        off = sorted(name for name, entry in found.items() if parse_physical(name)
+                     and str(entry.get("settings", {}).get("index.refresh_interval")) == "-1")
+        set_refresh(client, off, template_refresh(family))
+        restored += off
+    if restored:
+        log.info("refresh turned back on for %s (a load stopped before it restored them)", ", ".join(restored))
+    return restored
+
+
 def _reason(exc: BadRequestError) -> str:
     body = exc.body if isinstance(exc.body, dict) else {}
     return str((body.get("error") or {}).get("reason", exc.message))

@@ -25,8 +25,21 @@ log = logging.getLogger("crawl_assets.index.sink")
 
 @dataclass
 class Batch:
-    lines: list[bytes]  # in order: joined, they are the first request body
-    size: int  # bytes in ``lines``
+    """A closed batch: its documents' lines joined into the first request body (held once), and where each
+    line ends in it (a re-sent or dead-lettered document is cut back out)."""
+
+    body: bytes
+    ends: list[int]
+
+    @property
+    def size(self) -> int:
+        return len(self.body)
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def item(self, i: int) -> bytes:
+        return self.body[self.ends[i - 1] if i else 0:self.ends[i]]
 
 
 class BulkSender:
@@ -58,21 +71,22 @@ class BulkSender:
             batch = self._queue.get()
             if batch is None:
                 return
-            outcome = bytearray(len(batch.lines))  # 1 once an item is counted or dead-lettered
+            outcome = bytearray(len(batch))  # 1 once an item is counted or dead-lettered
             try:
-                self._send(batch.lines, b"".join(batch.lines), outcome)
+                self._send(batch, outcome)
             except Exception as exc:  # noqa: BLE001 - never lose a batch to an unexpected error
                 log.exception("bulk worker failed; dead-lettering the rest of the batch")
-                for i, line in enumerate(batch.lines):
+                for i in range(len(batch)):
                     if not outcome[i]:
-                        self._dead_letter_item(line, None, "sink_error", f"{type(exc).__name__}: {exc}", 1)
+                        self._dead_letter_item(batch.item(i), None, "sink_error", f"{type(exc).__name__}: {exc}", 1)
                         outcome[i] = 1
             finally:
                 with self._lock:
                     self._buffered -= batch.size
 
-    def _send(self, items: list[bytes], body: bytes, outcome: bytearray) -> None:
+    def _send(self, items: Batch, outcome: bytearray) -> None:
         """Send a batch; re-send its rejected items with backoff until each one has an outcome."""
+        body = items.body
         pending = list(range(len(items)))
         rounds = rejected_rounds = sends = 0
         blocked_since: float | None = None
@@ -84,7 +98,7 @@ class BulkSender:
             results = response.get("items") or []
             if len(results) != len(pending):
                 for i in pending:
-                    self._dead_letter_item(items[i], None, "bulk_response_mismatch",
+                    self._dead_letter_item(items.item(i), None, "bulk_response_mismatch",
                                            f"{len(results)} results for {len(pending)} operations", sends)
                     outcome[i] = 1
                 return
@@ -115,7 +129,8 @@ class BulkSender:
                                 else (rejected_rounds > self.max_item_retries, f"{self.max_item_retries} retries"))
                 if over:
                     status, etype, reason = refused.pop(i)
-                    self._dead_letter_item(items[i], status, etype, f"still refused after {budget}: {reason}", sends)
+                    self._dead_letter_item(items.item(i), status, etype, f"still refused after {budget}: {reason}",
+                                           sends)
                     outcome[i] = 1
             if not refused:
                 return
@@ -123,9 +138,9 @@ class BulkSender:
                 self.stats.retried += len(refused)
             time.sleep(backoff(rounds, self.backoff_base_s, self.backoff_max_s))
             pending = list(refused)
-            body = b"".join([items[i] for i in pending])
+            body = b"".join([items.item(i) for i in pending])
 
-    def _account(self, items: list[bytes], pending: list[int], results: list[dict[str, Any]],
+    def _account(self, items: Batch, pending: list[int], results: list[dict[str, Any]],
                  outcome: bytearray, sends: int) -> dict[int, tuple[int, str, str]]:
         """Count each item's result; dead-letter refusals; return the positions to re-send (429s, write
         blocks), each with its refusal ``(status, type, reason)``."""
@@ -137,7 +152,7 @@ class BulkSender:
                 retry[i] = (status, etype, reason)
                 continue
             if kind == "failed":
-                self._dead_letter_item(items[i], status, etype, reason, sends)
+                self._dead_letter_item(items.item(i), status, etype, reason, sends)
             else:
                 counts[kind] += 1
             outcome[i] = 1
@@ -147,7 +162,7 @@ class BulkSender:
             self.stats.noop += counts["noop"]
         return retry
 
-    def _request(self, body: bytes, items: list[bytes], pending: list[int], outcome: bytearray,
+    def _request(self, body: bytes, items: Batch, pending: list[int], outcome: bytearray,
                  sends: int) -> tuple[dict[str, Any] | None, int]:
         """One bulk call with whole-request retries: (response body, attempts), or (None, attempts) when
         it failed for good and the pending items were dead-lettered."""
@@ -173,7 +188,7 @@ class BulkSender:
             if not retryable or attempt >= self.max_request_retries:
                 why = reason if not retryable else f"{reason} (after {attempt + 1} attempts)"
                 for i in pending:
-                    self._dead_letter_item(items[i], status, etype, why, sends + attempt + 1)
+                    self._dead_letter_item(items.item(i), status, etype, why, sends + attempt + 1)
                     outcome[i] = 1
                 return None, attempt + 1
             attempt += 1

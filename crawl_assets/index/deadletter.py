@@ -84,6 +84,7 @@ class DeadLetter:
     doc: dict[str, Any]
     reason: dict[str, Any]
     id: str | None = None
+    version: int | None = None  # the external version it was sent with (None: refused before it had one)
 
 
 @dataclass
@@ -128,8 +129,10 @@ def read_file(root: str, path: str) -> DeadLetterFile:
                 doc = obj["doc"]
                 if not isinstance(doc, dict):
                     raise ValueError("field 'doc' is not an object")
+                version = obj.get("version")
                 out.letters.append(DeadLetter(path, number, obj.get("family") or family, obj.get("tenant") or tenant,
-                                              doc, obj.get("reason") or {}, obj.get("id")))
+                                              doc, obj.get("reason") or {}, obj.get("id"),
+                                              version if type(version) is int else None))
             except (orjson.JSONDecodeError, KeyError, ValueError, TypeError) as exc:
                 out.bad.append(BadLine(path, number, f"unreadable dead letter: {exc}"))
     return out

@@ -85,7 +85,7 @@ def source_keys(tenant: str, sources: tuple[str, ...]) -> list[str]:
 
 def text_clause(text: str) -> dict[str, Any]:
     """A user's search string: words AND-ed, ``"phrases"``, ``a | b``, ``-word``, ``prefix*``; no field syntax.
-    ``text`` reads ZWNJ as a space, ``text.joined`` drops it, so either spelling of a compound matches."""
+    ``text_clean`` reads ZWNJ as a space, ``text_clean.joined`` drops it, so either spelling of a compound matches."""
     return {"simple_query_string": {"query": text, "fields": TEXT_FIELDS, "default_operator": "and",
                                     "flags": "AND|OR|NOT|PHRASE|PREFIX|PRECEDENCE|WHITESPACE|ESCAPE"}}
 

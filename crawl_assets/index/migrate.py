@@ -4,7 +4,8 @@ A template only shapes indices created after it. ``es setup`` therefore compares
 with its family's template: fields the index lacks or maps differently are sent with put-mapping, one
 field at a time, and the cluster itself decides what is compatible (new fields and sub-fields,
 ``ignore_above``, flattened ``depth_limit``... are; a new type or analyzer is not). Dynamic settings
-(``refresh_interval``, the field limit) are updated. What the cluster refuses, and analysis settings
+(``refresh_interval``, the field limit) are updated. What the cluster refuses, fields or sub-fields the
+index maps and the template no longer does (a mapping never drops a field in place), and analysis settings
 that differ (they change only on a closed index), are reported with the reason: ``crawl-assets es
 reindex`` moves such an index to a new generation without downtime (``reindex.py``).
 """
@@ -98,6 +99,22 @@ def changed_fields(have: dict[str, Any], want: dict[str, Any],
     return out
 
 
+def dropped_fields(have: dict[str, Any], want: dict[str, Any], prefix: str = "") -> list[str]:
+    """Paths of the fields and sub-fields the index maps that the template no longer maps (each one costs
+    every write its indexing; only a new generation drops it)."""
+    out: list[str] = []
+    for name, current in have.items():
+        path, definition = prefix + name, want.get(name)
+        if definition is None:
+            out.append(path)
+            continue
+        if "properties" in current and "properties" in definition:
+            out += dropped_fields(current["properties"], definition["properties"], path + ".")
+        kept = definition.get("fields") or {}
+        out += [f"{path}.{sub}" for sub in (current.get("fields") or {}) if sub not in kept]
+    return out
+
+
 def _nest(path: str, definition: dict[str, Any]) -> dict[str, Any]:
     *parents, leaf = path.split(".")
     body: dict[str, Any] = {leaf: definition}
@@ -128,9 +145,11 @@ def migrate_index(client: Elasticsearch, index: str, family: str, tenant: str, r
 
     template = load_template(family)["template"]
     wanted = template["mappings"]["properties"]
-    current = with_defaults(client.indices.get_mapping(index=index)[index]["mappings"].get("properties", {}),
-                            _field_defaults(client, index))
+    mapped = client.indices.get_mapping(index=index)[index]["mappings"].get("properties", {})
+    current = with_defaults(mapped, _field_defaults(client, index))
     applied = []
+    report.needs_reindex += [Incompatible(index, family, tenant, path, "mapped by the index, no longer by the template")
+                             for path in dropped_fields(mapped, wanted)]
     for name, path, definition in changed_fields(current, wanted):
         if dry_run:
             applied.append(name)

@@ -5,9 +5,10 @@ sees another's documents; tombstones (``deleted: true``) are left out unless ask
 versions of edited X posts (``metadata.superseded_by``: a post edited twice counts once). Each ``*_query``
 builds the request body; the function beside it runs it and shapes the answer.
 
-* ``search_text``: Persian-aware full text: ``text`` (ZWNJ read as a space) and ``text.joined`` (ZWNJ
-  removed) are both searched, so a word written with ZWNJ, with a space or with nothing between its
+* ``search_text``: Persian-aware full text: ``text_clean`` (ZWNJ read as a space) and ``text_clean.joined``
+  (ZWNJ removed) are both searched, so a word written with ZWNJ, with a space or with nothing between its
   parts is found either way; Arabic and Persian letter forms and digits are folded by the analyzer.
+  ``text_clean`` is the one analyzed copy of the text (``text`` is kept as observed, not indexed).
 * ``hashtag_counts``: hashtags over a date range, across the monthly indices.
 * ``thread``: one conversation in order.
 * ``author_posts``: an author's posts, X edits folded into the latest version with its history.
@@ -22,7 +23,7 @@ from elasticsearch import Elasticsearch, NotFoundError
 
 from crawl_assets.index.naming import check_tenant, read_alias
 
-TEXT_FIELDS = ["text", "text.joined"]
+TEXT_FIELDS = ["text_clean", "text_clean.joined"]  # the analyzed text and its ZWNJ-joined form
 SUPERSEDED = "metadata.superseded_by"  # an earlier version of an edited X post (a key in the flattened field)
 
 

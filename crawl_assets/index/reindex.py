@@ -6,10 +6,11 @@ Writers address the logical name (``naming.index_name``). The steps, each safe t
 
 1. first reindex only (the logical name is still a concrete index): block writes on it (in-flight
    writes finish first; writers meeting the block retry, see the sink), clone it to ``{name}.g1`` (hard
-   links, seconds), which keeps the tenant's read aliases;
+   links, seconds), without aliases yet;
 2. create the new generation from the template; atomically make the logical name an alias whose
-   write index is the new generation (deleting the concrete index in the same step, or moving the
-   write flag from the previous generation, which is then write-blocked); writes land there from now on;
+   write index is the new generation (deleting the concrete index in the same step, its read aliases
+   moving to the clone, or moving the write flag from the previous generation, which is then
+   write-blocked); writes land there from now on;
 3. copy the old generation into the new one from one point in time, each document with its own
    version as an ``external`` version: a document written to the new generation since step 2 is newer
    (or the same) and the copy of it is a conflict, skipped, so newer documents always win;
@@ -74,11 +75,11 @@ def reindex(client: Elasticsearch, logical: str, family: str, tenant: str) -> Re
         client.indices.refresh(index=logical)
         clone, target = physical_name(logical, 1), physical_name(logical, 2)
         if clone not in physical:
-            client.indices.clone(index=logical, target=clone, aliases={read: {}, fam: {}},
-                                 wait_for_active_shards="1")
+            client.indices.clone(index=logical, target=clone, wait_for_active_shards="1")
         _create_empty(client, target, family)
-        client.indices.update_aliases(actions=[
+        client.indices.update_aliases(actions=[  # one step: searches never see the original and its clone both
             {"remove_index": {"index": logical}},
+            *({"add": {"index": clone, "alias": a}} for a in (read, fam)),
             {"add": {"index": target, "alias": logical, "is_write_index": True}}])
         physical = sorted({clone, target, *physical} - {logical}, key=generation)
     else:  # 2. later reindexes, or resuming one: the newest generation becomes (or is) the write index

@@ -1,6 +1,7 @@
 """Replay dead-letter files through the sink (after fixing a mapping, a document, or a cluster problem).
 
-A file whose letters were all accounted for moves to ``deadletter/es-replayed/``; letters that fail again
+Each document is re-sent with the external version it was first sent with. A file whose letters were all
+accounted for moves to ``deadletter/es-replayed/``; letters that fail again
 land in a new dead-letter file (with the new reason), so nothing is lost and nothing is replayed twice.
 A file with unreadable lines stays pending and is reported with file and line.
 """
@@ -14,7 +15,7 @@ from typing import Any
 from elasticsearch import Elasticsearch
 
 from crawl_assets.index.deadletter import BadLine, mark_replayed, pending_files, read_file
-from crawl_assets.index.sink import SinkStats, index_documents
+from crawl_assets.index.sink import BulkSink, SinkStats
 
 
 @dataclass
@@ -59,8 +60,12 @@ def replay_deadletters(client: Elasticsearch, root: str, *, family: str | None =
             report.files.append(ReplayedFile(path, "", "", SinkStats(), None,
                                              [BadLine(path, 0, "not under deadletter/es/{family}/{tenant}/")]))
             continue
-        stats = index_documents(client, (letter.doc for letter in parsed.letters), family=parsed.family,
-                                tenant=parsed.tenant, deadletter_root=root, run_id=run_id or "replay", **tuning)
+        # each with the version it was sent with: an edge document does not carry its record's times
+        with BulkSink(client, family=parsed.family, tenant=parsed.tenant, deadletter_root=root,  # type: ignore[arg-type]
+                      run_id=run_id or "replay", **tuning) as sink:
+            for letter in parsed.letters:
+                sink.add(letter.doc, letter.version)
+        stats = sink.stats
         moved = None
         if not parsed.bad and stats.unaccounted == 0:
             moved = mark_replayed(root, path)

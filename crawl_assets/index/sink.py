@@ -5,10 +5,12 @@ Shape (after elastic/connectors' sink, plus what it lacks):
 * the producer (the caller's thread) routes each document to its month index, computes ``_id`` and the
   external version, and formats the action line (from a pre-serialized per-index head) and the orjson
   source line into one ``bytes``, which it appends to the open batch;
-* a batch closes at ``batch_docs`` documents or ``batch_bytes`` bytes and goes into a bounded queue of
-  ``queue_batches`` batches; when the queue is full the producer **blocks**, so memory stays bounded
-  whatever the cluster's speed: about ``(queue_batches + 2 * concurrency + 1) * batch_bytes`` (queued and
-  in-flight batches, the request body of each in-flight batch, the open batch);
+* a batch closes at ``batch_bytes`` bytes (or ``batch_docs`` documents), its lines joined into one request
+  body, and goes into a bounded queue of ``queue_batches`` batches; when the queue is full the producer
+  **blocks**, so memory stays bounded whatever the cluster's speed: about ``(queue_batches + concurrency +
+  2) * batch_bytes`` (queued and in-flight bodies, the open batch and its body while it is joined). Bodies
+  are sized in bytes, not documents: a node indexes a few large requests faster than many small ones, and
+  an edge document is a fifth of a record's size;
 * ``concurrency`` worker threads send batches with ``client.bulk`` (the official client is the transport);
 * each item is accounted: created, updated, noop (409 version conflict: an older observation lost),
   failed (dead-lettered with the reason). Per-item 429 / ``es_rejected_execution_exception`` are re-sent
@@ -36,6 +38,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Mapping
+from itertools import accumulate
 from typing import Any, Literal
 
 import orjson
@@ -43,6 +46,7 @@ from elastic_transport import TransportError
 from elasticsearch import ApiError, Elasticsearch
 
 from crawl_assets.index import bootstrap
+from crawl_assets.index.arrow_documents import Encoded, iter_fast
 from crawl_assets.index.bulk_send import Batch, BulkSender
 from crawl_assets.index.deadletter import DeadLetterWriter
 from crawl_assets.index.documents import action_head, document_id, edge_id, prepared_line, source_bytes
@@ -74,10 +78,10 @@ class BulkSink(BulkSender):
         tenant: str,
         deadletter_root: str,
         run_id: str | None = None,
-        batch_docs: int = 500,
-        batch_bytes: int = 3 * MiB,
-        concurrency: int = 4,
-        queue_batches: int = 4,
+        batch_docs: int = 50_000,
+        batch_bytes: int = 4 * MiB,
+        concurrency: int = 3,
+        queue_batches: int = 2,
         max_item_retries: int = 8,
         max_request_retries: int = 8,
         backoff_base_s: float = 0.25,
@@ -87,6 +91,7 @@ class BulkSink(BulkSender):
         refresh: bool = True,
         max_failures: int | None = None,
         write_block_wait_s: float = 600.0,
+        relax_refresh: bool = False,
     ) -> None:
         self.family = check_family(family)
         self.tenant = check_tenant(tenant)
@@ -99,6 +104,10 @@ class BulkSink(BulkSender):
                          write_block_wait_s=write_block_wait_s)
         self.batch_docs, self.batch_bytes = batch_docs, batch_bytes
         self.ensure_indices, self.refresh = ensure_indices, refresh
+        # A large load: each index's refresh is off while the sink writes to it, and back to the template's
+        # interval at close (a crash leaves it off: ``bootstrap.restore_refresh`` at the next step's start).
+        self.relax_refresh = relax_refresh
+        self._relaxed: list[str] = []
         # Stop taking documents once this many failed (e.g. a broken mapping refusing everything), instead
         # of dead-lettering a whole backfill; None means never stop.
         self.max_failures = max_failures
@@ -116,20 +125,35 @@ class BulkSink(BulkSender):
             worker.start()
 
     # ---- producer side ------------------------------------------------------------------------------
-    def add(self, doc: Mapping[str, Any]) -> None:
-        """Queue one document; blocks while the queue is full (backpressure)."""
+    def add(self, doc: Mapping[str, Any], version: int | None = None) -> None:
+        """Queue one document (with ``version`` when given, else its observation's); blocks while the queue is
+        full (backpressure)."""
         if self._closed or self._fatal is not None or self.max_failures is not None:
             self._check_accepting()
         try:
-            line = self._prepare(doc)
+            line = self._prepare(doc, version)
         except (RoutingError, TypeError, ValueError) as exc:
             self.stats.docs += 1
             self._dead_letter_doc(doc, None, None, None, "invalid_document", str(exc))
             return
         # (A cluster error while creating a month index propagates: the document was not taken.)
         self.stats.docs += 1
-        if line is None:
-            return
+        if line is not None:
+            self._append(line)
+
+    def add_encoded(self, encoded: Encoded) -> None:
+        """Queue a batch built by ``arrow_documents``: its fast rows as they are, the others through ``add``."""
+        if self._closed or self._fatal is not None or self.max_failures is not None:
+            self._check_accepting()
+        routes, heads, append = self._routes, self._head_of, self._append
+        for doc_id, route, version, source in iter_fast(encoded):
+            head = routes.get(route) or heads(route)
+            self.stats.docs += 1
+            append(prepared_line(head, doc_id, version, source))
+        for doc in encoded.slow:
+            self.add(doc)
+
+    def _append(self, line: bytes) -> None:
         size = len(line)
         if self._open and self._open_size + size > self.batch_bytes:
             self._close_batch()
@@ -153,7 +177,7 @@ class BulkSink(BulkSender):
             raise SinkAborted(f"{self.stats.failed} documents failed (more than max_failures={self.max_failures}); "
                               f"see the dead letters in {self.deadletters.full_path}")
 
-    def _prepare(self, doc: Mapping[str, Any]) -> bytes | None:
+    def _prepare(self, doc: Mapping[str, Any], version: int | None = None) -> bytes | None:
         """The document's action and source lines as one ``bytes``; None when it was dead-lettered here."""
         tenant = doc.get("tenant")
         if tenant is not None and tenant != self.tenant:
@@ -171,12 +195,16 @@ class BulkSink(BulkSender):
                 route = created_at[:7]  # "YYYY-MM" of a UTC instant: the month, without parsing it again
             else:
                 route = month_of(created_at)
-        head = self._routes.get(route)
-        if head is None:
-            month = month_of(route + "-01T00:00:00Z") if isinstance(route, str) and "-" in route else route
-            head = self._routes[route] = self._action_head(index_name(self.family, self.tenant, month))
-        version = observation_version(doc, default=self._default_version)
+        head = self._routes.get(route) or self._head_of(route)
+        if version is None:
+            version = observation_version(doc, default=self._default_version)
         return prepared_line(head, doc_id, version, source_bytes(doc))
+
+    def _head_of(self, route: Any) -> bytes:
+        """The action-line head of a route (``YYYY-MM``, a month, or None: undated), its index ensured once."""
+        month = month_of(route + "-01T00:00:00Z") if isinstance(route, str) and "-" in route else route
+        head = self._routes[route] = self._action_head(index_name(self.family, self.tenant, month))
+        return head
 
     def _action_head(self, index: str) -> bytes:
         """Ensure the index exists (once per sink) and pre-serialize the start of its action lines."""
@@ -190,16 +218,19 @@ class BulkSink(BulkSender):
                 bootstrap.ensure_template(self.client, self.family)
                 self._template_checked = True
             bootstrap.ensure_index(self.client, index, self.family, self.tenant)
+        if self.relax_refresh:
+            bootstrap.set_refresh(self.client, [index], "-1")
+            self._relaxed.append(index)
         self._known_indices.add(index)
 
     def _close_batch(self) -> None:
         if not self._open:
             return
-        batch = Batch(self._open, self._open_size)
+        batch = Batch(b"".join(self._open), list(accumulate(map(len, self._open))))
         self._open, self._open_size = [], 0
         with self._lock:
-            # Bytes held by the sink: queued and in-flight batches plus this one (the open batch is bounded
-            # by batch_bytes, so the peak stays within (queue_batches + concurrency + 1) * batch_bytes).
+            # Bytes held by the sink: queued and in-flight bodies plus this one (the open batch is bounded
+            # by batch_bytes, so the peak stays within (queue_batches + concurrency + 2) * batch_bytes).
             self._buffered += batch.size
             self.stats.peak_buffered_bytes = max(self.stats.peak_buffered_bytes, self._buffered)
         if self._queue.full():
@@ -218,6 +249,11 @@ class BulkSink(BulkSender):
         self._closed = True
         self.stats.deadletter_path = self.deadletters.close()
         self.stats.indices = sorted(self._known_indices)
+        if self._relaxed:
+            try:
+                bootstrap.set_refresh(self.client, self._relaxed, bootstrap.template_refresh(self.family))
+            except (ApiError, TransportError) as exc:
+                log.warning("refresh of %s not turned back on (the next index step does): %s", self._relaxed, exc)
         if self.refresh and self._known_indices:
             self._refresh()
         if self.stats.unaccounted:

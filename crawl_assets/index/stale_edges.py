@@ -3,24 +3,24 @@ reply target, its old edge documents must stop counting, or the index keeps a re
 ``relation_edges`` table no longer holds.
 
 They become tombstones (``deleted: true``), not hard deletes: a tombstone carries the newer
-observation's external version, so an edge sent again from an older observation (a backfill, another
-source holding the same record) is a version conflict, a no-op, and cannot bring the edge back; a
+observation's external version (in its action line, as every edge does), so an edge sent again from an
+older observation (a backfill, another source holding the same record) is a version conflict, a no-op, and cannot bring the edge back; a
 later observation that has the edge again overwrites the tombstone. (A hard delete would keep its
 version only for ``index.gc_deletes``, 60 s by default.) Only the erasure path hard-deletes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
+from crawl_assets.index.arrow_documents import EDGE_FIELDS
 from crawl_assets.index.naming import read_alias
 
 _CHUNK = 100  # records per search (a record has few edges; a fuller group is split)
 _PAGE = 10_000
-EDGE_FIELDS = ("type", "src", "dst", "created_at", "platform", "tenant")
 
 
 class StaleEdgeSearchFailed(RuntimeError):
@@ -52,19 +52,16 @@ def _edges_of(client: Elasticsearch, tenant: str, sources: list[str]) -> Iterato
         yield {"_id": hit["_id"], **hit.get("_source", {})}
 
 
-def stale_edge_tombstones(
-    client: Elasticsearch, tenant: str, records: Mapping[str, Mapping[str, Any]], keep: Mapping[str, set[str]],
-    version_fields: Callable[[Mapping[str, Any]], dict[str, Any]],
-) -> list[dict[str, Any]]:
-    """Tombstone documents for the live edges of ``records`` (key -> current record) whose ids are not in
-    ``keep[key]``, each versioned like the current record (``version_fields``)."""
-    keys = sorted(records)
-    out: list[dict[str, Any]] = []
+def stale_edge_tombstones(client: Elasticsearch, tenant: str, versions: Mapping[str, int],
+                          keep: Mapping[str, set[str]]) -> list[tuple[dict[str, Any], int]]:
+    """(tombstone document, version) for the live edges of the records ``versions`` names (key -> the current
+    observation's version) whose ids are not in ``keep[key]``: each takes its record's version."""
+    keys = sorted(versions)
+    out: list[tuple[dict[str, Any], int]] = []
     for start in range(0, len(keys), _CHUNK):
         for edge in _edges_of(client, tenant, keys[start:start + _CHUNK]):
             src = edge.get("src")
-            if src not in records or edge["_id"] in keep.get(src, ()):
+            if src not in versions or edge["_id"] in keep.get(src, ()):
                 continue
-            doc = {f: edge.get(f) for f in EDGE_FIELDS}
-            out.append({**doc, "deleted": True, **version_fields(records[src])})
+            out.append(({**{f: edge.get(f) for f in EDGE_FIELDS}, "deleted": True}, versions[src]))
     return out

@@ -359,12 +359,22 @@ class Lake(LakeAreas):
             with self.fs.open(full, "rb") as fh:
                 yield batch_id, pq.read_table(fh, columns=columns)
 
-    def iter_part_batches(self, relative: str, *, columns: list[str] | None = None,
-                          batch_size: int = 2_000) -> Iterator[pa.RecordBatch]:
+    def iter_part_batches(self, relative: str, *, columns: list[str] | None = None, batch_size: int = 2_000,
+                          use_threads: bool = True) -> Iterator[pa.RecordBatch]:
         """The rows of one part as record batches of at most ``batch_size`` rows (bounded memory: a part is
-        never read whole)."""
+        never read whole); ``use_threads=False`` decodes on the caller's thread (less memory held)."""
         with self.fs.open(self.path(relative), "rb") as fh:
-            yield from pq.ParquetFile(fh).iter_batches(batch_size=batch_size, columns=columns)
+            yield from pq.ParquetFile(fh).iter_batches(batch_size=batch_size, columns=columns, use_threads=use_threads)
+
+    def iter_part_row_groups(self, relative: str, *, columns: list[str] | None = None) -> Iterator[pa.Table]:
+        """The row groups of one part in order, one table each (empty ones too); nothing when it does not exist."""
+        full = self.path(relative)
+        if not self.fs.exists(full):
+            return
+        with self.fs.open(full, "rb") as fh:
+            reader = pq.ParquetFile(fh)
+            for i in range(reader.num_row_groups):
+                yield reader.read_row_group(i, columns=columns)
 
     # -- quarantine --------------------------------------------------------------------------
     def write_quarantine(self, tenant: str, platform: str, source: str, batch_id: str, rows: list[dict[str, Any]]) -> str | None:

@@ -4,17 +4,14 @@ Only normalized parts not yet indexed are sent (a marker per part in the lake's 
 after the sink accounted for every document), so a sync indexes what is new or changed.
 """
 
-from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import index_marker
-from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.normalize.edges import EDGE_COLUMNS, document_edges
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.relation_parts import last_positions, latest_rows
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
@@ -38,13 +35,14 @@ def pending_parts(lake: Lake, tenant: str, platform: str, source: str) -> tuple[
 
 @dataclass
 class Pending:
-    """The records of the parts not indexed yet, streamed in record batches (never a whole part as dicts):
-    per part, a mask of the rows that are their key's latest observation among the pending parts."""
+    """The parts not indexed yet (``index_load`` streams them in record batches, never a whole part): per part,
+    a mask of the rows that are their key's latest observation among the pending parts."""
 
     lake: Lake
     parts: list[tuple[str, pa.Array]]  # (part path, which of its rows are sent)
     keys: pa.Array  # the pending keys, each once
     markers: list[str]
+    ids: list[str] = field(default_factory=list)  # the parts' batch ids, in the order of ``parts``
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -58,11 +56,6 @@ class Pending:
                 offset += batch.num_rows
                 yield batch.filter(chosen)
 
-    def records(self, columns: list[str] | None = None, batch_size: int = 2_000) -> Iterator[dict[str, Any]]:
-        """The pending records (of ``columns`` when given) as JSON-ready dicts, a record batch at a time."""
-        for batch in self.batches(columns, batch_size):
-            yield from arrow_to_records(batch)
-
 
 def pending_records(lake: Lake, tenant: str, platform: str, source: str, pending: Collection[str] | None = None
                     ) -> Pending:
@@ -72,7 +65,8 @@ def pending_records(lake: Lake, tenant: str, platform: str, source: str, pending
     masks, keys = latest_rows(lake, tenant, platform, source, wanted)
     parts = [(lake.table_part(RECORDS_TABLE, tenant, platform, source, batch_id), pa.array(mask))
              for batch_id, mask in masks]
-    return Pending(lake, parts, keys, [index_marker(tenant, platform, source, batch_id) for batch_id, _ in masks])
+    return Pending(lake, parts, keys, [index_marker(tenant, platform, source, batch_id) for batch_id, _ in masks],
+                   [batch_id for batch_id, _ in masks])
 
 
 def scan_keys(lake: Lake, tenant: str, platform: str, source: str, pending: Collection[str] | pa.Array
@@ -105,31 +99,3 @@ def live_in(tables: list[pa.Table]) -> int:
     _, latest = last_positions(both.column("key"))
     deleted = pc.fill_null(both.column("deleted").take(pa.array(latest)), False)
     return int(pc.sum(pc.invert(deleted)).as_py() or 0)
-
-
-def edge_version_fields(record: dict[str, Any]) -> dict[str, Any]:
-    """What an edge document carries of its record so that it gets the record's external version: an
-    edge from an older observation then never overwrites (or revives) one from a newer observation."""
-    collected = (record.get("provenance") or {}).get("collected_at")
-    return {"edited_at": record.get("edited_at"), "deleted_at": record.get("deleted_at"),
-            "provenance": {"collected_at": collected}}
-
-
-EDGE_SOURCE_COLUMNS = ["key", "created_at", "platform", "tenant", "reply_to", "quote_of", "repost_of", "mentions",
-                       "hashtags", "metadata", "edited_at", "deleted_at", "provenance"]  # what edge documents read
-
-
-def record_edge_documents(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """The edge documents of one record (the same ``document_edges`` the ``relation_edges`` table is built
-    from), each once, versioned like their record."""
-    version = edge_version_fields(record)
-    rows = {(edge[0], edge[1], edge[2]): {**dict(zip(EDGE_COLUMNS, edge)), **version}
-            for edge in document_edges(record)}
-    return list(rows.values())
-
-
-def pending_edges(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The edge documents of the records about to be indexed, sorted: edges change only with their record, so
-    the edges of records indexed before are not sent again."""
-    rows = {(doc["type"], doc["src"], doc["dst"]): doc for record in records for doc in record_edge_documents(record)}
-    return [rows[k] for k in sorted(rows)]

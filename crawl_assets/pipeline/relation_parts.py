@@ -8,7 +8,7 @@ edges come a record batch at a time (``part_edge_batches``), written as they com
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 
 import numpy as np
 import orjson
@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import EDGES_SCHEMA
 from crawl_assets.normalize.edges import Summaries, is_superseded
+from crawl_assets.normalize.key_hash import key_hash
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 
 EDGE_ORDER = [("type", "ascending"), ("src", "ascending"), ("dst", "ascending")]
@@ -44,6 +45,59 @@ def latest_rows(lake: Lake, tenant: str, platform: str, source: str, ids: Collec
         masks.append((batch_id, chosen[offset:offset + len(column)]))
         offset += len(column)
     return masks, unique
+
+
+def latest_masks(lake: Lake, tenant: str, platform: str, source: str, ids: Collection[str],
+                 hash_key: Callable[[str], int] = key_hash) -> list[tuple[str, np.ndarray]]:
+    """``latest_rows``' masks from 64-bit key hashes (8 bytes a row, the key columns streamed, not held): the
+    last row of each hash wins; rows whose hash repeats are decided by their keys, read back (exact)."""
+    found: list[str] = []
+    hashes: list[np.ndarray] = []
+    wanted = set(ids)
+    for batch_id in [i for i in lake.part_ids(RECORDS_TABLE, tenant, platform, source) if i in wanted]:
+        part = lake.table_part(RECORDS_TABLE, tenant, platform, source, batch_id)
+        found.append(batch_id)
+        hashes.append(np.fromiter((hash_key(k) for batch in lake.iter_part_batches(part, columns=["key"],
+                                                                                   batch_size=BATCH_ROWS)
+                                   for k in batch.column(0).to_pylist()), dtype=np.uint64))
+    every = np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.uint64)
+    order = np.argsort(every, kind="stable")  # equal hashes keep their positions' order
+    ordered = every[order]
+    last = np.ones(len(every), dtype=bool)
+    last[:-1] = ordered[1:] != ordered[:-1]
+    chosen = np.zeros(len(every), dtype=bool)
+    chosen[order[last]] = True
+    shared = np.zeros(len(every), dtype=bool)  # rows whose hash another row has: decided by their keys
+    shared[:-1] = ordered[1:] == ordered[:-1]
+    shared[1:] |= ordered[1:] == ordered[:-1]
+    repeated = np.sort(order[shared])
+    if len(repeated):
+        keys = _keys_at(lake, tenant, platform, source, found, [len(h) for h in hashes], repeated)
+        chosen[repeated] = False
+        latest: dict[str, int] = {}
+        for position, key in zip(repeated.tolist(), keys):
+            latest[key] = position
+        chosen[list(latest.values())] = True
+    masks, offset = [], 0
+    for batch_id, h in zip(found, hashes):
+        masks.append((batch_id, chosen[offset:offset + len(h)]))
+        offset += len(h)
+    return masks
+
+
+def _keys_at(lake: Lake, tenant: str, platform: str, source: str, parts: list[str], sizes: list[int],
+             positions: np.ndarray) -> list[str]:
+    """The keys at ``positions`` (ascending) of the parts read one after another."""
+    out: list[str] = []
+    offset = 0
+    for batch_id, size in zip(parts, sizes):
+        inside = positions[(positions >= offset) & (positions < offset + size)] - offset
+        if len(inside):
+            [(_, table)] = lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key"],
+                                           include=batch_id.__eq__)
+            out += table.column("key").take(pa.array(inside)).to_pylist()
+        offset += size
+    return out
 
 
 def last_positions(keys: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:

@@ -27,9 +27,10 @@ import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
 from crawl_assets.normalize.edges import Summaries, is_superseded
+from crawl_assets.normalize.key_hash import key_hash
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
 from crawl_assets.lake.tables import EDGES_SCHEMA
-from crawl_assets.pipeline.relation_parts import latest_rows, part_edge_batches
+from crawl_assets.pipeline.relation_parts import latest_masks, part_edge_batches
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 
 TABLE = "relation_edges"
@@ -97,8 +98,8 @@ def edges_dir(lake: Lake, tenant: str, platform: str, source: str) -> str:
 
 def latest_views(lake: Lake, tenant: str, platform: str, source: str, ids: Collection[str]
                  ) -> list[tuple[str, np.ndarray]]:
-    """Per part of ``ids``, which of its rows are their key's latest observation (only key columns read)."""
-    return latest_rows(lake, tenant, platform, source, ids)[0]
+    """Per part of ``ids``, which of its rows are their key's latest observation (key columns streamed as hashes)."""
+    return latest_masks(lake, tenant, platform, source, ids)
 
 
 def edge_views(lake: Lake, tenant: str, platform: str, source: str, parts: Collection[str],
@@ -185,14 +186,19 @@ def write_summaries(lake: Lake, tenant: str, platform: str, source: str,
 
 def part_orphans(lake: Lake, tenant: str, platform: str, source: str, batch_id: str) -> list[str]:
     """Sources of the part's stored edges that are no record of that part (read back: a check). The edge file
-    is read a row group at a time against the part's keys (the edges of a large part are never held whole)."""
-    [(_, keys)] = lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key"], include=batch_id.__eq__)
-    lookup = pc.SetLookupOptions(keys.column("key").combine_chunks())
+    is read a row group at a time against the part's keys' 64-bit hashes (8 bytes a key; neither the keys nor
+    the edges of a large part are held whole)."""
+    part = lake.table_part(RECORDS_TABLE, tenant, platform, source, batch_id)
+    keys = np.sort(np.fromiter((key_hash(k) for batch in lake.iter_part_batches(part, columns=["key"])
+                                for k in batch.column(0).to_pylist()), dtype=np.uint64))
     found: set[str] = set()
     for edges in lake.iter_part_batches(lake.table_part(TABLE, tenant, platform, source, batch_id), columns=["src"],
                                         batch_size=ORPHAN_READ_ROWS):
-        src = edges.column("src")
-        found.update(src.filter(pc.invert(pc.is_in(src, options=lookup))).to_pylist())
+        src = edges.column("src").to_pylist()
+        hashes = np.fromiter(map(key_hash, src), dtype=np.uint64, count=len(src))
+        at = np.minimum(np.searchsorted(keys, hashes), max(len(keys) - 1, 0))
+        absent = keys[at] != hashes if len(keys) else np.ones(len(src), dtype=bool)
+        found.update(src[i] for i in np.flatnonzero(absent))  # no key has its hash: certainly no key
     return sorted(found)
 
 

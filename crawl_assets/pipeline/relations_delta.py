@@ -21,7 +21,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.normalize.edges import Summaries
 from crawl_assets.pipeline import relations  # latest_views looked up at call time (a fault-injection site)
 from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.relation_parts import latest_rows
+from crawl_assets.pipeline.relation_parts import latest_masks
 from crawl_assets.pipeline.relations import (
     MAX_EXAMPLES,
     SUMMARY_TABLES,
@@ -79,7 +79,7 @@ def add_parts(lake: Lake, tenant: str, platform: str, source: str, mark: Inputs,
     if any(table is None for table in stored.values()):
         return None
     summaries, records, by_type, orphans = Summaries(), 0, Counter(mark.edges_by_type), []
-    masks, _ = latest_rows(lake, tenant, platform, source, fresh)
+    masks = latest_masks(lake, tenant, platform, source, fresh)
     for batch_id, mask in masks:
         [(_, keys)] = lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key"],
                                       include=batch_id.__eq__)

@@ -107,3 +107,24 @@ def test_a_key_readable_by_others_or_inside_the_lake_stops_the_erasure_before_an
     result = CliRunner().invoke(cli, ["erase", "--tenant", "acme", "--author", "telegram:77"])
     assert result.exit_code == 1 and "inside the lake" in result.output, result.output
     assert _texts(lake) == {"kept", "erase me"} and not lake.read_erasure_log("acme") and not inside.exists()
+
+
+def test_a_shared_key_secret_makes_no_key_file_and_is_never_written_to_the_lake(lake, monkeypatch):
+    """Machines of one deployment share the key as a secret (``CRAWL_ERASURE_KEY``): no file is made or read,
+    the holder of the secret confirms the erasure, the lake never holds it, and a short secret stops the erasure."""
+    monkeypatch.setenv("CRAWL_ERASURE_KEY", "short")
+    result = CliRunner().invoke(cli, ["erase", "--tenant", "acme", "--author", "telegram:77"])
+    assert result.exit_code == 1 and "CRAWL_ERASURE_KEY holds fewer than" in result.output, result.output
+    assert _texts(lake) == {"kept", "erase me"} and not lake.read_erasure_log("acme")
+
+    shared = "the deployment's shared erasure secret, 32+ chars"
+    monkeypatch.setenv("CRAWL_ERASURE_KEY", shared)
+    result = CliRunner().invoke(cli, ["erase", "--tenant", "acme", "--author", "telegram:77"])
+    assert result.exit_code == 0, result.output
+    assert not settings.erasure_key_file().exists(), "no key file on this machine"
+    assert shared not in "\n".join(_lake_strings(lake)) and _texts(lake) == {"kept"}
+
+    from crawl_assets.erasure.log import entries_about
+
+    [entry] = lake.read_erasure_log("acme")
+    assert entries_about(lake, "acme", "telegram:77", shared.encode()) == [entry]

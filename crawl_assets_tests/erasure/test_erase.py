@@ -21,14 +21,16 @@ from crawl_assets_tests.es_node.inspect import sources
 
 
 def _sync_all(keys: list[str]) -> None:
+    from crawl_assets.cli.sync import sync_job_name
     from crawl_assets.definitions import build_definitions
 
+    indexing = bool(settings.elasticsearch().url)  # only the configuration's job pair is defined
     with dg.DagsterInstance.get() as instance:
         for key in keys:
             platform = key.split(".")[1]
             if key not in instance.get_dynamic_partitions(f"{platform}_sources"):
                 instance.add_dynamic_partitions(f"{platform}_sources", [key])
-            job = build_definitions().resolve_job_def(f"{platform}_sync")
+            job = build_definitions().resolve_job_def(sync_job_name(platform, indexing))
             assert job.execute_in_process(partition_key=key, instance=instance).success
 
 

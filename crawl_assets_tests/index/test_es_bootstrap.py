@@ -32,7 +32,9 @@ def test_setup_is_idempotent_and_gives_existing_indices_their_alias(es: EsTarget
 
 def test_templates_map_what_analysts_query() -> None:
     props = load_template("records")["template"]["mappings"]["properties"]
-    assert props["text"]["analyzer"] == "persian_text" and {"std", "en", "raw"} <= set(props["text"]["fields"])
+    # one analyzed copy of the text (the cleaned one, with its ZWNJ-joined form); the text as observed is kept
+    assert props["text_clean"]["analyzer"] == "persian_text" and set(props["text_clean"]["fields"]) == {"joined"}
+    assert props["text"] == {"type": "text", "index": False}
     assert props["hashtags"]["type"] == props["mentions"]["type"] == "keyword"
     assert props["metadata"]["type"] == "flattened"
     assert props["created_at"]["type"] == "date"

@@ -107,7 +107,7 @@ def test_setup_names_what_needs_a_reindex_and_reindex_does_it(es: EsTarget, run_
     setup = run_cli("setup", "--tenant", es.tenant)
     assert setup.exit_code == 0, setup.output
     assert f"update mapping in place: {name}: native_id" in setup.output
-    assert f"needs reindex: {name}: text.joined: " in setup.output
+    assert f"needs reindex: {name}: text_clean.joined: " in setup.output
     assert f"-> crawl-assets es reindex --tenant {es.tenant} --family records" in setup.output
 
     done = run_cli("reindex", "--tenant", es.tenant)

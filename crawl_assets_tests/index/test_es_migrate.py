@@ -4,7 +4,7 @@ no write is lost: every document ends with the newest version written."""
 
 from __future__ import annotations
 
-import copy
+import json
 import threading
 import time
 from pathlib import Path
@@ -12,6 +12,7 @@ from pathlib import Path
 from crawl_assets.index.bootstrap import load_template, setup_indices, tenant_indices
 from crawl_assets.index.deadletter import read_file
 from crawl_assets.index.naming import index_name, read_alias, template_name
+from crawl_assets.index.queries import search_text
 from crawl_assets.index.reindex import reindex
 from crawl_assets.index.sink import BulkSink, index_documents
 from crawl_assets.index.stats import count_documents, index_stats
@@ -21,27 +22,32 @@ from crawl_assets_tests.index.conftest import EsTarget
 from crawl_assets_tests.index.docs import record
 
 FAST = {"backoff_base_s": 0.05, "backoff_max_s": 0.5}
+ZWNJ = "\u200c"
+
+
+V2 = Path(__file__).with_name("templates") / "records_v2.json"  # the records template as version 2 shipped it
 
 
 def older_template() -> dict:
     """The records template as version 1 shipped it: no ``joined`` sub-fields and analyzer, and two
-    differences put-mapping can fix (a keyword field missing, ``text.raw`` with a lower ignore_above)."""
-    body = copy.deepcopy(load_template("records"))
+    differences put-mapping can fix (a keyword field missing, ``urls`` with a lower ignore_above)."""
+    body = json.loads(V2.read_text("utf-8"))
     analysis = body["template"]["settings"]["analysis"]
     del analysis["analyzer"]["persian_joined"], analysis["char_filter"]["zwnj_remove"]
     props = body["template"]["mappings"]["properties"]
     for name in ("text", "text_clean"):
         del props[name]["fields"]["joined"]
     del props["native_id"]
-    props["text"]["fields"]["raw"]["ignore_above"] = 128
+    props["urls"]["ignore_above"] = 1024
     body["version"] = 1
     return body
 
 
-def put_older_template(es: EsTarget) -> None:
-    body = older_template()
+def put_older_template(es: EsTarget, body: dict | None = None) -> None:
+    body = body or older_template()
     es.client.indices.put_index_template(name=template_name("records"), index_patterns=body["index_patterns"],
-                                         template=body["template"], priority=body["priority"], version=1)
+                                         template=body["template"], priority=body["priority"],
+                                         version=body["version"])
 
 
 def test_setup_applies_compatible_changes_and_names_the_rest(es: EsTarget, tmp_path: Path) -> None:
@@ -51,19 +57,22 @@ def test_setup_applies_compatible_changes_and_names_the_rest(es: EsTarget, tmp_p
     months = [index_name("records", es.tenant, m) for m in ("2026.01", "2026.02")]
 
     planned = setup_indices(es.client, [es.tenant], dry_run=True)
-    # A dry run changes nothing; it lists the differing fields and sees the analysis difference.
-    assert {(i.index, i.what) for i in planned.migration.needs_reindex} == {(m, "analysis") for m in months}
+    # A dry run changes nothing; it lists the differing fields and sees the analysis difference and the
+    # sub-fields the template no longer maps.
+    dropped = [f"{f}.{sub}" for f in ("text", "text_clean") for sub in ("std", "en", "raw")]
+    assert {(i.index, i.what) for i in planned.migration.needs_reindex} == {
+        (m, w) for m in months for w in ("analysis", *dropped)}
     assert len(planned.migration.updated) == 2 and "native_id" in planned.migration.updated[0]
     report = setup_indices(es.client, [es.tenant])
 
     for name in months:
         mapping = es.client.indices.get_mapping(index=name)[name]["mappings"]["properties"]
         assert mapping["native_id"] == {"type": "keyword"}, "a missing field is added in place"
-        assert mapping["text"]["fields"]["raw"]["ignore_above"] == 256, "an updatable parameter is updated"
-        assert "joined" not in mapping["text"]["fields"], "a sub-field needing a new analyzer is not"
+        assert mapping["urls"]["ignore_above"] == 2048, "an updatable parameter is updated"
+        assert "joined" not in mapping["text_clean"]["fields"], "a sub-field needing a new analyzer is not"
     assert any(line.startswith(months[0] + ": ") and "native_id" in line for line in report.migration.updated)
     refused = {(i.index, i.what) for i in report.migration.needs_reindex}
-    assert refused == {(m, w) for m in months for w in ("text.joined", "text_clean.joined", "analysis")}
+    assert refused == {(m, w) for m in months for w in ("text", "text_clean.joined", "analysis", *dropped)}
     reasons = " ".join(i.reason for i in report.migration.needs_reindex)
     assert "persian_joined" in reasons and "zwnj_remove" in reasons
     again = setup_indices(es.client, [es.tenant])
@@ -121,11 +130,11 @@ def test_reindex_switches_generations_while_a_sync_writes_and_loses_nothing(es: 
     assert {h.index for h in docs.values()} == {f"{name}.g2" for name in logical}
     for name in logical:
         mapping = es.client.indices.get_mapping(index=name)[f"{name}.g2"]["mappings"]["properties"]
-        assert mapping["text"]["fields"]["joined"]["analyzer"] == "persian_joined"
+        assert mapping["text_clean"]["fields"]["joined"]["analyzer"] == "persian_joined"
         aliases = es.client.indices.get_alias(index=f"{name}.g2")[f"{name}.g2"]["aliases"]
         assert set(aliases) == {name, read_alias("records", es.tenant), "crawl-records"}
         assert aliases[name]["is_write_index"] is True
-    hits = es.client.search(index=read_alias("records", es.tenant), query={"match": {"text.joined": "میخواهم"}})
+    hits = es.client.search(index=read_alias("records", es.tenant), query={"match": {"text_clean.joined": "میخواهم"}})
     assert hits["hits"]["total"]["value"] == len(written), "the new sub-field is searchable"
 
     # The rest of the index tooling reads generations back to their logical names.
@@ -180,3 +189,45 @@ def test_a_write_block_that_outlasts_the_wait_is_dead_lettered_with_the_block_as
     for letter in letters:
         assert (letter.reason["status"], letter.reason["type"]) == (403, "cluster_block_exception")
         assert "index write" in letter.reason["reason"] and name in letter.reason["reason"]
+
+
+def test_indices_of_template_2_move_to_one_analyzed_text_copy_while_search_keeps_answering(
+        es: EsTarget, tmp_path: Path) -> None:
+    """Template 3 indexes the text once (``text_clean`` and its ZWNJ-joined form; ``text`` kept as observed, not
+    indexed). ``es setup`` names what an index of template 2 maps beyond that, ``es reindex`` moves it to a new
+    generation, and the Persian search (which reads ``text_clean``) answers the same before, during and after."""
+    put_older_template(es, json.loads(V2.read_text("utf-8")))
+    texts = [f"دانش{ZWNJ}آموزی تازه", "دانشآموزي تازه", "دانش آموزی تازه", "hello world"]
+    index_documents(es.client, [record(i, es.tenant, text=t) for i, t in enumerate(texts)], family="records",
+                    tenant=es.tenant, deadletter_root=str(tmp_path))
+    name = index_name("records", es.tenant, "2026.01")
+
+    def found() -> list[list[str]]:
+        return [sorted(d["key"] for d in search_text(es.client, es.tenant, q)) for q in ("دانشآموزی", "آموزی", "hello")]
+
+    before = found()
+    assert before == [["x:1000", "x:1001"], ["x:1000", "x:1002"], ["x:1003"]]
+    report = setup_indices(es.client, [es.tenant])
+    dropped = {f"{f}.{sub}" for f in ("text", "text_clean") for sub in ("std", "en", "raw")} | {"text.joined"}
+    assert {i.what for i in report.migration.needs_reindex if i.index == name} == {"text", *dropped}
+    assert found() == before, "the old generation answers the new queries"
+
+    answers, done = [], threading.Event()
+
+    def search_meanwhile() -> None:
+        while not done.is_set():
+            answers.append(found())
+
+    reader = threading.Thread(target=search_meanwhile)
+    reader.start()
+    try:
+        result = reindex(es.client, name, "records", es.tenant)
+    finally:
+        done.set()
+        reader.join(60)
+    assert answers and [a for a in answers if a != before] == [], "no search went unanswered or changed during the move"
+    mapping = es.client.indices.get_mapping(index=name)[result.new_index]["mappings"]["properties"]
+    assert mapping["text"] == {"type": "text", "index": False}
+    assert set(mapping["text_clean"]["fields"]) == {"joined"}
+    assert found() == before
+    assert setup_indices(es.client, [es.tenant]).migration.needs_reindex == []

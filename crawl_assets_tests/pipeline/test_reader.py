@@ -67,3 +67,24 @@ def test_cli_refuses_bad_names_and_fields():
     assert "invalid tenant" in runner.invoke(cli, ["records", "--tenant", "../acme"]).stderr
     assert "TENANT.PLATFORM.NAME" in runner.invoke(cli, ["records", "--source", "acme/x"]).stderr
     assert "not a field of the record" in runner.invoke(cli, ["records", "--tenant", "acme", "--field", "secret"]).stderr
+
+
+def test_the_installed_command_exits_with_its_code_and_all_its_output(tmp_path):
+    """The entry point ends `records` without the interpreter's teardown (Arrow's pools can abort it there):
+    its exit code and every line it wrote must still arrive."""
+    import os
+    import subprocess
+    import sys
+
+    _lake()
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}
+    run = [sys.executable, "-m", "crawl_assets.cli.main", "records"]
+    out = tmp_path / "x.jsonl"
+    with out.open("wb") as sink:
+        done = subprocess.run([*run, "--tenant", "acme", "--live"], stdout=sink, stderr=subprocess.PIPE, env=env,
+                              timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert sorted(json.loads(line)["key"] for line in out.read_text().splitlines()) == ["x:1", "x:2", "x:9"]
+    assert b"3 records" in done.stderr
+    refused = subprocess.run([*run, "--tenant", "../acme"], capture_output=True, env=env, timeout=120)
+    assert refused.returncode == 2 and b"invalid tenant" in refused.stderr

@@ -4,6 +4,7 @@ older observation sent again cannot bring them back."""
 
 import dagster as dg
 import orjson
+import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
@@ -57,7 +58,11 @@ def test_edit_dropping_a_hashtag_and_a_mention_removes_their_edges(tmp_path, es_
 
         lake.write_raw_batch(batch_id="20260106T100000000000Z-r2-0000", run_id="r2", lines=[
             message(1, "خبر #اقتصاد", edit_date="2026-01-06T09:00:00+00:00")], **common)
+        es.client.indices.put_settings(index="crawl-edges-acme", settings={"index": {"refresh_interval": "-1"}})
         result = sync()
+        refresh = es.client.indices.get_settings(index="crawl-edges-acme", name="index.refresh_interval")
+        assert {v["settings"]["index"]["refresh_interval"] for v in refresh.values()} == {"5s"}, \
+            "refresh a stopped load left off is back on at the next index step"
 
         want = {(e["type"], e["src"], e["dst"]) for _, table in lake.read_parts("relation_edges", "acme", "telegram", SOURCE)
                 for e in arrow_to_records(table)}
@@ -71,14 +76,17 @@ def test_edit_dropping_a_hashtag_and_a_mention_removes_their_edges(tmp_path, es_
 
         # The older observation's edges sent again (a backfill, another source holding the same message):
         # older version than the tombstones, so no-ops; the dropped edges stay dropped.
-        from crawl_assets.pipeline.index import pending_edges
-        from crawl_assets.index.sink import index_documents
+        from crawl_assets.index.arrow_documents import edge_documents, record_versions
+        from crawl_assets.index.sink import BulkSink
+        from crawl_assets.pipeline.relation_parts import edges_of
         [(_, first_part), *_] = list(lake.read_parts("normalized_records", "acme", "telegram", SOURCE))
-        old = [r for r in arrow_to_records(first_part) if r["key"] == "telegram:777:1"]
-        with es.resource().get_client() as client:
-            stats = index_documents(client, pending_edges(old), family="edges", tenant="acme",
-                                    deadletter_root=lake.root, run_id="old")
-        assert stats.noop == len(pending_edges(old)) and stats.failed == 0
+        old = first_part.filter(pc.equal(first_part.column("key"), "telegram:777:1"))
+        old_edges = edges_of(old)
+        [version], _ = record_versions(old)
+        with es.resource().get_client() as client, BulkSink(client, family="edges", tenant="acme",
+                                                               deadletter_root=lake.root, run_id="old") as sink:
+            sink.add_encoded(edge_documents(old_edges, [int(version)] * old_edges.num_rows))
+        assert old_edges.num_rows == 3 and sink.stats.noop == 3 and sink.stats.failed == 0
         assert _edges_in_index(es) == want and _edges_in_index(es, deleted=True) == dropped
 
         # A later edit that has the hashtag again revives its edge (newer version over the tombstone).

@@ -39,7 +39,9 @@ def test_full_run_on_s3_and_postgres_leaves_no_local_state(tmp_path, s3_lake, s3
     (user / "retention.yaml").write_text("tenants:\n  demo: {raw_days: 1}\n")
     env = {**os.environ, "DAGSTER_HOME": str(work / "home"), "DAGSTER_PG_URL": pg_url, "CRAWL_LAKE": s3_lake,
            "CRAWL_REGISTRY": str(user / "sources.yaml"), "CRAWL_IMPORT_ROOT": str(user / "imports"),
-           "CRAWL_ES_URL": es_cluster.url, "PYTHONPATH": str(REPO)}
+           "CRAWL_ES_URL": es_cluster.url, "PYTHONPATH": str(REPO),
+           # a deployment of several machines shares the erasure log's key as a secret: no key file anywhere
+           "CRAWL_ERASURE_KEY": "a shared erasure key of this deployment's machines, 32+ characters"}
     prefix = s3_prefix(s3_lake)
 
     demo = run_cli(work, env, "demo")

@@ -1,29 +1,18 @@
 """The ``search_index`` step: pending parts and their edges sent, stale edges pruned, everything accounted for
 (the asset and its checks are declared in ``search_index``, which imports this module when the step runs)."""
 
-from collections.abc import Iterator
-
 import dagster as dg
 
-from crawl_assets.index.bootstrap import setup_indices
-from crawl_assets.index.sink import edge_id, index_documents
-from crawl_assets.index.stale_edges import stale_edge_tombstones
+from crawl_assets.index.bootstrap import restore_refresh, setup_indices
 from crawl_assets.index.stats import count_documents
 from crawl_assets.lake import Lake
 from crawl_assets.orchestration.assets.search_index import MISSING_CLUSTER
 from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
 # looked up here at call time (fault-injection sites patch this module's names)
-from crawl_assets.pipeline.index import (
-    EDGE_SOURCE_COLUMNS,
-    edge_version_fields,
-    live_key_count,
-    marker_body,
-    pending_parts,
-    pending_records,
-    record_edge_documents,
-    scan_keys,
-)
+from crawl_assets.pipeline.index import live_key_count, marker_body, pending_parts, pending_records, scan_keys
+from crawl_assets.pipeline.index_load import load
 from crawl_assets.pipeline.normalize import split_source_key
+from crawl_assets.pipeline.relations_delta import refresh_relations
 from crawl_assets.orchestration.steps import StepEnv
 
 
@@ -40,38 +29,19 @@ def run_search_index(platform: str, env: StepEnv) -> dg.MaterializeResult | None
     parts, unmarked = pending_parts(the_lake, tenant, platform, source)
     if parts and not unmarked:
         return up_to_date(env, the_lake, elasticsearch, platform, key)
+    relations = refresh_relations(the_lake, tenant, platform, source)  # the edge files the load reads
+    if relations.mode != "up_to_date":
+        env.log.info(f"{source}: relation tables brought up to date first ({relations.mode})")
     pending = pending_records(the_lake, tenant, platform, source, unmarked)
     seen_before, expected = scan_keys(the_lake, tenant, platform, source, pending.keys)
-    deadletter_root = the_lake.root  # the sink files under deadletter/es/{family}/{tenant}/
-    reobserved: dict[str, dict] = {}  # records seen in an earlier part: their edges may have become stale
-    keep: dict[str, set[str]] = {}
-    edges_sent = 0
-
-    def edge_documents() -> Iterator[dict]:  # a second, narrower pass: only the columns edges read
-        nonlocal edges_sent
-        for record in pending.records(columns=EDGE_SOURCE_COLUMNS):
-            docs = record_edge_documents(record)
-            edges_sent += len(docs)
-            if record["key"] in seen_before:
-                reobserved[record["key"]] = record
-                keep[record["key"]] = {edge_id(edge) for edge in docs}
-            yield from docs
-
     with elasticsearch.get_client() as client:
         setup_indices(client, [tenant])
-        rec_stats = index_documents(client, pending.records(), family="records", tenant=tenant,
-                                    deadletter_root=deadletter_root, run_id=env.run.run_id)
-        edge_stats = index_documents(client, edge_documents(), family="edges", tenant=tenant,
-                                     deadletter_root=deadletter_root, run_id=env.run.run_id)
-        stale = stale_edge_tombstones(client, tenant, reobserved, keep, edge_version_fields)
-        prune_stats = index_documents(client, stale, family="edges", tenant=tenant,
-                                      deadletter_root=deadletter_root, run_id=env.run.run_id)
-        pruned = prune_stats.created + prune_stats.updated
+        restore_refresh(client, tenant)  # a load that crashed may have left refresh off
+        done = load(client, the_lake, tenant, platform, source, pending, seen_before, run_id=env.run.run_id)
         live = count_documents(client, tenant, source=source, family="records", include_tombstones=False)
-    accounted = all(
-        s.created + s.updated + s.noop + s.failed == n
-        for s, n in ((rec_stats, len(pending)), (edge_stats, edges_sent), (prune_stats, len(stale)))
-    )
+    rec_stats, edge_stats, prune_stats = done.records, done.edges, done.pruned
+    accounted = all(s.unaccounted == 0 for s in (rec_stats, edge_stats, prune_stats)) and \
+        rec_stats.docs == len(pending) and prune_stats.docs == done.stale
     if accounted:
         for marker in pending.markers:
             the_lake.write_bytes(marker, marker_body(env.run.run_id))
@@ -82,7 +52,7 @@ def run_search_index(platform: str, env: StepEnv) -> dg.MaterializeResult | None
             **{f"records_{k}": v for k, v in rec_stats.as_metadata().items()},
             **{f"edges_{k}": v for k, v in edge_stats.as_metadata().items()},
             "parts_indexed": len(pending.markers),
-            "stale_edges_removed": pruned,
+            "stale_edges_removed": prune_stats.created + prune_stats.updated,
             "index_live_documents": live,
         },
         check_results=index_check_results(key, accounted, rec_stats.failed + edge_stats.failed, live, expected),

@@ -1,0 +1,128 @@
+"""The replay ceiling: the documents a load left in the node, read back and sent again by plain bulk requests.
+
+What a load sent (every record and edge document of a tenant, with its ``_id`` and external version) is read
+back from the node and replayed into a fresh tenant's indices (created beforehand from the same templates)
+with hand-built NDJSON bodies of ``body_mib``, ``in_flight`` requests at once, and refresh off during the
+load (back on, and one refresh, at the end, inside the timing): the node's work for exactly those documents,
+with no client work but sending. Used by ``bench/pipeline.py`` and ``bench/es_sink.py``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+FAMILIES = ("records", "edges")
+
+
+@dataclass
+class Replayed:
+    docs: int
+    seconds: float
+    node_cpu_s: float
+
+    @property
+    def docs_per_s(self) -> float:
+        return self.docs / self.seconds
+
+
+def node_cpu_seconds(client: Any, settle_s: float = 180.0) -> float:
+    """CPU seconds the node's process has used (all nodes summed), read once no merge is running (up to
+    ``settle_s``): a load's merges go on after its last request and are its work, not the next one's."""
+    deadline = time.monotonic() + settle_s
+    while time.monotonic() < deadline:
+        merges = client.nodes.stats(metric="indices", index_metric="merge")["nodes"]
+        if not any(n["indices"]["merges"]["current"] for n in merges.values()):
+            break
+        time.sleep(0.5)
+    stats = client.nodes.stats(metric="process")["nodes"]
+    return sum(n["process"]["cpu"]["total_in_millis"] for n in stats.values()) / 1000
+
+
+def read_back(client: Any, tenant: str, target: str) -> list[bytes]:
+    """Bulk lines of every record and edge document of ``tenant``, aimed at the same indices of ``target``."""
+    from elasticsearch import helpers
+
+    from crawl_assets.index.generations import logical_name
+    from crawl_assets.index.naming import read_alias
+
+    lines = []
+    for family in FAMILIES:
+        old, new = f"crawl-{family}-{tenant}.", f"crawl-{family}-{target}."
+        for hit in helpers.scan(client, index=read_alias(family, tenant), query={"query": {"match_all": {}}},
+                                version=True, size=5000, ignore_unavailable=True):
+            index = new + logical_name(hit["_index"])[len(old):]
+            action = {"index": {"_index": index, "_id": hit["_id"], "version": hit["_version"],
+                                "version_type": "external_gte"}}
+            lines.append(orjson.dumps(action) + b"\n" + orjson.dumps(hit["_source"]) + b"\n")
+    return lines
+
+
+def bodies(lines: list[bytes], limit: int) -> Iterator[bytes]:
+    body: list[bytes] = []
+    size = 0
+    for line in lines:
+        if body and size + len(line) > limit:
+            yield b"".join(body)
+            body, size = [], 0
+        body.append(line)
+        size += len(line)
+    if body:
+        yield b"".join(body)
+
+
+def replay(client: Any, lines: list[bytes], target: str, *, body_mib: int = 8, in_flight: int = 3) -> Replayed:
+    """Send ``lines`` (from ``read_back``) into ``target``'s indices, created first; refresh off while loading."""
+    from crawl_assets.index.bootstrap import ensure_index, ensure_template, set_refresh, template_refresh
+    from crawl_assets.index.naming import parse_index
+
+    names: dict[str, str] = {}
+    for line in lines:
+        index = orjson.loads(line[:line.index(b"\n")])["index"]["_index"]
+        if index not in names:
+            names[index] = parse_index(index)[0]  # type: ignore[index]
+            ensure_template(client, names[index])
+            ensure_index(client, index, names[index], target)
+    work = list(bodies(lines, body_mib * 1024 * 1024))
+    errors: list[str] = []
+    lock = threading.Lock()
+    fast = client.options(request_timeout=300)
+
+    def send() -> None:
+        while True:
+            with lock:
+                if not work:
+                    return
+                body = work.pop(0)
+            resp = fast.bulk(operations=body, filter_path="errors,items.*.error")
+            if resp.get("errors"):
+                errors.append(str(resp["items"][:1]))
+
+    cpu0, started = node_cpu_seconds(client), time.perf_counter()
+    set_refresh(client, sorted(names), "-1")
+    threads = [threading.Thread(target=send) for _ in range(in_flight)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for family in FAMILIES:
+        set_refresh(client, sorted(n for n, f in names.items() if f == family), template_refresh(family))
+    client.indices.refresh(index=",".join(sorted(names)))
+    seconds = time.perf_counter() - started
+    cpu = node_cpu_seconds(client) - cpu0
+    if errors:
+        raise SystemExit(f"the replay was refused: {errors[0]}")
+    return Replayed(len(lines), seconds, cpu)
+
+
+def drop(client: Any, tenant: str) -> None:
+    """Delete the tenant's record and edge indices (by name: clusters refuse wildcard deletes by default)."""
+    names = client.indices.get(index=",".join(f"crawl-{f}-{tenant}.*" for f in FAMILIES), allow_no_indices=True,
+                               ignore_unavailable=True).body
+    if names:
+        client.indices.delete(index=",".join(sorted(names)))

@@ -1,0 +1,87 @@
+"""Bulk documents built straight from Arrow rows are the ones the dict path builds: the same source bytes, the
+same ``_id``, month and external version; rows the fast path does not cover are handed back as dicts."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+from crawl_assets.index.arrow_documents import edge_documents, instants, record_documents
+from crawl_assets.index.documents import document_id, edge_id, source_bytes
+from crawl_assets.index.versioning import observation_version
+from crawl_assets.lake.tables import EDGES_SCHEMA, arrow_to_records, records_to_arrow
+from crawl_assets_tests.index.docs import record
+
+TENANT = "acme"
+
+
+def varied_records() -> list[dict[str, Any]]:
+    rng = random.Random(7)
+    docs = [record(i, TENANT, month=1 + i % 12, year=rng.choice([1999, 2024, 2026]), text=f"متن {i} & <b>")
+            for i in range(60)]
+    for i, doc in enumerate(docs):
+        roll = i % 10
+        if roll == 1:
+            doc["edited_at"] = f"2026-03-0{1 + i % 9}T10:11:12.{i:06d}Z"  # fractions of a second
+        elif roll == 2:
+            doc.update(deleted=True, deleted_at="2026-04-01T00:00:00Z")
+        elif roll == 3:
+            doc["provenance"]["collected_at"] = None  # no collection time: the edit time alone
+        elif roll == 4:
+            doc["provenance"] = {"method": "api", "collected_at": "2026-05-01T00:00:00+03:30"}  # another offset
+        elif roll == 5:
+            doc["created_at"] = f"1969-12-31T23:59:5{i % 10}.500000Z"  # before the epoch, with a fraction
+        elif roll == 6:
+            doc["metadata"] = {"z": [1, 2.5, None, "é"], "a": {"superseded_by": None}}
+        elif roll == 7:
+            doc["provenance"] = None
+        elif roll == 8:
+            doc["collected_at"] = "2026-06-01T00:00:00Z"  # not a column: ignored alike
+    return docs
+
+
+def test_record_documents_are_the_dict_paths_byte_for_byte() -> None:
+    table = records_to_arrow(varied_records())
+    encoded = record_documents(table, TENANT)
+    docs = list(arrow_to_records(table))
+    assert encoded.slow == [] and all(encoded.fast)
+    for i, doc in enumerate(docs):
+        assert encoded.sources[i] == source_bytes(doc), doc["key"]
+        assert encoded.ids[i] == document_id(doc, "records")
+        assert encoded.versions[i] == observation_version(doc), doc["key"]
+        assert encoded.routes[i] == doc["created_at"][:7]
+
+
+def test_rows_the_fast_path_does_not_cover_come_back_as_dicts() -> None:
+    docs = varied_records()[:6]
+    docs[1]["tenant"] = "someone-else"  # the sink dead-letters it
+    docs[2]["key"] = "x:" + "9" * 200  # longer than the fast path's bound: the sink checks it
+    docs[3].update(created_at=None, edited_at=None, deleted_at=None, provenance=None)  # nothing to version by
+    encoded = record_documents(records_to_arrow(docs), TENANT)
+    assert encoded.fast == [True, False, False, False, True, True]
+    assert [d["key"] for d in encoded.slow] == [docs[1]["key"], docs[2]["key"], docs[3]["key"]]
+    assert encoded.slow == list(arrow_to_records(records_to_arrow(docs[1:4])))
+
+
+def test_instants_format_as_python_does() -> None:
+    table = records_to_arrow(varied_records())
+    for name in ("created_at", "edited_at", "deleted_at"):
+        want = [r[name] for r in arrow_to_records(table)]
+        assert instants(table.column(name).combine_chunks()) == want
+
+
+def test_edge_documents_carry_the_edge_and_their_records_version() -> None:
+    rows = [("reply", "x:1", "x:0", "2026-01-02T03:04:05Z", "x", TENANT),
+            ("hashtag", "x:1", "hashtag:خبر", "2026-01-02T03:04:05Z", "x", TENANT),
+            ("mention", "x:2", "x:user:sara", None, "x", TENANT)]
+    table = pa.table([pa.array(col) for col in zip(*rows)], schema=pa.schema(
+        [pa.field(f.name, pa.string()) for f in EDGES_SCHEMA]).set(3, pa.field("created_at", pa.string())))
+    table = table.set_column(3, "created_at", table.column("created_at").cast(EDGES_SCHEMA.field("created_at").type))
+    encoded = edge_documents(table, [5, 5, 9])
+    docs = [dict(zip(("type", "src", "dst", "created_at", "platform", "tenant"), row)) for row in rows]
+    assert [orjson.loads(s) for s in encoded.sources] == docs
+    assert encoded.ids == [edge_id(d) for d in docs]
+    assert encoded.routes == ["2026-01", "2026-01", None] and encoded.versions == [5, 5, 9]
