@@ -103,6 +103,7 @@ class Gazetteer:
     aliases: dict[str, list[Alias]] = field(default_factory=lambda: defaultdict(list))
     blocked: set[str] = field(default_factory=set)
     max_words: int = 1
+    first_words: set[str] = field(default_factory=set)  # first word of every name: most words start none
     versions: dict[str, str] = field(default_factory=dict)
 
     def add_alias(self, name: str, alias: Alias) -> None:
@@ -226,6 +227,7 @@ def load(min_city_population: int = 100_000) -> Gazetteer:
     for key in list(gaz.aliases):
         if key in gaz.blocked:
             del gaz.aliases[key]
+    gaz.first_words = {key.split(" ", 1)[0] for key in gaz.aliases}
     return gaz
 
 

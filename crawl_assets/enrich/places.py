@@ -193,10 +193,13 @@ def _longest(gaz: Gazetteer, words: list[tuple[int, int, str]], i: int,
              text: str) -> tuple[int, int, list[Alias], int] | None:
     """The longest gazetteer name starting at word ``i`` (a clitic off the first word in Arabic script):
     (start, end, its aliases, index of its last word)."""
+    first_start, first_end, first = words[i]
+    heads = [(skip, head) for skip, head in _heads(first) if head in gaz.first_words]
+    if not heads:
+        return None
     for n in range(min(gaz.max_words, len(words) - i), 0, -1):
         tail = " ".join(w for _, _, w in words[i + 1:i + n])
-        first_start, first_end, first = words[i]
-        for skip, head in _heads(first):
+        for skip, head in heads:
             key = f"{head} {tail}" if tail else head
             aliases = gaz.aliases.get(key)
             if not aliases:
