@@ -70,6 +70,9 @@ ANSWERS: dict[str, Callable[[str], bool]] = {
     "/v1/authors/": lambda body: _json(body)["records"] > 0,
     "/v1/networks/": lambda body: "<edge " in body,
     "/v1/exports/records": lambda body: len(body.splitlines()) > 1,
+    "/v1/places.geojson": lambda body: bool(_json(body)["features"]),
+    "/v1/places/": lambda body: bool(_json(body)["records"]),
+    "/v1/places": lambda body: bool(_json(body)["places"]),
 }
 
 def not_run(command: Command) -> str | None:
