@@ -6,11 +6,12 @@ account), each row stamped with the enricher's name and **stamp**:
 
     {name}/{version}+{fingerprint[:12]}
 
-``version`` is declared by hand (a rule set or model generation); ``fingerprint`` is the SHA-256 of the
-canonical parameters, the model file's bytes (when there is one) and the enricher's own source code, so a
-changed threshold, a retrained model or a fixed rule gets a new stamp without anyone remembering to bump
-``version``. A new stamp re-derives that enricher's output only (and marks its Dagster assets stale:
-the stamp is their code version).
+``version`` is declared by hand and bumped when the enricher's output changes (a fixed rule, a new model
+generation; ``crawl_assets_tests/golden/test_declared_versions.py`` fails on a missed bump);
+``fingerprint`` is the SHA-256 of the canonical parameters and the model file's bytes (when there is one),
+so a changed threshold or a retrained model gets a new stamp too. Source edits that change no output get
+none. A new stamp re-derives that enricher's output only (and marks its Dagster assets stale: the stamp is
+their code version).
 
 Two scopes:
 
@@ -26,7 +27,6 @@ Two scopes:
 from __future__ import annotations
 
 import hashlib
-import inspect
 import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping
@@ -118,13 +118,6 @@ class Enricher:
         for path in self.model_files():
             digest.update(path.name.encode())
             _hash_regular_file(digest, path)
-        for cls in type(self).__mro__:
-            if cls is Enricher or cls is object:
-                continue
-            try:
-                digest.update(inspect.getsource(inspect.getmodule(cls)).encode())  # type: ignore[arg-type]
-            except (OSError, TypeError):
-                digest.update(cls.__qualname__.encode())
         return digest.hexdigest()
 
     @property

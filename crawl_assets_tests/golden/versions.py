@@ -1,0 +1,108 @@
+"""Output digests behind the declared versions: the normalizer's records and edges for every seed of every
+format, and each enricher's rows on those records. ``versions.json`` pairs each declared version with the
+digest of what it produces; a changed output under an unchanged version is a missed bump.
+
+usage (from the repository root, after bumping a version on purpose)::
+
+    python -m crawl_assets_tests.golden.versions --update
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+FILE = Path(__file__).with_name("versions.json")
+CONTEXT_ARGS = {"tenant": "t", "source": "t.golden.seeds", "method": "api", "run_id": "golden"}
+GENERATED_AT = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def _canonical(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+
+
+def normalized() -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """Per seed set, the digest of its records, rejections and edges; and every record (for the enrichers)."""
+    from crawl_assets.normalize import NormalizeContext, normalize_stream
+    from crawl_assets.normalize.edges import document_edges
+    from crawl_assets.schema import Record
+    from crawl_assets_tests.fuzz.seeds import seeds
+
+    context = NormalizeContext(**CONTEXT_ARGS)
+    digests, records = {}, []
+    for name, spec in sorted(seeds().items()):
+        payload = spec.encode(list(spec.items))
+        digest = hashlib.sha256()
+        for item in normalize_stream(spec.fmt or name, io.BytesIO(payload), name=name, context=context):
+            dumped = item.model_dump(mode="json")
+            digest.update(_canonical(dumped) + b"\n")
+            if isinstance(item, Record):
+                records.append(dumped)
+                for edge in document_edges(dumped):
+                    digest.update(_canonical(list(edge)) + b"\n")
+        digests[name] = digest.hexdigest()
+    return digests, records
+
+
+def _table_digest(table: pa.Table) -> str:
+    from crawl_assets.enrich.base import STAMP_NAMES
+
+    rows = table.drop_columns([c for c in table.column_names if c in STAMP_NAMES]).to_pylist()
+    return hashlib.sha256(b"\n".join(_canonical(r) for r in rows)).hexdigest()
+
+
+def enriched(records: list[dict[str, Any]]) -> dict[str, str]:
+    """Per enricher at its defaults, the digest of its rows on ``records`` (stamp columns left out)."""
+    from crawl_assets.enrich import CombineContext
+    from crawl_assets.enrich.config import ENRICHERS, build
+    from crawl_assets.lake.tables import records_to_arrow
+
+    table = records_to_arrow(records)
+    out = {}
+    for name in sorted(ENRICHERS):
+        enricher = build(name)
+        rows = enricher.extract(table.select(list(enricher.columns)) if enricher.columns else table)
+        parts = {"part": _table_digest(rows)}
+        if enricher.scope == "tenant":
+            for table_name, combined in sorted(enricher.combine([rows], CombineContext("t", GENERATED_AT)).items()):
+                parts[table_name] = _table_digest(combined)
+        out[name] = hashlib.sha256(_canonical(parts)).hexdigest()
+    return out
+
+
+def current() -> dict[str, Any]:
+    """Declared versions beside the digests of today's outputs."""
+    from crawl_assets.enrich.config import ENRICHERS
+    from crawl_assets.pipeline.version import NORMALIZER_VERSION
+
+    formats, records = normalized()
+    digests = enriched(records)
+    return {"normalizer": {"version": NORMALIZER_VERSION, "outputs": formats},
+            "enrichers": {name: {"version": ENRICHERS[name].version, "output": digests[name]}
+                          for name in sorted(ENRICHERS)}}
+
+
+def recorded() -> dict[str, Any]:
+    return json.loads(FILE.read_text())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--update", action="store_true", help=f"write today's versions and digests to {FILE.name}")
+    args = parser.parse_args()
+    now = current()
+    if args.update:
+        FILE.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
+    print(json.dumps(now, indent=1, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
