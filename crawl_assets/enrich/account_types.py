@@ -25,7 +25,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -132,12 +131,6 @@ class AccountTypes(Enricher):
     def validate(self) -> None:
         if not (isinstance(self.params["min_posts"], int) and self.params["min_posts"] >= 2):
             raise ValueError("account_types: 'min_posts' must be an integer of at least 2")
-
-    def model_files(self) -> list[Path]:
-        """The activity features it builds on are part of its stamp."""
-        from crawl_assets.enrich import activity
-
-        return [Path(activity.__file__)]
 
     @property
     def _activity(self) -> AccountActivity:

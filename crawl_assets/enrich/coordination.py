@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -86,12 +85,6 @@ class Coordination(Enricher):
         if not (isinstance(p["kinds"], list) and p["kinds"] and set(p["kinds"]) <= set(KINDS)):
             raise ValueError(f"coordination: 'kinds' must be a non-empty subset of {', '.join(KINDS)}")
         self._texts.validate()
-
-    def model_files(self) -> list[Path]:
-        """The near-duplicate clustering and the latest-row rule it borrows are part of its stamp."""
-        from crawl_assets.enrich import near_duplicates, trends
-
-        return [Path(near_duplicates.__file__), Path(trends.__file__)]
 
     @property
     def _texts(self) -> NearDuplicates:

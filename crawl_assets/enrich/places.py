@@ -78,10 +78,10 @@ class Places(Enricher):
         return {**self.params, "gazetteer": package_versions()}
 
     def model_files(self) -> list[Path]:
-        """The gazetteer's code and written table are part of the stamp like the packages' versions."""
+        """The gazetteer's written table is data like a model's: part of the stamp, like the packages' versions."""
         from crawl_assets.enrich import gazetteer
 
-        return [Path(gazetteer.__file__), gazetteer.TABLE]
+        return [gazetteer.TABLE]
 
     @property
     def gazetteer(self) -> Gazetteer:
