@@ -12,6 +12,7 @@ from crawl_assets.enrich.config import ENRICHERS
 from crawl_assets.enrich.index import index_features
 from crawl_assets.enrich.run import enrich_source
 from crawl_assets.index import graph_formats
+from crawl_assets.index.profiles import author_profile
 from crawl_assets.index.sink import index_documents
 from crawl_assets.lake import Lake
 from crawl_assets_tests.enrich.records import T0, batch_id, record, write_part
@@ -70,6 +71,10 @@ def test_places_coordination_and_account_types_join(es: EsTarget, tmp_path):
 
     signals = search_signals.account_types(es.client, es.tenant, "x", "bot1")
     assert signals["account_types"]["posts"] == 4 and signals["inferred"] is True
+    profile = author_profile(es.client, es.tenant, "bot1")  # /v1/authors/bot1: the signals beside the activity
+    assert profile["inferred"]["features"]["account_types"]["posts"] == 4
+    assert profile["inferred"]["stamps"]["account_types"] == signals["enricher_version"]
+    assert "account_activity" in profile["inferred"]["features"]
     assert search_signals.place_counts(es.client, f"{es.tenant}b") == []
     assert search_signals.coordination_groups(es.client, f"{es.tenant}b") == []
     _through_the_api(es, tmp_path, counts["Tabriz"]["place_id"], group["group_id"])
