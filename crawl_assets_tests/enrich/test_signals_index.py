@@ -74,7 +74,6 @@ def test_places_coordination_and_account_types_join(es: EsTarget, tmp_path):
     profile = author_profile(es.client, es.tenant, "bot1")  # /v1/authors/bot1: the signals beside the activity
     assert profile["inferred"]["features"]["account_types"]["posts"] == 4
     assert profile["inferred"]["stamps"]["account_types"] == signals["enricher_version"]
-    assert "account_activity" in profile["inferred"]["features"]
     assert search_signals.place_counts(es.client, f"{es.tenant}b") == []
     assert search_signals.coordination_groups(es.client, f"{es.tenant}b") == []
     _through_the_api(es, tmp_path, counts["Tabriz"]["place_id"], group["group_id"])
