@@ -18,7 +18,9 @@ emoji-heavy, very short (under 20 letters) and textless ones (expected: no langu
    slang, reviews, product listings): per language accuracy of ours, fastText lite alone and lingua side by
    side, wrong labels and nulls apart (a null is not a wrong language), Persian/Arabic confusion, ours on the
    calibration and test halves, and ours' confusion per language. Goals: >= 97% on fa and ar each, at most
-   2% of either labelled as the other, >= 95% over all short texts.
+   2% of either labelled as the other, >= 95% over all short texts;
+4. Finglish (Persian in Latin letters, ``bench/lang_short/fa-Latn.txt``) among the Latin-script short texts:
+   precision, recall and F1 of ``fa`` per candidate, ours on both halves. Goal: F1 >= 0.9.
 
 Candidates whose models ship inside their PyPI package only (nothing is downloaded at run time).
 """
@@ -37,10 +39,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from crawl_assets.normalize.lang import ISO_639_1, detect_lang, detect_with  # noqa: E402
-from crawl_assets_tests.normalize.lang_eval import LANGUAGES, SHORT_LANGUAGES, Sample, load, load_short  # noqa: E402
+from crawl_assets_tests.normalize.lang_eval import (  # noqa: E402
+    LANGUAGES,
+    SHORT_LANGUAGES,
+    Sample,
+    load,
+    load_finglish,
+    load_short,
+)
 
 Detector = Callable[[str], "str | None"]
-GOALS = {"accuracy": 0.995, "fa_ar": 0.98, "short": 0.95, "short_fa_ar": 0.97, "short_confused": 0.02}
+GOALS = {"accuracy": 0.995, "fa_ar": 0.98, "short": 0.95, "short_fa_ar": 0.97, "short_confused": 0.02,
+         "finglish_f1": 0.9}
 WARM_UP = ("warm up the model with a sentence", "سلام به همه دوستان", "مرحبا بكم في القناة", "Привет всем",
            "یہ ایک کتاب ہے", "Bonjour à tous", "Guten Morgen zusammen", "Hola a todos", "Merhaba arkadaşlar")
 
@@ -231,6 +241,21 @@ SHORT_CANDIDATES: dict[str, Callable[[], Detector]] = {
 }
 
 
+def _short_candidates(only: str | None, missing: list[str]) -> Any:
+    """(name, detector) of each short-set candidate ``only`` selects; one not installed is printed and named
+    in ``missing``."""
+    for name, factory in SHORT_CANDIDATES.items():
+        if only and only not in name:
+            continue
+        try:
+            detect = factory()
+        except ImportError as exc:
+            print(f"{name:40s} NOT INSTALLED ({exc.name}): pip install -e '.[dev]'")
+            missing.append(name)
+            continue
+        yield name, detect
+
+
 def short_figures(samples: list[Sample], answers: list[str | None]) -> dict[str, Any]:
     """Accuracy per language and over all, wrong labels and nulls, Persian/Arabic confusion."""
     per = {lang: [a for s, a in zip(samples, answers) if s.expected == lang] for lang in SHORT_LANGUAGES}
@@ -254,15 +279,7 @@ def short_report(only: str | None) -> tuple[bool, list[str]]:
     print(f"{'candidate':40s} {'all':>6s} " + " ".join(f"{lang:>5s}" for lang in SHORT_LANGUAGES)
           + f" {'wrong':>6s} {'nulls':>6s} {'fa>ar':>6s} {'ar>fa':>6s}")
     failed, missing = False, []
-    for name, factory in SHORT_CANDIDATES.items():
-        if only and only not in name:
-            continue
-        try:
-            detect = factory()
-        except ImportError as exc:
-            print(f"{name:40s} NOT INSTALLED ({exc.name}): pip install -e '.[dev]'")
-            missing.append(name)
-            continue
+    for name, detect in _short_candidates(only, missing):
         answers = [detect(s.text) for s in samples]
         f = short_figures(samples, answers)
         print(f"{name:40s} {f['all']:6.1%} " + " ".join(f"{f['per'][lang]:5.0%}" for lang in SHORT_LANGUAGES)
@@ -281,6 +298,39 @@ def short_report(only: str | None) -> tuple[bool, list[str]]:
         for lang in SHORT_LANGUAGES:
             got = Counter(a or "-" for s, a in zip(samples, answers) if s.expected == lang and a != lang)
             print(f"  {lang}: " + (", ".join(f"{k} {n}" for k, n in got.most_common()) or "none"))
+    return failed, missing
+
+
+def finglish_figures(samples: list[Sample], answers: list[str | None]) -> tuple[float, float, float]:
+    """Precision, recall and F1 of ``fa`` on Finglish among the Latin-script short texts."""
+    hits = sum(1 for s, a in zip(samples, answers) if a == "fa" and s.expected == "fa")
+    said = sum(1 for a in answers if a == "fa")
+    truth = sum(1 for s in samples if s.expected == "fa")
+    precision, recall = hits / max(1, said), hits / max(1, truth)
+    return precision, recall, 2 * precision * recall / max(1e-9, precision + recall)
+
+
+def finglish_report(only: str | None) -> tuple[bool, list[str]]:
+    """Print the Finglish lines: Persian in Latin letters (``bench/lang_short/fa-Latn.txt``) labelled ``fa``,
+    among the Latin-script short texts (en tr de fr es); (goal failed, candidates not installed)."""
+    samples = load_finglish()
+    print(f"\nFinglish (bench/lang_short/fa-Latn.txt, {sum(s.expected == 'fa' for s in samples)} texts) among "
+          f"{sum(s.expected != 'fa' for s in samples)} Latin-script short texts: 'fa' precision, recall, F1 "
+          f"(goal F1 >= {GOALS['finglish_f1']:.0%})\n")
+    print(f"{'candidate':40s} {'prec':>6s} {'recall':>7s} {'F1':>6s}   Finglish answered as")
+    failed, missing = False, []
+    for name, detect in _short_candidates(only, missing):
+        answers = [detect(s.text) for s in samples]
+        p, r, f1 = finglish_figures(samples, answers)
+        said = Counter(a or "-" for s, a in zip(samples, answers) if s.expected == "fa")
+        print(f"{name:40s} {p:6.1%} {r:7.1%} {f1:6.3f}   " + ", ".join(f"{k} {n}" for k, n in said.most_common(5)))
+        if detect is not detect_lang:
+            continue
+        failed = f1 < GOALS["finglish_f1"]
+        for half in ("calibration", "test"):
+            mine = [(s, a) for s, a in zip(samples, answers) if s.group == half]
+            hp, hr, hf = finglish_figures([s for s, _ in mine], [a for _, a in mine])
+            print(f"{'  ours, ' + half + ' half':40s} {hp:6.1%} {hr:7.1%} {hf:6.3f}")
     return failed, missing
 
 
@@ -330,7 +380,8 @@ def main(argv: list[str]) -> int:
             print(f"  {expected or '-'} -> {answer or '-'}: {text}")
     if not args.long_only:
         short_failed, short_missing = short_report(args.only)
-        failed, missing = failed or short_failed, missing + short_missing
+        finglish_failed, finglish_missing = finglish_report(args.only)
+        failed, missing = failed or short_failed or finglish_failed, missing + short_missing + finglish_missing
     if chosen is not None:
         print("\ngoals met" if not failed else "\nGOALS NOT MET")
     if missing:

@@ -64,6 +64,10 @@ def build_definitions(config: Settings | None = None) -> dg.Definitions:
         if spec.webhook is not None:
             webhook_jobs[platform] = single[with_index]
         checks += build_health_checks(platform, sources)
+        if spec.discovery is not None:  # candidates for a person to approve (crawl-assets discover)
+            from crawl_assets.orchestration.assets.discovery import discovery_asset
+
+            assets.append(discovery_asset(platform))
         # -- enrichment (docs/ENRICHMENT.md): after normalized_records, by its own sensor, not in the sync jobs -
         enrichment = enrichment_assets(platform, enrichers, cluster_configured=with_index)
         if in_use is not None and platform not in in_use and enrichment:

@@ -233,6 +233,20 @@ def erasure_key_file() -> Path:
     return Path(value).expanduser() if value else _home(os.environ) / "erasure.key"
 
 
+def release_root() -> Path:
+    """Where ``crawl-assets release create`` writes packages: ``CRAWL_RELEASE_ROOT``, else ``$DAGSTER_HOME/releases``;
+    one folder per tenant below it (``crawl_assets.release``)."""
+    value = os.environ.get("CRAWL_RELEASE_ROOT")
+    return Path(value).resolve() if value else _home(os.environ) / "releases"
+
+
+def release_key_file() -> Path | None:
+    """The key of a release's pseudonymized author ids: the file ``CRAWL_RELEASE_KEY_FILE`` (outside the lake and
+    the package; None when unset: no pseudonyms can be made)."""
+    value = os.environ.get("CRAWL_RELEASE_KEY_FILE")
+    return Path(value).expanduser() if value else None
+
+
 def erasure_key_secret() -> str:
     """``CRAWL_ERASURE_KEY``: the erasure log's key itself, for deployments whose machines share it as a secret
     (no file on any machine); "" when unset (the key file is used then)."""
@@ -248,12 +262,14 @@ def api_cursor_secret() -> str:
 @dataclass(frozen=True)
 class LocalNodeSettings:
     """What the local Elasticsearch node (``crawl-assets es local``, the tests' node) reads: server version,
-    distribution cache, Maven repository, Java homes to try, the user a root process runs it as, keep its files."""
+    distribution cache, Maven repository, Java homes to try and the system's JVM folder after them, the user a
+    root process runs it as, keep its files."""
 
     version: str
     cache: str
     maven_repository: str
     java_homes: tuple[str, ...]
+    jvm_dir: str
     run_as: str
     keep_workdir: bool
     path: str
@@ -266,6 +282,8 @@ def local_node() -> LocalNodeSettings:
         cache=env.get("CRAWL_TEST_ES_CACHE", ""),
         maven_repository=env.get("CRAWL_TEST_M2_REPO", ""),
         java_homes=tuple(env[v] for v in ("ES_JAVA_HOME", "JAVA_HOME") if env.get(v)),
+        # Where Debian/Ubuntu (and Temurin's packages) put JDKs: searched when those are missing or too old.
+        jvm_dir=env.get("CRAWL_TEST_JVM_DIR") or "/usr/lib/jvm",
         run_as=env.get("CRAWL_TEST_ES_USER", ""),
         keep_workdir=env.get("CRAWL_TEST_ES_KEEP") == "1",
         path=env.get("PATH", "/usr/bin:/bin"),
@@ -302,6 +320,12 @@ _TELEGRAM_TUNABLES = {
     "flood_sleep_threshold_seconds": ("CRAWL_TELEGRAM_FLOOD_SLEEP_MAX", int),
     "max_pages_per_run": ("CRAWL_TELEGRAM_MAX_PAGES", int),
     "max_messages_per_run": ("CRAWL_TELEGRAM_MAX_MESSAGES", int),
+    "flood_backoff": ("CRAWL_TELEGRAM_FLOOD_BACKOFF", float),
+    "pace_max_interval_seconds": ("CRAWL_TELEGRAM_PACE_MAX_INTERVAL", float),
+    "pace_recovery_half_life_seconds": ("CRAWL_TELEGRAM_PACE_HALF_LIFE", float),
+    "account_requests_per_hour": ("CRAWL_TELEGRAM_REQUESTS_PER_HOUR", int),
+    "web_base_url": ("CRAWL_TELEGRAM_WEB_BASE_URL", str),  # another host for t.me/s pages (a mirror, the stand-in)
+    "web_request_interval_seconds": ("CRAWL_TELEGRAM_WEB_INTERVAL", float),
 }
 
 

@@ -14,8 +14,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-# The real Elasticsearch node of the session (es_url, es_cluster, fault_proxy); the local S3 server (s3_lake).
-pytest_plugins = ["crawl_assets_tests.es_node.fixtures", "crawl_assets_tests.shared.s3_server"]
+# The real Elasticsearch node of the session (es_url, es_cluster, fault_proxy); the local S3 server (s3_lake);
+# the tiers (unit, integration, system) and the run order; the worlds made once per session (demo_home).
+pytest_plugins = ["crawl_assets_tests.es_node.fixtures", "crawl_assets_tests.shared.s3_server", "crawl_assets_tests.tiers",
+                  "crawl_assets_tests.worlds"]
 
 
 @pytest.fixture(autouse=True)

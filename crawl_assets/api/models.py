@@ -63,12 +63,20 @@ class Thread(BaseModel):
 class TimeBucket(BaseModel):
     start: str
     count: int
+    jalali: str | None = Field(default=None, description="The bucket's Jalali name (calendar=jalali): 1403, "
+                                                            "1403-Q2, 1403-07, 1403-07-15, 1403-07-15T10:00")
 
 
 class Timeline(BaseModel):
     interval: str
     time_zone: str
+    calendar: str = "gregorian"
     buckets: list[TimeBucket]
+
+
+class Form(BaseModel):
+    form: str
+    count: int
 
 
 class TopBucket(BaseModel):
@@ -76,6 +84,10 @@ class TopBucket(BaseModel):
     count: int
     handle: str | None = None
     platform: str | None = None
+    lemma: str | None = Field(default=None, description="lemmas=true: the lemma the forms share (value: the most "
+                                                        "used form)")
+    forms: list[Form] | None = Field(default=None, description="lemmas=true: the surface forms counted under this "
+                                                               "lemma, most used first")
 
 
 class Top(BaseModel):
@@ -97,6 +109,8 @@ class TrendWindow(BaseModel):
     start: str
     end: str
     records: int
+    jalali: list[str] | None = Field(default=None, description="calendar=jalali: start and end in the Jalali "
+                                                              "calendar and tz (1403-02-12T09:30)")
 
 
 class TrendItem(BaseModel):
@@ -108,10 +122,15 @@ class TrendItem(BaseModel):
     expected: float
     ratio: float
     score: float
+    lemma: str | None = Field(default=None, description="lemmas=true: the lemma the forms share (item: the most "
+                                                        "used form)")
+    forms: list[Form] | None = Field(default=None, description="lemmas=true: the item's surface forms in the "
+                                                               "current window, most used first")
 
 
 class Trends(BaseModel):
     field: str
+    lemmas: bool = False
     method: str
     windows: list[TrendWindow]
     items: list[TrendItem]

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Annotated, Literal, get_args
+from zoneinfo import available_timezones
 
 from fastapi import Query
 
@@ -91,6 +93,8 @@ async def record_filter(  # async: pure checks, no thread-pool hop (answers.py)
     mention: Annotated[list[str] | None, _values("Mentioned handles, @ optional (repeat)")] = None,
     kind: Annotated[list[str] | None, _values("Record kinds: post, reply, quote, repost, comment, review, ... (repeat)",
                                               SLUG, 63)] = None,
+    topic: Annotated[list[str] | None, _values("Forum topics (Telegram): a topic's key telegram:<chat>:<topic> or its "
+                                               "exact title (repeat)")] = None,
     start: Annotated[str | None, instant("created_at >= start")] = None,
     end: Annotated[str | None, instant("created_at < end")] = None,
     deleted: Annotated[DeletedRule, Query(description="Tombstones: exclude (default), include, or only them")] = "exclude",
@@ -105,4 +109,16 @@ async def record_filter(  # async: pure checks, no thread-pool hop (answers.py)
         sources=_check_items("source", source, SOURCE, 190), langs=_check_items("lang", lang, LANG, 3),
         authors=_check_items("author", author, PRINTABLE), hashtags=_check_items("hashtag", hashtag, PRINTABLE),
         mentions=_check_items("mention", mention, PRINTABLE), kinds=_check_items("kind", kind, SLUG, 63),
-        start=lo, end=hi, deleted=deleted)
+        topics=_check_items("topic", topic, PRINTABLE), start=lo, end=hi, deleted=deleted)
+
+
+@lru_cache(maxsize=1)
+def _zones() -> frozenset[str]:
+    return frozenset(available_timezones()) | {"UTC"}
+
+
+def zone(tz: str) -> str:
+    """``tz`` when it is an IANA time zone name, else a 400 naming it."""
+    if tz not in _zones():
+        raise bad_request(f"tz: unknown time zone {tz[:60]!r} (an IANA name such as UTC or Asia/Tehran)")
+    return tz

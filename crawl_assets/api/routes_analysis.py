@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
-from functools import lru_cache
 from typing import Annotated, Literal
-from zoneinfo import available_timezones
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
@@ -16,39 +15,37 @@ from crawl_assets.api.app import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ErrorBody, bad_request, not_found
 from crawl_assets.api.models import AuthorProfile, Counts, Timeline, Top, Trends
-from crawl_assets.api.params import PRINTABLE, instant, record_filter, utc
+from crawl_assets.api.params import PRINTABLE, instant, record_filter, utc, zone as _zone
 from crawl_assets.index import aggregations, trends as trend_index
+from crawl_assets.index.aggregations import TooManyBuckets
+from crawl_assets.index.naming import parse_instant
+from crawl_assets.persian import jalali
 from crawl_assets.index.filters import RecordFilter
 from crawl_assets.index.profiles import author_profile
 
 router = APIRouter(prefix="/v1", tags=["analysis"], responses=ERROR_RESPONSES)
 FilterDep = Annotated[RecordFilter, Depends(record_filter)]
 Interval = Literal["minute", "hour", "day", "week", "month", "quarter", "year"]
+Calendar = Literal["gregorian", "jalali"]
 DURATION = re.compile(r"([1-9][0-9]{0,3})([mhd])")
 TREND_METHOD = ("score = (count - expected) / sqrt(expected + 1), expected = the item's share of the baseline "
                 "windows' records x the current window's records; see docs/API.md#trends")
 
 
-@lru_cache(maxsize=1)
-def _zones() -> frozenset[str]:
-    return frozenset(available_timezones()) | {"UTC"}
-
-
-def _zone(tz: str) -> str:
-    if tz not in _zones():
-        raise bad_request(f"tz: unknown time zone {tz[:60]!r} (an IANA name such as UTC or Asia/Tehran)")
-    return tz
-
-
 @router.get("/aggregations/timeline", response_model=Timeline, summary="Records over time (date histogram)")
 async def timeline(request: Request, who: CallerDep, flt: FilterDep,
                    interval: Annotated[Interval, Query(description="Calendar bucket")] = "day",
-                   tz: Annotated[str, Query(max_length=64, description="IANA time zone of the buckets")] = "UTC",
+                   tz: Annotated[str | None, Query(max_length=64, description="IANA time zone of the buckets "
+                                                   "(default UTC; Asia/Tehran with calendar=jalali)")] = None,
+                   calendar: Annotated[Calendar, Query(description="jalali: Jalali months, quarters and years, "
+                                                       "weeks from Saturday, each bucket named")] = "gregorian",
                    ) -> Response:
-    tz = _zone(tz)
+    tz = _zone(tz or ("Asia/Tehran" if calendar == "jalali" else "UTC"))
     try:
-        return await answer_query(request.app.state.api, aggregations.timeline_query(who.tenant, flt, interval, tz),
-                                  lambda rows: Timeline(interval=interval, time_zone=tz, buckets=rows))
+        return await answer_query(request.app.state.api,
+                                  aggregations.timeline_query(who.tenant, flt, interval, tz, calendar),
+                                  lambda rows: Timeline(interval=interval, time_zone=tz, calendar=calendar,
+                                                        buckets=rows))
     except aggregations.TooManyBuckets as exc:
         raise bad_request(str(exc)) from None
 
@@ -57,8 +54,12 @@ async def timeline(request: Request, who: CallerDep, flt: FilterDep,
 async def top(request: Request, who: CallerDep, flt: FilterDep,
               field: Annotated[Literal["hashtags", "authors", "mentions", "languages", "sources", "platforms", "kinds"],
                                Path()],
-              size: Annotated[int, Query(ge=1, le=aggregations.MAX_TOP)] = 20) -> Response:
-    return await answer_query(request.app.state.api, aggregations.top_query(who.tenant, flt, field, size),
+              size: Annotated[int, Query(ge=1, le=aggregations.MAX_TOP)] = 20,
+              lemmas: Annotated[bool, Query(description="hashtags: count the forms of a word together (a bucket "
+                                                        "per lemma, with its forms)")] = False) -> Response:
+    if lemmas and field != "hashtags":
+        raise bad_request("lemmas: only for hashtags")
+    return await answer_query(request.app.state.api, aggregations.top_query(who.tenant, flt, field, size, lemmas),
                               lambda got: Top(field=field, **got))
 
 
@@ -85,20 +86,31 @@ async def rising(request: Request, who: CallerDep, flt: FilterDep,
                  baseline: Annotated[int, Query(ge=1, le=trend_index.MAX_BASELINE_WINDOWS)] = 4,
                  candidates: Annotated[int, Query(ge=1, le=trend_index.MAX_CANDIDATES)] = 200,
                  min_count: Annotated[int, Query(ge=1, le=1_000_000)] = 3,
-                 size: Annotated[int, Query(ge=1, le=100)] = 20) -> Response:
+                 size: Annotated[int, Query(ge=1, le=100)] = 20,
+                 lemmas: Annotated[bool, Query(description="hashtags, words: count the forms of a word together "
+                                                           "(an item per lemma, with its forms)")] = False,
+                 calendar: Annotated[Calendar, Query(description="jalali: each window's start and end also named "
+                                                     "in the Jalali calendar (in tz)")] = "gregorian",
+                 tz: Annotated[str | None, Query(max_length=64, description="IANA time zone of the Jalali names "
+                                                 "(default Asia/Tehran)")] = None) -> Response:
     if flt.start or flt.end:
         raise bad_request("trends take `until` and `window` (and `baseline` windows before it), not start/end")
     end = utc(until, "until") or datetime.now(timezone.utc)
     return await answer(_trends, request.app.state.api, who.tenant, flt,
                         dict(what=field, end=end, window=_duration(window), baseline=baseline, candidates=candidates,
-                             min_count=min_count, size=size))
+                             min_count=min_count, size=size, lemmas=lemmas),
+                        _zone(tz or "Asia/Tehran") if calendar == "jalali" else None)
 
 
-def _trends(state: ApiState, tenant: str, flt: RecordFilter, options: dict) -> Trends:
+def _trends(state: ApiState, tenant: str, flt: RecordFilter, options: dict, zone: str | None) -> Trends:
     try:
         got = trend_index.trends(state.es, tenant, flt, **options)
     except ValueError as exc:
         raise bad_request(str(exc)) from None
+    if zone is not None:  # calendar=jalali: each window's start and end named in the Jalali calendar
+        where = ZoneInfo(zone)
+        for w in got["windows"]:
+            w["jalali"] = [jalali.label(parse_instant(w[k]), "minute", where) for k in ("start", "end")]
     return Trends(method=TREND_METHOD, **got)
 
 
@@ -109,12 +121,20 @@ async def author(request: Request, who: CallerDep, flt: FilterDep,
                  author_ref: Annotated[str, Path(max_length=200, pattern=PRINTABLE,
                                              description="Platform author id or handle (@ optional)")],
                  interval: Annotated[Literal["day", "week", "month", "quarter", "year"],
-                                     Query(description="Activity bucket")] = "month") -> Response:
-    return await answer(_author, request.app.state.api, who.tenant, author_ref, flt, interval)
+                                     Query(description="Activity bucket")] = "month",
+                 calendar: Annotated[Calendar, Query(description="jalali: Jalali activity buckets, named")] = "gregorian",
+                 tz: Annotated[str | None, Query(max_length=64, description="IANA time zone of the Jalali buckets "
+                                                 "(default Asia/Tehran)")] = None) -> Response:
+    zone = _zone(tz or ("Asia/Tehran" if calendar == "jalali" else "UTC"))
+    return await answer(_author, request.app.state.api, who.tenant, author_ref, flt, interval, calendar, zone)
 
 
-def _author(state: ApiState, tenant: str, author_ref: str, flt: RecordFilter, interval: str) -> AuthorProfile:
-    got = author_profile(state.es, tenant, author_ref, flt, interval)
+def _author(state: ApiState, tenant: str, author_ref: str, flt: RecordFilter, interval: str, calendar: str,
+            zone: str) -> AuthorProfile:
+    try:
+        got = author_profile(state.es, tenant, author_ref, flt, interval, calendar, zone)
+    except TooManyBuckets as exc:
+        raise bad_request(str(exc)) from None
     if got is None:
         raise not_found(f"no records of author {author_ref!r}")
     return AuthorProfile.model_validate(got)

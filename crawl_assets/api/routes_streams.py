@@ -23,7 +23,7 @@ from starlette.types import Receive, Scope, Send
 
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request
-from crawl_assets.api.params import record_filter
+from crawl_assets.api.params import record_filter, zone as _zone
 from crawl_assets.index import exports, graph_formats, networks
 from crawl_assets.index.filters import RecordFilter
 
@@ -119,17 +119,22 @@ async def network(request: Request, who: CallerDep, flt: FilterDep,
         raise
 
 
-@router.get("/exports/records", summary="The filtered records as JSON lines, CSV or Parquet (with the query recorded)",
+@router.get("/exports/records", summary="The filtered records as JSON lines, CSV, Parquet or XLSX (with the query recorded)",
             responses={**_BUSY, 200: {"description": "The records", "content": {
                 t: {"schema": {"type": "string"}} for t in exports.FORMATS.values()}}},
             response_class=StreamingResponse)
 async def export(request: Request, who: CallerDep, flt: FilterDep,
-                 format: Annotated[Literal["jsonl", "csv", "parquet"], Query()] = "jsonl",
+                 format: Annotated[Literal["jsonl", "csv", "parquet", "xlsx"], Query()] = "jsonl",
                  fields: Annotated[list[str] | None, Query(max_length=len(exports.FIELDS), description=(
                      "Fields to include (repeat); default: " + ", ".join(exports.DEFAULT_FIELDS)))] = None,
                  limit: Annotated[int, Query(ge=1, le=exports.MAX_EXPORT)] = exports.MAX_EXPORT,
                  order: Annotated[Literal["oldest", "index"], Query(
                      description="oldest: by created_at then key (reproducible); index: storage order (fastest)")] = "oldest",
+                 bom: Annotated[bool, Query(description="CSV: start with a UTF-8 byte order mark (Excel then reads "
+                                                        "Persian and Arabic right)")] = True,
+                 calendar: Annotated[Literal["gregorian", "jalali"], Query(
+                     description="jalali: each time field followed by <field>_jalali in tz")] = "gregorian",
+                 tz: Annotated[str, Query(max_length=64, description="IANA time zone of the Jalali dates")] = "Asia/Tehran",
                  ) -> StreamingResponse:
     chosen = tuple(dict.fromkeys(fields)) if fields else exports.DEFAULT_FIELDS
     bad = [f for f in chosen if f not in exports.FIELDS]
@@ -139,8 +144,8 @@ async def export(request: Request, who: CallerDep, flt: FilterDep,
     _slot(request, who.key_id)
     plan = None
     try:
-        plan = await run_in_threadpool(exports.ExportPlan, request.app.state.api.es, who.tenant, flt, chosen, format,
-                                       limit, order)
+        plan = await run_in_threadpool(partial(exports.ExportPlan, request.app.state.api.es, who.tenant, flt, chosen,
+                                               format, limit, order, bom=bom, calendar=calendar, time_zone=_zone(tz)))
         name = f"{who.tenant}-records.{exports.EXTENSIONS[format]}"
         return HeldStream(plan.stream(), partial(streams.release, who.key_id), (plan.close,),
                           media_type=exports.FORMATS[format],

@@ -115,6 +115,7 @@ def _check_tenant_has_data(lake, tenant: str, client) -> None:
 
 
 def _run(lake, client, selector) -> None:
+    from crawl_assets.core.display import shown
     from crawl_assets.erasure import ErasureIncomplete
     from crawl_assets.erasure import erase as run_erasure
     from crawl_assets.erasure.log import ErasureKeyError
@@ -130,6 +131,10 @@ def _run(lake, client, selector) -> None:
         click.echo(json.dumps(exc.report.as_dict(), indent=2))
         raise click.ClickException(f"erasure not complete (logged): {exc.report.status}") from None
     click.echo(json.dumps(report.as_dict(), indent=2))
+    for release in report.releases:
+        click.echo(f"warning: release {release['release_id']} (made {release['created_at']}, {shown(release['path'])}) "
+                   f"holds this subject: withdraw it wherever it was shared; new releases leave the subject out",
+                   err=True)
     for source, count in sorted(report.records_without_author.items()):
         click.echo(f"warning: {source}: {count} records have no author_id, so --author cannot tell whether they "
                    f"are this person's; check them (crawl-assets erase --author-name NAME lists by name) or erase "

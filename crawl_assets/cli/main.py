@@ -25,6 +25,8 @@ COMMANDS: list[str] = [
     "crawl_assets.cli.api:api",
     "crawl_assets.cli.sync:sync",
     "crawl_assets.cli.records:records",
+    "crawl_assets.cli.release:release",
+    "crawl_assets.cli.discover:discover",
 ]
 
 

@@ -58,8 +58,14 @@ def add(platform, kind, identifier, name, tenant, credential, interval_minutes, 
         "interval_minutes": interval_minutes, "priority": priority, "history_horizon_days": history_horizon_days,
         "refresh_window": refresh_window,
     }.items() if v is not None}
-    data = {"name": name, "tenant": tenant, "platform": platform, "kind": kind, "identifier": identifier,
-            "credential": credential, "policy": policy, "options": _parse_option(options)}
+    register(reg, {"name": name, "tenant": tenant, "platform": platform, "kind": kind, "identifier": identifier,
+                   "credential": credential, "policy": policy, "options": _parse_option(options)})
+
+
+def register(reg, data: dict) -> SourceEntry:  # noqa: ANN001 - an open Registry
+    """Validate ``data`` as a new source (no secret in it, nothing that would certainly fail), add it to ``reg``,
+    save, and say so (and which credential variables it still needs); a clean error otherwise."""
+    name = data["name"]
     secret = find_secret(data)
     if secret:
         fail(f"source {name!r}: field '{secret[0]}': {secret[1]}")
@@ -83,6 +89,7 @@ def add(platform, kind, identifier, name, tenant, credential, interval_minutes, 
         click.echo(shown(f"warning: {entry.key} cannot sync until {' and '.join(unset)} {'is' if len(unset) == 1 else 'are'} "
                          "set (in the environment of the code location and of these commands; see "
                          f"docs/sources/{entry.platform}.md): its first sync would pause it"), err=True)
+    return entry
 
 
 @sources.command("list")

@@ -44,7 +44,7 @@ def login_command(tenant: str, credential: str | None, phone: str | None) -> Non
     Needs the app's api_id/api_hash (CRAWL_TELEGRAM_API_ID/_API_HASH, or the tenant's or credential's own,
     e.g. CRAWL_TELEGRAM_API_ID__ACME). Nothing is written to disk: copy the printed string into your secret
     store under the variable it names (CRAWL_TELEGRAM_SESSION[__TENANT[__NAME]]). Anyone holding it can use
-    the account.
+    the account. Goes through the credential's proxy when CRAWL_TELEGRAM_PROXY[__TENANT[__NAME]] is set.
     """
     from crawl_assets.sources.telegram.login import LoginConfigError, LoginRefused, app_credentials, login
     from crawl_assets.sources.telegram.resource import env_names
@@ -54,6 +54,8 @@ def login_command(tenant: str, credential: str | None, phone: str | None) -> Non
         app = app_credentials(tenant, name)
     except LoginConfigError as exc:
         fail(str(exc))
+    if app.proxy is not None:
+        click.echo(f"connecting through the {app.proxy.shown} proxy", err=True)
     # stdout carries only the session string; prompts and Telethon's greeting go to stderr
     with contextlib.redirect_stdout(sys.stderr):
         try:
@@ -63,8 +65,10 @@ def login_command(tenant: str, credential: str | None, phone: str | None) -> Non
                 code=lambda: click.prompt("Login code Telegram sent you", err=True),
                 password=lambda: click.prompt("Two-step verification password", hide_input=True, err=True),
             ))
-        except LoginRefused as exc:  # wrong password/code or a refusal by Telegram: one line, exit 1
+        except LoginRefused as exc:  # wrong password/code, a refusal by Telegram, a failing proxy: one line, exit 1
             fail(str(exc), code=1)
+        except LoginConfigError as exc:
+            fail(str(exc))
     var = env_names(tenant, name)["session"]
     click.echo(f"\nStore this as the secret {var} (it is shown only now, and never written to disk):", err=True)
     click.echo(session)

@@ -111,6 +111,34 @@ class PullSpec:
 
 
 @dataclass(frozen=True)
+class ReleaseTerms:
+    """What the platform's terms let a dataset release carry (``crawl_assets.release``): full records, or only
+    their ids (``ids_only``: recipients hydrate them under their own agreement), with a note for the publisher."""
+
+    ids_only: bool
+    note: str
+
+
+@dataclass(frozen=True)
+class DiscoverySpec:
+    """How a platform's records name other sources it could collect (``crawl-assets discover``): candidates a
+    person approves into the registry, never collected before that.
+
+    - ``references``: ``"module:function(row) -> iterable of (candidate, label, way)"``: the chats one record names
+      (``row``: a record's ``key``, ``created_at``, ``urls``, ``mentions`` and ``metadata`` as JSON text); ``way``
+      says how (``forward``, ``link``, ``mention``), ``self`` is the record's own chat;
+    - ``registered``: ``"module:function(identifier) -> candidate | None"``: the candidate a registry identifier is;
+    - ``identifier``: ``"module:function(candidate) -> identifier | None"``: the identifier an approval registers;
+    - ``kinds``: the kinds an approved candidate may be registered as (the first is the default).
+    """
+
+    references: str
+    registered: str
+    identifier: str
+    kinds: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SourceSpec:
     """One source type (platform).
 
@@ -140,6 +168,8 @@ class SourceSpec:
     edit_histories: bool = False  # records carry the ids of every version of a post (metadata edit_history_tweet_ids)
     snowflake_author_ids: bool = False  # author ids are Snowflake ids: they carry the account's creation time
     samples: tuple[Sample, ...] = ()
+    release_terms: ReleaseTerms | None = None  # None: released as ids only, with no note
+    discovery: DiscoverySpec | None = None  # the chats its records name become candidates (crawl-assets discover)
 
     def has_resource(self) -> bool:
         return bool(self.resource or self.pull)

@@ -3,7 +3,7 @@ preceding windows, each with the numbers that explain its score.
 
 Per normalized part (``extract``): each record's hashtags and its terms (words of ``text_clean``,
 casefolded, links, @handles and #tags left out, at least ``min_term_length`` letters, not a stop word, not
-only digits), each once per record, counted per window (UTC, ``window_hours`` long, aligned to the epoch):
+only digits; with ``lemmas: true`` each word's lemma, so the forms of a word count together), each once per record, counted per window (UTC, ``window_hours`` long, aligned to the epoch):
 one ``hashtag`` or ``term`` row per (term, window) of the part with its ``count`` of records, numbered by
 ``cell``; and one ``record`` row per key (its last row in the part) with the ``cells`` it added one to, so
 that a later observation of the record (with other terms, or none) can take them away again.
@@ -59,7 +59,7 @@ class Trends(Enricher):
     @classmethod
     def defaults(cls) -> dict[str, Any]:
         return {"window_hours": 24, "history": 7, "min_history": 3, "min_count": 5, "min_ratio": 2.0,
-                "max_p_value": 0.001, "baseline_floor": 0.5, "min_term_length": 3, "terms": True}
+                "max_p_value": 0.001, "baseline_floor": 0.5, "min_term_length": 3, "terms": True, "lemmas": False}
 
     def validate(self) -> None:
         p = self.params
@@ -90,7 +90,8 @@ class Trends(Enricher):
         slot = pc.fill_null(created, 0).to_numpy() // step  # the window (floor, also before 1970)
         kinds = [("hashtag", *_tag_pairs(records.column("hashtags")))]
         if self.params["terms"]:
-            kinds.append(("term", *_word_pairs(records.column("text_clean"), self.params["min_term_length"])))
+            pairs = _word_pairs(records.column("text_clean"), self.params["min_term_length"])
+            kinds.append(("term", *(_by_lemma(*pairs) if self.params["lemmas"] else pairs)))
         parents, ids, vocab, offset = [], [], [], 0
         for _, parent, term_id, words in kinds:
             keep = dated[parent]
@@ -303,6 +304,15 @@ def _word_pairs(texts: Any, min_length: int) -> tuple[np.ndarray, np.ndarray, pa
     base = np.repeat(starts[token_id] - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
     position = base + np.arange(total)
     return np.repeat(token_parent, lengths), word_id[position], words.dictionary
+
+
+def _by_lemma(parent: np.ndarray, word_id: np.ndarray, words: pa.Array) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """``_word_pairs`` with each word replaced by its lemma (``lemmas: true``): the distinct words of a part
+    are lemmatized once, forms of one lemma become one term."""
+    from crawl_assets.persian.lemma import lemma
+
+    lemmas = pc.dictionary_encode(pa.array([lemma(w) for w in words.to_pylist()], pa.string()))
+    return parent, lemmas.indices.to_numpy().astype(np.int64)[word_id], lemmas.dictionary
 
 
 def _cells(codes: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -192,11 +192,14 @@ def erase_author(lake: Lake, tenant: str, platform: str, source: str, author: Au
     out = LakeErasure()
     _remove_interrupted_copies(lake, tenant, platform, source)
     sites: set[str | None] = set()
-    for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=["key", "native_id", "author_id"]):
+    holding: set[str] = set()  # batches whose records include the erased ones
+    for batch_id, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source,
+                                           columns=["key", "native_id", "author_id"]):
         for row in table.to_pylist():
             sites.add(site_of(platform, row["key"]))
             out.without_author += not row["author_id"]
             if row["key"] in keys or (author is not None and author.owns(row)):
+                holding.add(batch_id)
                 out.keys.add(row["key"])
                 out.item_ids.add(persons_of(platform).item_id(row["key"], str(row["native_id"])))
     if author is not None and author.site is not None and author.site not in (sites or _raw_sites(lake, tenant, platform, source)):
@@ -206,6 +209,11 @@ def erase_author(lake: Lake, tenant: str, platform: str, source: str, author: Au
     before = _edge_rows(lake, tenant, platform, source)
     for batch in lake.raw_batches(tenant, platform, source):
         lines = _scrubbed(lake, batch, subject)
+        if lines is None and batch.manifest.batch_id in holding:
+            # nothing the scrub can cut (a page of HTML): rewritten as is, so the lines that still yield the
+            # erased records are dropped whole after re-normalizing
+            data = _read(lake, batch)
+            lines = [data] if batch.manifest.method == "export" else [line for line in data.splitlines() if line.strip()]
         if lines is not None:
             _rewrite(lake, batch, lines, subject, out.keys, erasure_id, out)
     if not out.batches_rewritten:

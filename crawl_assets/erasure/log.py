@@ -56,26 +56,32 @@ def erasure_key(lake: Lake) -> bytes:
         if len(shared) < KEY_BYTES:
             raise ErasureKeyError(f"CRAWL_ERASURE_KEY holds fewer than {KEY_BYTES} characters")
         return shared.encode()
-    path = settings.erasure_key_file()
+    return key_from_file(settings.erasure_key_file(), lake, what="the erasure key", env="CRAWL_ERASURE_KEY_FILE",
+                         create=True)
+
+
+def key_from_file(path: Path, lake: Lake, *, what: str, env: str, create: bool) -> bytes:
+    """A secret key read from an owner-only regular file outside the lake (made when missing and ``create``);
+    ``ErasureKeyError`` says why it cannot be used, naming the file but never showing the key."""
     if _inside(path, lake.root):
-        raise ErasureKeyError(f"the erasure key {path} is inside the lake {lake.root}: whoever reads the lake could "
-                              f"confirm who was erased; set CRAWL_ERASURE_KEY_FILE to a path outside it")
-    if not path.exists():
+        raise ErasureKeyError(f"{what} {path} is inside the lake {lake.root}: whoever reads the lake could "
+                              f"use it; set {env} to a path outside it")
+    if create and not path.exists():
         _create(path)
     try:
         fd = os.open(path, os.O_RDONLY | _FLAGS)
     except OSError as exc:
-        raise ErasureKeyError(f"the erasure key {path} cannot be read: {exc.strerror or exc}") from None
+        raise ErasureKeyError(f"{what} {path} cannot be read: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fh.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise ErasureKeyError(f"the erasure key {path} is not a regular file")
+            raise ErasureKeyError(f"{what} {path} is not a regular file")
         if info.st_mode & 0o077:
-            raise ErasureKeyError(f"the erasure key {path} is readable by other users (mode {stat.filemode(info.st_mode)}): "
+            raise ErasureKeyError(f"{what} {path} is readable by other users (mode {stat.filemode(info.st_mode)}): "
                                   f"chmod 600 it")
         key = fh.read(MAX_KEY_FILE).strip()
     if len(key) < KEY_BYTES:
-        raise ErasureKeyError(f"the erasure key {path} holds fewer than {KEY_BYTES} bytes")
+        raise ErasureKeyError(f"{what} {path} holds fewer than {KEY_BYTES} bytes")
     return key
 
 

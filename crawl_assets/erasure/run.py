@@ -17,12 +17,14 @@ from crawl_assets.erasure.features import erase_feature_files
 from crawl_assets.erasure.lake import LakeErasure, erase_author, erase_source
 from crawl_assets.erasure.landing import erase_landed
 from crawl_assets.erasure.log import erasure_key, subject_digest
+from crawl_assets.erasure.releases import releases_holding
 from crawl_assets.erasure.scrub import Subject, persons_of
 from crawl_assets.index.documents import edge_id
 from crawl_assets.index.erasure import (
     AuthorTerms, erase_documents, erase_feature_documents, erase_matching, selector_query,
 )  # fmt: skip
 from crawl_assets.lake import Lake
+from crawl_assets.lake.layout import discovery_file
 from crawl_assets.lake.tempfiles import sweep, tenant_folders
 from crawl_assets.scheduling.locks import source_lock
 
@@ -74,11 +76,14 @@ class ErasureReport:
     feature_parts_removed: int = 0
     feature_tables_removed: int = 0
     index_features_deleted: int = 0
+    discovery_files_removed: int = 0
     status: str = "complete"
     sources: list[str] = field(default_factory=list)
     # by author: per source, the records with no author_id (X archives without account.js, pages read without
     # author fields...): --author cannot reach them; --source or --author-name can
     records_without_author: dict[str, int] = field(default_factory=dict)
+    # releases made before this erasure that hold the subject (their owner withdraws them): id, time, folder
+    releases: list[dict[str, Any]] = field(default_factory=list)
     log: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -105,6 +110,8 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
     tenant = selector.tenant
     # a killed writer's temporary file may hold part of what is erased: gone first (no sync of the tenant runs)
     report.temp_files_removed = sweep(lake, tenant_folders(tenant))
+    if selector.author is not None or selector.source is not None:
+        report.releases = releases_holding(lake, tenant, str(selector.author or selector.source), key)
     parts: list[LakeErasure] = []
     try:
         _erase_lake(lake, selector, sources, report, parts)
@@ -114,6 +121,8 @@ def _erase(lake: Lake, client: Elasticsearch | None, selector: Selector, sources
         report.status = f"lake step failed ({type(exc).__name__}): run the same erasure again"
         _log(lake, selector, report, None, now, key)
         raise ErasureIncomplete(report) from exc
+    # discovery candidates are derived from the records (mentions may name the person): recomputed on the next run
+    report.discovery_files_removed = lake.remove(*lake.glob(discovery_file(tenant, "*")))
     keys = set().union(*(p.keys for p in parts)) if parts else set()
     edges = [e for p in parts for e in p.edges]
     report.records, report.edges = len(keys), len(edges)
@@ -195,7 +204,8 @@ def _log(lake: Lake, selector: Selector, report: ErasureReport, client: Elastics
         "subject": subject_digest(selector.tenant, subject, key),
         "index_erased": client is not None and report.status == "complete",
         **{k: v for k, v in report.as_dict().items()
-           if k not in ("erasure_id", "log", "sources", "records_without_author")},
+           if k not in ("erasure_id", "log", "sources", "records_without_author", "releases")},
         "sources": len(report.sources),
         "records_without_author": sum(report.records_without_author.values()),
+        "releases": [r["release_id"] for r in report.releases],
     })

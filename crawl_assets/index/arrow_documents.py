@@ -1,8 +1,8 @@
 """Record and edge documents built straight from Arrow batches of the lake's parts, as the bulk sink sends them.
 
-A record's source is the JSON that ``lake.tables.arrow_to_records`` + ``documents.source_bytes`` give for its
-row, byte for byte, without parsing the JSON columns (their stored text is spliced in as an
-``orjson.Fragment``) and with times formatted a column at a time. Versions are ``versioning.observation_version``
+A record's source is the JSON that ``lake.tables.arrow_to_records``, the sink's ``lemma_field.with_lemmas`` and
+``documents.source_bytes`` give for its row, byte for byte, without parsing the JSON columns (their stored text
+is spliced in as an ``orjson.Fragment``) and with times formatted a column at a time. Versions are ``versioning.observation_version``
 of the same row, computed over whole columns. Rows the fast path does not cover (another tenant, an unusual
 key, no time to version by) are handed back as dicts, for the sink's own checks and dead letters.
 """
@@ -18,6 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawl_assets.index.documents import ID_MAX_BYTES, edge_key
+from crawl_assets.index.lemma_field import FIELD as LEMMA_FIELD
+from crawl_assets.index.lemma_field import lemmas_of
 from crawl_assets.index.versioning import DELAY_BITS, EPOCH, MAX_DELAY, MAX_EDIT, _seconds
 from crawl_assets.lake.tables import JSON_COLUMNS, TIME_COLUMNS, arrow_to_records
 
@@ -125,9 +127,13 @@ def record_documents(batch: pa.RecordBatch | pa.Table, tenant: str) -> Encoded:
     """The bulk documents of a batch of record rows (``RECORDS_SCHEMA`` columns, the part's order)."""
     names = batch.schema.names
     columns = [_values(batch, name) for name in names]
-    dumps = orjson.dumps
-    sources = [dumps(dict(zip(names, row))) for row in zip(*columns)]
     by_name = dict(zip(names, columns))
+    nothing = [None] * batch.num_rows
+    lemmas = [lemmas_of(c, t, lang) for c, t, lang in zip(by_name.get("text_clean") or nothing,
+                                                         by_name.get("text") or nothing, by_name.get("lang") or nothing)]
+    dumps = orjson.dumps
+    sources = [dumps(dict(zip(names, row)) if lemma is None else {**dict(zip(names, row)), LEMMA_FIELD: lemma})
+               for row, lemma in zip(zip(*columns), lemmas)]
     keys, created = by_name["key"], by_name["created_at"]
     versions, usable = record_versions(batch)
     tenants = by_name.get("tenant") or [None] * batch.num_rows

@@ -17,6 +17,7 @@ from elasticsearch import ApiError, Elasticsearch
 
 from crawl_assets.index.deadletter import DeadLetterWriter
 from crawl_assets.index.documents import unpack
+from crawl_assets.index.lemma_field import without_lemmas
 from crawl_assets.index.refusals import BULK_FILTER_PATH, backoff, item_outcome, request_failure, write_blocked
 from crawl_assets.index.sink_stats import SinkStats
 
@@ -210,7 +211,7 @@ class BulkSender:
 
     def _dead_letter_item(self, line: bytes, status: int | None, etype: str, reason: str, attempts: int) -> None:
         doc_id, index, version, source = unpack(line)
-        self._write_letter(doc=source, doc_id=doc_id, index=index, version=version,
+        self._write_letter(doc=without_lemmas(source), doc_id=doc_id, index=index, version=version,
                            reason={"status": status, "type": etype, "reason": reason}, attempts=attempts)
         with self._lock:
             self.stats.failed += 1

@@ -1,4 +1,4 @@
-"""Encoders of an ``exports.ExportPlan``: JSON lines, CSV and Parquet, each a generator of byte chunks."""
+"""Encoders of an ``exports.ExportPlan``: JSON lines, CSV, Parquet and XLSX, each a generator of byte chunks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from crawl_assets.index import arrow_columns, csv_cells
+from crawl_assets.index import arrow_columns, csv_cells, xlsx
 from crawl_assets.index.exports import LISTS, OBJECTS, TIMES
 
 if TYPE_CHECKING:
@@ -38,9 +38,12 @@ def _cell(value: Any) -> Any:
 
 
 def csv_rows(plan: ExportPlan) -> Iterator[bytes]:
-    """The header comment, the field names, then one row per record: cells safe to open in a spreadsheet
-    (``csv_cells``: no formula, every text cell quoted)."""
+    """A UTF-8 byte order mark (unless ``plan.bom`` is off: Excel reads UTF-8 without one as the system's
+    code page, Persian and Arabic as garbage), the header comment, the field names, then one row per record:
+    cells safe to open in a spreadsheet (``csv_cells``: no formula, every text cell quoted)."""
     buf = io.StringIO()
+    if plan.bom:
+        buf.write("\ufeff")
     writer = csv_cells.writer(buf)
     buf.write(csv_cells.comment_line("# crawl_assets export ", plan.header))
     writer.writerow(plan.fields)
@@ -150,4 +153,22 @@ def parquet(plan: ExportPlan) -> Iterator[bytes]:
     yield sink.drain()
 
 
-WRITERS = {"jsonl": jsonl, "csv": csv_rows, "parquet": parquet}
+def _xlsx_cell(value: Any, free_text: bool) -> Any:
+    if isinstance(value, (list, dict)):
+        return orjson.dumps(value).decode()
+    if free_text and isinstance(value, str):
+        value = xlsx.bidi_safe(value)
+    return csv_cells.cell(value)  # the CSV writer's rule, so a cell copied out of the sheet stays inert too
+
+
+def xlsx_rows(plan: ExportPlan) -> Iterator[bytes]:
+    """One sheet of records (numbers as numbers, text as text; ``text`` and ``text_clean`` with a right-to-left
+    mark where a Persian or Arabic text starts otherwise: ``xlsx.bidi_safe``), the header object as JSON in
+    the ``export`` sheet."""
+    fields = plan.fields
+    free = [f in FREE_TEXT for f in fields]
+    rows = ([[_xlsx_cell(doc.get(f), t) for f, t in zip(fields, free)] for doc in page] for page in plan.pages())
+    return xlsx.workbook(list(fields), rows, orjson.dumps(plan.header).decode())
+
+
+WRITERS = {"jsonl": jsonl, "csv": csv_rows, "parquet": parquet, "xlsx": xlsx_rows}

@@ -12,12 +12,15 @@ authors match a platform id or a handle (``queries.author_query``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args
 
+from crawl_assets.index.lemma_field import FIELD as LEMMA_FIELD
 from crawl_assets.index.naming import check_tenant
 from crawl_assets.index.queries import TEXT_FIELDS, author_query
+from crawl_assets.persian.lemma import query_lemmas
 from crawl_assets.normalize.text import fold_tag
 from crawl_assets.schema.record import Platform
 
@@ -38,6 +41,7 @@ class RecordFilter:
     hashtags: tuple[str, ...] = ()
     mentions: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()  # forum topics: a topic's key (telegram:<chat>:<topic>) or its exact title
     start: datetime | None = None
     end: datetime | None = None
     deleted: Deleted = "exclude"
@@ -66,10 +70,25 @@ class RecordFilter:
             out.append({"terms": {"mentions": sorted({fold_tag(m) for m in self.mentions})}})
         if self.authors:
             out.append({"bool": {"should": [author_query(a) for a in self.authors], "minimum_should_match": 1}})
+        if self.topics:
+            out.append(topic_clause(self.topics))
         bounds = {op: v.isoformat() for op, v in (("gte", self.start), ("lt", self.end)) if v is not None}
         if bounds:
             out.append({"range": {"created_at": bounds}})
         return out
+
+
+TOPIC_KEY = re.compile(r"[a-z]+:[0-9]{1,20}:[0-9]{1,20}")
+
+
+def topic_clause(topics: tuple[str, ...]) -> dict[str, Any]:
+    """Records of the forum topics named by key (``metadata.topic``) or exact title (``metadata.topic_title``):
+    a topic's messages, its creation and its renames."""
+    keys = sorted({t for t in topics if TOPIC_KEY.fullmatch(t)})
+    titles = sorted({t for t in topics if not TOPIC_KEY.fullmatch(t)})
+    should = [{"terms": {field: values}} for field, values in (("metadata.topic", keys), ("metadata.topic_title", titles))
+              if values]
+    return {"bool": {"should": should, "minimum_should_match": 1}}
 
 
 def source_keys(tenant: str, sources: tuple[str, ...]) -> list[str]:
@@ -83,11 +102,24 @@ def source_keys(tenant: str, sources: tuple[str, ...]) -> list[str]:
     return sorted(out)
 
 
-def text_clause(text: str) -> dict[str, Any]:
+_FLAGS = "AND|OR|NOT|PHRASE|PREFIX|PRECEDENCE|WHITESPACE|ESCAPE"
+_NEGATED = re.compile(r"(?:^|[\s(])-((?:[^\W_]|\u200c)+)")
+
+
+def text_clause(text: str, lang: str | None = None) -> dict[str, Any]:
     """A user's search string: words AND-ed, ``"phrases"``, ``a | b``, ``-word``, ``prefix*``; no field syntax.
-    ``text_clean`` reads ZWNJ as a space, ``text_clean.joined`` drops it, so either spelling of a compound matches."""
-    return {"simple_query_string": {"query": text, "fields": TEXT_FIELDS, "default_operator": "and",
-                                    "flags": "AND|OR|NOT|PHRASE|PREFIX|PRECEDENCE|WHITESPACE|ESCAPE"}}
+    ``text_clean`` reads ZWNJ as a space, ``text_clean.joined`` drops it, so either spelling of a compound
+    matches; every form of a word is found through ``text_lemma`` (the string's words replaced by their lemmas,
+    Arabic stems when ``lang`` is ``ar``), scored below the exact fields; a ``-word`` excludes all its forms."""
+    exact = {"simple_query_string": {"query": text, "fields": TEXT_FIELDS, "default_operator": "and", "flags": _FLAGS}}
+    lemmas = query_lemmas(text, "ar" if lang == "ar" else "fa")
+    either: dict[str, Any] = {"bool": {"should": [exact, {"simple_query_string": {
+        "query": lemmas, "fields": [LEMMA_FIELD], "default_operator": "and", "flags": _FLAGS}}],
+        "minimum_should_match": 1}}
+    negated = query_lemmas(" ".join(_NEGATED.findall(text)), "ar" if lang == "ar" else "fa").split()
+    if negated:
+        either["bool"]["must_not"] = [{"terms": {LEMMA_FIELD: negated}}]
+    return either
 
 
 def scoped_query(tenant: str, flt: RecordFilter | None = None, extra: list[dict[str, Any]] | None = None,
@@ -98,7 +130,7 @@ def scoped_query(tenant: str, flt: RecordFilter | None = None, extra: list[dict[
     query: dict[str, Any] = {"bool": {"filter": [{"term": {"tenant": check_tenant(tenant)}}, *flt.clauses(tenant),
                                                  *(extra or [])]}}
     if use_text and flt.q:
-        query["bool"]["must"] = [text_clause(flt.q)]
+        query["bool"]["must"] = [text_clause(flt.q, flt.langs[0] if len(flt.langs) == 1 else None)]
     if flt.deleted == "exclude":
         query["bool"]["must_not"] = [{"term": {"deleted": True}}]
     elif flt.deleted == "only":

@@ -145,8 +145,14 @@ def migrate_index(client: Elasticsearch, index: str, family: str, tenant: str, r
 
     template = load_template(family)["template"]
     wanted = template["mappings"]["properties"]
-    mapped = client.indices.get_mapping(index=index)[index]["mappings"].get("properties", {})
+    mapping = client.indices.get_mapping(index=index)[index]["mappings"]
+    mapped = mapping.get("properties", {})
     current = with_defaults(mapped, _field_defaults(client, index))
+    if not _same(template["mappings"].get("_source", {}), mapping.get("_source", {})):
+        # the records' text_lemma is indexed, never stored: written before, a document has none until reindexed
+        report.needs_reindex.append(Incompatible(index, family, tenant, "_source",
+                                                 "_source settings differ (fields kept out of _source, such as "
+                                                 "text_lemma, are filled in by a reindex)"))
     applied = []
     report.needs_reindex += [Incompatible(index, family, tenant, path, "mapped by the index, no longer by the template")
                              for path in dropped_fields(mapped, wanted)]

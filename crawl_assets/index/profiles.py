@@ -12,11 +12,12 @@ the tenant's features index, e.g. ``account_activity``) and are returned under `
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from crawl_assets.index.aggregations import run
+from crawl_assets.index.aggregations import run, timeline
 from crawl_assets.index.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import read_alias
 from crawl_assets.index.queries import author_query
@@ -39,10 +40,20 @@ def _authors_doc(client: Elasticsearch, tenant: str, author: str) -> dict[str, A
     return hits[0]["_source"] if hits else None
 
 
+def _activity(client: Elasticsearch, tenant: str, flt: RecordFilter, author: str, interval: str, calendar: str,
+              time_zone: str, gregorian: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if calendar != "jalali":
+        return [{"start": b["key_as_string"], "count": b["doc_count"]} for b in gregorian]
+    rows = timeline(client, tenant, replace(flt, authors=(author,)), interval, time_zone, calendar)
+    return [row for row in rows if row["count"]]
+
+
 def author_profile(client: Elasticsearch, tenant: str, author: str, flt: RecordFilter | None = None,
-                   interval: str = "month") -> dict[str, Any] | None:
+                   interval: str = "month", calendar: str = "gregorian",
+                   time_zone: str = "UTC") -> dict[str, Any] | None:
     """The profile of ``author`` (platform id or handle) over the filtered records; None when the tenant
-    has no record of that author."""
+    has no record of that author. ``calendar="jalali"``: activity in Jalali buckets of ``time_zone``
+    (``aggregations.timeline``), named, the empty ones left out."""
     flt = flt or RecordFilter()
     mine = scoped_query(tenant, flt, [author_query(author)])
     aggs: dict[str, Any] = {
@@ -92,8 +103,8 @@ def author_profile(client: Elasticsearch, tenant: str, author: str, flt: RecordF
         "author": author, "author_ids": [b["key"] for b in a["ids"]["buckets"]], "handles": handles,
         "platforms": terms("platforms"), "records": total, "deleted_records": a["deleted"]["doc_count"],
         "first_seen": a["first"].get("value_as_string"), "last_seen": a["last"].get("value_as_string"),
-        "activity": {"interval": interval, "buckets": [{"start": b["key_as_string"], "count": b["doc_count"]}
-                                                       for b in a["activity"]["buckets"]]},
+        "activity": {"interval": interval, "buckets": _activity(client, tenant, flt, author, interval, calendar,
+                                                                time_zone, a["activity"]["buckets"])},
         "languages": terms("languages"), "hashtags": terms("hashtags"), "sources": terms("sources"),
         "kinds": terms("kinds"), "mentions_most": terms("mentioned"),
         "degrees": {"out": {name: a[f"out_{name}"]["doc_count"] for name in (*_OUT, "mention")},

@@ -23,7 +23,7 @@ from elasticsearch import Elasticsearch, NotFoundError
 
 from crawl_assets.index.naming import check_tenant, read_alias
 
-TEXT_FIELDS = ["text_clean", "text_clean.joined"]  # the analyzed text and its ZWNJ-joined form
+TEXT_FIELDS = ["text_clean^3", "text_clean.joined^2"]  # exact words first, then ZWNJ-free spellings (then text_lemma)
 SUPERSEDED = "metadata.superseded_by"  # an earlier version of an edited X post (a key in the flattened field)
 
 

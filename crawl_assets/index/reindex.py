@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from elasticsearch import Elasticsearch
 
 from crawl_assets.index.generations import by_logical, generation, physical_name
+from crawl_assets.index.lemma_field import with_lemmas
 from crawl_assets.index.naming import family_alias, read_alias
 from crawl_assets.index.scan import copy_documents
 
@@ -48,8 +49,8 @@ def _aliases_of(client: Elasticsearch, index: str) -> dict[str, dict]:
     return client.indices.get_alias(index=index)[index]["aliases"]
 
 
-def _copy(client: Elasticsearch, source: str, target: str, result: ReindexResult) -> None:
-    copied, newer = copy_documents(client, source, target)
+def _copy(client: Elasticsearch, source: str, target: str, result: ReindexResult, family: str) -> None:
+    copied, newer = copy_documents(client, source, target, with_lemmas if family == "records" else None)
     result.copied += copied
     result.newer_kept += newer
 
@@ -97,7 +98,7 @@ def reindex(client: Elasticsearch, logical: str, family: str, tenant: str) -> Re
     olds = [p for p in physical if p != target]
     for old in olds:  # 3. copy what the old generations hold, newer documents win
         client.indices.add_block(index=old, block="write")  # waits for writes in flight there
-        _copy(client, old, target, result)
+        _copy(client, old, target, result, family)
     client.indices.refresh(index=target)
     moves = [{"add": {"index": target, "alias": a}} for a in (read, fam)]  # 4. reads move over at once
     moves += [{"remove": {"index": old, "alias": a, "must_exist": False}} for old in olds for a in (read, fam)]

@@ -10,7 +10,7 @@ resumable step: a crash re-runs idempotent deletes or version-guarded writes, no
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,11 +89,13 @@ def bulk_write(client: Elasticsearch, lines: list[bytes], *, refresh: bool = Fal
     return counts
 
 
-def copy_documents(client: Elasticsearch, source: str, target: str) -> tuple[int, int]:
+def copy_documents(client: Elasticsearch, source: str, target: str,
+                   transform: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None) -> tuple[int, int]:
     """Copy every document of ``source`` into ``target`` (the client-side ``_reindex``) keeping ids, sources
     and versions: each is written with its own version as an ``external`` version, so a document ``target``
-    already holds in a newer (or the same) version wins and the copy of it is skipped. Idempotent; returns
-    (copied, skipped as older or equal)."""
+    already holds in a newer (or the same) version wins and the copy of it is skipped. ``transform`` adds what
+    ``_source`` does not keep (a records index's ``text_lemma``). Idempotent; returns (copied, skipped as older
+    or equal)."""
     client.indices.refresh(index=source)
     copied = skipped = 0
     for page in scan(client, source, source=True, version=True):
@@ -101,7 +103,7 @@ def copy_documents(client: Elasticsearch, source: str, target: str) -> tuple[int
         for hit in page:
             lines.append(orjson.dumps({"index": {"_index": target, "_id": hit.id, "version": hit.version or 0,
                                                  "version_type": "external"}}) + b"\n")
-            lines.append(orjson.dumps(hit.source) + b"\n")
+            lines.append(orjson.dumps(transform(hit.source or {}) if transform else hit.source) + b"\n")
         counts = bulk_write(client, lines)
         copied += counts.get("created", 0) + counts.get("updated", 0)
         skipped += counts.get("conflict", 0)

@@ -50,6 +50,7 @@ from crawl_assets.index.arrow_documents import Encoded, iter_fast
 from crawl_assets.index.bulk_send import Batch, BulkSender
 from crawl_assets.index.deadletter import DeadLetterWriter
 from crawl_assets.index.documents import action_head, document_id, edge_id, prepared_line, source_bytes
+from crawl_assets.index.lemma_field import with_lemmas
 from crawl_assets.index.naming import MONTHLY, RoutingError, check_family, check_tenant, index_name, month_of
 from crawl_assets.index.refusals import write_blocked
 from crawl_assets.index.sink_stats import SinkStats
@@ -198,6 +199,8 @@ class BulkSink(BulkSender):
         head = self._routes.get(route) or self._head_of(route)
         if version is None:
             version = observation_version(doc, default=self._default_version)
+        if self.family == "records":
+            doc = with_lemmas(doc)
         return prepared_line(head, doc_id, version, source_bytes(doc))
 
     def _head_of(self, route: Any) -> bytes:

@@ -15,6 +15,12 @@ The score, step by step (every number is returned, so a result can be checked by
    what the baseline predicts (the ``+ 1`` keeps items never seen before from dividing by zero: an item
    new in ``W0`` with ``c`` records scores ``c``). Also ``ratio = (c + 1) / (expected + 1)``.
 6. Kept: items with ``c >= min_count`` and ``c > expected``, highest score first (ties: higher ``c``, then name).
+
+With ``lemmas=True`` (hashtags and words) an item is a lemma (``persian.lemma``): the candidates
+of step 2 (three times as many) are grouped by their lemma, a word's counts are the records whose
+``text_lemma`` holds it, a hashtag lemma's the records holding any of its forms among the candidates; an
+item is named by its most used form (``item``) beside the ``lemma`` its forms share, with its ``forms`` (the
+surface forms, most used in the current window first, with their counts).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from elasticsearch import Elasticsearch
 
 from crawl_assets.index.aggregations import run
 from crawl_assets.index.filters import RecordFilter, scoped_query
+from crawl_assets.index.lemma_field import FIELD as LEMMA_FIELD, group_forms
+from crawl_assets.normalize.text import clean_text
 
 TREND_FIELDS = {"hashtags": "hashtags", "mentions": "mentions", "words": "text_clean"}
 MAX_BASELINE_WINDOWS = 12
@@ -76,9 +84,31 @@ def _item_counts(client: Elasticsearch, tenant: str, field: str, items: list[str
     return {str(k): [int(b["w"]["buckets"][f"w{i}"]["doc_count"]) for i in range(len(wins))] for k, b in rows}
 
 
+def _form_counts(client: Elasticsearch, tenant: str, field: str, forms: list[str], wins, span) -> dict[str, int]:
+    """Records of the current window holding each surface form."""
+    current = {"range": {"created_at": {"gte": wins[0][0].isoformat(), "lt": wins[0][1].isoformat()}}}
+    clause = (lambda f: {"match": {field: {"query": f, "operator": "and"}}}) if field == "text_clean" else (
+        lambda f: {"term": {field: f}})
+    resp = run(client, tenant, {"query": {"bool": {"filter": [span, current]}},
+                                "aggs": {"f": {"filters": {"filters": {f: clause(f) for f in forms}}}}})
+    buckets = (resp.get("aggregations") or {}).get("f", {}).get("buckets", {})
+    return {f: int(b.get("doc_count", 0)) for f, b in buckets.items()}
+
+
+def _lemma_counts(client: Elasticsearch, tenant: str, field: str, groups: dict[str, list[str]], wins,
+                  span) -> dict[str, list[int]]:
+    clause = (lambda lem, forms: {"term": {LEMMA_FIELD: lem}}) if field == "text_clean" else (
+        lambda lem, forms: {"terms": {field: forms}})
+    per = {"filters": {"filters": {lem: clause(lem, forms) for lem, forms in groups.items()}},
+           "aggs": {"w": _ranges(wins)}}
+    resp = run(client, tenant, {"query": span, "aggs": {"items": per}})
+    raw = (resp.get("aggregations") or {}).get("items", {}).get("buckets", {})
+    return {k: [int(b["w"]["buckets"][f"w{i}"]["doc_count"]) for i in range(len(wins))] for k, b in raw.items()}
+
+
 def trends(client: Elasticsearch, tenant: str, flt: RecordFilter, *, what: str = "hashtags", end: datetime,
            window: timedelta, baseline: int = 4, candidates: int = 200, min_count: int = 3,
-           size: int = 20) -> dict[str, Any]:
+           size: int = 20, lemmas: bool = False) -> dict[str, Any]:
     """Rising items of ``what`` (``hashtags``, ``mentions`` or ``words``) in ``[end - window, end)`` (see the
     module docstring for the score). The filter's own date range is ignored: the windows are the range."""
     if what not in TREND_FIELDS:
@@ -89,12 +119,23 @@ def trends(client: Elasticsearch, tenant: str, flt: RecordFilter, *, what: str =
         raise ValueError(f"baseline must be between 1 and {MAX_BASELINE_WINDOWS} windows")
     if not 1 <= candidates <= MAX_CANDIDATES:
         raise ValueError(f"candidates must be between 1 and {MAX_CANDIDATES}")
+    if lemmas and what == "mentions":
+        raise ValueError("lemmas apply to hashtags and words, not to mentions")
     field = TREND_FIELDS[what]
     wins = windows(end, window, baseline)
     span = scoped_query(tenant, replace(flt, start=wins[-1][0], end=wins[0][1]))
-    items, volume = _candidates(client, tenant, flt, field, wins, candidates, span)
+    items, volume = _candidates(client, tenant, flt, field, wins, candidates * 3 if lemmas else candidates, span)
     totals = [int(volume.get(f"w{i}", {}).get("doc_count", 0)) for i in range(len(wins))]
-    per_item = _item_counts(client, tenant, field, items, wins, span) if items else {}
+    forms: dict[str, list[dict[str, Any]]] = {}
+    if lemmas and items:
+        groups = group_forms(items, what, "ar" if flt.langs == ("ar",) else None)
+        per_item = _lemma_counts(client, tenant, field, groups, wins, span)
+        seen = _form_counts(client, tenant, field, items, wins, span)
+        # significant_text answers the analyzer's tokens (Arabic ي ك): shown in Persian letters, as text_clean is
+        forms = {lem: sorted(({"form": clean_text(f), "count": seen.get(f, 0)} for f in fs),
+                             key=lambda r: (-r["count"], r["form"])) for lem, fs in groups.items()}
+    else:
+        per_item = _item_counts(client, tenant, field, items, wins, span) if items else {}
     base_total = sum(totals[1:])
     rows = []
     for item, counts in per_item.items():
@@ -106,8 +147,10 @@ def trends(client: Elasticsearch, tenant: str, flt: RecordFilter, *, what: str =
         rows.append({"item": item, "count": c, "baseline_counts": past,
                      "baseline_mean": round(sum(past) / len(past), 4), "baseline_share": round(share, 6),
                      "expected": round(expected, 4), "ratio": round((c + 1) / (expected + 1), 4),
-                     "score": round((c - expected) / math.sqrt(expected + 1), 4)})
+                     "score": round((c - expected) / math.sqrt(expected + 1), 4),
+                     **({"item": forms[item][0]["form"], "lemma": item, "forms": forms[item][:10]}
+                        if lemmas and forms.get(item) else {})})
     rows.sort(key=lambda r: (-r["score"], -r["count"], r["item"]))
-    return {"field": what, "windows": [{"start": lo.isoformat(), "end": hi.isoformat(), "records": n}
+    return {"field": what, "lemmas": lemmas, "windows": [{"start": lo.isoformat(), "end": hi.isoformat(), "records": n}
                                        for (lo, hi), n in zip(wins, totals)],
             "items": rows[:size]}

@@ -63,7 +63,8 @@ class LakeAreas:
         stays); the removed folders' filesystem paths."""
         tenant = layout.segment(tenant)
         patterns = [f"{area}/{tenant}" for area in layout.SOURCE_AREAS] + [
-            f"{layout.TABLES}/*/{tenant}", f"{layout.FEATURES}/*/{tenant}", layout.deadletter_dir("*", "*", tenant)]
+            f"{layout.TABLES}/*/{tenant}", f"{layout.FEATURES}/*/{tenant}", layout.deadletter_dir("*", "*", tenant),
+            f"{layout.DISCOVERY}/{tenant}"]
         removed = []
         for pattern in patterns:
             for rel in self.glob(pattern):

@@ -12,6 +12,8 @@
     landing/{tenant}/{platform}/{source}/{day}/{event}.json  pushed events (``crawl_assets.lake.landing``)
     features/{enricher}/{tenant}/...                      model-made features (``crawl_assets.enrich.store``)
     erasure/{tenant}/log.jsonl                            what was erased, without the erased data
+    releases/{tenant}/{release}.json                      releases made of the tenant's records, kept like the log
+    discovery/{tenant}/{platform}/candidates.json         chats the records name, for a person to approve
 
 Every path is built here from names checked to be single path segments (``segment``), and the lake
 refuses a relative path that climbs out of its root (``Lake.path``), so no name reaches another folder.
@@ -40,6 +42,8 @@ DEADLETTER = "deadletter"
 DEADLETTER_PENDING = f"{DEADLETTER}/es"
 DEADLETTER_REPLAYED = f"{DEADLETTER}/es-replayed"
 ERASURE = "erasure"
+RELEASES = "releases"
+DISCOVERY = "discovery"
 # every area a sync of one source writes into (besides its tables), in one folder per source
 SOURCE_AREAS = (RAW, LANDING, QUARANTINE, INDEX_STATE, STATE, MEDIA)
 
@@ -103,7 +107,8 @@ def source_folders(tenant: str, platform: str, source: str) -> list[str]:
 
 def tenant_folders(tenant: str) -> list[str]:
     """Every folder holding a tenant's files (its sources' folders, dead letters, the erasure log)."""
-    return source_folders(tenant, "*", "*") + [deadletter_dir("*", "*", tenant), erasure_dir(tenant)]
+    return source_folders(tenant, "*", "*") + [deadletter_dir("*", "*", tenant), erasure_dir(tenant),
+                                               f"{DISCOVERY}/{segment(tenant)}"]
 
 
 def deadletter_dir(area: str, family: str, tenant: str) -> str:
@@ -116,6 +121,11 @@ def deadletter_dir(area: str, family: str, tenant: str) -> str:
     return f"{area}/{segment(family)}/{segment(tenant)}"
 
 
+def discovery_file(tenant: str, platform: str) -> str:
+    """The discovery candidates of one tenant and platform (derived from its records, recomputed whole)."""
+    return f"{DISCOVERY}/{segment(tenant)}/{segment(platform)}/candidates.json"
+
+
 def erasure_dir(tenant: str) -> str:
     return f"{ERASURE}/{segment(tenant)}"
 
@@ -123,6 +133,15 @@ def erasure_dir(tenant: str) -> str:
 def erasure_log(tenant: str) -> str:
     """The tenant's erasure log (one JSON line per erasure)."""
     return f"{erasure_dir(tenant)}/log.jsonl"
+
+
+def releases_dir(tenant: str) -> str:
+    return f"{RELEASES}/{segment(tenant)}"
+
+
+def release_entry(tenant: str, release_id: str) -> str:
+    """What the lake keeps of one release of the tenant: its query, counts and the keyed digests of its subjects."""
+    return f"{releases_dir(tenant)}/{segment(release_id)}.json"
 
 
 def new_batch_id(run_id: str | None, seq: int, now: datetime | None = None) -> str:

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.damage import INVALID_UTF8, bound_document, repair_json, with_flag
+from crawl_assets.normalize.finglish import with_script
 from crawl_assets.normalize.lang import detect_lang
 from crawl_assets.normalize.text import clean_text
 from crawl_assets.schema.record import Media, Metrics, Record, Rejection, snippet_of
@@ -142,6 +143,7 @@ class Batch:
             "provenance": f["provenance"],
             "enrichment": {},
         }
+        doc["lang"], doc["metadata"] = with_script(doc["lang"], search_text, doc["metadata"])  # Finglish
         return self.emit(doc)
 
     def emit(self, doc: dict[str, Any], *, bounded: bool = False) -> Record | dict[str, Any]:

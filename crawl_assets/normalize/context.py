@@ -25,6 +25,9 @@ class NormalizeContext:
     timezone: str | None = None  # IANA name of an export's local time (Telegram Desktop exports without unix times)
     languages: tuple[str, ...] | None = None  # ISO 639-1 codes the source's texts are in (narrows detection)
     account_id: str | None = None  # the X account an account archive belongs to (its tweets' author_id)
+    # What the collector knew when it stored a live batch (its manifest's ``extra.normalize``): the titles of the
+    # Telegram forum topics the batch's messages are in, ``{"<chat id>:<topic id>": title}``
+    topics: Mapping[str, str] | None = None
     # False: ``text_clean`` and a missing ``lang`` are left empty, for a pass that only counts records and reads
     # their keys and times (``sources.export_stats``): cleaning and language detection are most of a Telegram read
     text_fields: bool = True

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Collection
 from typing import Any
 
+from crawl_assets.normalize.finglish import is_finglish
 from crawl_assets.normalize.lang_rules import (
     SCRIPT_LANGUAGE,
     arabic_script_evidence,
@@ -107,6 +108,8 @@ def detect_with(ranked: Ranker, text: str, languages: Collection[str] | None = N
         if len(candidates) == 1:
             return candidates[0]
     elif script == "LATIN":
+        if is_finglish(body) and (not languages or "fa" in languages):
+            return "fa"  # Persian in Latin letters (Finglish): the record says so in metadata.script
         candidates = latin_candidates(body, CANDIDATES["LATIN"])
     else:
         candidates = CANDIDATES.get(script, CANDIDATES["LATIN"])

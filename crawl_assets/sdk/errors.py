@@ -113,6 +113,7 @@ class ErrorRules:
 
     success: frozenset[int] = frozenset(range(200, 300))
     json_object_only: bool = False  # a success must be a JSON object (an empty or other body is malformed)
+    json_body: bool = True  # False: a success's body is kept as received, unparsed (HTML pages); ``Page.json`` is None
     transient: frozenset[int] = TRANSIENT_STATUS  # retried with backoff, then TransientError
     throttled: frozenset[int] = frozenset({429})  # waited out in place, or RateLimitWait
     refresh_auth_on: frozenset[int] = frozenset({401})  # one auth refresh first (when the client has auth)

@@ -123,6 +123,8 @@ class HttpClient:
                 self.pacer.observe(endpoint, resp.headers)
                 status = resp.status_code
                 if status in rules.success:
+                    if not rules.json_body:
+                        return Page(endpoint, body, None)
                     parsed = _parse(body, rules.json_object_only)
                     if parsed is not _MALFORMED:
                         return Page(endpoint, body, parsed)

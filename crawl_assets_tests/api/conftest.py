@@ -20,8 +20,9 @@ from fastapi.testclient import TestClient
 
 from crawl_assets_tests.api import corpus
 from crawl_assets_tests.conftest import REPO
-from crawl_assets_tests.es_node.fixtures import credentials_env, resource
+from crawl_assets_tests.es_node.fixtures import resource
 from crawl_assets_tests.es_node.inspect import wipe
+from crawl_assets_tests.worlds import world_env
 
 TENANTS = ("demo", "rival", "demo-x")
 
@@ -89,13 +90,7 @@ def build_world(es_url: str, base: Path) -> World:
 @pytest.fixture(scope="package")
 def world(es_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     base = tmp_path_factory.mktemp("api_world")
-    with pytest.MonkeyPatch.context() as mp:
-        for name, value in {"DAGSTER_HOME": str(base / "home"), "CRAWL_LAKE": str(base / "lake"),
-                            "CRAWL_REGISTRY": str(base / "sources.yaml"), "CRAWL_IMPORT_ROOT": str(base / "imports"),
-                            "CRAWL_ES_URL": es_url, **credentials_env()}.items():
-            mp.setenv(name, value)
-        for name in ("DAGSTER_PG_URL", "DAGSTER_PG_HOST"):
-            mp.delenv(name, raising=False)
+    with world_env(base, es_url):
         with resource(es_url).get_client() as client:
             wipe(client)
         world = build_world(es_url, base)

@@ -89,3 +89,28 @@ def test_inferred_features_come_only_from_the_enrichment_layer_labelled(world, d
                                 "features": {"bot_score": 0.93, "model": "example-classifier-1"}}
     assert {k: v for k, v in prof.items() if k not in ("observed_profile", "inferred")} == \
         {k: v for k, v in before.items() if k not in ("observed_profile", "inferred")}, "observed figures unchanged"
+
+
+def test_a_jalali_timeline_follows_jalali_months_and_saturday_weeks_in_tehran(demo) -> None:
+    months = demo("/v1/aggregations/timeline", interval="month", calendar="jalali", hashtag=RISING, source="gen-a",
+                  start="2026-03-01", end="2026-03-06")
+    assert months["calendar"] == "jalali" and months["time_zone"] == "Asia/Tehran"
+    # Esfand 1404 began on 2026-02-20 in Tehran: one bucket, from its local midnight, with all 19 records
+    assert [(b["jalali"], b["start"], b["count"]) for b in months["buckets"]] == [
+        ("1404-12", "2026-02-20T00:00:00+03:30", 19)]
+    weeks = demo("/v1/aggregations/timeline", interval="week", calendar="jalali", hashtag=RISING, source="gen-a",
+                 start="2026-03-01", end="2026-03-06")
+    assert [(b["jalali"], b["start"][:10], b["count"]) for b in weeks["buckets"]] == [("1404-12-09", "2026-02-28", 19)], \
+        "the week from Saturday 9 Esfand"
+
+
+def test_jalali_names_on_an_authors_activity_and_on_trend_windows(demo) -> None:
+    prof = demo("/v1/authors/analyst_b", interval="month", calendar="jalali")
+    gregorian = demo("/v1/authors/analyst_b", interval="month")
+    buckets = prof["activity"]["buckets"]
+    assert buckets and all(b["jalali"].startswith(("1404-", "1405-")) and b["count"] for b in buckets)
+    assert sum(b["count"] for b in buckets) == sum(b["count"] for b in gregorian["activity"]["buckets"])
+    assert all(b["start"].endswith("+03:30") for b in buckets), "Jalali months from Tehran's midnights"
+    got = demo("/v1/trends", field="hashtags", until=TREND_UNTIL, window="1d", baseline=1, source="gen-a",
+               calendar="jalali")
+    assert got["windows"][0]["jalali"] == ["1404-12-14T03:30", "1404-12-15T03:30"], "UTC midnights in Tehran"

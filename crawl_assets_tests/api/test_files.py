@@ -9,12 +9,16 @@ import io
 import json
 from xml.etree import ElementTree
 
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
 import networkx as nx
 import orjson
 import pyarrow.parquet as pq
 import pytest
 
 from crawl_assets.index.networks import CAUTION
+from crawl_assets.persian.jalali import to_jalali
 from crawl_assets_tests.api import gexf_schema
 from crawl_assets_tests.api.conftest import auth
 from crawl_assets_tests.api.corpus import RISING
@@ -93,7 +97,8 @@ def test_a_jsonl_export_records_its_query_and_matches_the_search(demo, world, ap
 
 def test_csv_and_parquet_exports(demo) -> None:
     text = demo("/v1/exports/records", format="csv", source="gen-a", fields=["key", "text_clean", "lang", "hashtags"]).text
-    first, rest = text.split("\n", 1)
+    assert text.startswith("\ufeff"), "a byte order mark: Excel reads the file as UTF-8"
+    first, rest = text[1:].split("\n", 1)
     assert first.startswith("# crawl_assets export ") and json.loads(first[len("# crawl_assets export "):])["matched"] > 80
     rows = list(csv.DictReader(io.StringIO(rest)))
     assert list(rows[0]) == ["key", "text_clean", "lang", "hashtags"] and isinstance(json.loads(rows[0]["hashtags"]), list)
@@ -122,3 +127,26 @@ def test_a_parquet_export_is_written_in_bounded_row_groups(demo, monkeypatch) ->
     assert len(set(keys)) == len(keys) == meta["records"]
     group = parquet.metadata.row_group(0)
     assert group.column(0).is_stats_set and not group.column(1).is_stats_set, "min/max for keys, none for free text"
+
+
+def test_an_xlsx_export_with_jalali_dates_opens_with_text_digits_and_directions_intact(demo) -> None:
+    import openpyxl
+
+    resp = demo("/v1/exports/records", format="xlsx", source="gen-a", hashtag=RISING, calendar="jalali",
+                fields=["key", "created_at", "text_clean", "hashtags"])
+    assert resp.headers["content-disposition"].endswith('.xlsx"')
+    book = openpyxl.load_workbook(io.BytesIO(resp.content), read_only=True)
+    rows = list(book["records"].iter_rows(values_only=True))
+    assert rows[0] == ("key", "created_at", "created_at_jalali", "text_clean", "hashtags")
+    header = json.loads(next(book["export"].iter_rows(values_only=True))[0])
+    assert header["records"] == len(rows) - 1 > 10 and header["calendar"] == "jalali"
+    for key, created, jalali_date, text, tags in rows[1:]:
+        assert RISING in json.loads(tags) and text.lstrip("\u200f")
+        local = datetime.fromisoformat(created.replace("Z", "+00:00")).astimezone(ZoneInfo("Asia/Tehran"))
+        assert jalali_date == f"{'%04d-%02d-%02d' % to_jalali(local.date())} {local:%H:%M:%S}"
+    assert sum(r[2].startswith("1404-12-14 ") for r in rows[1:]) == 15, "2026-03-05 is 14 Esfand 1404"
+
+
+def test_a_csv_export_without_the_byte_order_mark(demo) -> None:
+    text = demo("/v1/exports/records", format="csv", source="gen-a", bom="false", fields=["key"]).text
+    assert text.startswith("# crawl_assets export ")

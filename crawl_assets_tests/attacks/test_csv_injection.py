@@ -47,6 +47,7 @@ class Plan:
     def __init__(self, docs: list[dict], header: dict) -> None:
         self.fields = ["key", "author_handle", "text", "author_id", "hashtags", "deleted"]
         self.header, self._docs = header, docs
+        self.bom = True
 
     def pages(self):
         yield self._docs
@@ -57,7 +58,8 @@ def test_the_records_csv_neutralizes_formulas_and_keeps_numbers_and_values() -> 
              "deleted": False} for i, value in enumerate(HOSTILE)]
     header = {"filter": {"text": "x,=HYPERLINK(\"http://evil.example\");@SUM(1)"}, "matched": len(docs)}
     text = b"".join(csv_rows(Plan(docs, header))).decode()
-    first, rest = text.split("\n", 1)
+    assert text.startswith("\ufeff"), "UTF-8 with a byte order mark (docs/API.md): no cell of its own"
+    first, rest = text[1:].split("\n", 1)
     assert first.startswith("# crawl_assets export ")
     assert json.loads(first[len("# crawl_assets export "):]) == header, "the header still reads as JSON"
     for piece in re.split(r"[,;]", first):  # however a spreadsheet splits the (unquoted) comment line

@@ -44,6 +44,7 @@ def home(monkeypatch) -> Iterator[Path]:
                         "CRAWL_IMPORT_ROOT": root / "imports", "CRAWL_ENRICHMENT": root / "enrichment.yaml",
                         "CRAWL_MODELS": root / "models"}.items():
         monkeypatch.setenv(name, str(value))
+    monkeypatch.delenv("CRAWL_ES_URL", raising=False)  # no cluster: the no-index sync pair is defined
     (root / "models").mkdir(mode=0o777)
     os.chmod(root / "models", 0o777)
     _load_and_enrich()  # with no enrichment.yaml: every enricher at its defaults
@@ -100,7 +101,7 @@ def _load_and_enrich() -> dict:
                             raise_on_error=False)
     failures = [e.step_failure_data.user_failure_data.description for e in result.get_step_failure_events()
                 if e.step_failure_data.user_failure_data is not None]
-    return {"sync_job": defs.resolve_job_def("x_sync").name, "normalized": ["x", "normalized_records"] in
+    return {"sync_job": defs.resolve_job_def("x_sync_no_index").name, "normalized": ["x", "normalized_records"] in
             [k.path for k in keys], "enrich_ok": result.success, "failures": failures}
 
 
@@ -137,7 +138,7 @@ def test_a_bad_enrichment_file_loads_the_code_location_and_fails_the_enrichment_
     os.chmod(config, 0o644)
     out = _in_child(_load_and_enrich, unprivileged=bad is _unreadable_folder)
     assert "error" not in out, f"the code location did not load: {out.get('error')}\n{out.get('trace', '')}"
-    assert out["sync_job"] == "x_sync" and out["normalized"], "the syncs are in the code location"
+    assert out["sync_job"] == "x_sync_no_index" and out["normalized"], "the syncs are in the code location"
     assert not out["enrich_ok"], "the enrichment step fails"
     [message] = out["failures"]
     assert str(config) in message and "classifier" in message and problem in message, message

@@ -21,7 +21,8 @@ def es_local(tmp_path: Path, path: str, **env: str) -> subprocess.CompletedProce
 
 
 def test_without_java_it_says_what_to_install(tmp_path):
-    done = es_local(tmp_path, str(Path(sys.executable).parent))
+    (tmp_path / "jvm").mkdir()  # no JDK in the system's JVM folder either
+    done = es_local(tmp_path, str(Path(sys.executable).parent), CRAWL_TEST_JVM_DIR=str(tmp_path / "jvm"))
     assert done.returncode == 2, done.stderr
     assert "no Java found" in done.stderr and "JDK 17+" in done.stderr and "Maven" in done.stderr
     assert "Traceback" not in done.stderr

@@ -1,5 +1,6 @@
-"""The demo's world, built once per session: ``crawl-assets demo``'s home without a cluster (the README's quick
-start), in this process; each user copies it (``shutil.copytree``) and changes only the copy."""
+"""The demo's world: the home ``crawl-assets demo`` made without a cluster (the README's quick start), as the
+session's ``demo_home`` left it (``crawl_assets_tests/worlds.py``: run once per session, shared with the demo's
+and the UI's tests); each user copies it (``shutil.copytree``) and changes only the copy."""
 
 from __future__ import annotations
 
@@ -7,24 +8,10 @@ from pathlib import Path
 
 import pytest
 
-UNSET = ("CRAWL_LAKE", "CRAWL_REGISTRY", "CRAWL_IMPORT_ROOT", "CRAWL_ENRICHMENT", "CRAWL_RETENTION", "CRAWL_ES_URL",
-         "CRAWL_ES_API_KEY", "CRAWL_ES_USERNAME", "CRAWL_ES_PASSWORD", "DAGSTER_PG_URL", "DAGSTER_PG_HOST")
+from crawl_assets_tests.worlds import DemoHome
 
 
 @pytest.fixture(scope="session")
-def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import dagster as dg
-
-    from crawl_assets.cli.demo import _materialize_samples, install_instance_yaml
-    from crawl_assets.definitions import build_definitions
-
-    home = tmp_path_factory.mktemp("demo_world") / ".crawl_home"
-    with pytest.MonkeyPatch.context() as mp:
-        for name in UNSET:
-            mp.delenv(name, raising=False)
-        mp.setenv("DAGSTER_HOME", str(home))
-        install_instance_yaml(home)
-        with dg.DagsterInstance.get() as instance:
-            failures = _materialize_samples(instance, build_definitions(), home, home_given=False)
-    assert failures == 0, "the demo failed to build its world"
-    return home
+def demo_home(demo_home: DemoHome) -> Path:
+    assert demo_home.returncode == 0, f"the demo failed to build its world: {demo_home.stderr[-3000:]}"
+    return demo_home.pristine

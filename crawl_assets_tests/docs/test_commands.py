@@ -34,6 +34,7 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("README.md", "python3.11 -m venv .venv"): "a new virtualenv installed from PyPI (minutes): bench/install.py and "
     ".ci/run run it as written; the world this test starts from is its result, the demo's home",
     ("README.md", 'pip install -c constraints.txt -e ".[dev]" && python -m pytest'): "the test suite itself",
+    ("README.md", "python -m pytest -m unit"): "the test suite itself (its quick subset)",
     ("README.md", "crawl-assets ui"): "dg dev: started and stopped by crawl_assets_tests/ui/test_readme_ui.py (Ctrl-C "
     "in a terminal) and modelled for scripts by cli/test_ui_interrupt.py",
     ("README.md", "export DAGSTER_PG_URL="): "needs a PostgreSQL server with a database `dagster` (and would move the "
@@ -70,10 +71,21 @@ ANSWERS: dict[str, Callable[[str], bool]] = {
     "/v1/authors/": lambda body: _json(body)["records"] > 0,
     "/v1/networks/": lambda body: "<edge " in body,
     "/v1/exports/records": lambda body: len(body.splitlines()) > 1,
+    "/v1/trends": lambda body: bool(_json(body)["items"]),
     "/v1/places.geojson": lambda body: bool(_json(body)["features"]),
     "/v1/places/": lambda body: bool(_json(body)["records"]),
     "/v1/places": lambda body: bool(_json(body)["places"]),
 }
+
+
+def _sheet_lines(path: Path) -> str:
+    """An XLSX export's records sheet as lines of tab-separated cells (what a CSV export's lines are)."""
+    import openpyxl
+
+    book = openpyxl.load_workbook(path, read_only=True)
+    rows = book["records"].iter_rows(values_only=True)
+    return "\n".join("\t".join("" if v is None else str(v) for v in row) for row in rows)
+
 
 def not_run(command: Command) -> str | None:
     return next((why for (doc, start), why in NOT_RUN.items() if doc == command.doc and command.text.startswith(start)),
@@ -175,7 +187,8 @@ def check_answer(command: Command, run: str, stdout: str, cwd: Path) -> None:
     check = next((fn for prefix, fn in ANSWERS.items() if path.group(1).startswith(prefix)), None)
     assert check is not None, f"{command.where()}: no entry in ANSWERS for {path.group(1)}: add what it must hold"
     out = re.search(r"-o (\S+)", run)
-    body = (cwd / out.group(1)).read_text() if out else stdout
+    file = cwd / out.group(1) if out else None
+    body = stdout if file is None else _sheet_lines(file) if file.suffix == ".xlsx" else file.read_text()
     assert check(body), f"{command.where()}: `{run}` answered nothing useful on the demo's data:\n{body[:2000]}"
 
 

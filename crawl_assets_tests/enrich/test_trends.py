@@ -153,3 +153,20 @@ def test_parts_sum_and_a_record_observed_again_moves_its_terms():
     out = enricher.combine([enricher.extract(table(first)), enricher.extract(table(again))], NOW)
     counts = {r["term"]: r["count"] for r in out["windows"].to_pylist()}
     assert counts == {"alpha": 4, "beta": 3, "gamma": 1}
+
+
+def test_with_lemmas_the_forms_of_a_word_count_together():
+    zwnj = "\u200c"
+    rows, n = [], 0
+    for day in range(12):
+        for i in range(6):
+            text = "weather report for the city today"
+            if day == 11:  # three forms of one word, two records each: none reaches min_count alone
+                text = ["کتاب" + zwnj + "ها رسید", "کتابهای تازه", "کتابم گم شد"][i % 3]
+            rows.append(record(f"x:{n}", text, at=_day(day, i), hashtags=[]))
+            n += 1
+    for lemmas, expect in ((False, None), (True, 6)):
+        enricher = Trends(lemmas=lemmas)
+        out = enricher.combine([enricher.extract(table(rows))], NOW)
+        found = {r["term"]: r["count"] for r in out["trends"].to_pylist() if r["term_kind"] == "term"}
+        assert found.get("کتاب") == expect, found

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import dagster as dg
 import orjson
 import pytest
 from click.testing import CliRunner
@@ -16,22 +15,12 @@ from crawl_assets.cli.main import cli
 from crawl_assets.erasure.scrub import Subject, persons_of, scrub
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
+from crawl_assets_tests.erasure.conftest import sync_all
 from crawl_assets_tests.es_node.fixtures import EsCluster
 from crawl_assets_tests.es_node.inspect import sources
 
 
-def _sync_all(keys: list[str]) -> None:
-    from crawl_assets.cli.sync import sync_job_name
-    from crawl_assets.definitions import build_definitions
-
-    indexing = bool(settings.elasticsearch().url)  # only the configuration's job pair is defined
-    with dg.DagsterInstance.get() as instance:
-        for key in keys:
-            platform = key.split(".")[1]
-            if key not in instance.get_dynamic_partitions(f"{platform}_sources"):
-                instance.add_dynamic_partitions(f"{platform}_sources", [key])
-            job = build_definitions().resolve_job_def(sync_job_name(platform, indexing))
-            assert job.execute_in_process(partition_key=key, instance=instance).success
+_sync_all = sync_all  # the name other erasure tests import
 
 
 def _records(lake: Lake, tenant: str) -> list[dict]:
@@ -49,11 +38,14 @@ def _index_docs(es: EsCluster, family: str) -> dict[str, dict]:
 
 
 @pytest.fixture
-def synced(dagster_home, monkeypatch, es_cluster: EsCluster):
+def synced(dagster_home, monkeypatch, es_cluster: EsCluster, synced_copy: list[str] | None):
+    """The demo's samples synced (raw → index): the session's world copied, or synced here without one."""
     for name, value in es_cluster.env().items():
         monkeypatch.setenv(name, value)
-    keys = register_samples(settings.registry_path())
-    _sync_all(keys)
+    keys = synced_copy
+    if keys is None:
+        keys = register_samples(settings.registry_path())
+        sync_all(keys)
     yield es_cluster, keys, Lake(settings.lake_root())
 
 
@@ -98,7 +90,7 @@ def test_erase_author_leaves_nothing_and_a_resync_does_not_restore_it(synced):
             with lake.fs.open(path, "rb") as fh:
                 rows = pq.read_table(fh).to_pylist()
             assert not [r for r in rows if r.get("src") in erased or r.get("author_id") == author]
-        _sync_all(keys)
+        sync_all(keys)
 
     [entry] = lake.read_erasure_log("demo")
     text = orjson.dumps(entry).decode()
@@ -203,24 +195,34 @@ def test_a_rewritten_batch_keeps_its_place_in_collection_order(tmp_path):
     from crawl_assets.lake.layout import BATCH_ID
 
     def message(mid: int, text: str, sender: int, edit_date: str | None = None) -> bytes:
+        mention = text.find("@")
+        entities = [{"_": "MessageEntityMention", "offset": mention, "length": len(text) - mention}] if mention >= 0 else []
         return orjson.dumps({"_": "Message", "id": mid, "peer_id": {"_": "PeerChannel", "channel_id": 777},
                              "from_id": {"_": "PeerUser", "user_id": sender}, "date": "2026-01-05T10:00:00+00:00",
-                             "edit_date": edit_date, "message": text, "entities": []})
+                             "edit_date": edit_date, "message": text, "entities": entities})
 
     lake = Lake(str(tmp_path / "lake"))
     source = "acme.telegram.group"
     common = dict(tenant="acme", platform="telegram", source=source, fmt="telegram", method="api")
     batches = [
         lake.write_raw_batch(batch_id="20260105T100000000000Z-r1-0000", run_id="r1",
-                             lines=[message(1, "first version", 501), message(2, "to be erased", 666)], **common),
+                             lines=[message(1, "first version", 501), message(2, "to be erased @secret_friend", 666)], **common),
         lake.write_raw_batch(batch_id="20260106T100000000000Z-r2-0000", run_id="r2",
                              lines=[message(1, "edited version", 501, "2026-01-06T09:00:00+00:00")], **common),
     ]
     for batch in batches:
         normalize_batch(lake, batch, lake.table_part(TABLE, "acme", "telegram", source, batch.manifest.batch_id))
 
+    from crawl_assets.pipeline import discovery
+    from crawl_assets.sources.telegram.discovery import references
+
+    assert [c["candidate"] for c in discovery.refresh(lake, "acme", "telegram", references)["candidates"]] == [
+        "@secret_friend"]
     report = erase(lake, None, Selector(tenant="acme", author=Author("telegram", "666")), lock_wait_seconds=5)
     assert report.records == 1 and report.batches_rewritten == 1
+    # the discovery table named someone only the erased message mentioned: removed, computed again without it
+    assert report.discovery_files_removed == 1 and discovery.stored(lake, "acme", "telegram") is None
+    assert discovery.refresh(lake, "acme", "telegram", references)["candidates"] == []
     ids = [b.manifest.batch_id for b in lake.raw_batches("acme", "telegram", source)]
     assert len(ids) == 2 and all(BATCH_ID.match(i) for i in ids)
     latest = {}

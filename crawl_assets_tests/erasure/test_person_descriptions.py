@@ -42,7 +42,13 @@ def _named(value: Any, subject: Subject, key: str | None = None) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("fmt", sorted(catalog.catalog().formats()))
+# The scrub cuts JSON objects; a web_channel page is one HTML string whose every message is the channel's: the
+# erasure drops such pages whole after re-normalizing (test_web_kind.py::test_erasing_the_channel_as_an_author_…).
+NOT_CUT_YET = {"telegram-web": "t.me/s pages are HTML inside the envelope: dropped whole by the erasure, not cut"}
+
+
+@pytest.mark.parametrize("fmt", [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=NOT_CUT_YET[f]))
+                                 if f in NOT_CUT_YET else f for f in sorted(catalog.catalog().formats())])
 def test_each_author_is_cut_out_of_the_formats_seeds(fmt: str) -> None:
     seed = seeds()[fmt]
     items = list(seed.items)

@@ -1,6 +1,8 @@
 """A real multi-node Elasticsearch cluster for a test: N ``RealNode`` processes of the same genuine
 distribution forming one cluster over loopback, each with its own config, data and ports, each run as
-``nobody`` under root, each with a small heap (three nodes fit beside the session's single node).
+``nobody`` under root, each with a small heap (three nodes fit beside the session's single node) and C1
+compilation only (they live for one test: their start costs more CPU than their work). Members are
+launched, and stopped, together.
 
 Discovery is the production one, not ``single-node``: ``discovery.seed_hosts`` lists every member's
 transport address and ``cluster.initial_master_nodes`` names all of them for the first election. ``kill(i)``
@@ -16,9 +18,10 @@ import socket
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 
-from crawl_assets_tests.es_node.node import Membership, NodeStartError, RealNode, prepare_home
+from crawl_assets_tests.es_node.node import QUICK_JIT, Membership, NodeStartError, RealNode, prepare_home
 
 
 def free_ports(count: int) -> list[int]:
@@ -33,7 +36,7 @@ def free_ports(count: int) -> list[int]:
 class RealCluster:
     """``with RealCluster(3) as cluster: cluster.urls`` (every member's HTTP URL)."""
 
-    def __init__(self, size: int = 3, heap: str = "384m", start_timeout: float = 300.0) -> None:
+    def __init__(self, size: int = 3, heap: str = "256m", start_timeout: float = 300.0) -> None:
         if size < 2:
             raise ValueError("a cluster has at least 2 nodes (use RealNode for one)")
         self.size, self.heap, self.start_timeout = size, heap, start_timeout
@@ -60,7 +63,7 @@ class RealCluster:
         seeds = tuple(f"127.0.0.1:{port}" for port in transport)
         cluster_name = f"crawl-test-cluster-{os.getpid()}"
         self.nodes = [RealNode(self.heap, self.start_timeout,
-                               Membership(cluster_name, names[i], http[i], transport[i], seeds, names))
+                               Membership(cluster_name, names[i], http[i], transport[i], seeds, names), QUICK_JIT)
                       for i in range(self.size)]
         try:
             for node in self.nodes:
@@ -110,8 +113,9 @@ class RealCluster:
         node.kill()
 
     def stop(self) -> None:
-        for node in self.nodes:
-            node.stop()
+        if self.nodes:
+            with ThreadPoolExecutor(len(self.nodes)) as pool:
+                list(pool.map(RealNode.stop, self.nodes))
 
     def __enter__(self) -> "RealCluster":
         return self.start()

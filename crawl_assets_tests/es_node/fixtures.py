@@ -6,6 +6,9 @@
 * ``es_cluster``: the same cluster, wiped of ``crawl-*`` indices and templates before the test, with a
   client and the ``CRAWL_ES_*`` variables a CLI or Dagster run needs to reach it.
 * ``fault_proxy``: a ``FaultProxy`` in front of it (see ``proxy.py``).
+* ``es_node``: the local ``RealNode`` (None on an external cluster), whose snapshot folder lets a session
+  fixture index a world once and each test restore it (``EsCluster.snapshot`` / ``restore``) instead of
+  indexing it again.
 
 Own cluster: ``CRAWL_TEST_ES_URL=https://host:9200`` plus ``CRAWL_TEST_ES_API_KEY`` or
 ``CRAWL_TEST_ES_USERNAME``/``CRAWL_TEST_ES_PASSWORD`` and ``CRAWL_TEST_ES_CA_CERTS``. The tests delete and
@@ -24,7 +27,7 @@ from elasticsearch import Elasticsearch
 
 from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
 from crawl_assets_tests.es_node.distribution import Unavailable
-from crawl_assets_tests.es_node.inspect import wipe
+from crawl_assets_tests.es_node.inspect import restore, snapshot, wipe
 from crawl_assets_tests.es_node.node import NodeStartError, RealNode
 from crawl_assets_tests.es_node.proxy import FaultProxy
 
@@ -60,6 +63,7 @@ def resource(url: str, **overrides) -> ElasticsearchResource:
 class EsCluster:
     url: str
     client: Elasticsearch
+    node: RealNode | None = None  # the local node; None on an external cluster
 
     def env(self, url: str | None = None) -> dict[str, str]:
         """What a CLI or a Dagster run in a subprocess needs: ``CRAWL_ES_URL`` and the credentials."""
@@ -70,6 +74,20 @@ class EsCluster:
 
     def wipe(self) -> None:
         wipe(self.client)
+
+    @property
+    def can_snapshot(self) -> bool:
+        return self.node is not None and self.node.snapshot_dir is not None
+
+    def snapshot(self, name: str) -> None:
+        """Keep every ``crawl-*`` index, alias and index template as snapshot ``name``."""
+        assert self.node is not None and self.node.snapshot_dir is not None, "snapshots need the local node"
+        snapshot(self.client, self.node.snapshot_dir, name)
+
+    def restore(self, name: str) -> None:
+        """Wipe ``crawl-*`` and bring back what snapshot ``name`` kept."""
+        assert self.node is not None and self.node.snapshot_dir is not None, "snapshots need the local node"
+        restore(self.client, self.node.snapshot_dir, name)
 
 
 def start_or_skip(start: Callable[[], T], what: str = "node") -> T:
@@ -86,22 +104,27 @@ def start_or_skip(start: Callable[[], T], what: str = "node") -> T:
 
 
 @pytest.fixture(scope="session")
-def es_url() -> Iterator[str]:
+def es_node() -> Iterator[RealNode | None]:
     if external_url():
-        yield external_url()
+        yield None
         return
     node = start_or_skip(RealNode().start)
     try:
-        yield node.url
+        yield node
     finally:
         node.stop()
 
 
+@pytest.fixture(scope="session")
+def es_url(es_node: RealNode | None) -> str:
+    return es_node.url if es_node is not None else external_url()
+
+
 @pytest.fixture
-def es_cluster(es_url: str) -> Iterator[EsCluster]:
+def es_cluster(es_url: str, es_node: RealNode | None) -> Iterator[EsCluster]:
     with resource(es_url).get_client() as client:
         wipe(client)
-        yield EsCluster(es_url, client)
+        yield EsCluster(es_url, client, es_node)
 
 
 @pytest.fixture

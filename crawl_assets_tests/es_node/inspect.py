@@ -1,8 +1,11 @@
-"""Reading a cluster's documents back in tests, and wiping what a test left (only ``crawl-*`` names)."""
+"""Reading a cluster's documents back in tests, wiping what a test left (only ``crawl-*`` names), and keeping
+a world's indices as a snapshot to restore (the node's ``path.repo``)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
@@ -62,3 +65,41 @@ def wipe(client: Elasticsearch, prefix: str = "crawl-") -> None:
         templates = []
     for template in templates:
         client.indices.delete_index_template(name=template["name"])
+
+
+REPOSITORY = "crawl-tests"
+
+
+def _repository(client: Elasticsearch, location: Path) -> None:
+    client.snapshot.create_repository(name=REPOSITORY, repository={"type": "fs", "settings": {"location": str(location)}})
+
+
+def _templates_file(location: Path, name: str) -> Path:
+    return location / f"{name}.index-templates.json"
+
+
+def snapshot(client: Elasticsearch, location: Path, name: str, prefix: str = "crawl-") -> None:
+    """Snapshot ``name`` of every index (with its aliases) whose name starts with ``prefix``; the index
+    templates of that prefix are kept beside it (not the cluster's global state, which holds other things)."""
+    _repository(client, location)
+    if any(s["snapshot"] == name for s in client.snapshot.get(repository=REPOSITORY, snapshot="_all")["snapshots"]):
+        client.snapshot.delete(repository=REPOSITORY, snapshot=name)
+    client.snapshot.create(repository=REPOSITORY, snapshot=name, indices=f"{prefix}*", include_global_state=False,
+                           feature_states=["none"], wait_for_completion=True)
+    try:
+        templates = client.indices.get_index_template(name=f"{prefix}*").body.get("index_templates", [])
+    except NotFoundError:
+        templates = []
+    _templates_file(location, name).write_text(json.dumps(templates))
+
+
+def restore(client: Elasticsearch, location: Path, name: str, prefix: str = "crawl-") -> None:
+    """Wipe ``prefix*``, then bring back snapshot ``name``: its index templates, its indices with their
+    aliases; returns once the shards are allocated."""
+    _repository(client, location)
+    wipe(client, prefix)
+    for template in json.loads(_templates_file(location, name).read_text()):
+        client.indices.put_index_template(name=template["name"], body=template["index_template"])
+    client.snapshot.restore(repository=REPOSITORY, snapshot=name, indices=f"{prefix}*", include_aliases=True,
+                            include_global_state=False, feature_states=["none"], wait_for_completion=True)
+    client.cluster.health(index=f"{prefix}*", wait_for_status="yellow", timeout="60s")

@@ -8,6 +8,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,11 @@ import pytest
 from crawl_assets_tests.faults.harness import ForkServer
 from crawl_assets_tests.standins.x_api import XAPIServer
 from crawl_assets_tests.standins.x_corpus import build_corpus
+
+
+# The X corpus ends at the same moment for every test of the session: the same seed and end give the same
+# posts, so one clean sync's snapshot stands for every test whose faulted sync reads that corpus.
+CORPUS_END = datetime.now(timezone.utc).replace(microsecond=0)
 
 
 def scale() -> float:
@@ -34,7 +40,7 @@ def scratch(tmp_path: Path) -> Iterator[Path]:
 
 @pytest.fixture
 def x_server() -> Iterator[XAPIServer]:
-    corpus = build_corpus(int(1200 * scale()), days=30)
+    corpus = build_corpus(int(1200 * scale()), days=30, now=CORPUS_END)
     with XAPIServer(corpus, timeout_sleep=0.5) as server:
         yield server
 

@@ -5,6 +5,8 @@ state after recovery equals a clean sync's."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import tempfile
 import threading
@@ -15,19 +17,27 @@ import pytest
 from crawl_assets.index.deadletter import iter_letters
 from crawl_assets.index.replay import replay_deadletters
 from crawl_assets_tests.faults.private_postgres import postgres_bin, private_postgres
-from crawl_assets_tests.faults.harness import TENANT, TG_KEY, X_KEY, SyncWorld, differences, take_snapshot
+from crawl_assets_tests.faults.harness import TENANT, TG_KEY, X_KEY, Snapshot, SyncWorld, differences, take_snapshot
+
+
+_CLEAN: dict[str, Snapshot] = {}  # corpus digest -> the clean sync's snapshot, for every test of this module
 
 
 @pytest.fixture
 def clean(scratch, x_server, es_cluster):
-    """The clean sync's snapshot; the node is emptied afterwards for the faulted sync."""
-    world = SyncWorld(scratch / "clean", x_server.url, es_cluster.url, None, telegram_messages=400,
-                      x_pages_per_run=500, telegram_pages_per_run=200)
-    world.run_until_done(max_runs=3)
-    snap = take_snapshot(world.lake, es_cluster.client)
-    assert not snap.problems and snap.records
-    es_cluster.wipe()
-    return snap
+    """The clean sync's snapshot (made once for the session's corpus: the tests' stand-ins serve the same
+    posts); the node is emptied afterwards for the faulted sync."""
+    corpus = hashlib.sha256(json.dumps([x_server.corpus.users, x_server.corpus.tweets], sort_keys=True,
+                                       default=str).encode()).hexdigest()
+    if corpus not in _CLEAN:
+        world = SyncWorld(scratch / "clean", x_server.url, es_cluster.url, None, telegram_messages=400,
+                          x_pages_per_run=500, telegram_pages_per_run=200)
+        world.run_until_done(max_runs=3)
+        snap = take_snapshot(world.lake, es_cluster.client)
+        assert not snap.problems and snap.records
+        _CLEAN[corpus] = snap
+        es_cluster.wipe()
+    return _CLEAN[corpus]
 
 
 def _pending_ids(world: SyncWorld) -> list[str]:

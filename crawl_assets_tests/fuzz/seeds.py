@@ -111,6 +111,19 @@ def _play_csv() -> FormatSeeds:
     return FormatSeeds(tuple(r for r in rows if good(r)), encode, False, max_huge=40_000)
 
 
+def _web_pages() -> tuple[Any, ...]:
+    """t.me/s pages of the web stand-in in the ``web_channel`` kind's envelopes (one with a deletion)."""
+    from crawl_assets_tests.standins import telegram_mtproto as tm
+    from crawl_assets_tests.standins.telegram_web import TelegramWebStandIn
+
+    chat = tm.World().channel("seedchannel", messages=45, newest_at=datetime(2025, 1, 1, tzinfo=timezone.utc))
+    chat.edit(44)
+    render = TelegramWebStandIn({"seedchannel": chat}).render
+    crawl = {"endpoint": "s", "web_channel": "seedchannel", "retrieved_at": "2025-01-01T00:00:00+00:00"}
+    return ({"crawl": {**crawl, "vanished": [25]}, "response": render(chat, list(range(26, 46)))},
+            {"crawl": {**crawl, "before": 26}, "response": render(chat, list(range(6, 26)))})
+
+
 def _telethon_lines() -> tuple[Any, ...]:
     from telethon.tl import types
 
@@ -170,6 +183,7 @@ def seeds() -> dict[str, FormatSeeds]:
     found = {
         "telegram": FormatSeeds(_telethon_lines(), _lines, True),
         "telegram-export": FormatSeeds(tuple(export), _export, False),
+        "telegram-web": FormatSeeds(_web_pages(), _lines, True),
         "x-v2": FormatSeeds(pages, _lines, True),
         "x-archive": FormatSeeds(tuple(archive), _archive, False),
         "play-csv": _play_csv(),

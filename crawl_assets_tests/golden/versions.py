@@ -1,5 +1,5 @@
 """Output digests behind the declared versions: the normalizer's records and edges for every seed of every
-format, and each enricher's rows on those records. ``versions.json`` pairs each declared version with the
+format, and each enricher's rows on the bundled samples' records. ``versions.json`` pairs each declared version with the
 digest of what it produces; a changed output under an unchanged version is a missed bump.
 
 usage (from the repository root, after bumping a version on purpose)::
@@ -29,15 +29,15 @@ def _canonical(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
 
 
-def normalized() -> tuple[dict[str, str], list[dict[str, Any]]]:
-    """Per seed set, the digest of its records, rejections and edges; and every record (for the enrichers)."""
+def normalized() -> dict[str, str]:
+    """Per seed set, the digest of its records, rejections and edges."""
     from crawl_assets.normalize import NormalizeContext, normalize_stream
     from crawl_assets.normalize.edges import document_edges
     from crawl_assets.schema import Record
     from crawl_assets_tests.fuzz.seeds import seeds
 
     context = NormalizeContext(**CONTEXT_ARGS)
-    digests, records = {}, []
+    digests = {}
     for name, spec in sorted(seeds().items()):
         payload = spec.encode(list(spec.items))
         digest = hashlib.sha256()
@@ -45,11 +45,31 @@ def normalized() -> tuple[dict[str, str], list[dict[str, Any]]]:
             dumped = item.model_dump(mode="json")
             digest.update(_canonical(dumped) + b"\n")
             if isinstance(item, Record):
-                records.append(dumped)
                 for edge in document_edges(dumped):
                     digest.update(_canonical(list(edge)) + b"\n")
         digests[name] = digest.hexdigest()
-    return digests, records
+    return digests
+
+
+SAMPLES = {"x-v2": "x_v2_recording.jsonl", "telegram-export": "telegram_export/result.json",
+           "x-archive": "x_archive_tweets.js"}
+
+
+def sample_records() -> list[dict[str, Any]]:
+    """The records of the bundled samples: the enrichers' fixed input (seeds added for the normalizer leave
+    it unchanged, so an enricher's digest moves only with the enricher)."""
+    from importlib import resources
+
+    from crawl_assets.normalize import NormalizeContext, normalize_stream
+    from crawl_assets.schema import Record
+
+    context = NormalizeContext(**CONTEXT_ARGS)
+    records = []
+    for fmt, relative in SAMPLES.items():
+        payload = (resources.files("crawl_assets") / "sample_data" / relative).read_bytes()
+        records += [item.model_dump(mode="json") for item in
+                    normalize_stream(fmt, io.BytesIO(payload), name=relative, context=context) if isinstance(item, Record)]
+    return records
 
 
 def _table_digest(table: pa.Table) -> str:
@@ -83,8 +103,8 @@ def current() -> dict[str, Any]:
     from crawl_assets.enrich.config import ENRICHERS
     from crawl_assets.pipeline.version import NORMALIZER_VERSION
 
-    formats, records = normalized()
-    digests = enriched(records)
+    formats = normalized()
+    digests = enriched(sample_records())
     return {"normalizer": {"version": NORMALIZER_VERSION, "outputs": formats},
             "enrichers": {name: {"version": ENRICHERS[name].version, "output": digests[name]}
                           for name in sorted(ENRICHERS)}}

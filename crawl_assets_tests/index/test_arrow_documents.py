@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from crawl_assets.index.arrow_documents import edge_documents, instants, record_documents
 from crawl_assets.index.documents import document_id, edge_id, source_bytes
+from crawl_assets.index.lemma_field import with_lemmas
 from crawl_assets.index.versioning import observation_version
 from crawl_assets.lake.tables import EDGES_SCHEMA, arrow_to_records, records_to_arrow
 from crawl_assets_tests.index.docs import record
@@ -40,6 +41,10 @@ def varied_records() -> list[dict[str, Any]]:
             doc["provenance"] = None
         elif roll == 8:
             doc["collected_at"] = "2026-06-01T00:00:00Z"  # not a column: ignored alike
+        elif roll == 9 and i % 20 == 9:
+            doc.update(text=None, text_clean=None)  # no text: no text_lemma
+        elif roll == 9:
+            doc.update(text="الكتاب والكتب", text_clean=None, lang="ar")  # lemmas of text, Arabic stems
     return docs
 
 
@@ -48,8 +53,9 @@ def test_record_documents_are_the_dict_paths_byte_for_byte() -> None:
     encoded = record_documents(table, TENANT)
     docs = list(arrow_to_records(table))
     assert encoded.slow == [] and all(encoded.fast)
+    assert sum(b'"text_lemma":' in source for source in encoded.sources) == len(docs) - 3, "all but the textless"
     for i, doc in enumerate(docs):
-        assert encoded.sources[i] == source_bytes(doc), doc["key"]
+        assert encoded.sources[i] == source_bytes(with_lemmas(doc)), doc["key"]
         assert encoded.ids[i] == document_id(doc, "records")
         assert encoded.versions[i] == observation_version(doc), doc["key"]
         assert encoded.routes[i] == doc["created_at"][:7]

@@ -7,13 +7,15 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from crawl_assets.index.bootstrap import load_template, setup_indices, tenant_indices
 from crawl_assets.index.deadletter import read_file
 from crawl_assets.index.naming import index_name, read_alias, template_name
 from crawl_assets.index.queries import search_text
-from crawl_assets.index.reindex import reindex
+from crawl_assets.index.reindex import ReindexResult, reindex
 from crawl_assets.index.sink import BulkSink, index_documents
 from crawl_assets.index.stats import count_documents, index_stats
 from crawl_assets.index.versioning import observation_version
@@ -57,12 +59,13 @@ def test_setup_applies_compatible_changes_and_names_the_rest(es: EsTarget, tmp_p
     months = [index_name("records", es.tenant, m) for m in ("2026.01", "2026.02")]
 
     planned = setup_indices(es.client, [es.tenant], dry_run=True)
-    # A dry run changes nothing; it lists the differing fields and sees the analysis difference and the
-    # sub-fields the template no longer maps.
+    # A dry run changes nothing; it lists the differing fields and sees the analysis and _source differences
+    # and the sub-fields the template no longer maps.
     dropped = [f"{f}.{sub}" for f in ("text", "text_clean") for sub in ("std", "en", "raw")]
     assert {(i.index, i.what) for i in planned.migration.needs_reindex} == {
-        (m, w) for m in months for w in ("analysis", *dropped)}
+        (m, w) for m in months for w in ("analysis", "_source", *dropped)}
     assert len(planned.migration.updated) == 2 and "native_id" in planned.migration.updated[0]
+    assert "text_lemma" in planned.migration.updated[0]
     report = setup_indices(es.client, [es.tenant])
 
     for name in months:
@@ -72,9 +75,9 @@ def test_setup_applies_compatible_changes_and_names_the_rest(es: EsTarget, tmp_p
         assert "joined" not in mapping["text_clean"]["fields"], "a sub-field needing a new analyzer is not"
     assert any(line.startswith(months[0] + ": ") and "native_id" in line for line in report.migration.updated)
     refused = {(i.index, i.what) for i in report.migration.needs_reindex}
-    assert refused == {(m, w) for m in months for w in ("text", "text_clean.joined", "analysis", *dropped)}
+    assert refused == {(m, w) for m in months for w in ("text", "text_clean.joined", "analysis", "_source", *dropped)}
     reasons = " ".join(i.reason for i in report.migration.needs_reindex)
-    assert "persian_joined" in reasons and "zwnj_remove" in reasons
+    assert "persian_joined" in reasons and "zwnj_remove" in reasons and "text_lemma" in reasons
     again = setup_indices(es.client, [es.tenant])
     assert again.migration.updated == [] and {(i.index, i.what) for i in again.migration.needs_reindex} == refused
 
@@ -136,6 +139,13 @@ def test_reindex_switches_generations_while_a_sync_writes_and_loses_nothing(es: 
         assert aliases[name]["is_write_index"] is True
     hits = es.client.search(index=read_alias("records", es.tenant), query={"match": {"text_clean.joined": "میخواهم"}})
     assert hits["hits"]["total"]["value"] == len(written), "the new sub-field is searchable"
+    # text_lemma, kept out of _source, is filled in by the copy for every document (older ones included)
+    lemma_hits = es.client.search(index=read_alias("records", es.tenant), query={"term": {"text_lemma": "خواستن"}},
+                                  size=1)
+    assert lemma_hits["hits"]["total"]["value"] == len(written), "edited records: lemma of می‌خواهم"
+    older = es.client.search(index=read_alias("records", es.tenant), query={"term": {"text_lemma": "دنیا"}}, size=1)
+    assert older["hits"]["total"]["value"] == len(want) - len(written), "records written before the new template"
+    assert all("text_lemma" not in h.source for h in docs.values())
 
     # The rest of the index tooling reads generations back to their logical names.
     after = setup_indices(es.client, [es.tenant])
@@ -191,6 +201,24 @@ def test_a_write_block_that_outlasts_the_wait_is_dead_lettered_with_the_block_as
         assert "index write" in letter.reason["reason"] and name in letter.reason["reason"]
 
 
+def reindex_while_searching(es: EsTarget, name: str, found: Callable[[], Any]) -> tuple[ReindexResult, list[Any]]:
+    """``es reindex`` of a records index while another thread keeps searching: (its result, every answer)."""
+    answers, done = [], threading.Event()
+
+    def search_meanwhile() -> None:
+        while not done.is_set():
+            answers.append(found())
+
+    reader = threading.Thread(target=search_meanwhile)
+    reader.start()
+    try:
+        result = reindex(es.client, name, "records", es.tenant)
+    finally:
+        done.set()
+        reader.join(60)
+    return result, answers
+
+
 def test_indices_of_template_2_move_to_one_analyzed_text_copy_while_search_keeps_answering(
         es: EsTarget, tmp_path: Path) -> None:
     """Template 3 indexes the text once (``text_clean`` and its ZWNJ-joined form; ``text`` kept as observed, not
@@ -209,25 +237,46 @@ def test_indices_of_template_2_move_to_one_analyzed_text_copy_while_search_keeps
     assert before == [["x:1000", "x:1001"], ["x:1000", "x:1002"], ["x:1003"]]
     report = setup_indices(es.client, [es.tenant])
     dropped = {f"{f}.{sub}" for f in ("text", "text_clean") for sub in ("std", "en", "raw")} | {"text.joined"}
-    assert {i.what for i in report.migration.needs_reindex if i.index == name} == {"text", *dropped}
+    assert {i.what for i in report.migration.needs_reindex if i.index == name} == {"text", "_source", *dropped}
     assert found() == before, "the old generation answers the new queries"
 
-    answers, done = [], threading.Event()
-
-    def search_meanwhile() -> None:
-        while not done.is_set():
-            answers.append(found())
-
-    reader = threading.Thread(target=search_meanwhile)
-    reader.start()
-    try:
-        result = reindex(es.client, name, "records", es.tenant)
-    finally:
-        done.set()
-        reader.join(60)
+    result, answers = reindex_while_searching(es, name, found)
     assert answers and [a for a in answers if a != before] == [], "no search went unanswered or changed during the move"
     mapping = es.client.indices.get_mapping(index=name)[result.new_index]["mappings"]["properties"]
     assert mapping["text"] == {"type": "text", "index": False}
     assert set(mapping["text_clean"]["fields"]) == {"joined"}
     assert found() == before
+    assert setup_indices(es.client, [es.tenant]).migration.needs_reindex == []
+
+
+V3 = Path(__file__).with_name("templates") / "records_v3.json"  # the records template as version 3 shipped it
+
+
+def test_indices_of_template_3_gain_word_forms_by_reindex_while_search_keeps_answering(
+        es: EsTarget, tmp_path: Path) -> None:
+    """Template 4 adds ``text_lemma``, indexed and kept out of ``_source``. On an index of template 3, ``es setup``
+    maps it in place and names the ``_source`` difference; ``es reindex`` computes it for every document it copies,
+    and the search finds every form of a word from then on, without missing what it found before meanwhile."""
+    from crawl_assets.index.filters import RecordFilter
+    from crawl_assets.index.search import search_page
+
+    put_older_template(es, json.loads(V3.read_text("utf-8")))
+    texts = ["کتاب تازه", f"کتاب{ZWNJ}هایمان را آوردیم", "کتابهای قدیمی", "باران آمد"]
+    index_documents(es.client, [record(i, es.tenant, text=t) for i, t in enumerate(texts)], family="records",
+                    tenant=es.tenant, deadletter_root=str(tmp_path))
+    name = index_name("records", es.tenant, "2026.01")
+
+    def found() -> set[str]:
+        return {r["key"] for r in search_page(es.client, es.tenant, RecordFilter(q="کتاب"), size=10).records}
+
+    before = found()
+    assert before == {"x:1000", "x:1001"}, "template 3 finds the exact word only"
+    report = setup_indices(es.client, [es.tenant])
+    assert {i.what for i in report.migration.needs_reindex if i.index == name} == {"_source"}
+    assert any(line.startswith(name + ": ") and "text_lemma" in line for line in report.migration.updated)
+
+    result, answers = reindex_while_searching(es, name, found)
+    assert answers and all(before <= a for a in answers), "no search lost a record during the move"
+    assert found() == {"x:1000", "x:1001", "x:1002"}, "کتابهای is a form of کتاب; باران is not"
+    assert es.client.get(index=result.new_index, id="x:1002")["_source"].get("text_lemma") is None, "not stored"
     assert setup_indices(es.client, [es.tenant]).migration.needs_reindex == []

@@ -42,7 +42,9 @@ def test_every_area_path_is_the_one_the_modules_that_moved_here_spelled():
     assert layout.deadletter_dir("*", "*", t) == f"deadletter/*/*/{t}"
     assert layout.source_folders(t, p, s) == [f"{area}/{t}/{p}/{s}" for area in (
         "raw", "landing", "quarantine", "index_state", "state", "media")] + [f"tables/*/{t}/{p}/{s}"]
-    assert layout.tenant_folders(t) == layout.source_folders(t, "*", "*") + [f"deadletter/*/*/{t}", f"erasure/{t}"]
+    assert layout.tenant_folders(t) == layout.source_folders(t, "*", "*") + [f"deadletter/*/*/{t}", f"erasure/{t}",
+                                                                              f"discovery/{t}"]
+    assert layout.discovery_file(t, p) == f"discovery/{t}/{p}/candidates.json"
     assert landing_events(t) == f"landing/{t}/*/*/*/*.json"
     assert landing_events(t, p, s) == f"landing/{t}/{p}/{s}/*/*.json"
     assert landing_deliveries(t) == f"landing/{t}/*/*/_deliveries/*"
@@ -111,6 +113,8 @@ def test_area_operations_on_any_filesystem(tmp_path, root):
 
     lake.remove_source("beta", "intercom", "beta.intercom.s")
     assert lake.tenant_sources("beta") == [] and lake.glob("landing/beta/*/*/*/*.json") == []
+    lake.write_bytes("discovery/acme/x/candidates.json", b"{}")  # derived from the tenant's records: goes with them
     assert lake.remove_tenant("acme") and lake.deadletter_files("acme") == [] and lake.tenant_sources("acme") == []
+    assert lake.glob("discovery/acme/*/*") == []
     assert not lake.has_tenant_data("acme")
     assert lake.read_erasure_log("acme") == [{"n": 1}, {"n": 2}], "the erasure log outlives the tenant's data"

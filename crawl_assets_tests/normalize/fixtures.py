@@ -189,4 +189,6 @@ def _all_fixtures() -> dict[str, Fixture]:
             12, "anyone else seeing this?", post=False, views=None, forwards=None,
             from_id={"_": "PeerUser", "user_id": 777000111}))),
         "29.2 export of 2020, shifted sender ids": Fixture("telegram-export", _shifted_exports()[1], {"timezone": "UTC"}),
+        "34.6 finglish": Fixture("telegram", lines(telethon_message(
+            13, "salam bacheha, emrooz kheili khoshhal shodam ke hamatoono didam, merci"))),
     }

@@ -10,10 +10,12 @@ import dagster as dg
 import pytest
 
 from crawl_assets_tests.conftest import REPO
+from crawl_assets_tests.worlds import DemoHome
 
 
 def run_demo(home: Path, *args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("CRAWL_LAKE", "CRAWL_REGISTRY")}
+    """As a user runs it: lake, registry and import root in the home."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CRAWL_LAKE", "CRAWL_REGISTRY", "CRAWL_IMPORT_ROOT")}
     env.update({"DAGSTER_HOME": str(home), **(env_extra or {})})
     return subprocess.run([sys.executable, "-m", "crawl_assets.cli.main", "demo", *args],
                           capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
@@ -31,9 +33,8 @@ def counts(stdout: str) -> dict[str, tuple[int, int]]:
     return out
 
 
-def test_demo_in_empty_home_on_sqlite(tmp_path):
-    home = tmp_path / "fresh_home"
-    first = run_demo(home)
+def test_demo_in_empty_home_on_sqlite(demo_home: DemoHome):
+    home, first = demo_home.home, demo_home  # run once per session in an empty home; its copies serve the UI tests
     assert first.returncode == 0, first.stderr[-3000:]
     got = counts(first.stdout)
     assert set(got) == {"demo.telegram.sample-channel", "demo.x.sample-search", "demo.x.sample-archive"}

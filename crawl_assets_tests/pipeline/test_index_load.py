@@ -13,6 +13,7 @@ from crawl_assets.index.naming import read_alias
 from crawl_assets.index.sink import edge_id
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
+from crawl_assets.persian.lemma import lemma_text
 from crawl_assets.pipeline.index import marker_body, pending_parts, pending_records, scan_keys
 from crawl_assets.pipeline.index_load import load
 from crawl_assets.pipeline.normalize import TABLE, normalize_batch
@@ -70,6 +71,8 @@ def test_edges_come_from_the_edge_files_with_their_records_versions(tmp_path, es
     assert all(edges[e].version == records[e_src].version for e in edges
                for e_src in [edges[e].source["src"]]), "every edge has its record's version"
     assert set(next(iter(edges.values())).source) == {"type", "src", "dst", "created_at", "platform", "tenant"}
+    by_lemma = client.count(index=read_alias("records", TENANT), query={"term": {"text_lemma": lemma_text("خبرهای")}})
+    assert by_lemma["count"] == 7, "records loaded from Arrow carry text_lemma"
 
     # Seen again with new metrics only: the relation step leaves their edges in the first part's file; the load
     # still re-sends them with the newer version and prunes nothing.

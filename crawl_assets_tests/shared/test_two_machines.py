@@ -1,7 +1,8 @@
 """Two machines in one test (issue 19): two run workers, each in its own process and empty working folder,
 sharing only the instance's Postgres database, the S3 server (lake and registry) and the Elasticsearch node,
-sync the same 200 Hacker News sources at once, as two pods of one scheduler tick would; one of them is
-SIGKILLed mid-run (after a quarter of the sources).
+sync the same N Hacker News sources at once, as two pods of one scheduler tick would; one of them is
+SIGKILLed mid-run (after a quarter of the sources). N is 32 here (``CRAWL_TWO_MACHINES_N``); the
+full-size run with its figures is ``bench/two_machines.py`` (200 sources).
 
 - no source is synced by both at once (each worker has its own stand-in: their request times per query never
   overlap), both did work, and no source but the one the killed worker was in is fetched by both;
@@ -14,6 +15,7 @@ SIGKILLed mid-run (after a quarter of the sources).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -24,7 +26,8 @@ from crawl_assets_tests.conftest import new_database
 from crawl_assets_tests.shared import pods
 from crawl_assets_tests.shared.pods import CountingHN, Deployment, Worker
 
-N = 200
+# Enough for every property (B killed after N/4 sources, A still takes >= 10 of its own), small enough for CI.
+N = int(os.environ.get("CRAWL_TWO_MACHINES_N", "32"))
 
 
 def _prepare(deployment: Deployment, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,13 +58,22 @@ def _snapshot(deployment: Deployment, es) -> tuple[dict, dict]:
     return pods.lake_snapshot(deployment.lake, N), pods.index_snapshot(es.client)
 
 
+def _record(figures: dict) -> None:
+    """The phases' figures for ``bench/two_machines.py`` (``CRAWL_BENCH_FIGURES``: a JSON file to write)."""
+    if os.environ.get("CRAWL_BENCH_FIGURES"):
+        with open(os.environ["CRAWL_BENCH_FIGURES"], "w") as fh:
+            json.dump(figures, fh)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-def test_two_workers_share_200_sources_and_converge_after_a_kill(tmp_path, dagster_home, pg_url, s3_env, es_cluster,
-                                                                  monkeypatch):
+def test_two_workers_share_n_sources_and_converge_after_a_kill(tmp_path, dagster_home, pg_url, s3_env, es_cluster,
+                                                                monkeypatch):
     items = pods.source_items(N)
     keys = pods.keys_of(N)
     queries = {f"pod{i:03d}x" for i in range(N)}
+
+    figures: dict = {"sources": N, "items": len(items)}
 
     # -- the one-worker run: what the two must equal --------------------------------------------------------
     solo = Deployment(pg_url, s3_env.env, es_cluster.env(), lake=str(tmp_path / "reference-lake"))
@@ -69,7 +81,9 @@ def test_two_workers_share_200_sources_and_converge_after_a_kill(tmp_path, dagst
     with CountingHN(items=items) as server:
         worker = Worker(tmp_path / "solo", solo, server.url, keys)
         pods.run_together([worker])
+        started = time.monotonic()
         assert "finished True" in worker.finish(), worker.tail()
+        figures["solo_seconds"] = time.monotonic() - started
     assert server.ids() == {i["objectID"]: 1 for i in items}
     reference = _snapshot(solo, es_cluster)
     assert sum(len(s["normalized_records"]) for s in reference[0].values()) == len(items)
@@ -84,13 +98,17 @@ def test_two_workers_share_200_sources_and_converge_after_a_kill(tmp_path, dagst
             a = Worker(tmp_path / "machine-a", pair, one.url, keys)
             b = Worker(tmp_path / "machine-b", pair, two.url, keys)
             pods.run_together([a, b])
+            started = time.monotonic()
             deadline = time.monotonic() + 1200
             while len(two.queries()) < N // 4 and b.proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert b.proc.poll() is None, f"B ended before it was killed: {b.tail()}"
             b.proc.send_signal(signal.SIGKILL)
             b.proc.wait()
+            figures["killed_after_seconds"] = time.monotonic() - started
             assert "finished True" in a.finish(), a.tail()  # the survivor finishes its own work
+            figures["pair_seconds"] = time.monotonic() - started
+            figures["a_sources"], figures["b_sources"] = len(one.queries()), len(two.queries())
             left = _unfinished(pair, monkeypatch)
             assert len(left) <= 1, left  # what B held when it died, if A had passed it by then
             workers = [a, b]
@@ -115,3 +133,5 @@ def test_two_workers_share_200_sources_and_converge_after_a_kill(tmp_path, dagst
         assert _snapshot(pair, es_cluster) == reference
         for w in workers:
             assert w.files() == ["dagster.yaml"], w.files()  # no data or state of ours on a "machine"
+        figures["rerun_sources"] = len(three.queries())
+    _record(figures)

@@ -1,6 +1,7 @@
 """The README's newcomer path, then one failing source, served by a real ``dagster-webserver``.
 
-1. ``crawl-assets demo`` in an empty ``DAGSTER_HOME`` (a subprocess, as a user runs it);
+1. ``crawl-assets demo`` in an empty ``DAGSTER_HOME`` (a subprocess, as a user runs it: the session's
+   ``demo_home``, copied);
 2. ``crawl-assets sources add`` of a live X timeline while no X token is configured, of a truncated X export
    (its last line cut), and of a copy of the sample archive, which syncs once; then its registry entry is
    edited by hand with an option no sync can use (a configuration error, as a revoked token is);
@@ -9,7 +10,7 @@
    reason);
 4. ``dagster-webserver`` on the same instance, for GraphQL and browser tests.
 
-Module-scoped: the webserver takes ~10-30 s to start on a loaded 2-core machine.
+Package-scoped (the tests only read it): the webserver takes ~10-30 s to start on a loaded 2-core machine.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import yaml
 from crawl_assets_tests.conftest import REPO
 from crawl_assets_tests.e2e.services import BIN, Service, free_port, wait_for
 from crawl_assets_tests.normalize.shapes import x_page, x_tweet
+from crawl_assets_tests.worlds import DemoHome, user_env
 
 FAILING = "demo.x.news"
 EXPORTS = ["demo.x.sample-archive", "demo.x.sample-search"]
@@ -58,13 +60,6 @@ class Stack:
                               timeout=300, env=self.env, cwd=REPO)
 
 
-def user_env(home: Path) -> dict[str, str]:
-    """A newcomer's environment: DAGSTER_HOME only (no cluster, no X token, default lake and registry)."""
-    drop = {"CRAWL_LAKE", "CRAWL_REGISTRY", "CRAWL_ES_URL", "DAGSTER_PG_URL", "DAGSTER_PG_HOST"}
-    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("CRAWL_X_")}
-    return {**env, "DAGSTER_HOME": str(home)}
-
-
 def run_batch(env: dict[str, str], keys: list[str]) -> dg.ExecuteInProcessResult:
     """The scheduler's batch job over ``keys``, in this process, on the instance of ``env``."""
     with pytest.MonkeyPatch.context() as mp:
@@ -80,14 +75,13 @@ def run_batch(env: dict[str, str], keys: list[str]) -> dg.ExecuteInProcessResult
                                           instance=instance, raise_on_error=False, tags={"crawl/platform": "x"})
 
 
-@pytest.fixture(scope="module")
-def ui_stack(tmp_path_factory) -> Iterator[Stack]:
+@pytest.fixture(scope="package")
+def ui_stack(tmp_path_factory, demo_home: DemoHome) -> Iterator[Stack]:
     tmp = tmp_path_factory.mktemp("ui")
-    home = tmp / "crawl_home"
+    assert demo_home.returncode == 0, demo_home.stderr[-3000:]
+    home = demo_home.copy_to(tmp / "crawl_home")
     env = user_env(home)
     stack = Stack(home, env, "", "", None)  # type: ignore[arg-type]
-    demo = stack.cli("demo")
-    assert demo.returncode == 0, demo.stderr[-3000:]
     added = stack.cli("sources", "add", "--platform", "x", "--kind", "account_timeline", "--identifier", "persian_news",
                       "--name", "news", "--tenant", "demo")
     assert added.returncode == 0, added.stderr

@@ -14,16 +14,15 @@ import httpx
 
 from crawl_assets_tests.conftest import REPO
 from crawl_assets_tests.e2e.services import free_port, wait_for
-from crawl_assets_tests.ui.conftest import user_env
+from crawl_assets_tests.worlds import DemoHome, user_env
 
 WARNING = re.compile(r"warn", re.IGNORECASE)
 
 
-def test_demo_then_ui_start_without_warnings(tmp_path):
-    home = tmp_path / "crawl_home"
+def test_demo_then_ui_start_without_warnings(tmp_path, demo_home: DemoHome):
+    demo = demo_home  # `crawl-assets demo` in an empty home, as a user runs it (once per session)
+    home = demo.copy_to(tmp_path / "crawl_home")
     env = user_env(home)
-    demo = subprocess.run([sys.executable, "-m", "crawl_assets.cli.main", "demo"], capture_output=True, text=True,
-                          timeout=600, env=env, cwd=REPO)
     assert demo.returncode == 0, demo.stderr[-3000:]
     assert not WARNING.search(demo.stdout + demo.stderr), demo.stderr
     assert "Open the UI: crawl-assets ui " in demo.stdout

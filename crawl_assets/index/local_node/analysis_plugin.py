@@ -7,7 +7,8 @@ distribution ships, and our index templates use its ``mapping`` char filter, its
 ones analysis-common wraps), so the Persian analyzer under test is Lucene's. See the Java sources.
 
 The build is cached by the hash of the sources and the distribution: ``javac`` runs once per change.
-It is a classic plugin (``plugin-descriptor.properties`` pinned to the distribution's version).
+It is a classic plugin (``plugin-descriptor.properties`` pinned to the distribution's version), compiled
+for the Java release the distribution's own classes target (17 for 8.x, 21 for 9.x).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ DESCRIPTOR = """description=crawl_assets: the analysis-common components our tem
 version=1.0.0
 name=crawl-test-analysis
 classname={classname}
-java.version=17
+java.version={java}
 elasticsearch.version={version}
 """
 
@@ -45,8 +46,19 @@ def source_hash(dist: Path) -> str:
 
 
 def _version(dist: Path) -> str:
+    return _server_jar(dist).stem.removeprefix("elasticsearch-")
+
+
+def java_release(dist: Path) -> int:
+    """The Java release of the server's classes (class file major version - 44)."""
+    with zipfile.ZipFile(_server_jar(dist)) as jar:
+        header = jar.read("org/elasticsearch/Version.class")[:8]
+    return int.from_bytes(header[6:8], "big") - 44
+
+
+def _server_jar(dist: Path) -> Path:
     [server] = sorted((dist / "lib").glob("elasticsearch-[0-9]*.jar"))
-    return server.stem.removeprefix("elasticsearch-")
+    return server
 
 
 def build(dist: Path, java_home: Path) -> Path:
@@ -63,7 +75,8 @@ def build(dist: Path, java_home: Path) -> Path:
             classes = work / "classes"
             classes.mkdir()
             classpath = os.pathsep.join(str(p) for p in sorted((dist / "lib").glob("*.jar")))
-            cmd = [str(java_home / "bin" / "javac"), "--release", "17", "-proc:none", "-nowarn", "-encoding", "UTF-8",
+            release = str(java_release(dist))
+            cmd = [str(java_home / "bin" / "javac"), "--release", release, "-proc:none", "-nowarn", "-encoding", "UTF-8",
                    "-cp", classpath, "-d", str(classes), *map(str, _source_files())]
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
             if done.returncode != 0:
@@ -76,7 +89,7 @@ def build(dist: Path, java_home: Path) -> Path:
                 for path in sorted(classes.rglob("*.class")):
                     jar.write(path, path.relative_to(classes).as_posix())
             (out / "plugin-descriptor.properties").write_text(
-                DESCRIPTOR.format(classname=CLASSNAME, version=_version(dist)), "utf-8")
+                DESCRIPTOR.format(classname=CLASSNAME, version=_version(dist), java=release), "utf-8")
             for path in out.iterdir():
                 os.chmod(path, 0o644)
             _publish(out, final)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import os
 import shutil
@@ -68,25 +69,59 @@ def cache_lock(root: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def java_home() -> Path:
-    """A Java 17+ home: ``$ES_JAVA_HOME``, ``$JAVA_HOME``, or the one ``java`` on PATH belongs to."""
-    for candidate in settings.local_node().java_homes:
-        if (Path(candidate) / "bin" / "java").exists():
-            home = Path(candidate)
-            break
-    else:
-        java = shutil.which("java")
-        if not java:
-            raise Unavailable("no Java found (install a JDK 17+ or set ES_JAVA_HOME)")
-        home = Path(os.path.realpath(java)).parent.parent
-    if not (home / "bin" / "javac").exists():
-        raise Unavailable(f"{home} is a JRE without javac (the test analysis plugin is compiled); install a JDK")
+def major(version: str = ES_VERSION) -> int:
+    return int(version.split(".")[0])
+
+
+def required_java(version: str = ES_VERSION) -> int:
+    """The oldest Java the server line runs on: 17 for 8.x, 21 from 9.0."""
+    return 21 if major(version) >= 9 else 17
+
+
+@functools.lru_cache(maxsize=None)
+def _java_major(home: Path) -> tuple[int, str]:
     out = subprocess.run([str(home / "bin" / "java"), "-version"], capture_output=True, text=True, timeout=60)
     first = (out.stderr or out.stdout).splitlines()[0] if (out.stderr or out.stdout) else ""
-    major = first.split('"')[1].split(".")[0] if '"' in first else ""
-    if not major.isdigit() or int(major) < 17:
-        raise Unavailable(f"Java 17+ is needed for Elasticsearch {ES_VERSION}; {home} is {first!r}")
-    return home
+    number = first.split('"')[1].split(".")[0] if '"' in first else ""
+    return (int(number) if number.isdigit() else 0), first
+
+
+def _candidates() -> list[Path]:
+    """JDK homes in order of preference: ``$ES_JAVA_HOME``, ``$JAVA_HOME``, the ``java`` on PATH, then every
+    JDK of the system's JVM folder (oldest first: the default line stays on the Java it always ran on)."""
+    configured = settings.local_node()
+    found = [Path(home) for home in configured.java_homes]
+    java = shutil.which("java", path=configured.path)
+    if java:
+        found.append(Path(os.path.realpath(java)).parent.parent)
+    system = Path(configured.jvm_dir)
+    if system.is_dir():
+        found.extend(sorted(p for p in system.iterdir() if p.is_dir() and not p.is_symlink()))
+    unique: list[Path] = []
+    for home in found:
+        if (home / "bin" / "java").exists() and home.resolve() not in {u.resolve() for u in unique}:
+            unique.append(home)
+    return unique
+
+
+def java_home(version: str = ES_VERSION) -> Path:
+    """A JDK home new enough for ``version`` (17+ for 8.x, 21+ for 9.x), from the candidates above: the node
+    alone gets it (``ES_JAVA_HOME``), the caller's own Java stays what it is."""
+    need = required_java(version)
+    seen: list[str] = []
+    for home in _candidates():
+        number, first = _java_major(home)
+        seen.append(f"{home} ({first or 'unknown'})")
+        if number < need:
+            continue
+        if not (home / "bin" / "javac").exists():
+            seen[-1] += " is a JRE without javac"
+            continue
+        return home
+    if not seen:
+        raise Unavailable(f"no Java found (install a JDK {need}+ or set ES_JAVA_HOME)")
+    raise Unavailable(f"Elasticsearch {version} needs a JDK {need}+ (our analysis plugin is compiled); "
+                      f"found: {'; '.join(seen)}")
 
 
 def local_repository() -> Path:

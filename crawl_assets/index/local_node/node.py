@@ -1,9 +1,9 @@
 """One real single-node Elasticsearch for a test session, a bench or ``crawl-assets es local``, started and always
 stopped.
 
-Per node (unless given a folder and a port to keep): a fresh config folder (``ES_PATH_CONF``), data, logs and tmp folders in a temp folder owned by
-the user the node runs as, a free loopback port, a 512 MiB heap, security off. Elasticsearch refuses to
-run as root: under root the node runs as ``nobody``. It is stopped with SIGTERM (the launcher stops the
+Per node (unless given a folder and a port to keep): a fresh config folder (``ES_PATH_CONF``), data, logs, tmp
+and snapshot folders in a temp folder owned by the user the node runs as, a free loopback port, a 512 MiB heap,
+security off. Elasticsearch refuses to run as root: under root the node runs as ``nobody``. It is stopped with SIGTERM (the launcher stops the
 server JVM), then killed by pid if it does not go; the launcher also gets SIGTERM if this process dies
 (``PR_SET_PDEATHSIG``), and an ``atexit`` hook stops a node nobody stopped, so no JVM outlives its session.
 """
@@ -31,6 +31,9 @@ from crawl_assets import settings
 from crawl_assets.index.local_node import analysis_plugin, distribution
 
 PR_SET_PDEATHSIG = 1
+# Tiered compilation stopped at C1: a JVM that starts with ~40% less CPU and runs hot code slower; for the
+# launcher, and for short-lived nodes (a cluster's members) whose start costs more than their work.
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
 RUN_AS_ROOT_USER = ("nobody", "nogroup")
 
 
@@ -76,8 +79,9 @@ class RealNode:
     answers on that port; otherwise both are new for each start and the folder is removed on stop."""
 
     def __init__(self, heap: str = "512m", start_timeout: float = 240.0, membership: Membership | None = None,
-                 workdir: Path | None = None, port: int | None = None) -> None:
-        self.heap, self.start_timeout, self.membership = heap, start_timeout, membership
+                 workdir: Path | None = None, port: int | None = None, java_opts: str = "") -> None:
+        """``java_opts``: extra options of the server JVM (e.g. ``QUICK_JIT``)."""
+        self.heap, self.start_timeout, self.membership, self.java_opts = heap, start_timeout, membership, java_opts
         self.fixed_workdir, self.fixed_port = workdir, port
         self.home: Path | None = None
         self.workdir: Path | None = None
@@ -88,6 +92,11 @@ class RealNode:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def snapshot_dir(self) -> Path | None:
+        """The folder the node may write snapshots to (``path.repo``)."""
+        return self.workdir / "snapshots" if self.workdir else None
 
     # ---- start --------------------------------------------------------------------------------------
     def start(self) -> "RealNode":
@@ -117,14 +126,16 @@ class RealNode:
         user = self._runtime_user()
         port = self.membership.http_port if self.membership else (self.fixed_port or free_port())
         conf = self._write_config(home, self.workdir, port)
-        for sub in ("data", "logs", "tmp"):
+        for sub in ("data", "logs", "tmp", "snapshots"):
             (self.workdir / sub).mkdir(exist_ok=True)
         if user is not None:
             uid, gid = pwd.getpwnam(user[0]).pw_uid, pwd.getpwnam(user[0]).pw_gid
             for path in [self.workdir, *self.workdir.rglob("*")]:
                 os.chown(path, uid, gid)
+        # The launcher JVM only starts the server and waits: C1 alone compiles it (~40% less CPU to start).
         env = {"PATH": settings.local_node().path, "LANG": "C.UTF-8", "ES_PATH_CONF": str(conf),
-               "ES_JAVA_HOME": str(java), "ES_JAVA_OPTS": f"-Xms{self.heap} -Xmx{self.heap}",
+               "CLI_JAVA_OPTS": QUICK_JIT,
+               "ES_JAVA_HOME": str(java), "ES_JAVA_OPTS": f"-Xms{self.heap} -Xmx{self.heap} {self.java_opts}".strip(),
                "ES_TMPDIR": str(self.workdir / "tmp"), "HOME": str(self.workdir)}
         self._log = open(self.workdir / "console.log", "ab")
         kwargs = {"user": user[0], "group": user[1], "extra_groups": []} if user else {}
@@ -173,6 +184,8 @@ class RealNode:
         settings = {
             **topology, "network.host": "127.0.0.1", "http.port": port,
             "path.data": str(workdir / "data"), "path.logs": str(workdir / "logs"),
+            # Snapshots of the tests' worlds (es_node.fixtures: snapshot once, restore per test).
+            "path.repo": [str(workdir / "snapshots")],
             "xpack.security.enabled": False,
             # A crowded shared disk must not turn indices read-only under the tests (a real-cluster safety net).
             "cluster.routing.allocation.disk.threshold_enabled": False,

@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 
 from crawl_assets.core.options import AtLeast, Flag, OptionalText, SourceOptions
-from crawl_assets.core.spec import FormatSpec, PullSpec, SourceSpec, WebhookSpec
+from crawl_assets.core.spec import FormatSpec, PullSpec, ReleaseTerms, SourceSpec, WebhookSpec
 from crawl_assets.names import secret_variable
 
 
@@ -38,6 +38,13 @@ SPEC = SourceSpec(
     # header could be changed by a replayer), so a delivery is recognised by its body's hash
     webhook=WebhookSpec("x-discourse-event-signature", "sha256=", "sha256", topic_header="x-discourse-event",
                         delivery_header="x-discourse-event-id"),
+    release_terms=ReleaseTerms(
+        ids_only=False,
+        note=(
+            "Each forum sets its own content licence (often in its /tos page, e.g. CC BY-NC-SA): check the "
+            "forum's terms before sharing."
+        ),
+    ),
 )
 
 

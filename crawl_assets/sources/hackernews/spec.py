@@ -1,7 +1,7 @@
 """Hacker News: stories and comments matching a search (public Algolia HN API)."""
 
 from crawl_assets.core.options import AtLeast, Clamped, SourceOptions, TextOr
-from crawl_assets.core.spec import FormatSpec, PullSpec, SourceSpec
+from crawl_assets.core.spec import FormatSpec, PullSpec, ReleaseTerms, SourceSpec
 
 
 class HackerNewsOptions(SourceOptions):
@@ -27,4 +27,10 @@ SPEC = SourceSpec(
     options_model=HackerNewsOptions,
     pull=PullSpec(sync="crawl_assets.sources.hackernews.sync:sync_search", raw_format="hackernews",
                   client="crawl_assets.sources.hackernews.client:open_client"),
+    release_terms=ReleaseTerms(
+        ids_only=False,
+        note=(
+            "Items from the public Hacker News API (Y Combinator); authors keep rights to their comments."
+        ),
+    ),
 )

@@ -1,7 +1,7 @@
 """Intercom: conversations of a workspace through the REST API; each part is a record."""
 
 from crawl_assets.core.options import AtLeast, Clamped, SourceOptions
-from crawl_assets.core.spec import FormatSpec, PullSpec, SourceSpec, WebhookSpec
+from crawl_assets.core.spec import FormatSpec, PullSpec, ReleaseTerms, SourceSpec, WebhookSpec
 
 
 class IntercomOptions(SourceOptions):
@@ -30,4 +30,11 @@ SPEC = SourceSpec(
     # X-Hub-Signature: sha1=<hex HMAC-SHA1 of the body, key = the app's client secret>; the notification id and
     # created_at are inside the signed body (the same id on every retry of one notification)
     webhook=WebhookSpec("x-hub-signature", "sha1=", "sha1", signed_id_field="id", signed_time_field="created_at"),
+    release_terms=ReleaseTerms(
+        ids_only=False,
+        note=(
+            "Conversations with the publisher's own customers: personal data under the publisher's privacy "
+            "notice; share only with a legal basis (consider --pseudonymize)."
+        ),
+    ),
 )

@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 from crawl_assets.core.options import AtLeast, Clamped, OptionalText, PositiveOr, SourceOptions
-from crawl_assets.core.spec import FormatSpec, PullSpec, SourceSpec
+from crawl_assets.core.spec import FormatSpec, PullSpec, ReleaseTerms, SourceSpec
 
 WINDOW_DAYS = 7.0  # reviews.list returns the reviews created or modified in about the last week
 
@@ -41,4 +41,11 @@ SPEC = SourceSpec(
     options_model=PlayOptions,
     pull=PullSpec(sync="crawl_assets.sources.play.sync:sync_app", raw_format="play", secret="SERVICE_ACCOUNT_JSON"),
     resource="crawl_assets.sources.play.resource:PlayResource.from_env",
+    release_terms=ReleaseTerms(
+        ids_only=False,
+        note=(
+            "Google Play reviews of the publisher's own apps (Play Developer API): sharing reviewers' text "
+            "may need Google's and the reviewers' consent; consider --dehydrate play."
+        ),
+    ),
 )

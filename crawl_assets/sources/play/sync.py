@@ -72,6 +72,7 @@ def sync_app(client: PlayClient, entry: SourceEntry, state: dict[str, Any], stor
     gap = gap_report(state.get("last_complete_at"), datetime.fromisoformat(p["started"]), options.window)
     stats.extra.update(gap)
     if gap["gap_detected"]:
+        buffer.info.update(gap)  # also in the next raw batch's manifest: releases' datasheets read gaps from the lake
         stats.warnings.append(
             f"reviews modified between {gap['gap_from']} and {gap['gap_to']} may be missing: the previous complete "
             f"sync is older than the {options.window.days}-day window of reviews.list (import a Play Console CSV "

@@ -13,7 +13,6 @@ small, bounded by the ``media_max_bytes`` option).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import random
 from collections import Counter
@@ -24,8 +23,9 @@ from typing import Any, TypeVar
 from telethon import TelegramClient
 from telethon.sessions import StringSession
 
-from crawl_assets.sources.telegram.errors import FLOOD, NETWORK, LongFloodWait, SourceGone
-from crawl_assets.sources.telegram.pacing import Pacer
+from crawl_assets.sources.telegram.errors import FLOOD, NETWORK, LongFloodWait, ProxyFailed, SourceGone
+from crawl_assets.sources.telegram.pacing import Clock, Pace, PaceNote, PaceSettings
+from crawl_assets.sources.telegram.proxy import ProxySpec
 
 DEVICE_MODEL = "crawl_assets"
 APP_VERSION = "crawl_assets telegram collector"
@@ -46,6 +46,15 @@ class ClientSettings:
     network_retries: int = 3
     network_backoff: float = 2.0
     timeout: int = 20
+    flood_backoff: float = 2.0
+    max_interval: float = 60.0
+    recovery_half_life: float = 3600.0
+    requests_per_hour: int = 0
+
+    def pace(self) -> PaceSettings:
+        return PaceSettings(interval=self.request_interval, flood_backoff=self.flood_backoff,
+                            max_interval=self.max_interval, recovery_half_life=self.recovery_half_life,
+                            requests_per_hour=self.requests_per_hour, long_wait=self.flood_sleep_threshold)
 
 
 def request_name(request: Any) -> str:
@@ -55,6 +64,20 @@ def request_name(request: Any) -> str:
     if isinstance(request, list):
         return "+".join(request_name(r) for r in request)
     return type(request).__name__
+
+
+def proxy_arguments(proxy: ProxySpec | None, credential: str) -> dict[str, Any]:
+    """``TelegramClient``'s ``connection``/``proxy`` for ``proxy``. Telethon silently connects *directly* when
+    python-socks is missing, so a SOCKS/HTTP proxy without it is refused here instead."""
+    if proxy is None:
+        return {}
+    if proxy.kind != "mtproxy":
+        try:
+            import python_socks  # noqa: F401
+        except ImportError:
+            raise SourceGone(f"the {proxy.shown} proxy of Telegram credential {credential!r} needs python-socks "
+                             "(pip install 'python-socks[asyncio]'); refusing to connect without it") from None
+    return proxy.telethon()
 
 
 def parse_session(session: str, credential: str) -> StringSession:
@@ -73,16 +96,19 @@ class CrawlClient(TelegramClient):
     """A ``TelegramClient`` for reading history: no update handling, every request paced and counted."""
 
     def __init__(self, *, credential: str, api_id: int, api_hash: str, session: str,
-                 settings: ClientSettings = ClientSettings(), last_request: float = 0.0):
+                 settings: ClientSettings = ClientSettings(), note: PaceNote | None = None,
+                 proxy: ProxySpec | None = None, clock: Clock = Clock()):
         super().__init__(
             parse_session(session, credential), api_id, api_hash,
             receive_updates=False, flood_sleep_threshold=0, timeout=settings.timeout,
             device_model=DEVICE_MODEL, system_version=SYSTEM_VERSION, app_version=APP_VERSION,
-            base_logger="crawl_assets.telegram.telethon",
+            base_logger="crawl_assets.telegram.telethon", **proxy_arguments(proxy, credential),
         )
         self.credential = credential
+        self.proxy = proxy
         self.settings = settings
-        self.pacer = Pacer(settings.request_interval, last_request)
+        self.clock = clock
+        self.pacer = Pace(settings.pace(), note if note is not None else PaceNote(), clock)
         self.request_counts: Counter[str] = Counter()
         self.flood_waited = 0.0
         self.network_retried = 0
@@ -129,11 +155,13 @@ class CrawlClient(TelegramClient):
             except FLOOD as exc:
                 seconds = max(1, int(getattr(exc, "seconds", 1) or 1))
                 floods += 1
+                self.pacer.flooded(seconds)  # slower from now on, in this run and the account's next ones
                 if seconds > self.settings.flood_sleep_threshold or floods > self.settings.max_flood_sleeps:
                     raise LongFloodWait(seconds, name) from exc
-                log.info("flood wait of %ss on %s: sleeping in place", seconds, name)
+                log.info("flood wait of %ss on %s: sleeping in place, then one request per %.1fs", seconds, name,
+                         self.pacer.interval())
                 self.flood_waited += seconds
-                await asyncio.sleep(seconds)
+                await self.clock.sleep(seconds)
             except NETWORK as exc:
                 if network >= self.settings.network_retries:
                     raise
@@ -141,9 +169,33 @@ class CrawlClient(TelegramClient):
                 network += 1
                 self.network_retried += 1
                 log.warning("network error on %s (%s); retry %d in %.1fs", name, type(exc).__name__, network, delay)
-                await asyncio.sleep(delay)
+                await self.clock.sleep(delay)
                 if not self.is_connected():
                     await self.connect()
+
+    async def _connect_patiently(self) -> None:
+        """``connect()``, retried like a dropped connection; through a proxy, a last failure is ``ProxyFailed``
+        (the account's sources pause with a reason naming the proxy by scheme, host and port only)."""
+        attempt = 0
+        while True:
+            try:
+                await self.connect()
+                return
+            except NETWORK as exc:
+                if attempt >= self.settings.network_retries:
+                    if self.proxy is None:
+                        raise
+                    what = self.proxy.scrub(str(exc))[:200] or "no answer"
+                    raise ProxyFailed(
+                        f"the {self.proxy.shown} proxy of Telegram credential {self.credential!r} failed after "
+                        f"{attempt + 1} attempts ({type(exc).__name__}: {what}); fix the proxy or its "
+                        "CRAWL_TELEGRAM_PROXY variable, then resume the source") from None
+                delay = self.settings.network_backoff * (2**attempt) * (0.5 + random.random())
+                attempt += 1
+                self.network_retried += 1
+                log.warning("cannot connect%s (%s); retry %d in %.1fs", f" through {self.proxy.shown}" if self.proxy
+                            else "", type(exc).__name__, attempt, delay)
+                await self.clock.sleep(delay)
 
     async def check_health(self) -> int:
         """Connect and make sure the session is still authorized (the logged-in user's id), else ``SourceGone``.
@@ -152,7 +204,8 @@ class CrawlClient(TelegramClient):
         Telethon's cache; only when that failed as unauthorized does ``is_user_authorized`` spend one more
         request to be sure.
         """
-        await self.connect()
+        self.pacer.check()  # an account resting from a long flood wait is not even connected
+        await self._connect_patiently()
         me = await self.get_me(input_peer=True) if await self.is_user_authorized() else None
         if me is None:
             raise SourceGone(f"the Telegram session of credential {self.credential!r} is not authorized "

@@ -30,13 +30,17 @@ async def _sync(resource: TelegramResource, entry: SourceEntry, state: dict[str,
     # the engine, with Telethon (~37 MiB), loads when a Telegram source syncs, not with the definitions
     from crawl_assets.sources.telegram.sync import run_sync
 
-    async with resource.connected(entry.tenant, entry.credential) as client:
+    async with resource.connected(entry.tenant, entry.credential, entry.key) as client:
         used.append(client)
         return await run_sync(client, entry, state, sink, resource.budget())
 
 
 def collect(resource: TelegramResource, entry: SourceEntry, env: CollectEnv) -> Collected:
     """Sync one Telegram source into the lake (the ``live`` collector of the Telegram spec)."""
+    if entry.kind.value == "web_channel":  # no account: the public preview pages (web_sync.py)
+        from crawl_assets.sources.telegram.web_sync import collect_web
+
+        return collect_web(resource, entry, env)
     sink = LakeSink(env.lake, entry, env.run_id, env.checkpointer.save)
     used: list[CrawlClient] = []
     try:
@@ -63,7 +67,7 @@ def collect(resource: TelegramResource, entry: SourceEntry, env: CollectEnv) -> 
         "requests": client.requests_made,
         "requests_by_type": dict(client.request_counts),
         "rate_limit_wait_seconds": round(client.flood_waited, 3),
-        "pacing_wait_seconds": round(client.pacer.waited, 3),
+        **client.pacer.summary(),
         "network_retries": client.network_retried,
         "checkpoints": stats.checkpoints,
         "budget_exhausted": stats.budget_exhausted,

@@ -13,6 +13,16 @@ from typing import Any
 CLASSES = ("PERMANENT", "FLOOD", "NETWORK")  # module attributes: tuples of exception classes
 
 
+def _proxy_errors() -> tuple[type[BaseException], ...]:
+    """python-socks' own errors (a refused proxy login, a proxy that cannot reach Telegram): Telethon maps
+    only some of them onto ``ConnectionError``."""
+    try:
+        from python_socks import ProxyConnectionError, ProxyError, ProxyTimeoutError
+    except ImportError:  # without python-socks no SOCKS/HTTP proxy is ever used (the client refuses one)
+        return ()
+    return (ProxyError, ProxyTimeoutError, ProxyConnectionError)
+
+
 @functools.cache
 def _classified() -> dict[str, tuple[type[BaseException], ...]]:
     """The failures by what they mean. Telethon (~37 MiB with its TL types) is imported when a failure is
@@ -52,8 +62,9 @@ def _classified() -> dict[str, tuple[type[BaseException], ...]]:
             errors.FloodPremiumWaitError,
             errors.SlowModeWaitError,
         ),
-        # Worth retrying after a pause: the connection or Telegram's side failed.
+        # Worth retrying after a pause: the connection (or the proxy in front of it) or Telegram's side failed.
         "NETWORK": (
+            *_proxy_errors(),
             ConnectionError,
             TimeoutError,
             asyncio.TimeoutError,
@@ -80,11 +91,16 @@ class SourceGone(Exception):
         self.reason = reason
 
 
+class ProxyFailed(SourceGone):
+    """The account's proxy did not let it reach Telegram (refused, unreachable, wrong password or secret)
+    after the in-place retries: its sources are paused until the proxy is fixed."""
+
+
 class LongFloodWait(Exception):
     """Telegram asked for a wait longer than the in-place threshold: give the run slot back and come later."""
 
-    def __init__(self, seconds: int, request: str):
-        super().__init__(f"Telegram asked to wait {seconds}s before {request}")
+    def __init__(self, seconds: int, request: str, message: str | None = None):
+        super().__init__(message or f"Telegram asked to wait {seconds}s before {request}")
         self.seconds = seconds
         self.request = request
 

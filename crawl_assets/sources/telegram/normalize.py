@@ -10,7 +10,7 @@ count held the emoji itself (``"reaction": "🔥"``) instead of ``ReactionEmoji`
 Both give the same ``key`` for the same message: ``telegram:{chat_id}:{message_id}`` with the bare positive
 chat id (``PeerChannel.channel_id``; the export's ``id``; a ``-100`` prefix is stripped). Service messages
 (joins, pins, title changes) are not posts: they come back as ``Rejection(error=False, reason="service
-message")`` so they are counted but never mistaken for bad input.
+message")`` so they are counted but never mistaken for bad input. Forum topics: ``normalize_topics.py``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.entities import Utf16Text
 from crawl_assets.normalize.text import fold_tag, unique
+from crawl_assets.sources.telegram import normalize_topics as topics
 from crawl_assets.sources.telegram.normalize_peers import export_chat_id, message_key
 
 _PEER_FIELDS = {"PeerChannel": ("channel", "channel_id"), "PeerChat": ("chat", "chat_id"), "PeerUser": ("user", "user_id")}
@@ -139,11 +140,11 @@ def _telethon_message(batch: Batch, line: int, raw: bytes, m: dict[str, Any]) ->
     kind = m.get("_")
     if kind == DELETED:
         return _deletion(batch, line, m)
-    if kind == "MessageService":
+    if kind == "MessageService" and not topics.is_topic_action(m):
         return batch.reject(line, SERVICE_MESSAGE, raw, error=False)
     if kind == "MessageEmpty":
         return batch.reject(line, "empty message (deleted or inaccessible)", raw, error=False)
-    if kind != "Message":
+    if kind not in ("Message", "MessageService"):
         raise InputError(f"field '_': expected 'Message', got {kind!r}"[:200])
     message_id = as_id(m.get("id"), "id")
     peer = _peer(m.get("peer_id"), "peer_id") or _peer(m.get("to_id"), "to_id")  # to_id: Telethon < 1.17
@@ -152,13 +153,18 @@ def _telethon_message(batch: Batch, line: int, raw: bytes, m: dict[str, Any]) ->
     chat_type, chat_id = peer
     key = message_key(chat_id, message_id)
     sender = _peer(m.get("from_id"), "from_id")
+    if kind == "MessageService":  # a forum topic's creation or edit
+        return topics.topic_record(batch, line, m, peer, sender[1] if sender else chat_id, _utc(m.get("date"), "date"))
     text = m.get("message") if isinstance(m.get("message"), str) else ""
 
     hashtags, mentions, urls, mention_ids = _telethon_entities(text, as_list(m.get("entities")))
     media, media_urls = _telethon_media(m.get("media"))
     reply = as_dict(m.get("reply_to"))
     reply_to = conversation = None
-    if reply.get("_") == "MessageReplyHeader" and opt_int(reply.get("reply_to_msg_id")) is not None:
+    topic = topics.topic_of(reply, chat_id, batch.context.topics)
+    if topic is not None and topic != topics.GENERAL_TOPIC:
+        conversation, reply_to = topics.topic_thread(reply, chat_id, topic)
+    elif reply.get("_") == "MessageReplyHeader" and opt_int(reply.get("reply_to_msg_id")) is not None:
         reply_peer = _peer(reply.get("reply_to_peer_id"), "reply_to.reply_to_peer_id")
         reply_chat = reply_peer[1] if reply_peer else chat_id
         reply_to = message_key(reply_chat, reply["reply_to_msg_id"])
@@ -189,6 +195,8 @@ def _telethon_message(batch: Batch, line: int, raw: bytes, m: dict[str, Any]) ->
         metadata["mention_user_ids"] = mention_ids
     if replies.get("channel_id") is not None:
         metadata["comments_chat_id"] = str(replies["channel_id"])
+    if topic is not None:
+        metadata.update(topics.topic_metadata(topic, chat_id, batch.context.topics))
 
     return batch.finish(
         {

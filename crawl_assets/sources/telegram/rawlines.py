@@ -79,6 +79,7 @@ def chat_summary(full: Any) -> dict[str, Any]:
         "participants_count": getattr(chat, "participants_count", None),
         "broadcast": bool(getattr(entity, "broadcast", False)),
         "megagroup": bool(getattr(entity, "megagroup", False)),
+        "forum": bool(getattr(entity, "forum", False)),
         "linked_chat_id": linked,
         "linked_chat_title": getattr(linked_entity, "title", None),
         "linked_chat_username": getattr(linked_entity, "username", None),

@@ -5,6 +5,8 @@
   with no lines whose ``extra.chat``/``extra.chat_full`` carry the chat's metadata);
 * ``state/{tenant}/telegram/{source}/refresh-window.json``: fingerprints of the last refresh window
   (per-item state too big for the cursor; losing it only skips one round of edit/deletion detection);
+* ``state/{tenant}/telegram/{source}/topics.json``: a forum's topic titles (``{topic: [title, as of message]}``;
+  losing it only costs asking for the titles again);
 * ``media/{tenant}/telegram/{source}/{chat}/{message}{ext}``: downloaded files (opt-in), never indexed.
 """
 
@@ -40,19 +42,31 @@ class LakeSink:
     def checkpoint(self, state: dict[str, Any]) -> None:
         self.writer.save_state(state)
 
-    def _state_path(self) -> str:
-        return state_file(self.entry.tenant, self.entry.platform, self.entry.key, "refresh-window.json")
+    def _state_path(self, name: str = "refresh-window.json") -> str:
+        return state_file(self.entry.tenant, self.entry.platform, self.entry.key, name)
 
-    def load_window(self) -> dict[int, list[int]]:
-        raw = self.lake.read_bytes(self._state_path())
+    def _load(self, name: str, field: str) -> dict[int, list[Any]]:
+        raw = self.lake.read_bytes(self._state_path(name))
         if raw is None:
             return {}
         data = orjson.loads(raw)
-        return {int(k): list(v) for k, v in data.get("window", {}).items()}
+        return {int(k): list(v) for k, v in data.get(field, {}).items()}
+
+    def _save(self, name: str, field: str, values: dict[int, list[Any]]) -> None:
+        payload = {field: {str(k): v for k, v in values.items()}}
+        self.lake.write_bytes(self._state_path(name), orjson.dumps(payload), overwrite=True)
+
+    def load_window(self) -> dict[int, list[int]]:
+        return self._load("refresh-window.json", "window")
 
     def save_window(self, window: dict[int, list[int]]) -> None:
-        payload = {"window": {str(k): v for k, v in window.items()}}
-        self.lake.write_bytes(self._state_path(), orjson.dumps(payload), overwrite=True)
+        self._save("refresh-window.json", "window", window)
+
+    def load_topics(self) -> dict[int, list[Any]]:
+        return self._load("topics.json", "topics")
+
+    def save_topics(self, topics: dict[int, list[Any]]) -> None:
+        self._save("topics.json", "topics", topics)
 
     def save_media(self, name: str, data: bytes) -> str:
         relative = media_file(self.entry.tenant, self.entry.platform, self.entry.key, name)

@@ -33,6 +33,7 @@ class SyncState:
     newest_date: str | None = None
     meta_at: str | None = None
     linked_chat_id: int | None = None
+    forum: bool = False  # a forum supergroup: its messages are in topics (sync.py keeps the topics' titles)
     peer: Peer | None = None
     syncs: int = 0
     extra: dict[str, Any] = field(default_factory=dict)

@@ -11,6 +11,8 @@ Testable without Dagster: it gets a connected ``CrawlClient``, the registry entr
    ``newest_id``, reverse paging), so ``newest_id`` only ever moves over stored messages;
 3. continues the **backfill** below ``oldest_id`` (``offset_id``) down to the history horizon.
 
+In a forum supergroup each raw batch carries the titles of its messages' topics for the normalizer (``topics.py``).
+
 Messages are written in batches of a few pages; the cursor is checkpointed right after each batch is
 durable, so a kill loses at most one batch of work and never skips a message.
 """
@@ -42,6 +44,7 @@ from crawl_assets.sources.telegram.rawlines import (
 from crawl_assets.sources.telegram.options import PAGE, Budget
 from crawl_assets.sources.telegram.spec import TelegramOptions
 from crawl_assets.sources.telegram.state import Peer, SyncState
+from crawl_assets.sources.telegram.topics import ForumTopics
 
 REFRESH_DEFAULT = 200  # newest messages re-read each sync when the entry sets no refresh_window
 PAGED_REQUESTS = ("GetHistoryRequest", "GetRepliesRequest", "GetDiscussionMessageRequest")
@@ -60,6 +63,10 @@ class Sink(Protocol):
     def save_window(self, window: dict[int, list[int]]) -> None: ...
 
     def save_media(self, name: str, data: bytes) -> str: ...
+
+    def load_topics(self) -> dict[int, list[Any]]: ...
+
+    def save_topics(self, topics: dict[int, list[Any]]) -> None: ...
 
 
 @dataclass
@@ -92,6 +99,7 @@ class TelegramSync:
         self._pages_at_start = self._pages()
         self.peer: Any = None
         self.peer_tl: TLObject | None = None
+        self.topics = ForumTopics(sink)
 
     # -- budget ------------------------------------------------------------------------------
     def _pages(self) -> int:
@@ -155,6 +163,7 @@ class TelegramSync:
             raise SourceGone(f"{self.entry.identifier}: the chat is private or this account was banned from it")
         if isinstance(entity, types.Channel):
             self.state.peer = Peer("channel", entity.id, entity.access_hash or 0, self.client.credential)
+            self.state.forum = bool(entity.forum)
         elif isinstance(entity, types.Chat):
             self.state.peer = Peer("chat", entity.id, 0, self.client.credential)
         else:
@@ -178,6 +187,19 @@ class TelegramSync:
         self._write([], kind="chat", extra={"chat": summary, "chat_full": chat_raw(full)})
         self.state.meta_at = self.now.isoformat()
         self.state.linked_chat_id = summary.get("linked_chat_id")
+        self.state.forum = summary["forum"]
+        if self.state.forum:
+            await self.topics.read_all(self.api, self.peer)
+
+    def _line(self, m: Any) -> bytes:
+        """The raw line of a message; in a forum, its topic is noted (and a creation or rename learnt)."""
+        own = isinstance(m, (types.Message, types.MessageService)) and m.peer_id == self.peer_tl
+        if own:
+            if getattr(getattr(m, "reply_to", None), "forum_topic", False):
+                self.state.forum = True
+            if self.state.forum:
+                self.topics.note(m)
+        return message_line(m)
 
     # -- top window: forward increment + refresh ---------------------------------------------
     async def _top_window(self) -> bool:
@@ -220,13 +242,14 @@ class TelegramSync:
                 continue
             old_fp, old_replies = window[m.id][0], window[m.id][1]
             if fingerprint(m) != old_fp:
-                lines.append(message_line(m))
+                lines.append(self._line(m))
                 self.stats.updated += 1
                 if replies_max_id(m) > old_replies:
                     lines.extend(await self._comments(m, since=old_replies))
         vanished = sorted(i for i in window if i >= low and i not in seen and i <= previous_newest)
         lines.extend(deletion_line(self.peer_tl, i, self.now) for i in vanished)
         self.stats.deleted += len(vanished)
+        await self.topics.fetch_missing(self.api, self.peer)
         if lines:
             self._write(lines, kind="refresh", extra={"updated": self.stats.updated, "deleted": len(vanished)})
 
@@ -309,11 +332,12 @@ class TelegramSync:
     async def _lines(self, messages: Iterable[Any]) -> list[bytes]:
         lines: list[bytes] = []
         for m in messages:
-            lines.append(message_line(m))
+            lines.append(self._line(m))
             if self.options.comments and replies_max_id(m):
                 lines.extend(await self._comments(m, since=0))
             if self.options.download_media and isinstance(getattr(m, "media", None), MEDIA_TYPES):
                 await self._media(m)
+        await self.topics.fetch_missing(self.api, self.peer)
         return lines
 
     async def _comments(self, post: Any, since: int) -> list[bytes]:
@@ -349,6 +373,8 @@ class TelegramSync:
 
     # -- durability --------------------------------------------------------------------------
     def _write(self, lines: list[bytes], *, kind: str, extra: dict[str, Any]) -> None:
+        if self.topics.pending and self.state.peer is not None:
+            extra = {**extra, "normalize": {"topics": self.topics.batch_titles(self.state.peer.id)}}
         path = self.sink.write(lines, kind=kind, extra=extra)
         self.stats.batches += 1
         self.stats.batch_paths.append(path)

@@ -19,6 +19,7 @@ from crawl_assets.normalize.build import (
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.damage import INVALID_UTF8, has_replacement, with_flag
+from crawl_assets.normalize.finglish import with_script
 from crawl_assets.normalize.lang import detect_lang, platform_lang
 from crawl_assets.normalize.text import clean_text, fold_tag, unique
 from crawl_assets.sources.x.normalize_unavailable import (
@@ -235,6 +236,9 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
         except InputError:  # again, for the message naming the tweet (not formatted for every tweet)
             created_at = parse_instant(tweet.created_at, f"data[{index}].created_at")
     search_text = unescape_entities(text) if batch.context.text_fields else ""  # "": a counting pass (export_stats)
+    if lang is None:
+        lang = detect_lang(search_text, batch.context.languages)
+    lang, metadata = with_script(lang, search_text, metadata)  # Finglish: Persian in Latin letters
     raw_fields = tweet.withheld is not None or tweet.geo is not None or "poll_ids" in metadata
     return batch.emit(
         {
@@ -252,7 +256,7 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
             "deleted_at": None,
             "text": text,
             "text_clean": clean_text(search_text),
-            "lang": lang if lang is not None else detect_lang(search_text, batch.context.languages),
+            "lang": lang,
             "reply_to": reply_to,
             "quote_of": quote_of,
             "repost_of": repost_of,

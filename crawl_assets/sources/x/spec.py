@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 
 from crawl_assets.core.options import AtLeast, Flag, OneOf, OptionalText, SourceOptions
-from crawl_assets.core.spec import FormatSpec, Sample, SourceSpec
+from crawl_assets.core.spec import FormatSpec, ReleaseTerms, Sample, SourceSpec
 from crawl_assets.names import secret_variable
 
 TOKEN_BASE = "CRAWL_X_BEARER_TOKEN"  # the app-only bearer token, per tenant and credential name
@@ -50,6 +50,14 @@ SPEC = SourceSpec(
     credentials="crawl_assets.sources.x.spec:unset_credentials",
     samples=(Sample("sample-search", "x-v2", "x_v2_recording.jsonl"),
              Sample("sample-archive", "x-archive", "x_archive_tweets.js")),
+    release_terms=ReleaseTerms(
+        ids_only=True,
+        note=(
+            "X's developer terms allow sharing post ids (and user ids), not post content: the release carries "
+            "ids only; recipients hydrate them through the API under their own agreement, so deleted and "
+            "protected posts stay gone."
+        ),
+    ),
 )
 
 

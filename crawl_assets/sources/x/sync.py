@@ -211,6 +211,12 @@ class _Sync:
         self.state["pass"] = p
         return False
 
+    def _gap(self, message: str) -> None:
+        """A gap goes into the sync's metadata and into the manifest of the raw batch written next (releases'
+        datasheets read it from there)."""
+        self.stats.gaps.append(message)
+        self.buffer.info["gaps"] = [*self.buffer.info.get("gaps", ()), message]
+
     def _recent_bounds(self, params: dict[str, Any]) -> dict[str, Any]:
         """Recent search serves 7 days: an older cursor is clamped and the gap recorded, not hidden."""
         if self.opts.endpoint != SEARCH_RECENT:
@@ -218,12 +224,12 @@ class _Sync:
         floor = self.recent_floor()
         out = dict(params)
         if "start_time" in out and parse_time(out["start_time"]) < floor:
-            self.stats.gaps.append(f"posts before {rfc3339(floor)} fell out of recent search (start_time)")
+            self._gap(f"posts before {rfc3339(floor)} fell out of recent search (start_time)")
             out["start_time"] = rfc3339(floor)
         if "since_id" in out:
             if id_time(out["since_id"]) < floor:
-                self.stats.gaps.append(f"posts between {rfc3339(id_time(out['since_id']))} and {rfc3339(floor)} "
-                                       "fell out of recent search")
+                self._gap(f"posts between {rfc3339(id_time(out['since_id']))} and {rfc3339(floor)} "
+                          "fell out of recent search")
                 out = {k: v for k, v in out.items() if k != "since_id"}
                 out["start_time"] = rfc3339(floor)
         return out

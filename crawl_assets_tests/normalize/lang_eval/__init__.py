@@ -50,11 +50,20 @@ def load() -> list[Sample]:
 
 def load_short(half: str | None = None) -> list[Sample]:
     """The short-text sets (group ``calibration`` or ``test``), or one ``half`` of them."""
-    samples: list[Sample] = []
-    for lang in SHORT_LANGUAGES:
-        lines = [line for line in (SHORT_DIR / f"{lang}.txt").read_text(encoding="utf-8").splitlines() if line.strip()]
-        for index, line in enumerate(lines):
-            group = "calibration" if index % 2 == 0 else "test"
-            if half is None or half == group:
-                samples.append(Sample(lang, line, group))
-    return samples
+    return [s for lang in SHORT_LANGUAGES for s in _halves(lang, lang, half)]
+
+
+def _halves(name: str, lang: str, half: str | None) -> list[Sample]:
+    """The lines of ``bench/lang_short/{name}.txt`` as samples of ``lang``: even lines the calibration half."""
+    lines = [line for line in (SHORT_DIR / f"{name}.txt").read_text(encoding="utf-8").splitlines() if line.strip()]
+    groups = ((line, "calibration" if index % 2 == 0 else "test") for index, line in enumerate(lines))
+    return [Sample(lang, line, group) for line, group in groups if half is None or half == group]
+
+
+FINGLISH_AGAINST = ("en", "tr", "de", "fr", "es")  # the Latin-script languages of the short sets
+
+
+def load_finglish(half: str | None = None) -> list[Sample]:
+    """Finglish (``bench/lang_short/fa-Latn.txt``, expected ``fa``) and the Latin-script short sets it must be
+    told from, in halves like ``load_short``; a sample's group is its half."""
+    return [s for name, lang in (("fa-Latn", "fa"), *((x, x) for x in FINGLISH_AGAINST)) for s in _halves(name, lang, half)]

@@ -127,6 +127,9 @@ def test_a_sync_that_came_too_late_reports_the_gap(server, store):
     assert extra["gap_detected"] is True and 2 * 86400 - 60 < extra["gap_seconds"] < 2 * 86400 + 60
     assert extra["gap_from"] == late["last_complete_at"]
     assert result.stats.warnings and "may be missing" in result.stats.warnings[0]
+    [first, *_] = store.lake.raw_batches("acme", "play", store.entry.key)  # the gap is in the lake too
+    assert {k: v for k, v in first.manifest.extra.items() if "gap" in k} == {
+        k: v for k, v in extra.items() if "gap" in k}
     client = resource(server).client(store.entry)
     on_time = sync_app(client, store.entry, result.state, store, Budget(), clock=NOW.timestamp)
     client.http.close()

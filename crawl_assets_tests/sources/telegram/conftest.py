@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,18 @@ def world() -> tm.World:
     tm.release()
 
 
+@pytest.fixture
+def network(world: tm.World) -> tm.Network:
+    """The world on real sockets: data centres 2 and 4 that refuse every connection not coming from a proxy."""
+    net = tm.Network(functools.partial(tm.answer, world), proxied_only=True)
+    world.network = net
+    tm.forget_telethon_config()
+    yield net
+    world.network = None
+    tm.forget_telethon_config()
+    net.close()
+
+
 def make_resource(tmp_path: Path, *, names: tuple[str, ...] = ("default",), **kwargs: Any) -> TelegramResource:
     settings = {"request_interval_seconds": 0.0, "network_backoff_seconds": 0.01, "account_wait_seconds": 1.0,
                 "lock_dir": str(tmp_path / "locks"), **kwargs}
@@ -53,6 +67,7 @@ class Harness:
     resource: TelegramResource
     source: SourceEntry
     checkpoints: list[dict[str, Any]] = field(default_factory=list)
+    clock: tm.SimClock | None = None  # the pacing's simulated time (advance it to let an account's rest pass)
 
     @property
     def state(self) -> dict[str, Any]:
@@ -88,6 +103,8 @@ def harness_factory(tmp_path: Path, world: tm.World):
     def make(source: SourceEntry, **resource_kwargs: Any) -> Harness:
         lake = Lake(str(tmp_path / "lake"))
         names = tuple({source.credential or "default", "default"})
-        return Harness(lake, make_resource(tmp_path, names=names, **resource_kwargs), source)
+        clock = tm.SimClock(time.time())
+        resource = make_resource(tmp_path, names=names, **resource_kwargs).with_clock(clock.clock())
+        return Harness(lake, resource, source, clock=clock)
 
     return make

@@ -31,7 +31,7 @@ def no_telegram_env(monkeypatch):
 
 def test_env_names():
     assert env_names() == {"api_id": "CRAWL_TELEGRAM_API_ID", "api_hash": "CRAWL_TELEGRAM_API_HASH",
-                           "session": "CRAWL_TELEGRAM_SESSION"}
+                           "session": "CRAWL_TELEGRAM_SESSION", "proxy": "CRAWL_TELEGRAM_PROXY"}
     assert env_names("default", "alice")["session"] == "CRAWL_TELEGRAM_SESSION__DEFAULT__ALICE"
     assert env_names("acme-corp", None)["api_id"] == "CRAWL_TELEGRAM_API_ID__ACME_CORP"
 

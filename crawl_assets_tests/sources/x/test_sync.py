@@ -344,3 +344,18 @@ def test_a_smaller_refresh_window_costs_fewer_lookups_at_once(server, corpus, ma
     result = sync_source(client, narrow, first.state, store, Budget())
     assert server.counts() == {"users/tweets": 1, "tweets": 1} and result.stats.refreshed == 30
     assert result.state["recent"] == first.state["recent"][:30]
+
+
+def test_a_recent_search_gap_is_written_into_the_next_raw_batch_manifest(server, corpus, make_client, lake):
+    """Releases' datasheets read the collectors' gaps from the lake: the gap is in the batch's manifest."""
+    entry = search(query="python", horizon=4, backfill_window_hours=24)
+    store = LakeStore(lake, entry)
+    client = make_client()
+    result = sync_source(client, entry, {}, store, Budget())
+    ten_days_ago = int((datetime.now(timezone.utc) - timedelta(days=10)).timestamp() * 1000)
+    state = {**result.state, "newest_id": str((ten_days_ago - 1288834974657) << 22)}
+    corpus.add_tweet(next(iter(corpus.users.values())), datetime.now(timezone.utc) - timedelta(seconds=1),
+                     text="python news")
+    result = sync_source(client, entry, state, store, Budget())
+    gaps = [g for b in lake.raw_batches("acme", "x", entry.key) for g in b.manifest.extra.get("gaps", ())]
+    assert gaps == result.stats.gaps and len(set(gaps)) == 1 and "fell out of recent search" in gaps[0]

@@ -18,23 +18,31 @@ whose comment threads answer ``GetDiscussionMessage`` and ``GetReplies``.
 
 Modules: ``chats`` (the simulated chats and their messages), ``accounts`` (accounts and the server half of
 two-step verification), ``world`` (the simulated server: faults, request counts, one handler per request
-type), ``sender`` (the sender Telethon talks to, and ``use``/``release`` to plug it in).
+type; ``forum`` has the forum topics' handlers, ``flood`` its flood control, ``errors`` its RPC errors),
+``sender`` (the sender Telethon talks to, and ``use``/``release`` to plug it in), ``network`` (the same on
+real sockets: data centres speaking Telegram's TCP transports, SOCKS5/HTTP proxies and an MTProxy in front).
 """
 
 from crawl_assets_tests.standins.telegram_mtproto.accounts import (
-    SRP_G, SRP_P, Account, srp_challenge, srp_expected_m1, srp_verifier,
+    SRP_G, SRP_P, Account, account_key, srp_challenge, srp_expected_m1, srp_verifier,
 )
 from crawl_assets_tests.standins.telegram_mtproto.chats import (
     BASE, COMMENTER, ORIGIN_CHANNEL_ID, TEMPLATES, SimChat, entities_for, iter_existing, utf16_len,
 )
 from crawl_assets_tests.standins.telegram_mtproto.sender import (
-    VECTOR, StandinSender, account_key, release, sender_for, session_for, use,
+    VECTOR, StandinSender, answer, release, sender_for, session_for, use,
 )
+from crawl_assets_tests.standins.telegram_mtproto.clock import SimClock
+from crawl_assets_tests.standins.telegram_mtproto.network import (
+    EGRESS, DataCenter, MTProxy, Network, Proxy, forget_telethon_config,
+)
+from crawl_assets_tests.standins.telegram_mtproto.flood import FloodControl
 from crawl_assets_tests.standins.telegram_mtproto.world import Fault, ServerError, World
 
 __all__ = [
     "BASE", "COMMENTER", "ORIGIN_CHANNEL_ID", "SRP_G", "SRP_P", "TEMPLATES", "VECTOR",
-    "Account", "Fault", "ServerError", "SimChat", "StandinSender", "World",
-    "account_key", "entities_for", "iter_existing", "release", "sender_for", "session_for", "srp_challenge",
+    "EGRESS", "Account", "DataCenter", "Fault", "FloodControl", "MTProxy", "Network", "Proxy", "ServerError", "SimChat", "SimClock",
+    "StandinSender", "World", "forget_telethon_config",
+    "account_key", "answer", "entities_for", "iter_existing", "release", "sender_for", "session_for", "srp_challenge",
     "srp_expected_m1", "srp_verifier", "use", "utf16_len",
 ]

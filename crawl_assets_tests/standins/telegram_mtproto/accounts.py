@@ -8,6 +8,7 @@ import secrets
 from dataclasses import dataclass, field
 
 from telethon import password as pwd
+from telethon.crypto import AuthKey
 from telethon.tl import TLObject, types
 
 
@@ -85,3 +86,11 @@ class Account:
 
     def tl(self) -> types.User:
         return types.User(id=self.user_id, is_self=True, access_hash=self.access_hash, first_name=f"crawler {self.name}")
+
+
+_KEY_MARK = b"standin-account:"
+
+
+def account_key(name: str) -> AuthKey:
+    """The auth key of the stand-in account ``name``: as on Telegram, the key a client presents says who it is."""
+    return AuthKey((_KEY_MARK + name.encode()).ljust(256, b"\0"))

@@ -75,6 +75,13 @@ class SimChat:
     # channel post id -> (discussion root id in the linked group, [comment ids])
     threads: dict[int, tuple[int, list[int]]] = field(default_factory=dict)
     media_bytes: int = 2048
+    media_dc: int = 2  # the data centre its photos live on (4: Telethon downloads them on a second connection)
+    # a forum supergroup: topic id (the id of the service message that created it) -> its title now; the
+    # General topic (1) is always there. ``topic_created`` keeps each topic's first title.
+    forum: bool = False
+    topics: dict[int, str] = field(default_factory=dict)
+    topic_created: dict[int, str] = field(default_factory=dict)
+    topic_edits: dict[int, tuple[int, str]] = field(default_factory=dict)  # edit message id -> (topic, new title)
 
     # ids ------------------------------------------------------------------------------------
     def exists(self, msg_id: int) -> bool:
@@ -132,6 +139,44 @@ class SimChat:
         """Counters (views, forwards, reactions) go up, as they do on a live post."""
         self.bumps[msg_id] = self.bumps.get(msg_id, 0) + 1
 
+    def add_topic(self, topic_id: int, title: str) -> None:
+        """Topic ``topic_id`` is created by the (service) message of that id."""
+        self.forum = True
+        self.topics.setdefault(1, "General")
+        self.topics[topic_id] = self.topic_created[topic_id] = title
+
+    def edit_topic(self, topic_id: int, title: str) -> int:
+        """A new message at the top renames the topic (``MessageActionTopicEdit``); its id."""
+        (edit_id,) = self.post(1)
+        self.topic_edits[edit_id] = (topic_id, title)
+        self.topics[topic_id] = title
+        return edit_id
+
+    def topic_of(self, msg_id: int) -> int:
+        """The topic a generated message of a forum is in: one of the topics created before it (General: 1)."""
+        open_topics = [1] + sorted(t for t in self.topic_created if t < msg_id)
+        return open_topics[msg_id % len(open_topics)]
+
+    def _forum_header(self, msg_id: int) -> TLObject | None:
+        """How a forum message says its topic: ``forum_topic`` with the topic (or, for a reply, the replied
+        message and the topic as ``reply_to_top_id``); messages of General carry none."""
+        topic = self.topic_of(msg_id)
+        if topic == 1:
+            return None
+        if msg_id % 7 == 0:
+            earlier = next((i for i in range(msg_id - 1, topic, -1) if i not in self.topic_created
+                            and i not in self.topic_edits and self.topic_of(i) == topic), None)
+            if earlier is not None:
+                return types.MessageReplyHeader(forum_topic=True, reply_to_msg_id=earlier, reply_to_top_id=topic)
+        return types.MessageReplyHeader(forum_topic=True, reply_to_msg_id=topic)
+
+    def forum_topic(self, topic_id: int) -> TLObject:
+        return types.ForumTopic(
+            id=topic_id, date=self.date_of(topic_id), peer=types.PeerChannel(self.id), title=self.topics[topic_id],
+            icon_color=0x6FB9F0, top_message=self.top_id, read_inbox_max_id=0, read_outbox_max_id=0, unread_count=0,
+            unread_mentions_count=0, unread_reactions_count=0, unread_poll_votes_count=0,
+            from_id=types.PeerUser(COMMENTER.id), notify_settings=types.PeerNotifySettings())
+
     def date_of(self, msg_id: int) -> datetime:
         return self.start + timedelta(seconds=msg_id * self.step_seconds)
 
@@ -141,7 +186,7 @@ class SimChat:
             id=self.id, title=self.title, photo=types.ChatPhotoEmpty(), date=self.start,
             broadcast=self.broadcast or None, megagroup=(not self.broadcast) or None,
             access_hash=self.access_hash, username=self.username,
-            participants_count=self.participants_count, has_link=bool(self.linked) or None,
+            participants_count=self.participants_count, has_link=bool(self.linked) or None, forum=self.forum or None,
         )
 
     def message(self, msg_id: int) -> TLObject:
@@ -152,6 +197,15 @@ class SimChat:
         if msg_id == 1:
             return types.MessageService(id=1, peer_id=peer, date=date, post=True,
                                         action=types.MessageActionChannelCreate(title=self.title))
+        if msg_id in self.topic_created:
+            return types.MessageService(id=msg_id, peer_id=peer, date=date, from_id=types.PeerUser(COMMENTER.id),
+                                        action=types.MessageActionTopicCreate(title=self.topic_created[msg_id],
+                                                                              icon_color=0x6FB9F0))
+        if msg_id in self.topic_edits:
+            topic, title = self.topic_edits[msg_id]
+            return types.MessageService(id=msg_id, peer_id=peer, date=date, from_id=types.PeerUser(COMMENTER.id),
+                                        reply_to=types.MessageReplyHeader(forum_topic=True, reply_to_msg_id=topic),
+                                        action=types.MessageActionTopicEdit(title=title))
         if msg_id % 97 == 0:
             return types.MessageService(id=msg_id, peer_id=peer, date=date, post=True,
                                         reply_to=types.MessageReplyHeader(reply_to_msg_id=msg_id - 1),
@@ -175,7 +229,7 @@ class SimChat:
             media = types.MessageMediaPhoto(photo=types.Photo(
                 id=10_000_000 + msg_id, access_hash=msg_id * 7919, file_reference=b"\x01\x02" + msg_id.to_bytes(4, "big"),
                 date=date, sizes=[types.PhotoSize("m", 320, 240, 9000), types.PhotoSize("y", 1280, 960, self.media_bytes)],
-                dc_id=2))
+                dc_id=self.media_dc))
         if msg_id in self.threads and self.linked is not None:
             _, comments = self.threads[msg_id]
             live = [c for c in comments if self.linked.exists(c)]
@@ -185,6 +239,8 @@ class SimChat:
             types.ReactionCount(reaction=types.ReactionEmoji("👍"), count=5 + msg_id % 9 + bump),
             types.ReactionCount(reaction=types.ReactionEmoji("❤"), count=2),
         ])
+        if self.forum and fwd is None:  # in a forum every message is in a topic; its header says which
+            reply = self._forum_header(msg_id)
         if not self.broadcast:  # a supergroup: members write, no channel-post counters
             return types.Message(
                 id=msg_id, peer_id=peer, date=date, message=text, from_id=types.PeerUser(COMMENTER.id),

@@ -13,17 +13,12 @@ from typing import Any
 from telethon.tl import TLObject, functions, types
 
 from crawl_assets_tests.standins.telegram_mtproto.accounts import (
-    SRP_G, SRP_P, Account, srp_challenge, srp_expected_m1, srp_verifier,
+    SRP_G, SRP_P, Account, account_key, srp_challenge, srp_expected_m1, srp_verifier,
 )
 from crawl_assets_tests.standins.telegram_mtproto.chats import COMMENTER, TEMPLATES, SimChat, entities_for
-
-
-class ServerError(Exception):
-    """An RPC error the simulated server answers with (turned into Telethon's own exception class)."""
-
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code, self.message = code, message
+from crawl_assets_tests.standins.telegram_mtproto.errors import ServerError
+from crawl_assets_tests.standins.telegram_mtproto.flood import FloodControl
+from crawl_assets_tests.standins.telegram_mtproto.forum import ForumHandlers
 
 
 @dataclass
@@ -37,10 +32,11 @@ class Fault:
     after: int = 0
 
 
-_BEFORE_LOGIN = ("GetConfigRequest", "SendCodeRequest", "SignInRequest", "GetPasswordRequest", "CheckPasswordRequest")
+_BEFORE_LOGIN = ("GetConfigRequest", "SendCodeRequest", "SignInRequest", "GetPasswordRequest", "CheckPasswordRequest",
+                 "ImportAuthorizationRequest")
 
 
-class World:
+class World(ForumHandlers):
     """The simulated Telegram: chats, accounts, injected faults and a per-type request count."""
 
     def __init__(self) -> None:
@@ -54,6 +50,23 @@ class World:
         self.connects = 0
         self.takeouts = 0
         self.login_account = "default"  # who a client without an auth key (a fresh login) talks as
+        self.network: Any = None  # a ``network.Network``: requests then travel over real sockets
+        self.connections: list[str] = []  # Telethon's connection class of every connect, in order
+        self.init_proxies: list[Any] = []  # InitConnection's ``proxy`` (InputClientProxy) of every connect
+        self._keys: dict[int, str] = {}
+        self.serving_dc = 2  # the data centre the request being answered arrived at
+        self.flood: FloodControl | None = None  # answer FLOOD_WAIT as Telegram does (``FloodControl``)
+
+    def account_for_key(self, key_id: int) -> Account:
+        """The account an auth key id belongs to (0, a key not yet made: the login account; unknown: default)."""
+        if not key_id:
+            return self.account(self.login_account)
+        if key_id not in self._keys:
+            self._keys = {account_key(name).key_id: name for name in self.accounts}
+        return self.account(self._keys.get(key_id, "default"))
+
+    def account_by_user(self, user_id: int) -> Account:
+        return next(a for a in self.accounts.values() if a.user_id == user_id)
 
     # setup ------------------------------------------------------------------------------------
     def account(self, name: str = "default") -> Account:
@@ -130,14 +143,20 @@ class World:
                 return fault
         return None
 
-    def handle(self, account: Account, request: TLObject) -> Any:
+    def handle(self, account: Account, request: TLObject, dc_id: int = 2) -> Any:
+        """Answer ``request`` of ``account`` arriving at data centre ``dc_id``."""
+        self.serving_dc = dc_id
         while isinstance(request, (functions.InvokeWithLayerRequest, functions.InitConnectionRequest,
                                    functions.InvokeWithoutUpdatesRequest, functions.InvokeWithTakeoutRequest)):
+            if isinstance(request, functions.InitConnectionRequest):
+                self.init_proxies.append(request.proxy)
             request = request.query
         name = type(request).__name__
         self.counts[name] += 1
         self.by_account.setdefault(account.name, Counter())[name] += 1
         self.calls.append(name)
+        if self.flood is not None:
+            self.flood.check(account.name, name)
         fault = self._fault(name)
         if fault is not None:
             if fault.message == "NETWORK":
@@ -164,7 +183,7 @@ class World:
         now = datetime.now(timezone.utc).replace(microsecond=0)
         return types.Config(
             date=now, expires=now + timedelta(hours=1), test_mode=False, this_dc=2, dc_options=[
-                types.DcOption(id=2, ip_address="127.0.0.1", port=443)],
+                types.DcOption(id=dc, ip_address=host, port=port) for dc, (host, port) in self.dc_addresses().items()],
             dc_txt_domain_name="standin.invalid", chat_size_max=200, megagroup_size_max=200000, forwarded_count_max=100,
             online_update_period_ms=210000, offline_blur_timeout_ms=5000, offline_idle_timeout_ms=30000,
             online_cloud_timeout_ms=300000, notify_cloud_delay_ms=30000, notify_default_delay_ms=1500,
@@ -173,6 +192,23 @@ class World:
             channels_read_media_period=604800, call_receive_timeout_ms=20000, call_ring_timeout_ms=90000,
             call_connect_timeout_ms=30000, call_packet_timeout_ms=10000, me_url_prefix="https://t.me/",
             caption_length_max=1024, message_length_max=4096, webfile_dc_id=4)
+
+    def dc_addresses(self) -> dict[int, tuple[str, int]]:
+        if self.network is None:
+            return {2: ("127.0.0.1", 443), 4: ("127.0.0.1", 443)}
+        return {dc: self.network.address(dc) for dc in (2, 4)}
+
+    def _on_ExportAuthorizationRequest(self, account: Account, r: Any) -> TLObject:
+        """A one-time token that logs the same user in on another data centre (media on DC 4)."""
+        return types.auth.ExportedAuthorization(id=account.user_id, bytes=hashlib.sha256(
+            f"export:{account.name}:{r.dc_id}".encode()).digest())
+
+    def _on_ImportAuthorizationRequest(self, account: Account, r: Any) -> TLObject:
+        user = self.account_by_user(r.id)
+        for dc in (2, 4):
+            if secrets.compare_digest(r.bytes, hashlib.sha256(f"export:{user.name}:{dc}".encode()).digest()):
+                return types.auth.Authorization(user=user.tl())
+        raise ServerError(400, "AUTH_BYTES_INVALID")
 
     def _on_GetUsersRequest(self, account: Account, r: Any) -> list[TLObject]:
         return [account.tl()]
@@ -321,6 +357,9 @@ class World:
         loc = r.location
         msg_id = (getattr(loc, "id", 0) or 0) - 10_000_000
         size = next((c.media_bytes for c in self.chats.values() if c.generated), 2048)
+        home = next((c.media_dc for c in self.chats.values() if c.generated), 2)
+        if home != self.serving_dc:  # as Telegram does: ask the client to fetch it from the file's data centre
+            raise ServerError(303, f"FILE_MIGRATE_{home}")
         blob = hashlib.sha256(str(msg_id).encode()).digest() * (size // 32 + 1)
         blob = blob[:size]
         chunk = blob[r.offset: r.offset + r.limit]

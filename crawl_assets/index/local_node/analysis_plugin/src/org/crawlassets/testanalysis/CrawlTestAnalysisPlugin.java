@@ -15,6 +15,10 @@
  *
  * Like analysis-common, the token filters exist both as configurable types and as pre-configured names,
  * and all of them are usable in normalizers. Shipped as source; compiled against the node's own jars.
+ *
+ * It builds against 8.x and 9.x alike: the factories implement the analysis interfaces, which are the same
+ * on both lines, rather than extending the Abstract* base classes, whose constructors lost their Settings
+ * argument in 9.0.
  */
 package org.crawlassets.testanalysis;
 
@@ -29,12 +33,9 @@ import org.apache.lucene.analysis.fa.PersianNormalizationFilter;
 import org.apache.lucene.analysis.miscellaneous.ASCIIFoldingFilter;
 import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.env.Environment;
-import org.elasticsearch.index.IndexSettings;
-import org.elasticsearch.index.analysis.AbstractCharFilterFactory;
-import org.elasticsearch.index.analysis.AbstractIndexAnalyzerProvider;
-import org.elasticsearch.index.analysis.AbstractTokenFilterFactory;
 import org.elasticsearch.index.analysis.Analysis;
 import org.elasticsearch.index.analysis.AnalyzerProvider;
+import org.elasticsearch.index.analysis.AnalyzerScope;
 import org.elasticsearch.index.analysis.CharFilterFactory;
 import org.elasticsearch.index.analysis.NormalizingCharFilterFactory;
 import org.elasticsearch.index.analysis.NormalizingTokenFilterFactory;
@@ -65,6 +66,9 @@ public final class CrawlTestAnalysisPlugin extends Plugin implements AnalysisPlu
         out.put("arabic_normalization", (i, env, name, s) -> new Simple(name, s, ArabicNormalizationFilter::new));
         out.put("persian_normalization", (i, env, name, s) -> new Simple(name, s, PersianNormalizationFilter::new));
         out.put("asciifolding", (i, env, name, s) -> new AsciiFolding(name, s));
+        // ---- issue 34: the stemming filters of bench/persian_search_eval.py (StemmingFilters.java) ----
+        out.putAll(StemmingFilters.tokenFilters());
+        // ---- end issue 34 ----
         return out;
     }
 
@@ -83,12 +87,18 @@ public final class CrawlTestAnalysisPlugin extends Plugin implements AnalysisPlu
     }
 
     /** A token filter without options over one Lucene filter; usable in normalizers. */
-    static final class Simple extends AbstractTokenFilterFactory implements NormalizingTokenFilterFactory {
+    static final class Simple implements NormalizingTokenFilterFactory {
+        private final String name;
         private final Function<TokenStream, TokenStream> filter;
 
         Simple(String name, Settings settings, Function<TokenStream, TokenStream> filter) {
-            super(name, settings);
+            this.name = name;
             this.filter = filter;
+        }
+
+        @Override
+        public String name() {
+            return name;
         }
 
         @Override
@@ -98,12 +108,18 @@ public final class CrawlTestAnalysisPlugin extends Plugin implements AnalysisPlu
     }
 
     /** asciifolding: ``preserve_original`` (default false) also emits the unfolded token; never in normalizers. */
-    static final class AsciiFolding extends AbstractTokenFilterFactory implements NormalizingTokenFilterFactory {
+    static final class AsciiFolding implements NormalizingTokenFilterFactory {
+        private final String name;
         private final boolean preserveOriginal;
 
         AsciiFolding(String name, Settings settings) {
-            super(name, settings);
+            this.name = name;
             preserveOriginal = settings.getAsBoolean("preserve_original", false);
+        }
+
+        @Override
+        public String name() {
+            return name;
         }
 
         @Override
@@ -118,16 +134,22 @@ public final class CrawlTestAnalysisPlugin extends Plugin implements AnalysisPlu
     }
 
     /** mapping: ``mappings`` (or ``mappings_path``) rules, each "source => target". */
-    static final class Mapping extends AbstractCharFilterFactory implements NormalizingCharFilterFactory {
+    static final class Mapping implements NormalizingCharFilterFactory {
+        private final String name;
         private final NormalizeCharMap map;
 
         Mapping(String name, Environment env, Settings settings) {
-            super(name);
+            this.name = name;
             List<String> rules = Analysis.getWordList(env, settings, "mappings");
             if (rules == null) {
                 throw new IllegalArgumentException("mapping requires either `mappings` or `mappings_path` to be configured");
             }
             map = MappingRules.parse(rules);
+        }
+
+        @Override
+        public String name() {
+            return name;
         }
 
         @Override
@@ -137,14 +159,25 @@ public final class CrawlTestAnalysisPlugin extends Plugin implements AnalysisPlu
     }
 
     /** english: Lucene's EnglishAnalyzer with ``stopwords`` (default _english_) and ``stem_exclusion``. */
-    static final class English extends AbstractIndexAnalyzerProvider<EnglishAnalyzer> {
+    static final class English implements AnalyzerProvider<EnglishAnalyzer> {
+        private final String name;
         private final EnglishAnalyzer analyzer;
 
         English(String name, Environment env, Settings settings) {
-            super(name, settings);
+            this.name = name;
             analyzer = new EnglishAnalyzer(
                 Analysis.parseStopWords(env, settings, EnglishAnalyzer.getDefaultStopSet()),
                 Analysis.parseStemExclusion(settings, CharArraySet.EMPTY_SET));
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public AnalyzerScope scope() {
+            return AnalyzerScope.INDEX;
         }
 
         @Override

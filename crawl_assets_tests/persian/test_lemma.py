@@ -1,0 +1,62 @@
+"""The Persian lemmatizer (``persian.lemma``): rules, and a fifth of bench/persian_search's sets kept at
+the goals (the whole sets and the peers: bench/persian_search_eval.py)."""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from crawl_assets.persian.lemma import lemma, lemma_text, lemmas
+
+SETS = Path(__file__).resolve().parents[2] / "bench" / "persian_search"
+ZWNJ = "\u200c"
+
+
+def _rows(name: str) -> list[dict[str, str]]:
+    with open(SETS / name, encoding="utf-8") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+@pytest.mark.parametrize("form, base", [
+    ("کتاب" + ZWNJ + "ها", "کتاب"), ("کتابهای", "کتاب"), ("کتابی", "کتاب"), ("کتاب" + ZWNJ + "هایمان", "کتاب"),
+    ("بزرگ" + ZWNJ + "ترین", "بزرگ"), ("دانشجویان", "دانشجو"), ("پرندگان", "پرنده"), ("خانه" + ZWNJ + "ام", "خانه"),
+    ("می" + ZWNJ + "خواهم", "خواستن"), ("میخوام", "خواستن"), ("نمی" + ZWNJ + "دانم", "دانستن"), ("نمیدونم", "دانستن"),
+    ("رفته" + ZWNJ + "ام", "رفتن"), ("بیاورد", "آوردن"), ("اونا", "آنها"), ("خونه", "خانه"), ("كتاب", "کتاب"),
+])
+def test_forms_meet_their_base(form: str, base: str) -> None:
+    assert lemma(form) == lemma(base)
+
+
+@pytest.mark.parametrize("a, b", [("ایران", "ایر"), ("باران", "بار"), ("مردم", "مرد"), ("ماهی", "ماه"),
+                                  ("میدان", "دانستن"), ("میز", "زدن"), ("کارگر", "کار"), ("بیان", "بی")])
+def test_look_alikes_stay_apart(a: str, b: str) -> None:
+    assert lemma(a) != lemma(b)
+
+
+def test_arabic_light_stems_only_for_arabic() -> None:
+    assert lemma("والكتاب", "ar") == lemma("كتاب", "ar")
+    assert lemma("وزیر", "ar") == "وزیر"  # a leading و of a three-letter stem is the word's own
+    assert lemma("والد") == "والد"  # Persian rules never strip an article
+
+
+def test_lemma_text_leaves_suffixes_written_apart_out() -> None:
+    assert lemmas("کتاب ها و می خواهم") == ["کتاب", "و", "خواستن"]
+    assert lemma_text("Hello کتاب‌ها 2024") == "hello کتاب 2024"
+
+
+def test_a_fifth_of_the_evaluation_sets_meets_the_goals() -> None:
+    pairs = _rows("pairs.tsv")[::5]
+    hits, totals = Counter(), Counter()
+    for p in pairs:
+        lang = "ar" if p["class"] == "arabic" else "fa"
+        totals[p["class"]] += 1
+        hits[p["class"]] += lemma(p["form"], lang) == lemma(p["base"], lang)
+    assert set(totals) == {"plural", "possessive", "comparative", "zwnj", "verb", "colloquial", "arabic"}
+    low = {c: hits[c] / totals[c] for c in totals if hits[c] / totals[c] < 0.9}
+    assert not low, low
+    calibration = [p for p in _rows("must_not.tsv") if not p["class"].startswith("heldout")][::5]
+    apart = sum(lemma(p["a"]) != lemma(p["b"]) for p in calibration) / len(calibration)
+    assert apart >= 0.9
