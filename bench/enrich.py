@@ -25,6 +25,10 @@ process, imports included).
 
 Memory of the tenant-wide topic model: ``--records N`` at sizes the machine allows (the issue asks for
 <= 1 GiB at 1M records); the figures say how peak RSS grows with N, and docs/OPERATIONS.md extrapolates.
+  - places: one regular expression of every gazetteer name, no disambiguation;
+  - coordination: CooRnet's URL co-sharing as a pandas self-join on the URL (URLs only; ours also pairs
+    hashtags, reposts and near-duplicate texts);
+  - account_types: the account_activity peer (the same per-author features by ``groupby.apply``).
 
 Goals (issue 21): trends and account activity >= 100k records/s, near-duplicates >= 20k, personal data
 >= 50k, memory bounded. Usage: python bench/enrich.py [--records 100000] [--repeat 3] [--only NAME ...]
@@ -50,6 +54,9 @@ SCRUB_VENV = OUT / "scrubadub-venv"
 PARTS = 10
 GOALS = {"personal_data": 50_000, "near_duplicates": 20_000, "account_activity": 100_000, "trends": 100_000,
          "classifier": None, "topics": None, "entities": None}
+GOALS.update({"places": None, "coordination": None, "account_types": None})  # issue 35 (memory: <= 1 GiB at 1M)
+PLACES = ("تهران شیراز تبریز مشهد اصفهان کابل بغداد Tehran London Paris Berlin Cairo Dubai استان فارس "
+          "Istanbul بیروت دمشق").split()
 EN = ("market price report city council meeting weather snow road school teacher water power outage bus train "
       "ticket hospital doctor football match team goal music concert film review phone app update bug login "
       "delivery order late refund support thanks please today tomorrow morning evening people street").split()
@@ -79,7 +86,8 @@ MENTIONS = ["in Tehran", "from Google", "Dr. Sara Karimi said", "at the United N
 def make_records(n: int, path: Path) -> None:
     """``n`` normalized records of our own making: 60% Persian, 15% copies of 400 lightly edited campaign
     texts, 5% with a phone (three digit systems) or e-mail, 10% naming a person, organization or place,
-    10% reposts, 15% replies, one hashtag burst."""
+    10% naming a place of the gazetteer, 20% sharing a link, 2% planted co-sharing groups, 10% reposts, 15%
+    replies, one hashtag burst."""
     from crawl_assets.lake.tables import records_to_arrow
     from crawl_assets.normalize.text import clean_text
     import pyarrow.parquet as pq
@@ -88,23 +96,34 @@ def make_records(n: int, path: Path) -> None:
     campaigns = [_text(rng) for _ in range(400)]
     t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
     rows = []
+    campaign = 0  # 2% of records: 20 planted groups of 5 accounts sharing one link each within 30 s
     for i in range(n):
         at = t0 + timedelta(seconds=rng.randint(0, 30 * 86400))
+        author = f"u{int(rng.paretovariate(1.2)) % 3000}"
+        urls = [f"https://site{rng.randint(0, 50)}.example/{rng.randint(0, 2000)}"] if rng.random() < 0.2 else []
+        if rng.random() < 0.02:
+            g, m, j = campaign % 20, (campaign // 20) % 5, (campaign // 100) % 10
+            campaign += 1
+            author, urls = f"c{g}_{m}", [f"https://campaign{g}.example/{j}"]
+            at = t0 + timedelta(days=j, hours=g, seconds=rng.randint(0, 30))
         roll = rng.random()
         text = rng.choice(campaigns) + rng.choice(["", "!", " " + rng.choice(EN)]) if roll < 0.15 else _text(rng)
         if rng.random() < 0.05:
             text += " " + _pii(rng)
         if rng.random() < 0.1:
             text += " " + rng.choice(MENTIONS)
+        if rng.random() < 0.1:
+            text += " " + rng.choice(PLACES)
         tags = [rng.choice(TAGS) for _ in range(rng.randint(0, 2))]
         if at.day == 25 and rng.random() < 0.3:
             tags.append("قطعی_برق")
         kind = "repost" if roll > 0.9 else "reply" if roll > 0.75 else "post"
         rows.append({"key": f"x:{i}", "platform": "x", "tenant": "bench", "source": "bench.x.main", "kind": kind,
-                     "native_id": str(i), "author_id": f"u{int(rng.paretovariate(1.2)) % 3000}",
+                     "native_id": str(i), "author_id": author,
                      "author_handle": None, "created_at": at.isoformat(), "lang": "fa" if text[:1] > "z" else "en",
                      "text": text, "text_clean": clean_text(text), "hashtags": sorted(set(tags)),
                      "repost_of": "x:0" if kind == "repost" else None, "reply_to": "x:1" if kind == "reply" else None,
+                     "urls": urls,
                      "provenance": {"collected_at": (at + timedelta(hours=1)).isoformat(), "method": "api"}})
     pq.write_table(records_to_arrow(rows), path)
 
@@ -216,6 +235,36 @@ def peer_account_activity(table) -> int:
             "languages": g["lang"].value_counts().to_dict()})
 
     return len(df.groupby("author_id").apply(features, include_groups=False))
+
+
+def peer_places(table) -> int:
+    """What one writes first: one regular expression of every gazetteer name (the same folded names),
+    longest first, no disambiguation; records with a match."""
+    import re
+
+    from crawl_assets.enrich.gazetteer import fold, load
+
+    names = sorted(load().aliases, key=len, reverse=True)
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, names)) + r")(?!\w)")
+    return sum(1 for t in table.column("text_clean").to_pylist() if t and pattern.search(fold(t)))
+
+
+def peer_coordination(table) -> int:
+    """CooRnet's co-sharing as its R code does it, in pandas: URL shares self-joined on the URL, pairs of
+    different accounts within 60 s, kept when they co-shared at least 3 URLs; the linked pairs."""
+    import pandas as pd
+
+    df = table.select(["author_id", "created_at", "urls"]).to_pandas().explode("urls").dropna(subset=["urls"])
+    df = df.assign(t=df["created_at"].astype("int64") // 10**9)[["author_id", "urls", "t"]]
+    pairs = df.merge(df, on="urls")
+    pairs = pairs[(pairs["author_id_x"] < pairs["author_id_y"]) & ((pairs["t_x"] - pairs["t_y"]).abs() <= 60)]
+    counts = pairs.groupby(["author_id_x", "author_id_y"])["urls"].nunique()
+    return int((counts >= 3).sum())
+
+
+def peer_account_types(table) -> int:
+    """The account_activity peer (pandas ``groupby.apply``) is the floor: the same per-author features."""
+    return peer_account_activity(table)
 
 
 def peer_classifier(table) -> int:

@@ -109,7 +109,8 @@ def trend_records(client: Elasticsearch, tenant: str, trend: dict[str, Any], siz
 
 
 def account_activity(client: Elasticsearch, tenant: str, platform: str, author_id: str) -> dict[str, Any] | None:
-    found = _features(client, tenant, [{"term": {"kind": "account"}}, {"term": {"platform": platform}},
+    found = _features(client, tenant, [{"term": {"kind": "account"}}, {"term": {"enricher": "account_activity"}},
+                                       {"term": {"platform": platform}},
                                        {"term": {"author_id": author_id}}], size=1)
     return found[0] if found else None
 

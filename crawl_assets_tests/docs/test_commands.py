@@ -75,6 +75,9 @@ ANSWERS: dict[str, Callable[[str], bool]] = {
     # a topic's records or timeline (before the list: the first matching prefix answers)
     "/v1/topics/": lambda body: bool(_json(body).get("records")) or any(b["count"] for b in _json(body).get("buckets", [])),
     "/v1/topics": lambda body: bool(_json(body)["topics"]),
+    "/v1/places.geojson": lambda body: bool(_json(body)["features"]),
+    "/v1/places/": lambda body: bool(_json(body)["records"]),
+    "/v1/places": lambda body: bool(_json(body)["places"]),
 }
 
 
