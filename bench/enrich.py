@@ -16,7 +16,19 @@ process, imports included).
   - trends: pandas (explode hashtags and terms, distinct records per term and window, mean of the 7
     preceding windows by rolling over a pivot, scipy's Poisson tail), same rules;
   - account_activity: pandas ``groupby(...).apply`` computing the same features per author;
-  - classifier: the baseline model's ``predict_proba`` on a list of texts (the floor of the hook).
+  - classifier: the baseline model's ``predict_proba`` on a list of texts (the floor of the hook);
+  - topics: scikit-learn's own pipeline as its documentation shows (``TfidfVectorizer`` with the same
+    document-frequency bounds and vocabulary size, ``NMF`` with the same components, start and solver,
+    ``fit_transform`` over every record, topic = the heaviest component);
+  - entities: one regular expression of every gazetteer name (Python ``re``, an alternation, longest
+    first), what a user would write before any rule (it finds gazetteer names only).
+
+Memory of the tenant-wide topic model: ``--records N`` at sizes the machine allows (the issue asks for
+<= 1 GiB at 1M records); the figures say how peak RSS grows with N, and docs/OPERATIONS.md extrapolates.
+  - places: one regular expression of every gazetteer name, no disambiguation;
+  - coordination: CooRnet's URL co-sharing as a pandas self-join on the URL (URLs only; ours also pairs
+    hashtags, reposts and near-duplicate texts);
+  - account_types: the account_activity peer (the same per-author features by ``groupby.apply``).
 
 Goals (issue 21): trends and account activity >= 100k records/s, near-duplicates >= 20k, personal data
 >= 50k, memory bounded. Usage: python bench/enrich.py [--records 100000] [--repeat 3] [--only NAME ...]
@@ -36,12 +48,17 @@ import venv
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import enrich_peers  # bench/enrich_peers.py: what each enricher is measured against
+
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 SCRUB_VENV = OUT / "scrubadub-venv"
 PARTS = 10
 GOALS = {"personal_data": 50_000, "near_duplicates": 20_000, "account_activity": 100_000, "trends": 100_000,
-         "classifier": None}
+         "classifier": None, "topics": None, "entities": None}
+GOALS.update({"places": None, "coordination": None, "account_types": None})  # issue 35 (memory: <= 1 GiB at 1M)
+PLACES = ("تهران شیراز تبریز مشهد اصفهان کابل بغداد Tehran London Paris Berlin Cairo Dubai استان فارس "
+          "Istanbul بیروت دمشق").split()
 EN = ("market price report city council meeting weather snow road school teacher water power outage bus train "
       "ticket hospital doctor football match team goal music concert film review phone app update bug login "
       "delivery order late refund support thanks please today tomorrow morning evening people street").split()
@@ -64,9 +81,15 @@ def _pii(rng: random.Random) -> str:
                        f"رقم {phone.translate(ARABIC_DIGITS)}", f"mail user{rng.randint(1, 999)}@example.com"])
 
 
+MENTIONS = ["in Tehran", "from Google", "Dr. Sara Karimi said", "at the United Nations", "در تهران",
+            "آقای علی رضایی گفت", "سازمان ملل", "دانشگاه شریف", "في بغداد", "منظمة الصحة العالمية"]
+
+
 def make_records(n: int, path: Path) -> None:
     """``n`` normalized records of our own making: 60% Persian, 15% copies of 400 lightly edited campaign
-    texts, 5% with a phone (three digit systems) or e-mail, 10% reposts, 15% replies, one hashtag burst."""
+    texts, 5% with a phone (three digit systems) or e-mail, 10% naming a person, organization or place,
+    10% naming a place of the gazetteer, 20% sharing a link, 2% planted co-sharing groups, 10% reposts, 15%
+    replies, one hashtag burst."""
     from crawl_assets.lake.tables import records_to_arrow
     from crawl_assets.normalize.text import clean_text
     import pyarrow.parquet as pq
@@ -75,21 +98,34 @@ def make_records(n: int, path: Path) -> None:
     campaigns = [_text(rng) for _ in range(400)]
     t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
     rows = []
+    campaign = 0  # 2% of records: 20 planted groups of 5 accounts sharing one link each within 30 s
     for i in range(n):
         at = t0 + timedelta(seconds=rng.randint(0, 30 * 86400))
+        author = f"u{int(rng.paretovariate(1.2)) % 3000}"
+        urls = [f"https://site{rng.randint(0, 50)}.example/{rng.randint(0, 2000)}"] if rng.random() < 0.2 else []
+        if rng.random() < 0.02:
+            g, m, j = campaign % 20, (campaign // 20) % 5, (campaign // 100) % 10
+            campaign += 1
+            author, urls = f"c{g}_{m}", [f"https://campaign{g}.example/{j}"]
+            at = t0 + timedelta(days=j, hours=g, seconds=rng.randint(0, 30))
         roll = rng.random()
         text = rng.choice(campaigns) + rng.choice(["", "!", " " + rng.choice(EN)]) if roll < 0.15 else _text(rng)
         if rng.random() < 0.05:
             text += " " + _pii(rng)
+        if rng.random() < 0.1:
+            text += " " + rng.choice(MENTIONS)
+        if rng.random() < 0.1:
+            text += " " + rng.choice(PLACES)
         tags = [rng.choice(TAGS) for _ in range(rng.randint(0, 2))]
         if at.day == 25 and rng.random() < 0.3:
             tags.append("قطعی_برق")
         kind = "repost" if roll > 0.9 else "reply" if roll > 0.75 else "post"
         rows.append({"key": f"x:{i}", "platform": "x", "tenant": "bench", "source": "bench.x.main", "kind": kind,
-                     "native_id": str(i), "author_id": f"u{int(rng.paretovariate(1.2)) % 3000}",
+                     "native_id": str(i), "author_id": author,
                      "author_handle": None, "created_at": at.isoformat(), "lang": "fa" if text[:1] > "z" else "en",
                      "text": text, "text_clean": clean_text(text), "hashtags": sorted(set(tags)),
                      "repost_of": "x:0" if kind == "repost" else None, "reply_to": "x:1" if kind == "reply" else None,
+                     "urls": urls,
                      "provenance": {"collected_at": (at + timedelta(hours=1)).isoformat(), "method": "api"}})
     pq.write_table(records_to_arrow(rows), path)
 
@@ -117,98 +153,9 @@ def ours(name: str, root: Path) -> int:
     enricher = build(name)
     result = enrich_source(Lake(str(root)), enricher, "bench", "x", "bench.x.main")
     assert not result.failed, result.failed
-    return result.rows_written if result.tenant is None else result.tenant.rows[enricher.tables[0]]
-
-
-def peer_near_duplicates(table) -> int:
-    import zlib
-
-    from datasketch import MinHash, MinHashLSH
-
-    from crawl_assets.enrich.near_duplicates import shingles
-
-    lsh, hashes = MinHashLSH(threshold=0.6, num_perm=64), {}
-    for i, (kind, text) in enumerate(zip(table.column("kind").to_pylist(), table.column("text_clean").to_pylist())):
-        grams = shingles(text or "") if kind != "repost" else []
-        if sum(1 for g in grams if b" " not in g) < 6:
-            continue
-        m = MinHash(num_perm=64, seed=1, hashfunc=zlib.crc32)
-        for g in grams:
-            m.update(g)
-        hashes[i] = m
-        lsh.insert(i, m)
-    parent = {i: i for i in hashes}
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i, m in hashes.items():
-        for j in lsh.query(m):
-            if j != i and m.jaccard(hashes[j]) >= 0.6:
-                parent[find(j)] = find(i)
-    sizes: dict[int, int] = {}
-    for i in hashes:
-        sizes[find(i)] = sizes.get(find(i), 0) + 1
-    return sum(1 for s in sizes.values() if s > 1)
-
-
-def peer_trends(table) -> int:
-    import numpy as np
-    import pandas as pd
-    from scipy.stats import poisson
-
-    df = table.select(["key", "created_at", "hashtags", "text_clean"]).to_pandas()
-    tags = df[["key", "created_at", "hashtags"]].explode("hashtags").dropna().rename(columns={"hashtags": "term"})
-    words = df.assign(term=df["text_clean"].str.lower().str.split(r"[^\w\u200c]+", regex=True))
-    words = words[["key", "created_at", "term"]].explode("term")
-    words = words[words["term"].str.len() >= 3]
-    terms = pd.concat([tags.assign(kind="hashtag"), words.assign(kind="term")])
-    terms["window"] = terms["created_at"].dt.floor("24h")
-    counts = terms.groupby(["kind", "term", "window"])["key"].nunique().unstack(fill_value=0)
-    counts = counts[counts.max(axis=1) >= 5]
-    baseline = counts.T.shift(1).rolling(7, min_periods=3).mean().T
-    lam = np.maximum(baseline.to_numpy(), 0.5)
-    values = counts.to_numpy()
-    p = poisson.sf(values - 1, lam)
-    hits = (values >= 5) & (values >= 2 * lam) & (p <= 0.001) & ~np.isnan(baseline.to_numpy())
-    return int(hits.sum())
-
-
-def peer_account_activity(table) -> int:
-    import numpy as np
-    import pandas as pd
-
-    df = table.select(["key", "author_id", "created_at", "kind", "lang", "text_clean"]).to_pandas()
-
-    def features(g: pd.DataFrame) -> pd.Series:
-        t = g["created_at"].sort_values()
-        gaps = t.diff().dt.total_seconds().dropna()
-        hours = t.dt.hour.value_counts(normalize=True).reindex(range(24), fill_value=0).to_numpy()
-        nz = hours[hours > 0]
-        own = g.loc[g["kind"] != "repost", "text_clean"]
-        return pd.Series({
-            "posts": len(g), "active_days": t.dt.date.nunique(),
-            "posts_per_day": len(g) / max(1.0, (t.iloc[-1] - t.iloc[0]).total_seconds() / 86400),
-            "hour_entropy": float(-(nz * np.log2(nz)).sum()), "gap_median_s": gaps.median(),
-            "gap_cv": gaps.std() / gaps.mean() if len(gaps) > 1 else np.nan,
-            "repost_share": (g["kind"] == "repost").mean(), "reply_share": (g["kind"] == "reply").mean(),
-            "self_duplicate_ratio": own.duplicated(keep=False).mean() if len(own) else np.nan,
-            "languages": g["lang"].value_counts().to_dict()})
-
-    return len(df.groupby("author_id").apply(features, include_groups=False))
-
-
-def peer_classifier(table) -> int:
-    import skops.io as sio
-
-    from crawl_assets.enrich.classifier import BASELINE
-
-    model = sio.load(BASELINE, trusted=None)
-    texts = [t for t in table.column("text_clean").to_pylist() if t and t.strip()]
-    return len(model.predict_proba(texts))
+    if result.tenant is None:
+        return result.rows_written
+    return result.tenant.rows["assignments" if name == "topics" else enricher.tables[0]]
 
 
 def peer_scrubadub(texts_path: Path) -> int:
@@ -242,7 +189,7 @@ def worker(args: argparse.Namespace) -> None:
         rows, n = peer_scrubadub(Path(args.texts)), sum(1 for _ in open(args.texts))
     else:
         table = pq.read_table(args.records)
-        rows, n = globals()[f"peer_{args.worker}"](table), table.num_rows
+        rows, n = getattr(enrich_peers, f"peer_{args.worker}")(table), table.num_rows
     done = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = time.process_time() - cpu + (done.ru_utime + done.ru_stime - children.ru_utime - children.ru_stime)
     rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, done.ru_maxrss) / 1024
@@ -279,7 +226,7 @@ def main() -> None:
     if args.worker:
         return worker(args)
     OUT.mkdir(exist_ok=True)
-    paths = {"records": OUT / f"enrich_records_{args.records}.parquet", "lake": OUT / f"enrich_lake_{args.records}",
+    paths = {"records": OUT / f"enrich_records_v2_{args.records}.parquet", "lake": OUT / f"enrich_lake_v2_{args.records}",
              "texts": OUT / f"enrich_texts_{args.records}_{args.peer_sample}.jsonl"}
     if not paths["records"].exists():
         make_records(args.records, paths["records"])

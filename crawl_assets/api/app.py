@@ -62,7 +62,7 @@ class ApiState:
 def create_app(es: Elasticsearch, keys: KeyStore, *, rate_per_minute: int = 600, streams_per_key: int = 2,
                snapshots_per_key: int = cursor.SNAPSHOTS_PER_KEY, failed_logins_per_minute: int = FAILED_LOGINS_PER_MINUTE,
                async_client: Callable[[], AsyncElasticsearch] | None = None, **extra: Any) -> FastAPI:
-    from crawl_assets.api import routes_analysis, routes_records, routes_streams
+    from crawl_assets.api import routes_analysis, routes_features, routes_records, routes_signals, routes_streams
 
     app = FastAPI(title="crawl_assets API", version="1", description=DESCRIPTION, docs_url="/docs",
                   redoc_url=None, **extra)
@@ -75,6 +75,6 @@ def create_app(es: Elasticsearch, keys: KeyStore, *, rate_per_minute: int = 600,
     async def healthz() -> Health:
         return Health(status="ok")
 
-    for module in (routes_records, routes_analysis, routes_streams):
+    for module in (routes_records, routes_analysis, routes_streams, routes_features, routes_signals):
         app.include_router(module.router)
     return app

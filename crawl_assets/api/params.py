@@ -14,8 +14,10 @@ from functools import lru_cache
 from typing import Annotated, Literal, get_args
 from zoneinfo import available_timezones
 
-from fastapi import Query
+from fastapi import Query, Request
+from starlette.concurrency import run_in_threadpool
 
+from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import bad_request
 from crawl_assets.index.filters import RecordFilter
 from crawl_assets.schema.record import Platform
@@ -79,7 +81,9 @@ _RULES = {SLUG: "lowercase letters, digits, '-' or '_'", SOURCE: "a source name 
           PRINTABLE: "printable text"}
 
 
-async def record_filter(  # async: pure checks, no thread-pool hop (answers.py)
+async def record_filter(  # async: checks, and with entity= one search awaited on the loop (answers.py)
+    request: Request,
+    who: CallerDep,  # the caller's tenant (for entity=; FastAPI resolves the caller once per request)
     q: Annotated[str | None, Query(max_length=MAX_QUERY, description=(
         "Full-text query over the Persian-aware text fields: words are AND-ed; \"a phrase\", a | b, -word, "
         "prefix*. ZWNJ, Arabic/Persian letter forms and digits are folded."))] = None,
@@ -98,18 +102,45 @@ async def record_filter(  # async: pure checks, no thread-pool hop (answers.py)
     start: Annotated[str | None, instant("created_at >= start")] = None,
     end: Annotated[str | None, instant("created_at < end")] = None,
     deleted: Annotated[DeletedRule, Query(description="Tombstones: exclude (default), include, or only them")] = "exclude",
+    entity: Annotated[list[str] | None, _values(
+        "Entities the records name (entities enricher): an id such as loc:tehran or per:sara_rahimi, or a name "
+        "such as Tehran or تهران, folded like the enricher folds names (repeat)")] = None,
 ) -> RecordFilter:
     lo, hi = utc(start, "start"), utc(end, "end")
     if lo and hi and lo >= hi:
         raise bad_request("start must be before end")
     if q is not None and (not q.strip() or any(ord(c) < 32 and c not in "\t\n" for c in q)):
         raise bad_request("q: give words to search for (no control characters)")
+    entities = _check_items("entity", entity, PRINTABLE)
+    keys = await _entity_keys(request, who.tenant, entities, lo, hi) if entities else None
     return RecordFilter(
-        q=q.strip() if q else None, platforms=tuple(dict.fromkeys(platform or [])),
+        entities=entities, entity_keys=keys, q=q.strip() if q else None, platforms=tuple(dict.fromkeys(platform or [])),
         sources=_check_items("source", source, SOURCE, 190), langs=_check_items("lang", lang, LANG, 3),
         authors=_check_items("author", author, PRINTABLE), hashtags=_check_items("hashtag", hashtag, PRINTABLE),
         mentions=_check_items("mention", mention, PRINTABLE), kinds=_check_items("kind", kind, SLUG, 63),
         topics=_check_items("topic", topic, PRINTABLE), start=lo, end=hi, deleted=deleted)
+
+
+async def _entity_keys(request: Request, tenant: str, entities: tuple[str, ...], start: datetime | None,
+                       end: datetime | None) -> tuple[str, ...]:
+    """The keys of the records naming ``entities`` (created in [start, end)), from the features index; 400 when
+    they are more than an ``ids`` filter carries."""
+    from crawl_assets.enrich.search import MAX_KEYS, entity_keys, entity_keys_search, entity_more
+
+    search = entity_keys_search(tenant, list(entities))
+    bounds = {op: v.isoformat() for op, v in (("gte", start), ("lt", end)) if v is not None}
+    if bounds:
+        search["query"]["bool"]["filter"].append({"range": {"created_at": bounds}})
+    state = request.app.state.api
+    client = state.async_es()
+    if client is None:
+        body = await run_in_threadpool(lambda: state.es.search(**search).body)
+    else:
+        body = (await client.search(**search)).body
+    if entity_more(body):
+        raise bad_request(f"entity: more than {MAX_KEYS} records name {', '.join(entities)[:100]}: narrow the "
+                          "range with start and end")
+    return tuple(entity_keys(body))
 
 
 @lru_cache(maxsize=1)

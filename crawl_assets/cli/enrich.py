@@ -49,14 +49,15 @@ def _params(name: str, pairs: tuple[str, ...], config: Path | None) -> dict[str,
 
 @click.command("enrich")
 @click.option("--enricher", "name", required=True, metavar="NAME",
-              help="personal_data, near_duplicates, account_activity, trends or classifier.")
+              help="personal_data, near_duplicates, account_activity, trends, classifier, topics or entities.")
 @click.option("--param", "pairs", multiple=True, metavar="NAME=VALUE",
               help="A parameter (VALUE in YAML: 0.7, [email, phone], true); repeatable; overrides --config.")
 @click.option("--config", type=click.Path(dir_okay=False, path_type=Path),
               help="An enrichment.yaml: the enricher's parameters from its section.")
 @click.option("--table", metavar="TABLE",
               help="Tenant-wide enrichers: which table to print (near_duplicates: clusters, members; trends: "
-                   "trends, windows; account_activity: accounts). Default: the first.")
+                   "trends, windows; account_activity: accounts; topics: topics, assignments, model, "
+                   "topic_ids). Default: the first.")
 @click.option("--strict", is_flag=True, help="Exit 1 when any input line was not a normalized record.")
 @click.option("--quiet", "-q", is_flag=True, help="Only problems on stderr, no summary.")
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")

@@ -166,6 +166,7 @@ class SourceSpec:
     # "": a pull spec's ``secret`` is needed as CRAWL_<PLATFORM>_<secret>[__TENANT[__NAME]], else nothing
     credentials: str = ""
     edit_histories: bool = False  # records carry the ids of every version of a post (metadata edit_history_tweet_ids)
+    snowflake_author_ids: bool = False  # author ids are Snowflake ids: they carry the account's creation time
     samples: tuple[Sample, ...] = ()
     release_terms: ReleaseTerms | None = None  # None: released as ids only, with no note
     discovery: DiscoverySpec | None = None  # the chats its records name become candidates (crawl-assets discover)

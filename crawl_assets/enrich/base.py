@@ -30,7 +30,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -53,6 +53,8 @@ class CombineContext:
 
     tenant: str
     generated_at: datetime
+    # the tables this enricher left last time that it asks for (``previous_tables``, ``state_tables``), by name
+    previous: Mapping[str, pa.Table] = field(default_factory=dict)
 
 
 class Enricher:
@@ -64,6 +66,10 @@ class Enricher:
     columns: ClassVar[tuple[str, ...]] = ("key",)  # normalized record columns ``extract`` reads
     combine_columns: ClassVar[tuple[str, ...] | None] = None  # columns of the parts ``combine`` reads (None: all)
     description: ClassVar[str] = ""
+    previous_tables: ClassVar[tuple[str, ...]] = ()  # tenant tables ``combine`` reads back (``CombineContext.previous``)
+    # tenant tables kept apart (``_state``): never removed by an erasure (they must hold no record, key, author or
+    # text), read back like ``previous_tables``
+    state_tables: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, **params: Any) -> None:
         unknown = set(params) - set(self.defaults())

@@ -18,8 +18,10 @@ run, never when the code location loads (nothing is downloaded):
 
 The model's bytes are part of the enricher's stamp, so a retrained model re-labels everything and nothing
 else does. Without ``model`` the shipped baseline (``models/sentiment_baseline.skops``: positive, negative,
-neutral, Persian and English, trained by ``python -m crawl_assets.enrich.models.train_baseline`` from the
-labelled set beside it; its measured accuracy is in ``models/sentiment_baseline.json``) is used.
+neutral, Persian, Arabic and English: character n-grams beside lexicon features (``sentiment_lexicon.py``),
+trained by ``python -m crawl_assets.enrich.models.train_baseline`` from the labelled sets beside it; its
+measured figures are in ``models/sentiment_baseline.json``) is used; its one type outside skops' defaults is
+ours and trusted for that file only.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from crawl_assets.enrich.columns import CONTEXT_COLUMNS, CONTEXT_FIELDS, context
 
 MODELS = Path(__file__).parent / "models"
 BASELINE = MODELS / "sentiment_baseline.skops"
+BASELINE_TRUSTED = ["crawl_assets.enrich.sentiment_lexicon.LexiconFeatures"]  # our own class, in the shipped file
 MAX_MODEL_BYTES = 4 << 30  # a model's files together (a large Hugging Face model is ~1.5 GB)
 MAX_MODEL_FILES = 10_000  # files of a model directory
 SCORE = pa.struct([pa.field("label", pa.string()), pa.field("score", pa.float32())])
@@ -154,7 +157,7 @@ def _raise(exc: OSError) -> None:
 
 class Classifier(Enricher):
     name: ClassVar[str] = "classifier"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"  # 2: the shipped sentiment model v2 (lexicon features; fa, ar, en)
     columns: ClassVar[tuple[str, ...]] = (*CONTEXT_COLUMNS, "text_clean")
     description: ClassVar[str] = "Labels from a user-provided model (scikit-learn via skops or joblib, or a " \
                                  "local Hugging Face model); the shipped baseline labels sentiment."
@@ -188,6 +191,10 @@ class Classifier(Enricher):
         return path if path.is_absolute() else settings.models_root() / path
 
     def model_files(self) -> list[Path]:
+        if self.model_path == BASELINE:  # the shipped model runs our lexicon features: their code is part of it
+            from crawl_assets.enrich import sentiment_lexicon
+
+            return [*self._files, Path(sentiment_lexicon.__file__)]
         return self._files
 
     def hashed_params(self) -> dict[str, Any]:
@@ -196,8 +203,10 @@ class Classifier(Enricher):
 
     def model(self) -> TextModel:
         if self._model is None:
-            self._model = load_model(self.model_path, allow_pickle=self.params["allow_pickle"],
-                                     trusted_types=self.params["trusted_types"])
+            trusted = list(self.params["trusted_types"])
+            if self.model_path == BASELINE:
+                trusted += BASELINE_TRUSTED
+            self._model = load_model(self.model_path, allow_pickle=self.params["allow_pickle"], trusted_types=trusted)
         return self._model
 
     @property

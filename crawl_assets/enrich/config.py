@@ -28,15 +28,22 @@ from typing import Any, ClassVar
 import yaml
 
 from crawl_assets import settings
+from crawl_assets.enrich.account_types import AccountTypes
 from crawl_assets.enrich.activity import AccountActivity
 from crawl_assets.enrich.base import Enricher
 from crawl_assets.enrich.classifier import Classifier
+from crawl_assets.enrich.coordination import Coordination
+from crawl_assets.enrich.entities import Entities
 from crawl_assets.enrich.near_duplicates import NearDuplicates
 from crawl_assets.enrich.pii import PersonalData
+from crawl_assets.enrich.places import Places
+from crawl_assets.enrich.topics import Topics
 from crawl_assets.enrich.trends import Trends
 
 ENRICHERS: dict[str, type[Enricher]] = {cls.name: cls for cls in
                                         (PersonalData, NearDuplicates, AccountActivity, Trends, Classifier)}
+ENRICHERS.update({cls.name: cls for cls in (Topics, Entities)})  # issue 35
+ENRICHERS.update({cls.name: cls for cls in (Places, Coordination, AccountTypes)})  # issue 35: places, coordination, account types
 MAX_CONFIG_BYTES = 1 << 20
 
 

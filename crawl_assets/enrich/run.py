@@ -137,9 +137,14 @@ def combine_tenant(lake: Lake, enricher: Enricher, tenant: str, *, now: datetime
         names = list(getattr(enricher, "tables", ()))
         if not force and names and tenant_tables_current(lake, enricher, tenant, names, generation):
             return TenantResult(generation, rebuilt=False, parts=len(paths))
-        context = CombineContext(tenant=tenant, generated_at=now or datetime.now(timezone.utc))
+        context = CombineContext(tenant=tenant, generated_at=now or datetime.now(timezone.utc),
+                                 previous=_previous(lake, enricher, tenant))
         columns = list(enricher.combine_columns) if enricher.combine_columns else None
         tables = enricher.combine((t for _, t in store.read_parts(lake, paths, columns)), context)
+        for table_name in enricher.state_tables:
+            if table_name in tables:
+                store.write_tenant_table(lake, store.state_path(enricher.name, tenant, table_name),
+                                         tables.pop(table_name), stamp=enricher.stamp, generation=generation)
         for table_name, table in tables.items():
             store.write_tenant_table(lake, store.tenant_path(enricher.name, tenant, table_name), table,
                                      stamp=enricher.stamp, generation=generation)
@@ -151,6 +156,13 @@ def combine_tenant(lake: Lake, enricher: Enricher, tenant: str, *, now: datetime
             return TenantResult(generation, rebuilt=False, parts=len(paths))
         return TenantResult(generation, rebuilt=True, rows={k: v.num_rows for k, v in tables.items()},
                             parts=len(paths))
+
+
+def _previous(lake: Lake, enricher: Enricher, tenant: str) -> dict[str, pa.Table]:
+    """The tables ``enricher`` left last time that it reads back (``previous_tables``, ``state_tables``)."""
+    wanted = [(t, store.tenant_path(enricher.name, tenant, t)) for t in enricher.previous_tables]
+    wanted += [(t, store.state_path(enricher.name, tenant, t)) for t in enricher.state_tables]
+    return {name: table for name, relative in wanted if (table := store.read_table(lake, relative)) is not None}
 
 
 def _inputs_gone(lake: Lake, paths: list[str]) -> bool:

@@ -11,7 +11,10 @@ through the tenant's read aliases and filtered on the tenant, so a tenant never 
   of one window: ``hashtags`` and ``created_at`` in [window_start, window_end) on the records;
 * an account's activity features: ``platform`` and ``author_id``;
 * records with personal data (of some types), and the redacted view of records (``text_clean`` with the
-  spans replaced by their type, ``text`` left out).
+  spans replaced by their type, ``text`` left out);
+* topics: the topic documents; a topic's records (``topics.ids``, then an ``ids`` query on the records); its
+  timeline (a date histogram of its record documents, which carry ``created_at``);
+* entities: the record keys of the entity documents naming an id or a folded name (the API's ``entity=``).
 """
 
 from __future__ import annotations
@@ -106,7 +109,8 @@ def trend_records(client: Elasticsearch, tenant: str, trend: dict[str, Any], siz
 
 
 def account_activity(client: Elasticsearch, tenant: str, platform: str, author_id: str) -> dict[str, Any] | None:
-    found = _features(client, tenant, [{"term": {"kind": "account"}}, {"term": {"platform": platform}},
+    found = _features(client, tenant, [{"term": {"kind": "account"}}, {"term": {"enricher": "account_activity"}},
+                                       {"term": {"platform": platform}},
                                        {"term": {"author_id": author_id}}], size=1)
     return found[0] if found else None
 
@@ -126,3 +130,121 @@ def redacted_view(client: Elasticsearch, tenant: str, keys: list[str]) -> list[d
         client, tenant, [{"term": {"enricher": "personal_data"}}, {"terms": {"record_key": keys[:MAX_KEYS]}}],
         size=MAX_KEYS)}
     return [redacted_record(record, spans.get(record["key"], [])) for record in records_by_key(client, tenant, keys)]
+
+
+# -- topics ----------------------------------------------------------------------------------------------
+def topics(client: Elasticsearch, tenant: str, *, size: int = 100) -> list[dict[str, Any]]:
+    """The tenant's topics (id, label, top stems and surface forms, records, share, first and last seen), the
+    most records first."""
+    docs = _features(client, tenant, [{"term": {"enricher": "topics"}}, {"term": {"kind": "topic"}}], size=size,
+                     sort=[{"topics.records": "desc"}, {"key": "asc"}])
+    return [{**doc["topics"], "enricher_version": doc["enricher_version"]} for doc in docs]
+
+
+def topic(client: Elasticsearch, tenant: str, topic_id: int) -> dict[str, Any] | None:
+    found = _features(client, tenant, [{"term": {"enricher": "topics"}}, {"term": {"kind": "topic"}},
+                                       {"term": {"topics.topic_id": topic_id}}], size=1)
+    return {**found[0]["topics"], "enricher_version": found[0]["enricher_version"]} if found else None
+
+
+def _assigned(topic_id: int, start: Any = None, end: Any = None) -> list[dict[str, Any]]:
+    filters: list[dict[str, Any]] = [{"term": {"enricher": "topics"}}, {"term": {"kind": "record"}},
+                                     {"term": {"topics.ids": topic_id}}]
+    bounds = {op: v for op, v in (("gte", start), ("lt", end)) if v}
+    if bounds:
+        filters.append({"range": {"created_at": bounds}})
+    return filters
+
+
+def topic_records(client: Elasticsearch, tenant: str, topic_id: int, *, size: int = 50, start: Any = None,
+                  end: Any = None) -> list[dict[str, Any]]:
+    """The records of a topic (created in [start, end)), newest first, each with its topic weights
+    (``topics``: ids and weights); records deleted on their platform are left out."""
+    docs = _features(client, tenant, _assigned(topic_id, start, end), size=min(size, MAX_KEYS),
+                     sort=[{"created_at": "desc"}, {"key": "asc"}])
+    weights = {d["record_key"]: d["topics"] for d in docs}
+    found = {r["key"]: r for r in records_by_key(client, tenant, list(weights))}
+    return [{**found[k], "topics": weights[k]} for k in weights if k in found]
+
+
+def topic_timeline(client: Elasticsearch, tenant: str, topic_id: int, *, interval: str = "day",
+                   time_zone: str = "UTC", max_buckets: int = 5000) -> list[dict[str, Any]]:
+    """Records of a topic per calendar ``interval`` (created_at, in ``time_zone``), empty buckets included;
+    ``ValueError`` when the topic's span would need more than ``max_buckets``."""
+    found = topic(client, tenant, topic_id)
+    if found is None or not found.get("first_seen"):
+        return []
+    from datetime import datetime
+
+    from crawl_assets.index.aggregations import INTERVALS
+
+    first, last = (datetime.fromisoformat(found[k].replace("Z", "+00:00")) for k in ("first_seen", "last_seen"))
+    if int((last - first) / INTERVALS[interval]) + 2 > max_buckets:
+        raise ValueError(f"a {interval} timeline of topic {topic_id} ({found['first_seen']} to {found['last_seen']}) "
+                         f"would have more than {max_buckets} buckets: choose a longer interval")
+    query = {"bool": {"filter": [{"term": {"tenant": check_tenant(tenant)}}, *_assigned(topic_id)],
+                      "must_not": [{"exists": {"field": "deleted_at"}}]}}
+    hist = {"field": "created_at", "calendar_interval": interval, "time_zone": time_zone, "min_doc_count": 0}
+    try:
+        resp = client.search(index=read_alias("features", tenant), ignore_unavailable=True, query=query, size=0,
+                             aggs={"t": {"date_histogram": hist}})
+    except NotFoundError:
+        return []
+    buckets = (resp.get("aggregations") or {}).get("t", {}).get("buckets", [])
+    return [{"start": b["key_as_string"], "count": b["doc_count"]} for b in buckets]
+
+
+# -- entities --------------------------------------------------------------------------------------------
+ENTITY_ID = r"(per|org|loc):\S{1,200}"
+
+
+def entity_terms(values: list[str]) -> dict[str, list[str]]:
+    """What ``entity=`` values match: an id as given (``loc:tehran``), a name folded as the enricher folds names
+    (``Tehran``, ``تهران``), and for a name in the gazetteer its id too."""
+    import re
+
+    from crawl_assets.enrich.entity_rules import fold, gazetteer
+
+    ids, names = [], []
+    for value in values:
+        if re.fullmatch(ENTITY_ID, value):
+            ids.append(value)
+            continue
+        folded = tuple(fold(w) for w in value.split())
+        names.append(" ".join(folded))
+        entry = gazetteer().get(folded)
+        if entry is not None:
+            ids.append(entry.id)
+    return {"ids": sorted(set(ids)), "names": sorted(set(names))}
+
+
+def entity_clause(values: list[str]) -> dict[str, Any]:
+    """Features of records naming any of ``values`` (ids or names, see ``entity_terms``)."""
+    terms = entity_terms(values)
+    should = [{"terms": {f"entities.{k}": v}} for k, v in terms.items() if v]
+    return {"bool": {"filter": [{"term": {"enricher": "entities"}}], "should": should, "minimum_should_match": 1}}
+
+
+def entity_keys_search(tenant: str, values: list[str], limit: int = MAX_KEYS) -> dict[str, Any]:
+    """The search (``index``, ``query``, ...) for the keys of the records naming ``values``: ``limit`` keys at
+    most, the total counted up to ``limit`` + 1 so a caller can tell that there were more (``entity_more``)."""
+    return {"index": read_alias("features", tenant), "ignore_unavailable": True, "size": limit,
+            "track_total_hits": limit + 1,
+            "query": {"bool": {"filter": [{"term": {"tenant": check_tenant(tenant)}}, entity_clause(values)]}},
+            "source": False, "docvalue_fields": ["record_key"], "sort": [{"record_key": "asc"}]}
+
+
+def entity_keys(body: dict[str, Any]) -> list[str]:
+    """The record keys of an ``entity_keys_search`` answer."""
+    return [hit["fields"]["record_key"][0] for hit in body["hits"]["hits"] if hit.get("fields", {}).get("record_key")]
+
+
+def entity_more(body: dict[str, Any], limit: int = MAX_KEYS) -> bool:
+    """Whether more records than ``limit`` matched an ``entity_keys_search``."""
+    return body["hits"]["total"]["value"] > limit
+
+
+def records_with_entity(client: Elasticsearch, tenant: str, values: list[str], size: int = 100) -> list[dict[str, Any]]:
+    """Entity features of the records naming any of ``values``, newest first (each with its spans)."""
+    return _features(client, tenant, [entity_clause(values)], size=size,
+                     sort=[{"created_at": "desc"}, {"key": "asc"}])

@@ -2,6 +2,8 @@
 
     features/{enricher}/{tenant}/{platform}/{source}/{batch}.parquet   rows of one normalized part
     features/{enricher}/{tenant}/_tenant/{table}.parquet               a tenant-wide table (clusters, ...)
+    features/{enricher}/{tenant}/_state/{table}.parquet                a tenant-wide state kept across erasures
+                                                                       (topic ids: no record, key, author or text)
 
 Every file carries in its Parquet metadata the enricher stamp that wrote it (``crawl_assets.deriver``, as the
 lake's other derived parts) and, for a part, the version of the normalized part it was read from
@@ -23,6 +25,7 @@ from crawl_assets.lake.layout import FEATURES
 
 AREA = FEATURES
 TENANT_DIR = "_tenant"
+STATE_DIR = "_state"
 RECORDS_TABLE = "normalized_records"
 STAMP_KEY = b"crawl_assets.deriver"
 RECORDS_KEY = b"crawl_assets.records"
@@ -44,6 +47,10 @@ def marker_path(name: str, tenant: str, platform: str, source: str, batch_id: st
 
 def tenant_path(name: str, tenant: str, table: str) -> str:
     return f"{AREA}/{name}/{tenant}/{TENANT_DIR}/{table}.parquet"
+
+
+def state_path(name: str, tenant: str, table: str) -> str:
+    return f"{AREA}/{name}/{tenant}/{STATE_DIR}/{table}.parquet"
 
 
 def footer(lake: Lake, relative: str) -> dict[bytes, bytes] | None:

@@ -82,7 +82,7 @@ def erase_matching(client: Elasticsearch, tenant: str, query: dict) -> tuple[set
 
 
 FEATURES_FAMILY = "features"
-TENANT_FEATURE_KINDS = ("cluster", "trend", "account")  # tenant-wide documents, rebuilt by the next enrichment
+TENANT_FEATURE_KINDS = ("cluster", "trend", "account", "topic", "coordination_group", "coordination_edge")  # tenant-wide documents, rebuilt by the next enrichment
 
 
 def erase_feature_documents(client: Elasticsearch, tenant: str, keys: set[str], *,

@@ -13,7 +13,7 @@ authors match a platform id or a handle (``queries.author_query``).
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Literal, get_args
 
@@ -45,12 +45,16 @@ class RecordFilter:
     start: datetime | None = None
     end: datetime | None = None
     deleted: Deleted = "exclude"
+    # entities named in the records (``entity=``: ids or names), and the record keys they resolve to in the
+    # features index (``enrich.search.entity_keys``; None: not resolved, or no entity asked for)
+    entities: tuple[str, ...] = ()
+    entity_keys: tuple[str, ...] | None = field(default=None, repr=False)
 
     def describe(self) -> dict[str, Any]:
         """The filter as plain JSON values (for export headers: the query that produced a file)."""
         out: dict[str, Any] = {}
         for name, value in asdict(self).items():
-            if value in (None, (), []):
+            if value in (None, (), []) or name == "entity_keys":
                 continue
             out[name] = value.isoformat() if isinstance(value, datetime) else list(value) if isinstance(value, tuple) else value
         return out
@@ -75,6 +79,10 @@ class RecordFilter:
         bounds = {op: v.isoformat() for op, v in (("gte", self.start), ("lt", self.end)) if v is not None}
         if bounds:
             out.append({"range": {"created_at": bounds}})
+        if self.entities:
+            if self.entity_keys is None:
+                raise ValueError("an entity filter must be resolved to record keys first (enrich.search.entity_keys)")
+            out.append({"ids": {"values": list(self.entity_keys)}})
         return out
 
 

@@ -72,6 +72,12 @@ ANSWERS: dict[str, Callable[[str], bool]] = {
     "/v1/networks/": lambda body: "<edge " in body,
     "/v1/exports/records": lambda body: len(body.splitlines()) > 1,
     "/v1/trends": lambda body: bool(_json(body)["items"]),
+    # a topic's records or timeline (before the list: the first matching prefix answers)
+    "/v1/topics/": lambda body: bool(_json(body).get("records")) or any(b["count"] for b in _json(body).get("buckets", [])),
+    "/v1/topics": lambda body: bool(_json(body)["topics"]),
+    "/v1/places.geojson": lambda body: bool(_json(body)["features"]),
+    "/v1/places/": lambda body: bool(_json(body)["records"]),
+    "/v1/places": lambda body: bool(_json(body)["places"]),
 }
 
 

@@ -154,3 +154,24 @@ def test_a_bad_enrichment_file_costs_the_enrichment_assets_only(tmp_path, monkey
     [failure] = result.get_step_failure_events()
     message = failure.step_failure_data.user_failure_data.description
     assert not result.success and f"{config}: enrichers.near_duplicates" in message and "threshold" in message
+
+
+@pytest.mark.parametrize("name, section", [("topics", "topics: {topics: 12}"), ("entities", "entities: {types: [PER]}")])
+def test_a_new_stamp_of_topics_or_entities_marks_only_their_assets_stale(synced, tmp_path, monkeypatch, name, section):
+    instance, _ = synced
+    defs = _defs()
+    assert defs.resolve_job_def("x_enrich").execute_in_process(partition_key=SOURCE, instance=instance).success
+    assert set(_statuses(instance, defs).values()) == {StaleStatus.FRESH}
+    config = tmp_path / "enrichment.yaml"
+    config.write_text(f"enrichers:\n  {section}\n")
+    monkeypatch.setenv("CRAWL_ENRICHMENT", str(config))
+    changed = _defs()
+    statuses = _statuses(instance, changed)
+    assert statuses.pop(name) == StaleStatus.STALE
+    assert set(statuses.values()) == {StaleStatus.FRESH}, "the other enrichers' assets are not stale"
+    tenant_wide = [n for n, cls in ENRICHERS.items() if cls.scope == "tenant"]
+    tables = [changed.resolve_assets_def(dg.AssetKey(["enrichment", n])) for n in tenant_wide]
+    resolver = get_stale_status_resolver(instance, [*tables, *(changed.resolve_assets_def(_key(n)) for n in ENRICHERS)])
+    for other in tenant_wide:
+        expected = StaleStatus.STALE if other == name else StaleStatus.FRESH
+        assert resolver.get_status(dg.AssetKey(["enrichment", other])) == expected, other

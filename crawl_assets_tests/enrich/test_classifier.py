@@ -32,33 +32,77 @@ def _topic_model():
     return Pipeline([("v", TfidfVectorizer()), ("c", LogisticRegression())]).fit(list(texts), list(labels))
 
 
-def test_the_baseline_labels_obvious_sentiment_in_persian_and_english():
+def test_the_baseline_labels_sentiment_in_persian_arabic_and_english():
     rows = [record("x:1", "I love this app, it works perfectly, thank you"),
             record("x:2", "Terrible update, the app crashes every time"),
             record("x:3", "عالی بود، خیلی ممنونم از پشتیبانی"),
             record("x:4", "افتضاحه، پولم رو پس بدید"),
-            record("x:5", "")]
+            record("x:5", ""),
+            record("x:6", "الخدمة ممتازة وسريعة، شكرا لكم"),
+            record("x:7", "التطبيق سيء جدا ويتوقف دائما"),
+            record("x:8", "The delivery is not good at all"),  # negation
+            record("x:9", "این برنامه اصلا خوب نیست"),  # Persian negation after the word
+            record("x:10", "Great, the app crashed again 🙄"),  # sarcasm
+            record("x:11", "The order arrived today 😍")]  # emoji
     enricher = Classifier()
     out = enricher.extract(table(rows))
-    assert out.column("key").to_pylist() == ["x:1", "x:2", "x:3", "x:4"], "an empty text is not labelled"
-    assert out.column("label").to_pylist() == ["positive", "negative", "positive", "negative"]
+    assert out.column("key").to_pylist() == [r["key"] for r in rows if r["text"]], "an empty text is not labelled"
+    assert out.column("label").to_pylist() == ["positive", "negative", "positive", "negative", "positive", "negative",
+                                               "negative", "negative", "negative", "positive"]
     row = out.to_pylist()[0]
     assert {s["label"] for s in row["scores"]} == {"positive", "negative", "neutral"}
     assert row["task"] == "sentiment" and row["model"].startswith("sentiment_baseline.skops#")
     assert row["inferred"] is True and row["enricher_version"] == enricher.stamp
 
 
-def test_the_baseline_card_states_its_measured_accuracy():
+def test_the_baseline_card_states_its_figures_per_language_against_the_previous_model():
     card = json.loads(BASELINE.with_suffix(".json").read_text())
-    assert card["evaluation"]["texts"] == 360 and card["labels"] == ["negative", "neutral", "positive"]
-    assert card["evaluation"]["accuracy"] > card["evaluation"]["majority_class_accuracy"] + 0.2
+    assert card["labels"] == ["negative", "neutral", "positive"] and card["languages"] == ["ar", "en", "fa"]
+    assert card["data"]["evaluation_texts"] >= 1500
+    figures = card["evaluation"]
+    for lang in ("fa", "ar", "en"):
+        assert figures["v2"]["by_language"][lang]["texts"] >= 500
+        assert figures["v2"]["by_language"][lang]["accuracy"] >= card["target"]["accuracy_per_language"] == 0.85
+        assert figures["v2"]["by_language"][lang]["accuracy"] > figures["v1"]["by_language"][lang]["accuracy"] + 0.2
+        assert set(figures["v2"]["by_kind"][lang]) == {"plain", "negation", "sarcasm", "emoji", "neutral"}
+    assert card["target"]["met"] is True
 
 
-def test_the_training_script_reproduces_a_working_model(tmp_path):
-    card = train_baseline.train(tmp_path)
+def test_the_evaluation_set_shares_no_phrase_with_training():
+    from crawl_assets.enrich.models import make_sentiment_set as m
+
+    train = {t for _, _, _, t in m.compose("en", "train", 200, 11)}
+    evaluation = m.compose("en", "eval", 200, 35)
+    assert not train & {t for _, _, _, t in evaluation}
+    banks = m.BANKS["en"]
+    seen = [a for a in banks["aspect"][0::2]]
+    assert not any(t.lower().startswith(a) for _, _, kind, t in evaluation if kind == "plain" for a in seen)
+
+
+def test_lexicon_features_read_negation_emoji_and_sarcasm():
+    from crawl_assets.enrich.sentiment_lexicon import FEATURES, features
+
+    def f(text):
+        return dict(zip(FEATURES, features(text)))
+
+    assert f("this is good")["positive"] == 1 and f("this is not good")["negated_positive"] == 1
+    assert f("this is not good")["positive"] == 0
+    assert f("خوب نیست")["negated_positive"] == 1 and f("خوب نیست")["positive"] == 0, "Persian: after the word"
+    assert f("ليس جيدا")["negated_positive"] == 1
+    assert f("it doesn't crash anymore")["negated_negative"] == 1
+    assert f("ok 😍👍")["positive_emoji"] == 2 and f("😡")["negative_emoji"] == 1
+    irony = f("Great, it crashed again 🙄")
+    assert irony["sarcasm_marker"] == 1 and irony["ironic_praise"] == 1
+    assert f("great work, thanks")["ironic_praise"] == 0
+    assert f("the payment went through")["negated_positive"] == 0, "no negator inside a word"
+
+
+def test_the_training_script_reproduces_the_shipped_model(tmp_path):
+    card = train_baseline.train(tmp_path, peers=False)
     assert (tmp_path / "sentiment_baseline.skops").stat().st_size < 1_000_000
-    assert card["evaluation"]["accuracy"] == json.loads(BASELINE.with_suffix(".json").read_text())["evaluation"]["accuracy"]
-    model = load_model(tmp_path / "sentiment_baseline.skops")
+    shipped = json.loads(BASELINE.with_suffix(".json").read_text())
+    assert card["evaluation"]["v2"] == shipped["evaluation"]["v2"]
+    model = load_model(tmp_path / "sentiment_baseline.skops", trusted_types=train_baseline.TRUSTED)
     assert list(model.predict_proba(["great, thanks!"]).shape) == [1, 3]
 
 

@@ -76,7 +76,18 @@ def _table_digest(table: pa.Table) -> str:
     from crawl_assets.enrich.base import STAMP_NAMES
 
     rows = table.drop_columns([c for c in table.column_names if c in STAMP_NAMES]).to_pylist()
-    return hashlib.sha256(b"\n".join(_canonical(r) for r in rows)).hexdigest()
+    return hashlib.sha256(b"\n".join(_canonical(_rounded(r)) for r in rows)).hexdigest()
+
+
+def _rounded(value: Any) -> Any:
+    """Floats to 6 significant digits: another BLAS or CPU may move a model's last bits, never its output."""
+    if isinstance(value, float):
+        return float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_rounded(v) for v in value]
+    return value
 
 
 def enriched(records: list[dict[str, Any]]) -> dict[str, str]:

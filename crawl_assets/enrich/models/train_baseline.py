@@ -1,18 +1,29 @@
-"""Train the shipped baseline sentiment model and print its measured accuracy.
+"""Train the shipped sentiment model, measure it and the previous one on the evaluation set, and print both.
 
     python -m crawl_assets.enrich.models.train_baseline [--out DIR]
 
-Data: ``sentiment_labelled.tsv`` beside this file: 360 short texts written for this project (app reviews,
-support messages, social posts; 60 per label and language), labels positive / negative / neutral, in
-Persian and English. Texts are cleaned with ``text_clean``'s rules first, as the classifier reads
-``text_clean``.
+Data (beside this file, all written for this project; labels positive / negative / neutral):
 
-Model: character n-grams (2-4, within word boundaries; they carry Persian and English alike without a
-tokenizer), hashed into 32768 features, with sublinear TF-IDF, then a multinomial logistic regression. Accuracy is measured by 5-fold
-stratified cross-validation (every text predicted once by a model that did not see it), per language too,
-and written with the model's description to ``sentiment_baseline.json``; the model is fitted on all texts
-and saved with ``skops.io.dump`` as ``sentiment_baseline.skops``. A baseline: enough to exercise the hook
-end to end and to compare a real model against, not a sentiment model to publish results with.
+* ``sentiment_labelled.tsv``: 360 short texts written by hand (app reviews, support messages, social posts;
+  60 per label and language, Persian and English): what the first baseline was trained on;
+* ``sentiment_train.tsv`` and ``sentiment_eval.tsv``: 558 texts per language (Persian, Arabic, English) each,
+  composed by ``make_sentiment_set`` from phrase banks split in two halves (an evaluation text's aspect and
+  predicate never occur in training), with negation, sarcasm markers and emoji.
+
+Models (texts cleaned with ``text_clean``'s rules first, as the classifier reads ``text_clean``):
+
+* ``v1`` (the first baseline): character n-grams (2-4, within word boundaries) hashed into 32768 features,
+  sublinear TF-IDF, multinomial logistic regression; trained on the hand-written set only;
+* ``v2`` (shipped): the same n-grams next to the lexicon features of ``crawl_assets.enrich.sentiment_lexicon``
+  (polarity words of three languages with negation scope, emoji, sarcasm markers), scaled, into one logistic
+  regression; trained on the hand-written set and the training set;
+* ``v2_without_lexicon``: ``v2``'s data and n-grams without the lexicon features (what the lexicon adds).
+
+Each is measured on the evaluation set: accuracy and macro-F1 per language and per kind of text (plain,
+negation, sarcasm, emoji, neutral). ``v2`` is saved with ``skops.io.dump`` as ``sentiment_baseline.skops``
+(its one type outside skops' defaults, ``LexiconFeatures``, is ours and trusted for the shipped file only),
+the figures in ``sentiment_baseline.json``. Target (docs/ENRICHMENT.md): at least 0.85 accuracy in each
+language on the evaluation set. A baseline on text we wrote, not a published sentiment model.
 """
 
 from __future__ import annotations
@@ -24,79 +35,128 @@ import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).parent
-DATA = HERE / "sentiment_labelled.tsv"
+HAND_WRITTEN = HERE / "sentiment_labelled.tsv"
+TRAIN = HERE / "sentiment_train.tsv"
+EVAL = HERE / "sentiment_eval.tsv"
+DATA = HAND_WRITTEN  # (the hand-written set; kept for readers of the first baseline)
 SEED = 7
+TARGET_ACCURACY = 0.85
+TRUSTED = ["crawl_assets.enrich.sentiment_lexicon.LexiconFeatures"]
 
 
-def load(path: Path = DATA) -> tuple[list[str], list[str], list[str]]:
-    """(cleaned texts, labels, languages) of the labelled set."""
+def load(path: Path = HAND_WRITTEN) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(cleaned texts, labels, languages, kinds) of a labelled file (kind ``hand_written`` without a column)."""
     from crawl_assets.normalize.text import clean_text
 
-    texts, labels, langs = [], [], []
+    texts, labels, langs, kinds = [], [], [], []
     with open(path, encoding="utf-8", newline="") as fh:
-        for row in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+        for row in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE, escapechar="\\"):
             texts.append(clean_text(row["text"]))
             labels.append(row["label"])
             langs.append(row["lang"])
-    return texts, labels, langs
+            kinds.append(row.get("kind") or "hand_written")
+    return texts, labels, langs, kinds
 
 
-def pipeline():
+def _ngrams():
     import numpy as np
     from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
-    from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
 
     # hashed n-grams: no vocabulary to store (skops writes a vocabulary as one file per entry: megabytes)
-    return Pipeline([
-        ("ngrams", HashingVectorizer(analyzer="char_wb", ngram_range=(2, 4), n_features=2 ** 15, lowercase=True,
-                                     alternate_sign=False, norm=None, dtype=np.float64)),
-        ("tfidf", TfidfTransformer(sublinear_tf=True)),
-        ("clf", LogisticRegression(C=10.0, max_iter=2000, random_state=SEED)),
-    ])
+    return Pipeline([("hash", HashingVectorizer(analyzer="char_wb", ngram_range=(2, 4), n_features=2 ** 15,
+                                                lowercase=True, alternate_sign=False, norm=None,
+                                                dtype=np.float64)),
+                     ("tfidf", TfidfTransformer(sublinear_tf=True))])
 
 
-def evaluate(texts: list[str], labels: list[str], langs: list[str]) -> dict:
-    from sklearn.metrics import accuracy_score
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+def pipeline_v1():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
 
-    strata = [f"{label}/{lang}" for label, lang in zip(labels, langs)]
-    folds = list(StratifiedKFold(n_splits=5, shuffle=True, random_state=SEED).split(texts, strata))
-    predicted = cross_val_predict(pipeline(), texts, labels, cv=folds)
-    per_lang = {}
+    return Pipeline([("ngrams", _ngrams()), ("clf", LogisticRegression(C=10.0, max_iter=2000, random_state=SEED))])
+
+
+def pipeline(lexicon: bool = True):
+    """The shipped model's pipeline (``lexicon=False``: its n-grams alone)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import FeatureUnion, Pipeline
+    from sklearn.preprocessing import MaxAbsScaler
+
+    from crawl_assets.enrich.sentiment_lexicon import LexiconFeatures
+
+    parts = [("ngrams", _ngrams())]
+    if lexicon:
+        parts.append(("lexicon", Pipeline([("counts", LexiconFeatures()), ("scale", MaxAbsScaler())])))
+    return Pipeline([("features", FeatureUnion(parts)),
+                     ("clf", LogisticRegression(C=10.0, max_iter=3000, random_state=SEED))])
+
+
+def measure(model, texts: list[str], labels: list[str], langs: list[str], kinds: list[str]) -> dict:
+    """Accuracy and macro-F1, overall, per language and per language and kind."""
+    from sklearn.metrics import accuracy_score, f1_score
+
+    predicted = list(model.predict(texts))
+
+    def score(rows: list[int]) -> dict:
+        truth, got = [labels[i] for i in rows], [predicted[i] for i in rows]
+        return {"texts": len(rows), "accuracy": round(accuracy_score(truth, got), 4),
+                "macro_f1": round(f1_score(truth, got, average="macro", zero_division=0), 4)}
+
+    every = list(range(len(texts)))
+    out = {"all": score(every), "by_language": {}, "by_kind": {}}
     for lang in sorted(set(langs)):
-        rows = [i for i, x in enumerate(langs) if x == lang]
-        per_lang[lang] = round(accuracy_score([labels[i] for i in rows], [predicted[i] for i in rows]), 4)
-    majority = max(labels.count(x) for x in set(labels)) / len(labels)
-    return {"method": "5-fold stratified cross-validation (by label and language), seed 7",
-            "accuracy": round(accuracy_score(labels, predicted), 4), "accuracy_by_language": per_lang,
-            "majority_class_accuracy": round(majority, 4), "texts": len(texts)}
+        out["by_language"][lang] = score([i for i in every if langs[i] == lang])
+        out["by_kind"][lang] = {kind: score([i for i in every if langs[i] == lang and kinds[i] == kind])
+                                for kind in sorted(set(kinds))}
+    return out
 
 
-def train(out: Path = HERE) -> dict:
+def train(out: Path = HERE, *, peers: bool = True) -> dict:
+    """Fit and save the shipped model and write its card; ``peers``: also measure ``v1`` and
+    ``v2_without_lexicon`` (three fits instead of one)."""
     import skops.io as sio
     import sklearn
 
-    texts, labels, langs = load()
-    report = evaluate(texts, labels, langs)
-    model = pipeline().fit(texts, labels)
+    hand = load(HAND_WRITTEN)
+    composed = load(TRAIN)
+    evaluation = load(EVAL)
+    both = tuple(a + b for a, b in zip(hand, composed))
+    figures = {}
+    if peers:
+        figures["v1"] = measure(pipeline_v1().fit(hand[0], hand[1]), *evaluation)
+        figures["v2_without_lexicon"] = measure(pipeline(lexicon=False).fit(both[0], both[1]), *evaluation)
+    model = pipeline().fit(both[0], both[1])
+    figures["v2"] = measure(model, *evaluation)
     out.mkdir(parents=True, exist_ok=True)
     sio.dump(model, out / "sentiment_baseline.skops", compression=zipfile.ZIP_DEFLATED, compresslevel=9)
-    card = {"model": "sentiment_baseline.skops", "task": "sentiment", "labels": sorted(set(labels)),
-            "languages": sorted(set(langs)), "data": DATA.name, "trained_with": f"scikit-learn {sklearn.__version__}",
-            "evaluation": report}
+    met = all(v["accuracy"] >= TARGET_ACCURACY for v in figures["v2"]["by_language"].values())
+    card = {"model": "sentiment_baseline.skops", "version": "v2", "task": "sentiment",
+            "labels": sorted(set(both[1])), "languages": sorted(set(both[2])),
+            "data": {"train": [HAND_WRITTEN.name, TRAIN.name], "evaluation": EVAL.name,
+                     "train_texts": len(both[0]), "evaluation_texts": len(evaluation[0])},
+            "trusted_types": TRUSTED, "trained_with": f"scikit-learn {sklearn.__version__}",
+            "target": {"accuracy_per_language": TARGET_ACCURACY, "met": met}, "evaluation": figures}
     (out / "sentiment_baseline.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return card
+
+
+def report(card: dict) -> str:
+    lines = [f"evaluation set: {card['data']['evaluation_texts']} texts ({card['data']['evaluation']}); "
+             f"target: accuracy >= {card['target']['accuracy_per_language']:.0%} per language "
+             f"({'met' if card['target']['met'] else 'NOT met'})",
+             f"{'model':<20}{'lang':<6}{'accuracy':>9}{'macro-F1':>10}   accuracy by kind"]
+    for name, figures in card["evaluation"].items():
+        for lang, row in figures["by_language"].items():
+            kinds = ", ".join(f"{k} {v['accuracy']:.0%}" for k, v in figures["by_kind"][lang].items())
+            lines.append(f"{name:<20}{lang:<6}{row['accuracy']:>9.1%}{row['macro_f1']:>10.3f}   {kinds}")
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=HERE, help="folder for the model and its card (default: here)")
-    card = train(parser.parse_args().out)
-    ev = card["evaluation"]
-    print(f"baseline sentiment model: {ev['texts']} labelled texts, {ev['method']}")
-    print(f"accuracy {ev['accuracy']:.1%} (majority class {ev['majority_class_accuracy']:.1%}); by language: "
-          + ", ".join(f"{k} {v:.1%}" for k, v in ev["accuracy_by_language"].items()))
+    print(report(train(parser.parse_args().out)))
 
 
 if __name__ == "__main__":

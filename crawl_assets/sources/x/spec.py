@@ -41,6 +41,7 @@ SPEC = SourceSpec(
     ),
     export_formats=("x-v2", "x-archive"),
     edit_histories=True,
+    snowflake_author_ids=True,
     identifier_hints={"account_timeline": "<account handle>", "search_query": "'<query>'"},
     persons="crawl_assets.sources.x.normalize:PERSONS",
     options_model=XOptions,
