@@ -39,7 +39,7 @@ def test_a_test_is_unit_unless_it_uses_a_service_or_runs_a_system():
     assert tiers.tier_of(FakeItem("normalize/test_x.py", ("dagster_home",))) == "integration"  # a Dagster instance
     assert tiers.tier_of(FakeItem("normalize/test_x.py", marks=["postgres"])) == "integration"
     assert tiers.tier_of(FakeItem("enrich/test_automation.py")) == "integration"  # Dagster runs, no fixture says so
-    training = "test_the_training_script_reproduces_a_working_model"
+    training = "test_the_training_script_reproduces_the_shipped_model"
     assert tiers.tier_of(FakeItem("enrich/test_classifier.py", originalname=training)) == "integration"
     assert tiers.tier_of(FakeItem("enrich/test_classifier.py", originalname="test_predicts")) == "unit"
     assert tiers.tier_of(FakeItem("shared/test_two_machines.py", ("es_cluster",))) == "system"

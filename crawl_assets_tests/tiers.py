@@ -51,7 +51,7 @@ INTEGRATION = frozenset({
     "cli/test_sources_cli.py", "cli/test_ui_interrupt.py",
     "contract/test_dagster_names.py",
     "enrich/test_assets.py", "enrich/test_automation.py",
-    "enrich/test_classifier.py::test_the_training_script_reproduces_a_working_model",
+    "enrich/test_classifier.py::test_the_training_script_reproduces_the_shipped_model",
     "es_node/test_node.py",
     "fuzz/test_normalizers_fuzz.py",
     "normalize/test_fuzz.py",
