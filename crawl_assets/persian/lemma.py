@@ -10,8 +10,8 @@ fold), then, in order:
    personal ending (formal or colloquial), or a past participle and the perfect: its infinitive;
 3. otherwise suffixes are stripped from the end while one matches (plural ``ها ان ات گان``, possessive and
    ezafe ``م ت ش مان تان شان ی ای``, colloquial ``مون تون شون``, ``تر ترین``), stopping at a protected word,
-   and only as Persian spells them: a stem shorter than four letters under a possessive or ``ی`` (three under
-   ``ان ات تر``) must be a known short word (``SHORT_STEMS``: سالم stays whole, کارم is کار); no bare
+   and only as Persian spells them: a stem shorter than four letters under a possessive, ``ی`` or ``ان``
+   (three under ``ات تر``) must be a known short word (``SHORT_STEMS``: سالم stays whole, کارم is کار); no bare
    ``م ت ش ان ات`` after a final ا or و (پایم, دانشجویان) nor ``م ت ش`` after a final ی (صندلی‌ام); a present
    stem with ``ش`` or ``ان`` is a word of its own (گردش, خندان); ``ت`` after the Arabic فعال is فعالة (رقابت).
 
@@ -209,11 +209,11 @@ def _strip(word: str) -> str:
 
 def _least(stem: str, suffix: str) -> int:
     """The shortest stem a suffix is stripped from without the stem being a known short word: four letters for
-    the possessives م ت ش مان تان شان... and ی (a glide ی after ا or و excepted: آقای), three for ان ات تر ترین (کیان,
-    بیات: no plural of کی, بی), else two."""
-    if len(suffix) == 1 or suffix in _PERSONAL:
+    the possessives م ت ش مان تان شان..., ی (a glide ی after ا or و excepted: آقای) and the plural ان (animate
+    nouns: ویران is no plural), three for ات تر ترین (بیات: no plural of بی), else two."""
+    if len(suffix) == 1 or suffix in _PERSONAL or suffix == "ان":
         return 2 if suffix == "ی" and stem.endswith(_VOWEL_END) else 4
-    return 3 if suffix in _PLURAL_AN_AT or suffix in ("تر", "ترین") else 2
+    return 3 if suffix in ("ات", "تر", "ترین") else 2
 
 
 def _spelled(stem: str, suffix: str) -> bool:

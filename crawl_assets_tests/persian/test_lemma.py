@@ -41,6 +41,7 @@ def test_look_alikes_stay_apart(a: str, b: str) -> None:
     ("رحیم", "رحی"), ("حریم", "حری"),     # and after a final ی apart, ‌ام (صندلی‌ام)
     ("حرمت", "حرم"),                     # a stem of three letters under م ت ش ی must be a known short word
     ("پذیرش", "پذیر"), ("گریزان", "گریز"),  # a present stem with ش or ان: an action noun, a participle
+    ("سلمان", "سلم"),                      # and under the plural ان (of animate nouns: مردان)
     ("استر", "اس"),                        # a comparative of two letters must be a known adjective (بدتر)
     ("کفالت", "کفال"),                     # Arabic فعالة, not a possessive
 ])
