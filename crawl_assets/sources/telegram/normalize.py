@@ -29,7 +29,7 @@ from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.entities import Utf16Text
 from crawl_assets.normalize.text import fold_tag, unique
 from crawl_assets.sources.telegram import normalize_topics as topics
-from crawl_assets.sources.telegram.normalize_peers import export_chat_id, message_key
+from crawl_assets.sources.telegram.normalize_peers import export_bare_id, export_chat_id, message_key, shifted_spellings
 
 _PEER_FIELDS = {"PeerChannel": ("channel", "channel_id"), "PeerChat": ("chat", "chat_id"), "PeerUser": ("user", "user_id")}
 _CHANNEL_TYPES = {"public_channel", "private_channel", "public_supergroup", "private_supergroup"}
@@ -81,7 +81,7 @@ def item_scope(node: dict[str, Any]) -> str | None:
 
 PERSONS = PersonIds(  # from_id: a Telethon Peer or an export's "user123"; user_id: mentions, peers; actor_id: service
     owner_keys=("from_id", "actor_id", "user_id"), containers=("users",), prefixes=("user", "channel", "chat", "group"),
-    scope=item_scope,
+    scope=item_scope, bare=export_bare_id, spellings=shifted_spellings,
 )
 
 
