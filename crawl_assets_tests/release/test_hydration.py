@@ -4,8 +4,13 @@ with X's reason; a crash mid-hydration re-fetches nothing already stored; bad id
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 
+import dagster as dg
 import orjson
 import pytest
 
@@ -14,7 +19,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import hydration_report as report_path
 from crawl_assets.pipeline.normalize import TABLE, normalize_batch
 from crawl_assets.pipeline.reader import latest_records
-from crawl_assets.registry import SourceEntry
+from crawl_assets.registry import SourceEntry, load_registry
 from crawl_assets.release import ReleaseQuery, create_release
 from crawl_assets.release.hydration import hydration_report, plan_hydration
 from crawl_assets.sdk.errors import PauseSource
@@ -26,6 +31,7 @@ from crawl_assets.sources.x.collect import collect
 from crawl_assets.sources.x.hydrate import is_post_id
 from crawl_assets.sources.x.resource import XResource
 from crawl_assets.sources.x.sync import sync_source
+from crawl_assets_tests.conftest import REPO
 from crawl_assets_tests.sources.test_plain_collector import Log, MemoryCheckpointer
 from crawl_assets_tests.sources.x.conftest import FAST, LakeStore, search
 from crawl_assets_tests.standins.x_api import XAPIServer
@@ -146,3 +152,25 @@ def test_id_list_lines_that_are_not_ids_are_named_and_the_rest_read():
     assert (ids.duplicates, ids.other_platforms, ids.refused_count) == (1, 1, 3)
     assert ids.refused == ["line 3: not an X post id: 'abc'", "line 4: longer than 4096 bytes",
                            "line 7: an object with a string 'native_id' was expected"]
+
+
+def test_release_hydrate_registers_an_id_list_source_and_syncs_it_through_its_job(world, monkeypatch):
+    """The command as a user runs it (its own process, the definitions from the environment)."""
+    corpus, server, lake, summary = world
+    listed = [orjson.loads(line)["native_id"] for line in (summary.path / "ids.jsonl").read_bytes().splitlines()]
+    del corpus.tweets[listed[0]]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CRAWL_X_")}
+    run = subprocess.run([sys.executable, "-m", "crawl_assets.cli.main", "release", "hydrate", "shared", "--tenant", "lab"],
+                         capture_output=True, text=True, timeout=300, cwd=REPO,
+                         env={**env, "CRAWL_X_BASE_URL": server.url, "CRAWL_X_BEARER_TOKEN__LAB": "test-token"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout[run.stdout.index("{"):])
+    assert (report["found"], report["gone"], report["pending"]) == (len(listed) - 1, 1, 0)
+    assert report["reasons"] == {"gone:not_found": 1}
+    key = f"lab.x.hydrate-{summary.release_id}"
+    [entry] = [e for e in load_registry(settings.registry_path()).entries if e.key == key]
+    assert (entry.kind.value, entry.identifier) == ("id_list", "shared/ids.jsonl")
+    with dg.DagsterInstance.get() as instance:
+        [done] = instance.get_runs()
+    assert done.job_name == "x_sync_no_index" and done.tags["dagster/partition"] == key
+    assert len(_by_key("lab", key)) == len(listed)  # normalized by the job: found records and the tombstone
