@@ -1,6 +1,6 @@
 """The id list an ``id_list`` source hydrates: a file under the tenant's import root (the confinement of export
 files, ``crawl_assets.sources.exports``), one id a line. Either a release's ``ids.jsonl`` (a JSON object a line:
-``platform`` and ``native_id``; lines of other platforms are counted and skipped: a release lists several)
+``platform`` and ``native_id``, or the item's ``key`` for platforms that name it so; lines of other platforms are counted and skipped: a release lists several)
 or plain text (the id itself). Read bounded: a line longer than ``MAX_LINE`` is refused unread, and so is a
 list of more than ``MAX_IDS`` ids. A refused line is named (``line N: reason``) in the sync's metadata, never
 dropped silently; duplicates are asked once.
@@ -12,6 +12,7 @@ import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 
@@ -66,7 +67,10 @@ def _lines(fh, digest):  # noqa: ANN001, ANN202 - a binary file, a hashlib objec
         yield number, line.strip()
 
 
-def _native_id(raw: bytes, platform: str, out: IdList, number: int) -> str | None:
+Pick = Callable[[dict[str, Any]], "str | None"]
+
+
+def _native_id(raw: bytes, platform: str, out: IdList, number: int, pick: Pick | None) -> str | None:
     if not raw.startswith(b"{"):
         return raw.decode("utf-8", "replace")
     try:
@@ -74,17 +78,23 @@ def _native_id(raw: bytes, platform: str, out: IdList, number: int) -> str | Non
     except orjson.JSONDecodeError as exc:
         out.refuse(number, f"not JSON: {exc}")
         return None
-    if not isinstance(item, dict) or not isinstance(item.get("native_id"), str):
-        out.refuse(number, "an object with a string 'native_id' was expected")
+    if not isinstance(item, dict):
+        out.refuse(number, "a JSON object was expected")
         return None
     if item.get("platform", platform) != platform:
         out.other_platforms += 1
         return None
-    return item["native_id"]
+    value = pick(item) if pick is not None else item.get("native_id")
+    if not isinstance(value, str):
+        out.refuse(number, "an object with a string 'native_id' was expected" if pick is None
+                   else "an object naming the item ('key') was expected")
+        return None
+    return value
 
 
-def read_id_list(entry: SourceEntry, valid: Callable[[str], bool], what: str) -> IdList:
-    """The entry's id list; ``valid`` says whether a text is an id of the platform (``what`` names the shape).
+def read_id_list(entry: SourceEntry, valid: Callable[[str], bool], what: str, *, pick: Pick | None = None) -> IdList:
+    """The entry's id list; ``valid`` says whether a text is an id of the platform (``what`` names the shape);
+    ``pick`` takes the id from a JSON line (default: its ``native_id``).
     ``SourceConfigError`` (the source pauses) when the file cannot be opened or holds too many ids."""
     try:
         fd = open_export(entry)
@@ -101,7 +111,7 @@ def read_id_list(entry: SourceEntry, valid: Callable[[str], bool], what: str) ->
                 continue
             if not raw:
                 continue
-            native = _native_id(raw, entry.platform, out, number)
+            native = _native_id(raw, entry.platform, out, number, pick)
             if native is None:
                 continue
             if not valid(native):

@@ -118,6 +118,9 @@ def _deletion(batch: Batch, line: int, m: dict[str, Any]) -> Item:
         raise InputError("field 'peer_id': missing")
     observed = parse_instant(m.get("observed_at"), "observed_at")
     key = message_key(peer[1], message_id)
+    # an id lookup's answer says why (``not_found``: deleted; else out of reach, e.g. ``channel_private``)
+    reason = m.get("reason") if isinstance(m.get("reason"), str) else None
+    gone = reason in (None, "not_found")
     return batch.finish(
         {
             "key": key,
@@ -126,11 +129,11 @@ def _deletion(batch: Batch, line: int, m: dict[str, Any]) -> Item:
             "native_id": message_id,
             "author_id": None,
             "created_at": observed,
-            "deleted": True,
-            "deleted_at": observed,
+            "deleted": gone,
+            "deleted_at": observed if gone else None,
             "text": "",
             "conversation_id": key,
-            "metadata": {"chat_type": peer[0], "tombstone": True},
+            "metadata": {"chat_type": peer[0], "tombstone": True, **({"unavailable": reason[:40]} if reason else {})},
             "provenance": batch.provenance(line),
         }
     )

@@ -33,9 +33,11 @@ def message_line(message: TLObject) -> bytes:
         return message.to_json().encode()
 
 
-def deletion_line(peer: TLObject, message_id: int, observed_at: datetime) -> bytes:
-    """A deletion observation: the message ``message_id`` of ``peer`` was missing from a complete read."""
-    return orjson.dumps({"_": DELETED, "peer_id": peer.to_dict(), "id": message_id, "observed_at": observed_at.isoformat()})
+def deletion_line(peer: TLObject, message_id: int, observed_at: datetime, reason: str | None = None) -> bytes:
+    """A deletion observation: the message ``message_id`` of ``peer`` was missing from a complete read; with a
+    ``reason``, an id lookup's answer (``not_found``: Telegram answered ``MessageEmpty``; else why it is out of reach)."""
+    line = {"_": DELETED, "peer_id": peer.to_dict(), "id": message_id, "observed_at": observed_at.isoformat()}
+    return orjson.dumps(line if reason is None else {**line, "reason": reason})
 
 
 def fingerprint(message: TLObject) -> int:
