@@ -41,7 +41,7 @@ PER_OBSERVATION = ("tenant", "source", "provenance")  # what a record says about
 
 
 @pytest.fixture
-def world():
+def x_world():
     """The stand-in, a lake whose tenant ``acme`` synced a search from it (normalized), and a dehydrated release."""
     corpus = build_corpus(200, days=5)
     lake = Lake(settings.lake_root())
@@ -79,8 +79,8 @@ def _by_key(tenant: str, source: str | None = None) -> dict[str, dict]:
     return {r["key"]: r for r in latest_records(tenant, source=source)}
 
 
-def test_dehydrate_then_hydrate_gives_the_same_records_minus_the_gone_each_with_its_reason(world):
-    corpus, server, lake, summary = world
+def test_dehydrate_then_hydrate_gives_the_same_records_minus_the_gone_each_with_its_reason(x_world):
+    corpus, server, lake, summary = x_world
     original = _by_key("acme")
     listed = [orjson.loads(line)["native_id"] for line in (summary.path / "ids.jsonl").read_bytes().splitlines()]
     assert sorted(f"x:{i}" for i in listed) == sorted(original) and len(listed) > 100  # two lookups at least
@@ -125,8 +125,8 @@ def test_dehydrate_then_hydrate_gives_the_same_records_minus_the_gone_each_with_
     assert {by_id[i]["status"] for i in found} == {"found"}
 
 
-def test_a_crash_mid_hydration_refetches_nothing_already_stored(world):
-    _, server, lake, summary = world
+def test_a_crash_mid_hydration_refetches_nothing_already_stored(x_world):
+    _, server, lake, summary = x_world
     total = len((summary.path / "ids.jsonl").read_bytes().splitlines())
     checkpoints = MemoryCheckpointer({})
     server.inject("401", "tweets", after=1)  # the second lookup is refused: the source pauses
@@ -154,9 +154,10 @@ def test_id_list_lines_that_are_not_ids_are_named_and_the_rest_read():
                            "line 7: an object with a string 'native_id' was expected"]
 
 
-def test_release_hydrate_registers_an_id_list_source_and_syncs_it_through_its_job(world, monkeypatch):
+@pytest.mark.integration  # the command in its own process, through a Dagster job
+def test_release_hydrate_registers_an_id_list_source_and_syncs_it_through_its_job(x_world, monkeypatch):
     """The command as a user runs it (its own process, the definitions from the environment)."""
-    corpus, server, lake, summary = world
+    corpus, server, lake, summary = x_world
     listed = [orjson.loads(line)["native_id"] for line in (summary.path / "ids.jsonl").read_bytes().splitlines()]
     del corpus.tweets[listed[0]]
     env = {k: v for k, v in os.environ.items() if not k.startswith("CRAWL_X_")}

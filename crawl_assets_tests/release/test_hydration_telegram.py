@@ -34,7 +34,7 @@ PER_OBSERVATION = ("tenant", "source", "provenance")
 
 
 @pytest.fixture
-def world():
+def tg_world():
     w = tm.World()
     tm.use(w)
     yield w
@@ -56,10 +56,10 @@ def _sync(lake, resource, source, checkpointer):
 
 
 @pytest.fixture
-def released(world, tmp_path):
+def released(tg_world, tmp_path):
     """Tenant ``default`` synced two channels; its release lists them as ids only, copied to tenant ``lab``."""
     lake = Lake(settings.lake_root())
-    news, closed = world.channel("news", messages=130), world.channel("closed_room", messages=12)
+    news, closed = tg_world.channel("news", messages=130), tg_world.channel("closed_room", messages=12)
     for name, ident in (("news", "@news"), ("closed", "@closed_room")):
         _sync(lake, _resource(tmp_path, "default"), entry(name, ident), MemoryCheckpointer({}))
     summary = create_release(lake, ReleaseQuery("default", dehydrate=("telegram",)), "tg")
@@ -71,7 +71,7 @@ def released(world, tmp_path):
 
 
 def test_a_dehydrated_telegram_release_hydrates_to_the_same_messages_minus_the_gone_each_with_its_reason(
-        world, released, tmp_path):
+        tg_world, released, tmp_path):
     lake, news, closed, summary, source = released
     original = {r["key"]: r for r in latest_records("default")}
     listed = (summary.path / "ids.jsonl").read_text().splitlines()
@@ -80,11 +80,11 @@ def test_a_dehydrated_telegram_release_hydrates_to_the_same_messages_minus_the_g
     assert 100 < len(in_news) <= 200
     news.delete(in_news[3], in_news[77])
     closed.private = True
-    world.counts.clear()
+    tg_world.counts.clear()
     collected = _sync(lake, _resource(tmp_path, "lab"), source, MemoryCheckpointer({}))
     # news's ids: two requests (100 a request); the closed channel's none: the account's dialogs (read once, the
     # ids being numeric) list it as forbidden
-    assert world.counts["GetMessagesRequest"] == 2 and world.counts["GetDialogsRequest"] == 1
+    assert tg_world.counts["GetMessagesRequest"] == 2 and tg_world.counts["GetDialogsRequest"] == 1
     meta = collected.metadata
     private = {k for k in original if k.startswith(f"telegram:{closed.id}:")}
     found = len(original) - 2 - len(private)
@@ -105,18 +105,18 @@ def test_a_dehydrated_telegram_release_hydrates_to_the_same_messages_minus_the_g
     assert report["reasons"] == {"gone:channel_private": len(private), "gone:not_found": 2}
 
 
-def test_a_crash_mid_telegram_hydration_reasks_nothing_stored(world, released, tmp_path):
+def test_a_crash_mid_telegram_hydration_reasks_nothing_stored(tg_world, released, tmp_path):
     lake, _, _, summary, source = released
     resource = _resource(tmp_path, "lab").model_copy(update={"pages_per_checkpoint": 1})
     checkpoints = MemoryCheckpointer({})
-    world.fail("GetMessagesRequest", "CHANNEL_INVALID", code=400, after=1)  # the second request is refused
+    tg_world.fail("GetMessagesRequest", "CHANNEL_INVALID", code=400, after=1)  # the second request is refused
     with pytest.raises(PauseSource):
         _sync(lake, resource, source, checkpoints)
     chunks = _requests_for(summary.path / "ids.jsonl")
     assert len(chunks) == 3 and checkpoints.saved[-1]["next"] == chunks[0]  # the first answer was stored
-    world.counts.clear()
+    tg_world.counts.clear()
     _sync(lake, resource, source, checkpoints)
-    assert world.counts["GetMessagesRequest"] == 2 and checkpoints.saved[-1]["next"] == sum(chunks)
+    assert tg_world.counts["GetMessagesRequest"] == 2 and checkpoints.saved[-1]["next"] == sum(chunks)
 
 
 def _requests_for(ids: Path) -> list[int]:
@@ -137,8 +137,8 @@ def test_channel_message_pairs():
     assert [split_pair(t) for t in ("news_room:0", "news_room:x", "news:5", "news_room", "ne/ws_room:5", "news_room:99999999999")] == [None] * 6
 
 
-def test_a_plain_list_by_username_names_what_it_cannot_key(world, tmp_path):
-    news, closed = world.channel("news_room", messages=20), world.channel("closed_room", messages=5, private=True)
+def test_a_plain_list_by_username_names_what_it_cannot_key(tg_world, tmp_path):
+    news, closed = tg_world.channel("news_room", messages=20), tg_world.channel("closed_room", messages=5, private=True)
     (root := tenant_import_root("lab")).mkdir(parents=True)
     (root / "ids.txt").write_text("@news_room:5\nnews_room:6\n@nobody_here:3\nclosed_room:2\nnot a pair\n")
     source = SourceEntry(name="list", tenant="lab", platform="telegram", kind="id_list", identifier="ids.txt")
