@@ -175,3 +175,13 @@ def test_release_hydrate_registers_an_id_list_source_and_syncs_it_through_its_jo
         [done] = instance.get_runs()
     assert done.job_name == "x_sync_no_index" and done.tags["dagster/partition"] == key
     assert len(_by_key("lab", key)) == len(listed)  # normalized by the job: found records and the tombstone
+
+
+@pytest.mark.parametrize(("identifier", "says"), [("nowhere/ids.txt", "cannot be opened"),
+                                                   ("../acme/ids.txt", "leaves the tenant's import root")])
+def test_an_id_list_that_cannot_be_read_pauses_the_source_with_the_reason(identifier, says):
+    tenant_import_root("lab").mkdir(parents=True)
+    entry = SourceEntry(name="h", tenant="lab", platform="x", kind="id_list", identifier=identifier)
+    resource = XResource(base_url="http://127.0.0.1:9", secrets=[TenantSecret(tenant="lab", value="test-token")])
+    with pytest.raises(PauseSource, match=says):
+        collect(resource, entry, CollectEnv(Lake(settings.lake_root()), "run", MemoryCheckpointer({}), Log()))

@@ -150,3 +150,10 @@ def test_a_plain_list_by_username_names_what_it_cannot_key(tg_world, tmp_path):
     records = {r["key"]: r for r in latest_records("lab")}
     assert set(records) == {f"telegram:{news.id}:5", f"telegram:{news.id}:6", f"telegram:{closed.id}:2"}
     assert records[f"telegram:{closed.id}:2"]["metadata"]["unavailable"] == "channel_private"
+
+
+def test_a_missing_telegram_id_list_pauses_the_source(tg_world, tmp_path):
+    tenant_import_root("lab").mkdir(parents=True)
+    source = SourceEntry(name="list", tenant="lab", platform="telegram", kind="id_list", identifier="gone.txt")
+    with pytest.raises(PauseSource, match="cannot be opened"):
+        _sync(Lake(settings.lake_root()), _resource(tmp_path, "lab"), source, MemoryCheckpointer({}))

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from crawl_assets.registry import SourceEntry
-from crawl_assets.sdk.errors import PauseSource, RetryLater
+from crawl_assets.sdk.errors import PauseSource, RetryLater, SourceConfigError
 from crawl_assets.sdk.sync import CollectEnv, Collected, SyncResult, lag_seconds
 from crawl_assets.sources.id_lists import ID_LIST
 from crawl_assets.sources.telegram.errors import AccountBusy, LongFloodWait, permanent_reason
@@ -55,6 +55,8 @@ def collect(resource: TelegramResource, entry: SourceEntry, env: CollectEnv) -> 
     except AccountBusy as exc:
         env.log.warning(f"{entry.key}: {exc}")
         raise RetryLater(str(exc), seconds=exc.seconds, max_retries=resource.flood_retries) from exc
+    except SourceConfigError as exc:  # an id list that cannot be read: no retry helps until someone acts
+        raise PauseSource(str(exc)) from None
     except Exception as exc:
         reason = permanent_reason(exc)
         if reason is not None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from crawl_assets.registry import SourceEntry
+from crawl_assets.sdk.errors import PauseSource, SourceConfigError
 from crawl_assets.sdk.http import ClientStats
 from crawl_assets.sdk.sync import Budget, CollectEnv, Collected, PageBuffer, StoreBatch, SyncResult
 from crawl_assets.sources.id_lists import IdList, read_id_list
@@ -105,9 +106,12 @@ def collect_ids(resource: XResource, entry: SourceEntry, env: CollectEnv) -> Col
     from crawl_assets.sources.x.spec import XOptions
 
     started = time.time()
-    client = opened(lambda: resource.client(entry.tenant, entry.credential))
-    options: XOptions = entry.typed_options
-    ids = read_id_list(entry, is_post_id, "an X post id")
+    client, options = opened(lambda: (resource.client(entry.tenant, entry.credential), entry.typed_options))
+    options: XOptions
+    try:
+        ids = read_id_list(entry, is_post_id, "an X post id")
+    except SourceConfigError as err:  # the list cannot be read: no retry helps until someone acts
+        raise PauseSource(str(err)) from None
     budget = Budget(max_pages=resource.max_pages_per_run, deadline=started + resource.max_run_seconds)
     client.stats = ClientStats()
     result, batches = run_engine(
