@@ -31,6 +31,8 @@ def test_a_release_carries_csv_and_xlsx_copies_of_its_records():
     first = next(r for r in records if r["key"] == "telegram:777:1")
     assert by_key["telegram:777:1"]["text"] == first["text"] == "سلام دنیا #خبر"
     assert json.loads(by_key["telegram:777:1"]["hashtags"]) == first["hashtags"]
+    assert by_key["telegram:777:1"]["created_at"] == first["created_at"]  # the instants of records.jsonl
+    assert json.loads(by_key["telegram:777:1"]["metadata"]) == first["metadata"]
 
     book = openpyxl.load_workbook(folder / "records.xlsx", read_only=True)
     sheet = list(book["records"].iter_rows(values_only=True))
