@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from crawl_assets import names
 from crawl_assets.core import catalog
+from crawl_assets.core.files import FileRefused, open_regular
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import hydration_report as report_path
 from crawl_assets.pipeline.reader import latest_batches
@@ -61,7 +62,13 @@ def plan_hydration(folder: Path) -> HydrationPlan:
         raise PackageInvalid(f"{folder}: does not match its manifest ({'; '.join(problems[:5])}); not hydrated")
     if not names.is_slug(f"hydrate-{release_id}"):  # the manifest is someone else's: its id names a source here
         raise PackageInvalid(f"{folder}: release id {release_id[:80]!r} is not {names.SLUG_RULE} (after 'hydrate-')")
-    ids = pq.read_table(folder / "ids.parquet", columns=["key", "platform", "native_id"])
+    try:  # someone else's file, verified against its manifest: read as a regular file, its columns as text
+        with open_regular(folder / "ids.parquet") as fh:
+            ids = pq.read_table(fh, columns=["key", "platform", "native_id"])
+        if not all(pa.types.is_string(t) for t in ids.schema.types):
+            raise PackageInvalid(f"{folder}/ids.parquet: its columns key, platform, native_id are not all text")
+    except (OSError, FileRefused, pa.ArrowException) as exc:
+        raise PackageInvalid(f"{folder}/ids.parquet: cannot be read ({exc}); not hydrated") from None
     counts = Counter(ids.column("platform").to_pylist())
     return HydrationPlan(release_id, folder, ids, dict(sorted(counts.items())))
 

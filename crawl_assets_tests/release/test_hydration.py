@@ -185,3 +185,20 @@ def test_an_id_list_that_cannot_be_read_pauses_the_source_with_the_reason(identi
     resource = XResource(base_url="http://127.0.0.1:9", secrets=[TenantSecret(tenant="lab", value="test-token")])
     with pytest.raises(PauseSource, match=says):
         collect(resource, entry, CollectEnv(Lake(settings.lake_root()), "run", MemoryCheckpointer({}), Log()))
+
+
+def test_a_package_whose_ids_are_not_text_is_refused_even_when_its_manifest_agrees():
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from crawl_assets.release import PackageInvalid
+    from crawl_assets.release.files import MANIFEST, write_manifest
+    from crawl_assets_tests.release.lake_data import make_lake
+
+    summary = create_release(make_lake(Lake(settings.lake_root())), ReleaseQuery("acme"), "odd")
+    pq.write_table(pa.table({"key": [1], "platform": ["x"], "native_id": ["10"], "source": ["s"]}),
+                   summary.path / "ids.parquet")
+    (summary.path / MANIFEST).unlink()
+    write_manifest(summary.path, summary.release_id)  # whoever rewrites a package can rewrite its manifest
+    with pytest.raises(PackageInvalid, match="ids.parquet: its columns"):
+        plan_hydration(summary.path)
