@@ -126,6 +126,11 @@ def _deletion(batch: Batch, line: int, m: dict[str, Any]) -> Item:
         if chat_type not in _TOMBSTONE_CHAT_TYPES[peer[0]]:
             raise InputError(f"field 'chat_type': {chat_type!r} is not a chat type of a {peer[0]} peer"[:200])
         metadata["chat_type"] = chat_type
+    # an id lookup's answer says why (``not_found``: deleted; else out of reach, e.g. ``channel_private``)
+    reason = m.get("reason") if isinstance(m.get("reason"), str) else None
+    gone = reason in (None, "not_found")
+    if reason:
+        metadata["unavailable"] = reason[:40]
     return batch.finish(
         {
             "key": key,
@@ -134,8 +139,8 @@ def _deletion(batch: Batch, line: int, m: dict[str, Any]) -> Item:
             "native_id": message_id,
             "author_id": None,
             "created_at": observed,
-            "deleted": True,
-            "deleted_at": observed,
+            "deleted": gone,
+            "deleted_at": observed if gone else None,
             "text": "",
             "conversation_id": key,
             "metadata": metadata,

@@ -38,10 +38,14 @@ def message_line(message: TLObject) -> bytes:
         return message.to_json().encode()
 
 
-def deletion_line(peer: TLObject, message_id: int, observed_at: datetime, chat_type: str | None = None) -> bytes:
-    """A deletion observation: the message ``message_id`` of ``peer`` was missing from a complete read."""
+def deletion_line(peer: TLObject, message_id: int, observed_at: datetime, chat_type: str | None = None,
+                  reason: str | None = None) -> bytes:
+    """A deletion observation: the message ``message_id`` of ``peer`` was missing from a complete read; with a
+    ``reason``, an id lookup's answer (``not_found``: Telegram answered ``MessageEmpty``; else why it is out of reach)."""
     line = {"_": DELETED, "peer_id": peer.to_dict(), "id": message_id, "observed_at": observed_at.isoformat()}
-    return orjson.dumps({**line, "chat_type": chat_type} if chat_type else line)
+    if chat_type:
+        line["chat_type"] = chat_type
+    return orjson.dumps(line if reason is None else {**line, "reason": reason})
 
 
 def chat_type(peer: Peer | None, messages: list[Any]) -> str | None:
