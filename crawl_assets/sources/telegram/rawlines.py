@@ -21,7 +21,7 @@ import orjson
 from telethon.tl import TLObject
 from telethon.tl.tlobject import _json_default
 
-DELETED = "crawl_assets.deleted"
+from crawl_assets.core.envelope import DELETED
 
 
 def message_line(message: TLObject) -> bytes:
