@@ -24,9 +24,8 @@ import orjson
 from telethon.tl import TLObject, types
 from telethon.tl.tlobject import _json_default
 
+from crawl_assets.core.envelope import DELETED
 from crawl_assets.sources.telegram.state import Peer
-
-DELETED = "crawl_assets.deleted"
 
 
 def message_line(message: TLObject) -> bytes:

@@ -42,7 +42,7 @@ from crawl_assets.sources.telegram.rawlines import (
     message_line,
     replies_max_id,
 )
-from crawl_assets.sources.telegram.options import PAGE, Budget
+from crawl_assets.sources.telegram.options import PAGE, RunLimits
 from crawl_assets.sources.telegram.spec import TelegramOptions
 from crawl_assets.sources.telegram.state import Peer, SyncState
 from crawl_assets.sources.telegram.topics import ForumTopics
@@ -87,7 +87,7 @@ class TelegramSync:
     """One sync of one source (see the module docstring for the order of work)."""
 
     def __init__(self, client: CrawlClient, entry: SourceEntry, state: dict[str, Any] | None, sink: Sink,
-                 budget: Budget = Budget(), *, now: datetime | None = None):
+                 budget: RunLimits = RunLimits(), *, now: datetime | None = None):
         self.client = client
         self.api: Any = client  # the takeout proxy when takeout is on
         self.entry = entry
@@ -389,7 +389,7 @@ class TelegramSync:
 
 
 async def run_sync(client: CrawlClient, entry: SourceEntry, state: dict[str, Any] | None, sink: Sink,
-                   budget: Budget = Budget(), *, now: datetime | None = None) -> SyncResult:
+                   budget: RunLimits = RunLimits(), *, now: datetime | None = None) -> SyncResult:
     """One sync of ``entry`` with a connected client (see ``TelegramSync``)."""
     started = time.monotonic()
     result = await TelegramSync(client, entry, state, sink, budget, now=now).run()
