@@ -17,7 +17,7 @@ from crawl_assets_tests.normalize.shapes import (
     archive_file, archive_media_tweet, archive_tweet, discourse_onebox, discourse_post, discourse_quote, envelope,
     export_file, export_message, hn_item, intercom_part, intercom_v1_conversation, intercom_v1_notification, lines,
     play_csv, play_rating_row, SHIFT_CHAT, SHIFT_USER, tdesktop_2019_message, tdesktop_2020_message, tdesktop_chat,
-    telethon_message, x_default_page, x_media_tweet, x_not_authorized, x_not_found, x_page, x_tweet,
+    tdesktop_forum, telethon_message, x_default_page, x_media_tweet, x_not_authorized, x_not_found, x_page, x_tweet,
 )  # fmt: skip
 
 BAD = b"\xff\xfe"
@@ -193,6 +193,7 @@ def _all_fixtures() -> dict[str, Fixture]:
              "observed_at": "2026-11-30T03:30:00+00:00", **extra}
             for n, extra in ((12, {"chat_type": "supergroup"}), (13, {"chat_type": "channel"}), (14, {}))))),
         "29.2 export of 2020, shifted sender ids": Fixture("telegram-export", _shifted_exports()[1], {"timezone": "UTC"}),
+        "36.3 forum export with topics": Fixture("telegram-export", tdesktop_forum()),
         "34.6 finglish": Fixture("telegram", lines(telethon_message(
             13, "salam bacheha, emrooz kheili khoshhal shodam ke hamatoono didam, merci"))),
     }

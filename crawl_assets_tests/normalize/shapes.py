@@ -268,3 +268,38 @@ def play_rating_row(stars: int, submitted: str, millis: int) -> list[str]:
     """The row Play writes for a rating given without a review: no title, text, reply or link."""
     return ["com.acme.app", "231", "2.3.1", "en", "a52q", submitted, str(millis), submitted, str(millis), str(stars),
             "", "", "", "", "", ""]
+
+
+FORUM_CHAT = 1_700_000_001
+FORUM_UNIXTIME = 1777627800  # 2026-05-01T09:30:00Z
+
+
+def tdesktop_forum() -> bytes:
+    """A forum supergroup's ``result.json`` as Telegram Desktop writes it: topics 3 and 6 created by service
+    messages, General (no reply id), a reply chain inside topic 6, a topic edit (no reply id: no topic named)
+    and a reply to a message the export lacks (2)."""
+
+    def item(message_id: int, **fields: Any) -> dict[str, Any]:
+        return {"id": message_id, "date": "2026-05-01T13:00:00", "date_unixtime": str(FORUM_UNIXTIME), **fields}
+
+    def message(message_id: int, text: str, reply: int | None = None) -> dict[str, Any]:
+        fields = {"reply_to_message_id": reply} if reply is not None else {}
+        return item(message_id, type="message", **{"from": "Sara"}, from_id="user42", **fields, text=text,
+                    text_entities=[{"type": "plain", "text": text}])
+
+    def service(message_id: int, action: str, **fields: Any) -> dict[str, Any]:
+        return item(message_id, type="service", actor="Sara", actor_id="user42", action=action, **fields, text="",
+                    text_entities=[])
+
+    return tdesktop_chat(FORUM_CHAT, "public_supergroup",
+                         service(3, "topic_created", title="اخبار"),
+                         message(4, "first in the news topic", 3),
+                         message(5, "hello, General"),
+                         service(6, "topic_created", title="Questions"),
+                         message(7, "how do I export?", 6),
+                         message(8, "Settings, Advanced", 7),
+                         message(9, "thanks!", 8),
+                         message(10, "an answer in General", 5),
+                         service(11, "topic_edit", new_icon_emoji_id=5312536423851630001),
+                         message(12, "answering a deleted message", 2),
+                         message(13, "more news", 3), name="Forum fa")

@@ -9,7 +9,7 @@ use the bare id, as a newer export and a Telethon sync of the same chat do. Expo
 ``edited`` as the epoch for a message never edited: an edit time before the message's is no edit.
 Older exports have only ``date``, the exporting machine's local time: with the source's ``timezone``
 option (an IANA name) it is converted to UTC and the record flagged ``local_time_converted``; without it
-the message is rejected with a reason saying what to add.
+the message is rejected with a reason saying what to add. Forum topics: ``normalize_export_topics.py``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ from crawl_assets.normalize.damage import parse_error_text, with_flag
 from crawl_assets.normalize.documents import DocumentReader
 from crawl_assets.normalize.text import fold_tag, unique
 from crawl_assets.sources.telegram.normalize import PERSONS, _CHANNEL_TYPES, _kind, _seconds
+from crawl_assets.sources.telegram.normalize_export_topics import TOPIC_CREATED, ExportForum
 from crawl_assets.sources.telegram.normalize_peers import export_chat_id, message_key, shifted_peer
+from crawl_assets.sources.telegram.normalize_topics import GENERAL_TOPIC, topic_metadata
 
 _MESSAGE_PREFIXES = {"messages.item", "chats.list.item.messages.item", "left_chats.list.item.messages.item"}
 _CHAT_PREFIXES = ("", "chats.list.item.", "left_chats.list.item.")
@@ -59,10 +61,12 @@ def normalize_export(
     ordinal = 0
     chats: list[dict[str, Any]] = []
     reader = DocumentReader(stream)
+    forum = ExportForum()
     try:
         for chat, ordinal, message in _iter_export(reader, chats):
             reader.flag(batch, ordinal, message)
-            yield batch.guard(ordinal, message, _export_message, batch, ordinal, chat, message)
+            forum.enter(chat)
+            yield batch.guard(ordinal, message, _export_message, batch, ordinal, chat, message, forum)
     except (ijson.JSONError, UnicodeDecodeError) as exc:
         yield batch.reject(ordinal + 1, "invalid JSON, rest of file skipped: " + parse_error_text(exc))
         return
@@ -111,10 +115,12 @@ def _from_peer_string(value: Any) -> tuple[str, str] | None:
     return PERSONS.split(value) if isinstance(value, str) else None
 
 
-def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any) -> Item:
+def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any, forum: ExportForum) -> Item:
     if not isinstance(m, dict):
         raise InputError("message is not a JSON object")
-    if m.get("type") == "service":
+    if m.get("type") == "service" and m.get("action") == TOPIC_CREATED and "id" in chat:
+        return _export_topic(batch, ordinal, chat, m, forum)
+    if m.get("type") == "service":  # a topic's edit too: the export does not say which topic it edits
         return batch.reject(ordinal, SERVICE_MESSAGE, m, error=False)
     if m.get("type") == "unsupported":  # a message the exporting app could not show (only id and type)
         return batch.reject(ordinal, "message the exporting app could not show ('unsupported')", m, error=False)
@@ -125,31 +131,21 @@ def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any) ->
     chat_id = export_chat_id(chat.get("id"), m)
     message_id = as_id(opt_int(m.get("id")), "id")
     key = message_key(chat_id, message_id)
-    provenance = batch.provenance(ordinal)
-    if m.get("date_unixtime") is not None:
-        created = from_unix(m.get("date_unixtime"), "date_unixtime")
-    else:  # an export made before Telegram Desktop wrote date_unixtime: 'date' is the exporter's local time
-        created = _local_time(batch.context, m.get("date"), "date")
-        provenance = with_flag(provenance, LOCAL_TIME)
-    if m.get("edited_unixtime") is not None:
-        edited = from_unix(m["edited_unixtime"], "edited_unixtime")
-    elif m.get("edited") is not None:
-        edited = _local_time(batch.context, m["edited"], "edited")
-        provenance = with_flag(provenance, LOCAL_TIME)
-    else:
-        edited = None
-    if edited is not None and edited < created:  # the epoch: what exports before June 2020 wrote for "not edited"
-        edited = None
+    created, edited, provenance = _export_times(batch, m, batch.provenance(ordinal))
 
     text, parts = _export_text(m)
     hashtags, mentions, urls, mention_ids = _export_entities(parts)
     sender = _from_peer_string(m.get("from_id"))
     chat_type = opt_str(chat.get("type"))
     reply_id = opt_int(m.get("reply_to_message_id"))
-    reply_to = None
+    reply_to = conversation = None
+    reply_peer = _from_peer_string(m.get("reply_to_peer_id"))
     if reply_id is not None:
-        reply_peer = _from_peer_string(m.get("reply_to_peer_id"))
         reply_to = message_key(reply_peer[1] if reply_peer else chat_id, reply_id)
+    topic, top_level = forum.place(int(message_id), reply_id, reply_peer is None or reply_peer[1] == chat_id)
+    if topic is not None and topic != GENERAL_TOPIC:  # the topic is the thread; a top-level message replies to none
+        conversation = message_key(chat_id, topic)
+        reply_to = None if top_level else reply_to
     forwarded = opt_str(m.get("forwarded_from")) or m.get("forwarded_from_id")
     origin = _from_peer_string(m.get("forwarded_from_id"))
     origin_post = opt_int(m.get("forwarded_message_id"))
@@ -172,6 +168,8 @@ def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any) ->
             metadata[field] = m[field]
     if mention_ids:
         metadata["mention_user_ids"] = mention_ids
+    if topic is not None:
+        metadata.update(topic_metadata(topic, chat_id, batch.context.topics, forum.title(topic)))
     if LOCAL_TIME in provenance["flags"]:
         metadata["export_timezone"] = batch.context.timezone
     metadata = {k: v for k, v in metadata.items() if v is not None}
@@ -189,7 +187,7 @@ def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any) ->
             "text": text,
             "reply_to": reply_to,
             "repost_of": repost_of,
-            "conversation_id": reply_to or key,
+            "conversation_id": conversation or reply_to or key,
             "hashtags": hashtags,
             "mentions": mentions,
             "urls": urls,
@@ -200,6 +198,56 @@ def _export_message(batch: Batch, ordinal: int, chat: dict[str, Any], m: Any) ->
             "provenance": provenance,
         }
     )
+
+
+def _export_topic(batch: Batch, ordinal: int, chat: dict[str, Any], m: dict[str, Any], forum: ExportForum) -> Item:
+    """A topic's creation (kind ``topic``, its title the text), as the Telethon path makes it; the topic's
+    id is the message's own."""
+    chat_id = export_chat_id(chat.get("id"), m)
+    message_id = as_id(opt_int(m.get("id")), "id")
+    created, _, provenance = _export_times(batch, m, batch.provenance(ordinal))
+    title = opt_str(m.get("title"))
+    forum.created(int(message_id), title)
+    actor = _from_peer_string(m.get("actor_id"))
+    metadata: dict[str, Any] = {"chat_type": opt_str(chat.get("type")), "chat_name": opt_str(chat.get("name")),
+                                **topic_metadata(int(message_id), chat_id, batch.context.topics, title)}
+    if LOCAL_TIME in provenance["flags"]:
+        metadata["export_timezone"] = batch.context.timezone
+    return batch.finish(
+        {
+            "key": message_key(chat_id, message_id),
+            "platform": "telegram",
+            "kind": "topic",
+            "native_id": message_id,
+            "author_id": actor[1] if actor else chat_id,
+            "author_handle": None,
+            "created_at": created,
+            "text": title or "",
+            "conversation_id": message_key(chat_id, message_id),
+            "metadata": {k: v for k, v in metadata.items() if v is not None},
+            "provenance": provenance,
+        }
+    )
+
+
+def _export_times(batch: Batch, m: dict[str, Any], provenance: dict[str, Any]) -> tuple[datetime, datetime | None,
+                                                                                    dict[str, Any]]:
+    """(created, edited, provenance) of a message: its unix times, else its local ones converted (and flagged)."""
+    if m.get("date_unixtime") is not None:
+        created = from_unix(m.get("date_unixtime"), "date_unixtime")
+    else:  # an export made before Telegram Desktop wrote date_unixtime: 'date' is the exporter's local time
+        created = _local_time(batch.context, m.get("date"), "date")
+        provenance = with_flag(provenance, LOCAL_TIME)
+    if m.get("edited_unixtime") is not None:
+        edited = from_unix(m["edited_unixtime"], "edited_unixtime")
+    elif m.get("edited") is not None:
+        edited = _local_time(batch.context, m["edited"], "edited")
+        provenance = with_flag(provenance, LOCAL_TIME)
+    else:
+        edited = None
+    if edited is not None and edited < created:  # the epoch: what exports before June 2020 wrote for "not edited"
+        edited = None
+    return created, edited, provenance
 
 
 LOCAL_TIME = "local_time_converted"
