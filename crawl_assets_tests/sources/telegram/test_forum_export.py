@@ -91,3 +91,14 @@ def test_topics_are_per_chat_in_a_full_export_and_messages_before_the_first_crea
     assert by_key[f"telegram:{CHAT}:4"].metadata["topic_id"] == 3
     assert by_key["telegram:1700000002:4"].reply_to == "telegram:1700000002:3"  # topic 3 was the other chat's
     assert not any(k.startswith("topic") for k in by_key["telegram:1700000002:4"].metadata)
+
+
+def test_a_message_out_of_id_order_or_beyond_64_bits_keeps_its_topic_but_is_not_followed():
+    chat = json.loads(tdesktop_forum())
+    late = export_message(2**70, "huge id", from_id="user42", reply_to_message_id=3)
+    early = export_message(1, "out of order", from_id="user42", reply_to_message_id=3)
+    chat["messages"] += [late, early, export_message(14, "answer", from_id="user42", reply_to_message_id=1)]
+    got, _ = run("telegram-export", json.dumps(chat, ensure_ascii=False).encode())
+    by_id = {int(r.native_id): r for r in got}
+    assert by_id[2**70].metadata["topic_id"] == 3 and by_id[1].metadata["topic_id"] == 3
+    assert by_id[14].reply_to == f"telegram:{CHAT}:1" and "topic_id" not in by_id[14].metadata
