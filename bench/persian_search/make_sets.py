@@ -141,6 +141,26 @@ MUST_NOT_HELDOUT = {
                        "نامزد نام|رنگین رنگ|زرین زر|سنگین سنگ|شیرین شیر",
 }
 
+# Written for issue 34's precision work before the lemmatizer's method changed, by its author, from categories
+# (suffix look-alikes by ending, verb-prefix look-alikes, derived words) and not from any list it reads: the
+# bench prints this part's figure only, never its words, so that nobody tunes on it.
+MUST_NOT_HELDOUT2 = {
+    "heldout2_suffix": "دهان ده|خندان خند|طوفان طوف|ایوان ایو|سلطان سلط|مرجان مرج|ارغوان ارغو|کیوان کیو|رمضان رمض|"
+                       "همدان همد|زنجان زنج|پهلوان پهلو|باغبان باغب|فنجان فنج|میهمان میهم|دندان دند|زمستان زمست|"
+                       "تابستان تابست|میزان میز|سادات ساد|اوقات اوق|شکلات شکل|قنات قن|کرسی کرس|طوطی طوط|تاکسی تاکس|"
+                       "مرسی مرس|قاضی قاض|راضی راض|باقی باق|ساقی ساق|عالی عال|گاری گار|سوری سور|مرغابی مرغاب|"
+                       "پرچم پرچ|مرهم مره|تصمیم تصمی|تقویم تقوی|تعلیم تعلی|تسلیم تسلی|اقلیم اقلی|عظیم عظی|حکیم حکی|"
+                       "نسیم نسی|قدیم قدی|کلام کلا|مقام مقا|نظام نظا|کدام کدا|هنگام هنگا|صنعت صنع|طبیعت طبیع|"
+                       "عادت عاد|ملت مل|دولت دول|نعمت نعم|حرکت حرک|برکت برک|سنت سن|تربیت تربی|ثروت ثرو|شکایت شکای|"
+                       "حمایت حمای|امنیت امنی|جمعیت جمعی|رشت رش|مشت مش|زشت زش|هشت هش|آسایش آسای|ستایش ستای|"
+                       "گرایش گرای|پالایش پالای|رویش روی|خیزش خیز|چالش چال|بخشش بخش|پوشش پوش|کشش کش|جوشش جوش|"
+                       "لرزش لرز|چرخش چرخ|پرسش پرس|کاوش کاو|درویش دروی|اختر اخ|کبوتر کبو|تئاتر تئا|اژدها اژد|"
+                       "ارگان ارگه",
+    "heldout2_prefix": "بنده بستن|نشانی شدن",
+    "heldout2_colloquial": "دسته دست|شیشه شیش|ریشه ریش|پیشه پیش|گوشه گوش",
+    "heldout2_derived": "دستمال دست|آبرو آب|شبانه شب|خردمند خرد|دلاور دل|نمکدان نمک|گلدان گل|هنرمند هنر",
+}
+
 
 def _h(noun: str) -> str:
     return noun.rstrip("*")
@@ -246,7 +266,7 @@ def arabic_pairs() -> list[tuple[str, str, str]]:
 
 
 def must_not() -> list[tuple[str, str, str]]:
-    return [(cls, *item.split()) for sets in (MUST_NOT, MUST_NOT_HELDOUT) for cls, items in sets.items()
+    return [(cls, *item.split()) for sets in (MUST_NOT, MUST_NOT_HELDOUT, MUST_NOT_HELDOUT2) for cls, items in sets.items()
             for item in items.split("|")]
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,6 +36,7 @@ from typing import Any, ClassVar, Literal
 
 import orjson
 import pyarrow as pa
+from crawl_assets.core.files import FileRefused, open_regular
 
 Scope = Literal["record", "tenant"]
 
@@ -156,17 +156,16 @@ class Enricher:
 
 
 def _hash_regular_file(digest: Any, path: Path) -> None:
-    """Feed ``path``'s bytes to ``digest``: a regular file only (opened without blocking, so a FIFO or device
-    named as a model never hangs the reader), no more than its size when opened."""
+    """Feed ``path``'s bytes to ``digest``: a regular file only (so a FIFO or device named as a model never
+    hangs the reader), no more than its size when opened."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fh = open_regular(path, follow_links=True)
+    except FileRefused:
+        raise ValueError(f"model file {path} is not a regular file") from None
     except OSError as exc:
         raise ValueError(f"model file {path} cannot be read: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"model file {path} is not a regular file")
-        left = info.st_size
+    with fh:
+        left = os.fstat(fh.fileno()).st_size
         while left > 0 and (chunk := fh.read(min(left, 1 << 20))):
             digest.update(chunk)
             left -= len(chunk)

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from pathlib import Path
 from typing import Any, ClassVar
 
 import yaml
 
 from crawl_assets import settings
+from crawl_assets.core.files import FileRefused, read_regular
 from crawl_assets.enrich.account_types import AccountTypes
 from crawl_assets.enrich.activity import AccountActivity
 from crawl_assets.enrich.base import Enricher
@@ -77,16 +77,11 @@ class _NoAliases(yaml.SafeLoader):
 
 
 def _read_bounded(path: Path) -> bytes:
-    """The file's bytes: a regular file (never a device, FIFO or socket: opened without blocking, checked
-    before reading), at most ``MAX_CONFIG_BYTES``."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise EnrichmentConfigError(f"{path}: not a regular file")
-        data = fh.read(MAX_CONFIG_BYTES + 1)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise EnrichmentConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes")
-    return data
+    """The file's bytes: a regular file (never a device, FIFO or socket), at most ``MAX_CONFIG_BYTES``."""
+    try:
+        return read_regular(path, MAX_CONFIG_BYTES, follow_links=True)
+    except FileRefused as exc:
+        raise EnrichmentConfigError(f"{path}: {exc}") from None
 
 
 def read_config(path: Path) -> dict[str, Any]:

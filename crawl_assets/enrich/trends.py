@@ -47,7 +47,7 @@ RECORD = "record"  # term_kind of the row that says a record was observed
 
 class Trends(Enricher):
     name: ClassVar[str] = "trends"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"  # 3: the lemmatizer's look-alike rules (persian.lemma) change lemmas: true terms
     scope: ClassVar[str] = "tenant"  # type: ignore[assignment]
     columns: ClassVar[tuple[str, ...]] = ("key", "tenant", "created_at", "hashtags", "text_clean")
     tables: ClassVar[tuple[str, ...]] = ("trends", "windows")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from crawl_assets import settings
+from crawl_assets.core.files import FileRefused, open_regular
 from crawl_assets.lake import Lake
 
 KEY_BYTES = 32
@@ -69,13 +70,13 @@ def key_from_file(path: Path, lake: Lake, *, what: str, env: str, create: bool) 
     if create and not path.exists():
         _create(path)
     try:
-        fd = os.open(path, os.O_RDONLY | _FLAGS)
+        fh = open_regular(path)
+    except FileRefused:
+        raise ErasureKeyError(f"{what} {path} is not a regular file") from None
     except OSError as exc:
         raise ErasureKeyError(f"{what} {path} cannot be read: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as fh:
+    with fh:
         info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ErasureKeyError(f"{what} {path} is not a regular file")
         if info.st_mode & 0o077:
             raise ErasureKeyError(f"{what} {path} is readable by other users (mode {stat.filemode(info.st_mode)}): "
                                   f"chmod 600 it")

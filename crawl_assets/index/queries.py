@@ -7,8 +7,9 @@ builds the request body; the function beside it runs it and shapes the answer.
 
 * ``search_text``: Persian-aware full text: ``text_clean`` (ZWNJ read as a space) and ``text_clean.joined``
   (ZWNJ removed) are both searched, so a word written with ZWNJ, with a space or with nothing between its
-  parts is found either way; Arabic and Persian letter forms and digits are folded by the analyzer.
-  ``text_clean`` is the one analyzed copy of the text (``text`` is kept as observed, not indexed).
+  parts is found either way; Arabic and Persian letter forms and digits are folded by the analyzer; every form
+  of a word (plurals, possessives, verb forms) through ``text_lemma``, scored below the exact fields, as the
+  API's search does. ``text_clean`` is the one analyzed copy of the text (``text`` is kept as observed).
 * ``hashtag_counts``: hashtags over a date range, across the monthly indices.
 * ``thread``: one conversation in order.
 * ``author_posts``: an author's posts, X edits folded into the latest version with its history.
@@ -21,7 +22,9 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
+from crawl_assets.index.lemma_field import FIELD as LEMMA_FIELD
 from crawl_assets.index.naming import check_tenant, read_alias
+from crawl_assets.persian.lemma import lemma_text
 
 TEXT_FIELDS = ["text_clean^3", "text_clean.joined^2"]  # exact words first, then ZWNJ-free spellings (then text_lemma)
 SUPERSEDED = "metadata.superseded_by"  # an earlier version of an edited X post (a key in the flattened field)
@@ -54,7 +57,9 @@ def _search(client: Elasticsearch, tenant: str, **body: Any) -> dict[str, Any]:
 
 def search_text_query(tenant: str, text: str, *, lang: str | None = None, start: Any = None, end: Any = None,
                       include_deleted: bool = False, include_superseded: bool = False) -> dict[str, Any]:
-    match = {"multi_match": {"query": text, "fields": TEXT_FIELDS, "type": "best_fields", "operator": "and"}}
+    exact = {"multi_match": {"query": text, "fields": TEXT_FIELDS, "type": "best_fields", "operator": "and"}}
+    forms = {"match": {LEMMA_FIELD: {"query": lemma_text(text, "ar" if lang == "ar" else "fa"), "operator": "and"}}}
+    match = {"bool": {"should": [exact, forms], "minimum_should_match": 1}}
     filters = ([{"term": {"lang": lang}}] if lang else []) + _range(start, end)
     return _filtered(tenant, [match], filters, include_deleted, include_superseded)
 

@@ -9,8 +9,11 @@ fold), then, in order:
 2. a verb: an optional prefix (``نمی``, ``می``, ``ن``, ``ب``), a past or present stem of ``VERBS`` and a
    personal ending (formal or colloquial), or a past participle and the perfect: its infinitive;
 3. otherwise suffixes are stripped from the end while one matches (plural ``ها ان ات گان``, possessive and
-   ezafe ``م ت ش مان تان شان ی ای``, colloquial ``مون تون شون``, ``تر ترین``), never below two letters (three
-   for a one-letter suffix), stopping at a protected word.
+   ezafe ``م ت ش مان تان شان ی ای``, colloquial ``مون تون شون``, ``تر ترین``), stopping at a protected word,
+   and only as Persian spells them: a stem shorter than four letters under a possessive, ``ی`` or ``ان``
+   (three under ``ات تر``) must be a known short word (``SHORT_STEMS``: سالم stays whole, کارم is کار); no bare
+   ``م ت ش ان ات`` after a final ا or و (پایم, دانشجویان) nor ``م ت ش`` after a final ی (صندلی‌ام); a present
+   stem with ``ش`` or ``ان`` is a word of its own (گردش, خندان); ``ت`` after the Arabic فعال is فعالة (رقابت).
 
 A ZWNJ is a morpheme boundary: ``کتاب‌هایم`` is ``کتاب`` + suffixes, ``می‌خوانم`` a verb, ``دانش‌آموز`` a
 compound read as one word. Arabic (``lang == "ar"``) gets a light stemmer: the article and a leading
@@ -74,6 +77,10 @@ _SUFFIXES: tuple[tuple[str, tuple[str, ...] | None], ...] = (
     ("م", None), ("ت", None), ("ش", None), ("ی", None),
 )
 _PLURAL_AN_AT = frozenset(("ان", "ات"))
+_PERSONAL = frozenset(("مان", "تان", "شان", "مون", "تون", "شون"))
+_ONE_LETTER = frozenset(("م", "ت", "ش"))  # possessives written without a vowel of their own
+_GLIDED = _ONE_LETTER | _PLURAL_AN_AT  # written with ی after a final vowel (پایم, دانشجویان)
+_DERIVING = frozenset(("ش", "ان"))  # after a present stem: an action noun or a participle (گردش, خندان)
 _SUFFIX_WORDS = frozenset(s for s, _ in _SUFFIXES if len(s) > 1) | {"می", "نمی", "ی"}
 _ARABIC_PREFIXES = ("وال", "بال", "کال", "فال", "لل", "ال", "و")
 _ARABIC_SUFFIXES = ("هما", "هم", "هن", "کم", "نا", "ها", "ان", "ات", "ون", "ین", "یه", "ه", "ی")
@@ -180,14 +187,16 @@ def _strip(word: str) -> str:
             if not word.endswith(suffix):
                 continue
             stem = word[:-len(suffix)]
-            least = 3 if len(suffix) == 1 or suffix in _PLURAL_AN_AT else 2  # کیان, بیات: no plural of کی, بی
+            least = _least(stem, suffix)
             short = len(stem) < 2 or (len(stem) < least and stem not in _SHORT)
-            if short or (after is not None and not stem.endswith(after)):
+            if short or (after is not None and not stem.endswith(after)) or not _spelled(stem, suffix):
                 continue
             if suffix == "گان":
                 stem += "ه"
             if stem in _PROTECTED or stem in _IRREGULAR:  # a known word under a shorter suffix wins
                 return _IRREGULAR.get(stem, stem)
+            if suffix in _DERIVING and stem in _PRESENT and stem not in _SHORT:  # گردش, خندان: a word of its own
+                return word
             chosen = chosen or stem
         if chosen is None:
             return word
@@ -196,6 +205,26 @@ def _strip(word: str) -> str:
         if verb is not None:
             return verb
     return word
+
+
+def _least(stem: str, suffix: str) -> int:
+    """The shortest stem a suffix is stripped from without the stem being a known short word: four letters for
+    the possessives م ت ش مان تان شان..., ی (a glide ی after ا or و excepted: آقای) and the plural ان (animate
+    nouns: ویران is no plural), three for ات تر ترین (بیات: no plural of بی), else two."""
+    if len(suffix) == 1 or suffix in _PERSONAL or suffix == "ان":
+        return 2 if suffix == "ی" and stem.endswith(_VOWEL_END) else 4
+    return 3 if suffix in ("ات", "تر", "ترین") else 2
+
+
+def _spelled(stem: str, suffix: str) -> bool:
+    """Whether ``stem`` + ``suffix`` is how the suffix is written: after a final vowel ا or و a possessive
+    takes ی (پایم, not پام) and a plural یان/یات; after a final ی, ‌ام/‌ات/‌اش apart (صندلی‌ام, not صندلیم). A final ت after four letters with ا third is
+    the Arabic فعالة (رقابت), the likelier reading than a possessive."""
+    if suffix in _GLIDED and stem.endswith(_VOWEL_END):
+        return False
+    if suffix == "ت" and len(stem) == 4 and stem[2] == "ا":  # Arabic فعالة: رقابت, سیاست, not a possessive
+        return False
+    return not (suffix in _ONE_LETTER and stem.endswith("ی"))
 
 
 def _arabic(word: str) -> str:

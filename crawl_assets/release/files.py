@@ -5,7 +5,6 @@ tools, JSON lines for people and scripts), then the manifest of every file's SHA
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from crawl_assets.core.files import open_regular
 from crawl_assets.core.private import open_new
 from crawl_assets.lake.tables import JSON_COLUMNS, LIST_COLUMNS, TIME_COLUMNS
 
@@ -77,8 +77,7 @@ def json_lines(table: pa.Table) -> bytes:
 def sha256_of(path: Path, limit: int | None = None) -> tuple[str, int]:
     """(hex SHA-256, bytes read) of a file read in chunks, at most ``limit`` bytes."""
     digest, size = hashlib.sha256(), 0
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as fh:
+    with open_regular(path) as fh:
         while chunk := fh.read(CHUNK if limit is None else min(CHUNK, limit + 1 - size)):
             digest.update(chunk)
             size += len(chunk)

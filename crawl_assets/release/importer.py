@@ -10,7 +10,6 @@ records of people erased in the tenant are left out (its erasure log, with the e
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from pydantic import ValidationError
 
 from crawl_assets import names, settings
 from crawl_assets.core import catalog
+from crawl_assets.core.files import open_regular
 from crawl_assets.erasure.authors import author_of
 from crawl_assets.erasure.log import erasure_key, subject_digest
 from crawl_assets.lake import Lake
@@ -149,10 +149,6 @@ class _Importer:
             write_relations(self.lake, self.tenant, platform, source)
 
 
-def _open(path: Path) -> IO[bytes]:
-    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)), "rb")
-
-
 def import_release(lake: Lake, tenant: str, folder: str | Path) -> ImportReport:
     """Verify the package in ``folder`` and import its records into ``tenant`` (``PackageInvalid`` when it does not
     verify or was imported into this tenant already)."""
@@ -168,13 +164,13 @@ def import_release(lake: Lake, tenant: str, folder: str | Path) -> ImportReport:
     if any(lake.part_ids(RECORDS_TABLE, tenant, p, release_source(tenant, p, release_id)) for p in catalog.platforms()):
         raise PackageInvalid(f"release {release_id} is imported into tenant {tenant!r} already; nothing imported")
     importer = _Importer(lake, tenant, release_id)
-    with _open(folder / "records.jsonl") as fh:
+    with open_regular(folder / "records.jsonl") as fh:
         for line, raw in _lines(fh, settings.max_line_bytes()):
             if raw is None:
                 importer.reject(None, line, f"longer than CRAWL_MAX_LINE_BYTES ({settings.max_line_bytes()})", b"")
             elif raw.strip():
                 importer.take(line, raw)
-    with _open(folder / "ids.jsonl") as fh:
+    with open_regular(folder / "ids.jsonl") as fh:
         importer.report.ids_only = sum(1 for _, raw in _lines(fh, settings.max_line_bytes()) if raw is None or raw.strip())
     importer.finish()
     return importer.report

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from crawl_assets.core.files import FileRefused, read_regular
 from crawl_assets.release.files import FORMAT, MANIFEST, sha256_of
 
 MAX_MANIFEST = 1 << 20
@@ -27,16 +28,11 @@ class PackageInvalid(ValueError):
 def read_bounded(path: Path, limit: int) -> bytes:
     """A regular file's bytes (no link followed), refused when longer than ``limit``."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        return read_regular(path, limit)
+    except FileRefused as exc:
+        raise PackageInvalid(f"{path.name}: {exc}") from None
     except OSError as exc:
         raise PackageInvalid(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise PackageInvalid(f"{path.name}: not a regular file")
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise PackageInvalid(f"{path.name}: larger than {limit} bytes")
-    return data
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:

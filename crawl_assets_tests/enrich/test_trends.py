@@ -112,7 +112,7 @@ def test_a_part_holds_counts_per_term_and_window_and_the_cells_of_each_record():
             record("x:1", "quiet", at=_day(0, 3)),  # x:1 again in the same part: its last row is its observation
             {**record("x:4", "price"), "created_at": None}]  # no time: in no window
     enricher = Trends()
-    assert enricher.stamp.startswith("trends/2+"), "the part format changed: a new declared version re-derives"
+    assert enricher.stamp.startswith("trends/3+"), "the part format changed: a new declared version re-derives"
     part = enricher.extract(table(rows))
     assert set(part.column("enricher_version").to_pylist()) == {enricher.stamp}
     cells, records = _cells_of(part)

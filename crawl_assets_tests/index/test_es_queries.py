@@ -61,6 +61,18 @@ def test_letter_forms_digits_language_and_dates(persian: EsTarget) -> None:
     assert keys(search_text(es.client, es.tenant, "پاک", include_deleted=True)) == ["x:1006"]
 
 
+def test_a_word_finds_its_forms_through_the_lemma_field_exact_forms_first(es: EsTarget, tmp_path: Path) -> None:
+    texts = {1: "کتابهایمان رسید", 2: "این کتاب تازه است", 3: "می‌خوانم و می‌نویسم", 4: "باران آمد",
+             5: "بار سنگین بود"}
+    index(es, [record(i, es.tenant, text=t, lang="fa") for i, t in texts.items()], tmp_path)
+    found = keys(search_text(es.client, es.tenant, "کتاب"))
+    assert found == ["x:1001", "x:1002"], "a plural with its possessive is a form of the word"
+    assert search_text(es.client, es.tenant, "کتاب")[0]["key"] == "x:1002", "the exact word scores first"
+    assert keys(search_text(es.client, es.tenant, "خواندن")) == ["x:1003"], "a verb's infinitive finds its forms"
+    assert keys(search_text(es.client, es.tenant, "کتابها")) == ["x:1001", "x:1002"]
+    assert keys(search_text(es.client, es.tenant, "بار")) == ["x:1005"], "a look-alike is not a form"
+
+
 def test_hashtag_counts_over_a_date_range_across_monthly_indices(es: EsTarget, tmp_path: Path) -> None:
     docs = [record(i, es.tenant, month=m, hashtags=tags) for i, (m, tags) in enumerate([
         (1, ["اقتصاد"]), (1, ["اقتصاد", "تهران"]), (2, ["اقتصاد"]), (2, ["ورزش"]), (3, ["ورزش"]), (3, ["ورزش"]),

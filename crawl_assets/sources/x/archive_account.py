@@ -7,11 +7,11 @@ file named)."""
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path, PurePosixPath
 
 import orjson
 
+from crawl_assets.core.files import FileRefused, read_regular
 from crawl_assets.normalize.context import ACCOUNT_ID
 from crawl_assets.registry import SourceEntry
 
@@ -36,13 +36,9 @@ def archive_account_beside(path: str) -> str | None:
     """The account id in the ``account.js`` beside the archive file at ``path`` (``crawl-assets normalize``),
     or None when there is none or it does not name one."""
     try:
-        fd = os.open(Path(path).parent / ACCOUNT_FILE, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
+        return account_id_in(read_regular(Path(path).parent / ACCOUNT_FILE, MAX_BYTES, follow_links=True))
+    except (OSError, FileRefused):  # missing, a FIFO or device, or too large: no owner known
         return None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device is no account.js
-            return None
-        return account_id_in(fh.read(MAX_BYTES + 1))
 
 
 def account_id_in(data: bytes) -> str | None:
