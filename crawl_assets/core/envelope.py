@@ -13,6 +13,10 @@ from typing import Any
 
 import orjson
 
+# The "_" of the raw line a collector writes when a post it stored is gone (X, Telegram): a tombstone to the
+# normalizer
+DELETED = "crawl_assets.deleted"
+
 
 def wrap_line(body: bytes, **crawl: Any) -> bytes:
     """One raw lake line. The body's bytes are kept; only newlines, which in valid JSON can only be

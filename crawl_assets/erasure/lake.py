@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 import pyarrow.parquet as pq
 
-from crawl_assets.pipeline.index import marker_body
-from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.normalize import failed_batch, normalize_batch
+from crawl_assets.pipeline.index.pending import marker_body
+from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.batch import failed_batch, normalize_batch
 from crawl_assets.pipeline.relations import TABLE as EDGES_TABLE
 from crawl_assets.pipeline.relations import write_relations
 from crawl_assets.core import catalog

@@ -39,7 +39,8 @@ class Subject:
     def of(cls, spec: PersonIds, author: str | None, items: frozenset[str] = frozenset()) -> "Subject":
         persons = spec.raw_ids(author) if author else frozenset()
         bare = {i.rsplit(":", 1)[-1] for i in items}  # a scoped item "{chat}:{id}" shows in raw bytes as its id
-        return cls(spec, frozenset(items), persons, tuple(sorted({v.encode() for v in bare | persons})))
+        other = {s for p in persons for s in spec.spellings(p)} if spec.spellings is not None else set()
+        return cls(spec, frozenset(items), persons, tuple(sorted({v.encode() for v in bare | persons | other})))
 
     def may_occur_in(self, data: bytes) -> bool:
         """Cheap pre-check on raw bytes: False when none of the ids occurs at all (nothing to cut)."""
@@ -67,7 +68,7 @@ def _owned(node: dict[str, Any], subject: Subject, listed: bool, scope: str | No
             return True
     if not subject.persons:
         return False
-    if any(k in node and spec.names(node[k], subject.persons) for k in spec.owner_keys):
+    if any(k in node and spec.names(node[k], subject.persons, node) for k in spec.owner_keys):
         return True
     return listed and spec.names(node, subject.persons)
 
@@ -83,7 +84,7 @@ def scrub(value: Any, subject: Subject, listed: bool = False, scope: str | None 
             return DROP
         out = {}
         for k, v in value.items():
-            if k in subject.spec.reference_keys and subject.persons and subject.spec.names(v, subject.persons):
+            if k in subject.spec.reference_keys and subject.persons and subject.spec.names(v, subject.persons, value):
                 continue
             kept = scrub(v, subject, k in subject.spec.containers, scope)
             if kept is not DROP:

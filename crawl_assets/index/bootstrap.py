@@ -16,10 +16,11 @@ from typing import Any
 
 from elasticsearch import BadRequestError, Elasticsearch, NotFoundError
 
-from crawl_assets.index.migrate import MigrationReport, migrate_index
-
 from crawl_assets.index.generations import by_logical, parse_physical
+from crawl_assets.index.lemma_field import LEMMA_META
+from crawl_assets.index.migrate import MigrationReport, migrate_index
 from crawl_assets.index.naming import FAMILIES, MONTHLY, check_tenant, index_pattern, read_alias, template_name
+from crawl_assets.persian.lemma import LEMMA_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,10 @@ log = logging.getLogger(__name__)
 def load_template(family: str) -> dict[str, Any]:
     """The shipped index template body of a family (``crawl_assets/index/templates/{family}.json``)."""
     text = resources.files("crawl_assets.index").joinpath("templates", f"{family}.json").read_text("utf-8")
-    return json.loads(text)
+    body = json.loads(text)
+    if family == "records":  # each index remembers which lemmatizer made its text_lemma
+        body["template"]["mappings"]["_meta"] = {LEMMA_META: LEMMA_VERSION}
+    return body
 
 
 def put_template(client: Elasticsearch, family: str) -> None:

@@ -27,7 +27,8 @@ def jsonl(plan: ExportPlan) -> Iterator[bytes]:
         yield b"".join(orjson.dumps({f: doc.get(f) for f in fields}) + b"\n" for doc in page)
 
 
-def _cell(value: Any) -> Any:
+def csv_cell(value: Any) -> Any:
+    """A value as a CSV cell: lists and objects as JSON, booleans as words, text never a formula."""
     if value is None:
         return ""
     if isinstance(value, (list, dict)):
@@ -52,7 +53,7 @@ def csv_rows(plan: ExportPlan) -> Iterator[bytes]:
     for page in plan.pages():
         buf.seek(0)
         buf.truncate()
-        writer.writerows([_cell(doc.get(f)) for f in fields] for doc in page)
+        writer.writerows([csv_cell(doc.get(f)) for f in fields] for doc in page)
         yield buf.getvalue().encode("utf-8")
 
 
@@ -153,7 +154,8 @@ def parquet(plan: ExportPlan) -> Iterator[bytes]:
     yield sink.drain()
 
 
-def _xlsx_cell(value: Any, free_text: bool) -> Any:
+def xlsx_cell(value: Any, free_text: bool) -> Any:
+    """A value as an XLSX cell (``free_text``: a right-to-left mark where Persian or Arabic starts otherwise)."""
     if isinstance(value, (list, dict)):
         return orjson.dumps(value).decode()
     if free_text and isinstance(value, str):
@@ -167,7 +169,7 @@ def xlsx_rows(plan: ExportPlan) -> Iterator[bytes]:
     the ``export`` sheet."""
     fields = plan.fields
     free = [f in FREE_TEXT for f in fields]
-    rows = ([[_xlsx_cell(doc.get(f), t) for f, t in zip(fields, free)] for doc in page] for page in plan.pages())
+    rows = ([[xlsx_cell(doc.get(f), t) for f, t in zip(fields, free)] for doc in page] for page in plan.pages())
     return xlsx.workbook(list(fields), rows, orjson.dumps(plan.header).decode())
 
 

@@ -16,6 +16,7 @@ import orjson
 from crawl_assets.persian.lemma import lemma_text
 
 FIELD = "text_lemma"
+LEMMA_META = "text_lemma_version"  # the records mapping's _meta key naming the lemmatizer of its documents
 
 
 def lemmas_of(text_clean: Any, text: Any, lang: Any) -> str | None:

@@ -111,22 +111,30 @@ class _Buffer:
         return out
 
 
+def _part(name: str) -> zipfile.ZipInfo:
+    """A zip entry dated 1980-01-01 (zip's first date): the same rows make the same bytes (releases rebuild
+    byte for byte); a workbook's own time is not in its parts."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    return info
+
+
 def workbook(header: list[str], rows: Iterable[Iterable[Iterable[Any]]], note: str, sheet: str = "records",
              right_to_left: bool = False) -> Iterator[bytes]:
     """The bytes of an XLSX file: sheet ``sheet`` with ``header`` then the rows (given in batches; fewer than
     ``MAX_ROWS`` in all, the caller's limit), and a second sheet, ``export``, whose cell A1 holds ``note``."""
     buf = _Buffer()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:  # type: ignore[arg-type]
-        z.writestr("[Content_Types].xml", _CONTENT_TYPES)
-        z.writestr("_rels/.rels", _RELS)
-        z.writestr("xl/_rels/workbook.xml.rels", _WORKBOOK_RELS)
-        z.writestr("xl/workbook.xml", f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<workbook {_NS}>'
+        z.writestr(_part("[Content_Types].xml"), _CONTENT_TYPES)
+        z.writestr(_part("_rels/.rels"), _RELS)
+        z.writestr(_part("xl/_rels/workbook.xml.rels"), _WORKBOOK_RELS)
+        z.writestr(_part("xl/workbook.xml"), f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<workbook {_NS}>'
                                       f'<sheets><sheet name="{escape(sheet)}" sheetId="1" r:id="rId1"/>'
                                       f'<sheet name="export" sheetId="2" r:id="rId2"/></sheets></workbook>')
-        z.writestr("xl/worksheets/sheet2.xml", f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        z.writestr(_part("xl/worksheets/sheet2.xml"), f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
                                                f'<worksheet {_NS}><sheetData>{_row(1, [note])}</sheetData></worksheet>')
         yield buf.drain()
-        with z.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as part:
+        with z.open(_part("xl/worksheets/sheet1.xml"), "w", force_zip64=True) as part:
             view = ' rightToLeft="1"' if right_to_left else ""
             part.write(f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet {_NS}>'
                        f'<sheetViews><sheetView workbookViewId="0"{view}/></sheetViews><sheetData>'.encode())

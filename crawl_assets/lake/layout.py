@@ -13,6 +13,7 @@
     features/{enricher}/{tenant}/...                      model-made features (``crawl_assets.enrich.store``)
     erasure/{tenant}/log.jsonl                            what was erased, without the erased data
     releases/{tenant}/{release}.json                      releases made of the tenant's records, kept like the log
+    releases/{tenant}/hydrations/{release}.jsonl          what hydrating a release found, and why the rest is gone
     discovery/{tenant}/{platform}/candidates.json         chats the records name, for a person to approve
 
 Every path is built here from names checked to be single path segments (``segment``), and the lake
@@ -142,6 +143,11 @@ def releases_dir(tenant: str) -> str:
 def release_entry(tenant: str, release_id: str) -> str:
     """What the lake keeps of one release of the tenant: its query, counts and the keyed digests of its subjects."""
     return f"{releases_dir(tenant)}/{segment(release_id)}.json"
+
+
+def hydration_report(tenant: str, release_id: str) -> str:
+    """The tenant's hydration of one release: a JSON line per id of the release (found, gone and why, pending)."""
+    return f"{releases_dir(tenant)}/hydrations/{segment(release_id)}.jsonl"
 
 
 def new_batch_id(run_id: str | None, seq: int, now: datetime | None = None) -> str:

@@ -59,7 +59,7 @@ def normalize_input(
     """``normalize_stream``/``normalize_documents``: the decoded content of ``stream`` through ``fmt``."""
     normalizer = get_normalizer(fmt)
     decoded = decode_input(stream)
-    refusal = opening_rejection(fmt, decoded, name)
+    refusal = opening_rejection(fmt, decoded, name, sniff=format_chosen_by_user(context))
     if refusal is not None:
         yield refusal
         return
@@ -84,9 +84,16 @@ def long_line_rejections(lines: list[LongLine], cap: int, name: str) -> Iterator
         yield Rejection(name=name, line=line.line, reason=line.reason(cap), snippet=snippet_of(line.head))
 
 
-def opening_rejection(fmt: str, decoded: Decoded, name: str) -> Rejection | None:
-    """The rejection of a whole file that is clearly of another supported format (or unreadable), else None."""
-    reason = mismatch(fmt, decoded.head)
+def format_chosen_by_user(context: NormalizeContext) -> bool:
+    """Whether a person named the input's format (an export file, the CLI), which may be wrong; a batch our own
+    collector wrote is of the format it named, so no other format's signature is looked for."""
+    return context.method == "export"
+
+
+def opening_rejection(fmt: str, decoded: Decoded, name: str, *, sniff: bool = True) -> Rejection | None:
+    """The rejection of a whole file that is unreadable or, when ``sniff``, clearly of another supported format,
+    else None."""
+    reason = mismatch(fmt, decoded.head) if sniff else None
     if reason is None and not decoded.head and decoded.failure:
         reason = f"{decoded.failure}: nothing could be read"
     return Rejection(name=name, line=None, reason=reason, snippet=snippet_of(decoded.head[:200])) if reason else None

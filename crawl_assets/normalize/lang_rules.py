@@ -47,7 +47,8 @@ _PERSIAN_WORDS = frozenset(
 _ARABIC_WORDS = frozenset(
     "في على إلى الى هذا هذه التي الذي الذين عن مع كان كانت ذلك لم لن هو هل لماذا كيف ماذا أين شكرا شكراً "
     "لكن حتى انا أنا انت أنت انتم نحن هناك هنا ليس ليش ايش وش مش عشان كتير كثير وين فين زي ازاي كده اوي "
-    "عايز منذ اذا لا نعم يلا طيب ايه عم مافي ماكو شلون شلونك هيك هاد بكرا بكره انه اهلا هلا عاجل".split()
+    "عايز منذ اذا لا نعم يلا طيب ايه عم مافي ماكو شلون شلونك هيك هاد بكرا بكره انه اهلا هلا عاجل ازيك ازيكم "
+    "عاوز عاوزة عايزة دلوقتي وحشتني وحشتيني بتاعي خالص".split()
 )
 _SHARED_AL = frozenset("الان الآن الو".split())  # words opening with ال that Persian uses too
 _URDU_WORDS = frozenset("کیا اور آپ کا کو کر کرو گیا گئی دیا چلو بات کوئی نیا نئی دوستو کون بالکل شاندار دن چلی "
@@ -75,9 +76,14 @@ CYRILLIC_ALPHABETS = {
     "ba": "аәбвгғдҙеёжзийкҡлмнңоөпрсҫтуүфхһцчшщъыьэюя",
     "uz": "абвгдеёжзийклмнопрстуфхцчшъэюяўқғҳ",
 }
-# Turkic languages and Tajik write their own letters in nearly every sentence: without one, they are not it.
+# Turkic languages, Tajik, Serbian (ј љ њ ђ ћ џ) and Macedonian (ѓ ќ ѕ ј љ њ џ) write their own letters in
+# nearly every sentence: without one, they are not it.
 _MARKED = {lang: set(CYRILLIC_ALPHABETS[lang]) - set(CYRILLIC_ALPHABETS["ru"]) - {"і"}
-           for lang in ("kk", "ky", "mn", "tg", "tt", "ba", "uz")}
+           for lang in ("kk", "ky", "mn", "tg", "tt", "ba", "uz", "sr", "mk")}
+# Bulgarian has no letter of its own but ѝ; its ъ is a vowel (стъпка, България), which Russian never writes
+# before a consonant or at a word's end; and words of Bulgarian only. Without either it is not Bulgarian.
+_BULGARIAN = re.compile(r"ѝ|ъ(?![еёюя])|(?<![а-яё])(?:ще|съм|сте|какво|защо|благодаря|здравей|здравейте|добре|трябва|"
+                        r"нещо|тук|сега|вече|нали|мерси|чао)(?![а-яё])")
 # Letters beyond ASCII of the Latin-script candidates (Latin script is shared by many languages: these only
 # rule out, the model chooses among the rest). English writes none natively.
 LATIN_LETTERS = {
@@ -180,7 +186,8 @@ def cyrillic_candidates(body: str, candidates: tuple[str, ...]) -> tuple[str, ..
     misses = {lang: sum(ch not in CYRILLIC_ALPHABETS[lang] for ch in letters) for lang in known}
     fewest = min(misses.values())
     kept = tuple(lang for lang in known if misses[lang] == fewest)
-    unmarked = tuple(lang for lang in kept if lang not in _MARKED or _MARKED[lang].intersection(letters))
+    unmarked = tuple(lang for lang in kept if (lang not in _MARKED or _MARKED[lang].intersection(letters))
+                     and (lang != "bg" or _BULGARIAN.search(body.lower())))
     kept = unmarked or kept
     slavic = [lang for lang in ("ru", "uk", "be") if lang in kept]
     if len(slavic) > 1:

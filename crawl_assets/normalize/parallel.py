@@ -151,7 +151,12 @@ def normalize_encoded(
 ) -> Iterator[Encoded]:  # fmt: skip
     """Encoded records and rejections of one stream, in input order, on ``jobs`` processes for line formats;
     each record document goes into its block through ``add``."""
-    from crawl_assets.normalize.formats import closing_rejection, normalize_input, opening_rejection
+    from crawl_assets.normalize.formats import (
+        closing_rejection,
+        format_chosen_by_user,
+        normalize_input,
+        opening_rejection,
+    )
 
     if jobs <= 1 or fmt not in splittable_formats():
         items = iter(normalize_input(fmt, stream, name=name, context=context, validate=False))
@@ -161,7 +166,7 @@ def normalize_encoded(
                 return
             yield block, rejections
     decoded = decode_input(stream)
-    refusal = opening_rejection(fmt, decoded, name)
+    refusal = opening_rejection(fmt, decoded, name, sniff=format_chosen_by_user(context))
     if refusal is not None:
         yield BlockBuilder().build(), [refusal]
         return

@@ -18,7 +18,7 @@ object (a Telethon ``PeerUser``, an Intercom author) whose ``id``/``user_id`` is
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +39,11 @@ class PersonIds:
     # Author ids are unique per site only (Discourse: per forum), the site being the record key's second
     # part ("discourse:{host}:{post}"): erasure then names an author "{platform}:{site}:{id}".
     per_site: bool = False
+    # Objects that spell a raw id another way (Telegram Desktop exports of 2020-2021: shifted peer ids):
+    # ``bare(node, value)`` is the raw id ``value`` stands for inside ``node``; ``spellings(raw)`` every other
+    # spelling ``raw`` may take (for the byte-level pre-check).
+    bare: Callable[[dict[str, Any], Any], Any] | None = None
+    spellings: Callable[[str], Iterable[str]] | None = None
 
     def author_id(self, raw_id: str | int | None, type_: str | None = None) -> str | None:
         """The record's ``author_id`` for a raw id (and its type, when ``typed``)."""
@@ -62,10 +67,13 @@ class PersonIds:
         raw = author_id.split(":", 1)[1] if self.typed and ":" in author_id else author_id
         return frozenset({raw, *(f"{p}{raw}" for p in self.prefixes)})
 
-    def names(self, value: Any, raw: frozenset[str]) -> bool:
-        """Whether ``value`` (an id, or an object carrying one) names the person whose spellings are ``raw``."""
+    def names(self, value: Any, raw: frozenset[str], node: dict[str, Any] | None = None) -> bool:
+        """Whether ``value`` (an id, or an object carrying one) names the person whose spellings are ``raw``;
+        ``node``: the object ``value`` was read from (where ``bare`` says how it spells ids)."""
         if isinstance(value, dict):
             return any(_scalar(value.get(k)) in raw for k in ID_KEYS)
+        if node is not None and self.bare is not None:
+            value = self.bare(node, value)
         return _scalar(value) in raw
 
 

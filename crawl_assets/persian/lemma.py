@@ -26,6 +26,10 @@ import re
 
 from crawl_assets.persian.lexicon import IRREGULAR, LIGHT, LIGHT_COLLOQUIAL, PROTECTED, SHORT_STEMS, VERBS
 
+# Declared, bumped whenever a lemma changes (the golden test of declared versions guards it): an index whose
+# text_lemma another version made is named by ``es setup`` for a reindex, which recomputes it.
+LEMMA_VERSION = "2026.12.4"
+
 ZWNJ = "\u200c"
 _FOLD = {ord(a): b for a, b in {"آ": "ا", "أ": "ا", "إ": "ا", "ٱ": "ا", "ة": "ه", "ۀ": "ه", "ؤ": "و", "ئ": "ی",
                                   "ي": "ی", "ى": "ی", "ك": "ک", "ء": "", "\u0654": "", "\u0640": "",

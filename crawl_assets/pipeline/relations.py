@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from crawl_assets.lake import Lake
 from crawl_assets.normalize.edges import Summaries, is_superseded
 from crawl_assets.normalize.key_hash import key_hash
-from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
 from crawl_assets.lake.tables import EDGES_SCHEMA
 from crawl_assets.pipeline.relation_parts import latest_masks, part_edge_batches
 from crawl_assets.pipeline.version import NORMALIZER_VERSION

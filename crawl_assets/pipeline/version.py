@@ -9,4 +9,4 @@ the output changes under an unchanged version.
 
 from __future__ import annotations
 
-NORMALIZER_VERSION = "2026.12.3"
+NORMALIZER_VERSION = "2026.12.5"

@@ -39,6 +39,7 @@ from crawl_assets.pipeline.version import NORMALIZER_VERSION
 from crawl_assets.release import files
 from crawl_assets.release.datasheet import Tally, datasheet, enricher_stamps, source_facts
 from crawl_assets.release.query import ReleaseQuery
+from crawl_assets.release.sheets import write_sheets
 
 _UNSEEN = object()
 RECORD_EDGES = ("reply", "quote", "repost")  # edges whose other end is a record: kept when both ends are released
@@ -191,6 +192,7 @@ def _build(lake: Lake, query: ReleaseQuery, work: Path, final: Path, people: _Pe
     body = b"".join(files.sha256_of(work / f"{t}.{ext}")[0].encode() for t in files.TABLES for ext in ("parquet", "jsonl"))
     release_id = "rel-" + hashlib.sha256(query.digest().encode() + body).hexdigest()[:20]
     created_at = now.isoformat().replace("+00:00", "Z")
+    write_sheets(work, RECORDS_SCHEMA.names, release_id, records.rows)  # copies for people, not in the id
     sheet = datasheet(release_id=release_id, created_at=created_at, query=query.describe(), tally=tally,
                       sources={s: source_facts(lake, tenant, p, s) for p, s in sorted(sources)}, edges=edge_counts,
                       erasures_before=people.erasures, excluded_erased=excluded, version=NORMALIZER_VERSION,

@@ -124,6 +124,16 @@ def datapackage(folder: Path, release_id: str, schemas: dict[str, pa.Schema], ti
             resources.append({"name": f"{name}-{ext}", "path": path.name, "profile": "tabular-data-resource",
                               "format": fmt, "mediatype": media, "encoding": "utf-8", "bytes": size,
                               "hash": f"sha256:{digest}", "schema": {"fields": [_field(f) for f in schema]}})
+    for name, fmt, media, encoding in (
+            ("records.csv", "csv", "text/csv", "utf-8-sig"),
+            ("records.xlsx", "xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", None)):
+        path = folder / name
+        if path.exists():  # the copies for people (``sheets.py``): the records' fields, cells as in exports
+            digest, size = sha256_of(path)
+            resources.append({"name": name.replace(".", "-"), "path": name, "format": fmt, "mediatype": media,
+                              **({"encoding": encoding, "profile": "tabular-data-resource",
+                                  "schema": {"fields": [_field(f) for f in schemas["records"]]}} if encoding else {}),
+                              "bytes": size, "hash": f"sha256:{digest}"})
     # no hash of the datasheet here: its creation time is the one thing two builds of a release differ in
     resources.append({"name": "datasheet", "path": DATASHEET, "format": "json", "mediatype": "application/json"})
     return {"profile": "data-package", "name": release_id, "id": release_id, "title": title, "resources": resources}

@@ -16,7 +16,7 @@ from crawl_assets.release.files import FORMAT, MANIFEST, sha256_of
 
 MAX_MANIFEST = 1 << 20
 MAX_FILES = 64
-FILE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}\.(parquet|jsonl|json)")
+FILE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}\.(parquet|jsonl|json|csv|xlsx)")
 RELEASE_ID = re.compile(r"rel-[0-9a-f]{20}")
 SHA256 = re.compile(r"[0-9a-f]{64}")
 

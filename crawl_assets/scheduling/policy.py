@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from crawl_assets.registry import SourceEntry, SourceKind
-from crawl_assets.settings import SchedulerSettings as Settings  # the knobs are read with the other settings
+from crawl_assets.settings import SchedulerSettings  # the knobs are read with the other settings
 
 
 @dataclass(frozen=True)
@@ -61,14 +61,14 @@ class Health:
                        last_error=error[:500], retry_after=retry_after, last_run_id=run_id)
 
 
-def backoff_seconds(failures: int, settings: Settings) -> float:
+def backoff_seconds(failures: int, settings: SchedulerSettings) -> float:
     """Exponential back-off after ``failures`` consecutive failures (0 → no wait)."""
     if failures <= 0:
         return 0.0
     return min(settings.backoff_cap_seconds, settings.backoff_base_seconds * 2 ** min(failures - 1, 30))
 
 
-def due_at(entry: SourceEntry, health: Health, settings: Settings) -> float:
+def due_at(entry: SourceEntry, health: Health, settings: SchedulerSettings) -> float:
     """Epoch seconds from which ``entry`` may be synced again (0: now)."""
     at = 0.0
     if health.last_success is not None:
@@ -109,7 +109,7 @@ def plan_tick(
     *,
     now: float,
     free_slots: int,
-    settings: Settings = Settings(),
+    settings: SchedulerSettings = SchedulerSettings(),
     probe: Probe | None = None,
     credential_runs: Mapping[str, int] | None = None,
     max_runs_per_credential: int = 0,

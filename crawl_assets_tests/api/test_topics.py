@@ -16,9 +16,9 @@ def forum(world: World, tmp_path_factory: pytest.TempPathFactory):
     from crawl_assets.api.keys import KeyStore
     from crawl_assets.index.bootstrap import setup_indices
     from crawl_assets.lake import Lake
-    from crawl_assets.pipeline.index import pending_records, scan_keys
-    from crawl_assets.pipeline.index_load import load
-    from crawl_assets.pipeline.normalize import TABLE, normalize_batch
+    from crawl_assets.pipeline.index.pending import pending_records, scan_keys
+    from crawl_assets.pipeline.index.load import load
+    from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
     from crawl_assets.pipeline.reader import latest_records
     from crawl_assets.pipeline.relations_delta import refresh_relations
     from crawl_assets.registry import SourceEntry

@@ -124,3 +124,30 @@ def platform_literals(platforms: set[str], formats: set[str]) -> set[str]:
         if any(s in names for s in _strings(_tree(path))):
             out.add(rel(path))
     return out
+
+
+def classes_named_twice() -> set[str]:
+    """Class names defined in more than one product module (a reader cannot tell which one a name means)."""
+    where: dict[str, list[str]] = {}
+    for path in python_files("crawl_assets"):
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(rel(path))
+    return {name for name, files in where.items() if len(files) > 1}
+
+
+def renamed_class_imports() -> set[str]:
+    """Product modules importing a class of ours under another class's name (``Settings as Config``)."""
+    out = set()
+    for path in python_files("crawl_assets"):
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("crawl_assets"):
+                for alias in node.names:
+                    if alias.asname and alias.asname != alias.name and alias.name[:1].isupper() and alias.name != alias.name.upper():
+                        out.add(f"{rel(path)}: {alias.name} as {alias.asname}")
+    return out
+
+
+def deletion_marker_spellings() -> set[str]:
+    """Product modules spelling the raw deletion line's marker (one constant, ``core/envelope.py: DELETED``)."""
+    return {rel(path) for path in python_files("crawl_assets") if "crawl_assets.deleted" in _strings(_tree(path))}

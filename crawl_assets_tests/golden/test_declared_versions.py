@@ -36,6 +36,12 @@ def test_each_enrichers_output_changes_only_with_its_version(now):
         assert entry["output"] == was[name]["output"], f"{name}'s output changed under version {entry['version']}: {BUMP}"
 
 
+def test_the_lemmatizers_output_changes_only_with_its_version(now):
+    was, today = versions.recorded()["lemmatizer"], now["lemmatizer"]
+    assert today["version"] == was["version"], f"the lemmatizer's version moved without its digest: {BUMP}"
+    assert today["output"] == was["output"], f"lemmas changed under version {today['version']}: {BUMP}"
+
+
 def test_a_source_edit_that_changes_no_output_changes_no_stamp():
     for name, cls in ENRICHERS.items():
         edited = type(cls.__name__, (cls,), {"__doc__": "the same enricher, its docstring edited",

@@ -1,5 +1,5 @@
 """Output digests behind the declared versions: the normalizer's records and edges for every seed of every
-format, and each enricher's rows on the bundled samples' records. ``versions.json`` pairs each declared version with the
+format, the lemmatizer's lemmas of the Persian search evaluation's words, and each enricher's rows on the bundled samples' records. ``versions.json`` pairs each declared version with the
 digest of what it produces; a changed output under an unchanged version is a missed bump.
 
 usage (from the repository root, after bumping a version on purpose)::
@@ -109,14 +109,31 @@ def enriched(records: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
+LEMMA_WORDS = ("pairs.tsv", "must_not.tsv")  # bench/persian_search: the word forms and look-alikes we wrote
+
+
+def lemmatized() -> str:
+    """The digest of the lemmatizer's answers on every word of the Persian search evaluation's pairs."""
+    from crawl_assets.persian.lemma import lemma
+
+    digest = hashlib.sha256()
+    for name in LEMMA_WORDS:
+        lines = FILE.parents[2].joinpath("bench", "persian_search", name).read_text("utf-8").splitlines()[1:]
+        for word in sorted({w for line in lines for w in line.split("\t")[1:]}):
+            digest.update(f"{word}\t{lemma(word)}\t{lemma(word, 'ar')}\n".encode())
+    return digest.hexdigest()
+
+
 def current() -> dict[str, Any]:
     """Declared versions beside the digests of today's outputs."""
     from crawl_assets.enrich.config import ENRICHERS
+    from crawl_assets.persian.lemma import LEMMA_VERSION
     from crawl_assets.pipeline.version import NORMALIZER_VERSION
 
     formats = normalized()
     digests = enriched(sample_records())
     return {"normalizer": {"version": NORMALIZER_VERSION, "outputs": formats},
+            "lemmatizer": {"version": LEMMA_VERSION, "output": lemmatized()},
             "enrichers": {name: {"version": ENRICHERS[name].version, "output": digests[name]}
                           for name in sorted(ENRICHERS)}}
 

@@ -63,7 +63,7 @@ def test_setup_applies_compatible_changes_and_names_the_rest(es: EsTarget, tmp_p
     # and the sub-fields the template no longer maps.
     dropped = [f"{f}.{sub}" for f in ("text", "text_clean") for sub in ("std", "en", "raw")]
     assert {(i.index, i.what) for i in planned.migration.needs_reindex} == {
-        (m, w) for m in months for w in ("analysis", "_source", *dropped)}
+        (m, w) for m in months for w in ("analysis", "_source", "text_lemma", *dropped)}
     assert len(planned.migration.updated) == 2 and "native_id" in planned.migration.updated[0]
     assert "text_lemma" in planned.migration.updated[0]
     report = setup_indices(es.client, [es.tenant])
@@ -75,7 +75,8 @@ def test_setup_applies_compatible_changes_and_names_the_rest(es: EsTarget, tmp_p
         assert "joined" not in mapping["text_clean"]["fields"], "a sub-field needing a new analyzer is not"
     assert any(line.startswith(months[0] + ": ") and "native_id" in line for line in report.migration.updated)
     refused = {(i.index, i.what) for i in report.migration.needs_reindex}
-    assert refused == {(m, w) for m in months for w in ("text", "text_clean.joined", "analysis", "_source", *dropped)}
+    assert refused == {(m, w) for m in months
+                       for w in ("text", "text_clean.joined", "analysis", "_source", "text_lemma", *dropped)}
     reasons = " ".join(i.reason for i in report.migration.needs_reindex)
     assert "persian_joined" in reasons and "zwnj_remove" in reasons and "text_lemma" in reasons
     again = setup_indices(es.client, [es.tenant])
@@ -237,7 +238,8 @@ def test_indices_of_template_2_move_to_one_analyzed_text_copy_while_search_keeps
     assert before == [["x:1000", "x:1001"], ["x:1000", "x:1002"], ["x:1003"]]
     report = setup_indices(es.client, [es.tenant])
     dropped = {f"{f}.{sub}" for f in ("text", "text_clean") for sub in ("std", "en", "raw")} | {"text.joined"}
-    assert {i.what for i in report.migration.needs_reindex if i.index == name} == {"text", "_source", *dropped}
+    assert {i.what for i in report.migration.needs_reindex if i.index == name} == {"text", "_source", "text_lemma",
+                                                                                  *dropped}
     assert found() == before, "the old generation answers the new queries"
 
     result, answers = reindex_while_searching(es, name, found)
@@ -272,11 +274,33 @@ def test_indices_of_template_3_gain_word_forms_by_reindex_while_search_keeps_ans
     before = found()
     assert before == {"x:1000", "x:1001"}, "template 3 finds the exact word only"
     report = setup_indices(es.client, [es.tenant])
-    assert {i.what for i in report.migration.needs_reindex if i.index == name} == {"_source"}
+    assert {i.what for i in report.migration.needs_reindex if i.index == name} == {"_source", "text_lemma"}
     assert any(line.startswith(name + ": ") and "text_lemma" in line for line in report.migration.updated)
 
     result, answers = reindex_while_searching(es, name, found)
     assert answers and all(before <= a for a in answers), "no search lost a record during the move"
     assert found() == {"x:1000", "x:1001", "x:1002"}, "کتابهای is a form of کتاب; باران is not"
     assert es.client.get(index=result.new_index, id="x:1002")["_source"].get("text_lemma") is None, "not stored"
+    assert setup_indices(es.client, [es.tenant]).migration.needs_reindex == []
+
+
+def test_an_index_whose_lemmas_another_lemmatizer_made_is_named_for_a_reindex_that_recomputes_them(
+        es: EsTarget, tmp_path: Path) -> None:
+    """A lemmatizer change (its declared ``LEMMA_VERSION``) leaves documents with the old ``text_lemma``: ``es setup``
+    names the index, and ``es reindex`` recomputes every lemma and stamps the new generation."""
+    from crawl_assets.index.lemma_field import LEMMA_META
+    from crawl_assets.persian.lemma import LEMMA_VERSION
+
+    setup_indices(es.client, [es.tenant])
+    index_documents(es.client, [record(0, es.tenant, text="کتابهایمان")], family="records", tenant=es.tenant,
+                    deadletter_root=str(tmp_path))
+    name = index_name("records", es.tenant, "2026.01")
+    assert es.client.indices.get_mapping(index=name)[name]["mappings"]["_meta"] == {LEMMA_META: LEMMA_VERSION}
+    assert setup_indices(es.client, [es.tenant]).migration.needs_reindex == []
+    es.client.indices.put_mapping(index=name, meta={LEMMA_META: "2000.1.1"})  # as an older lemmatizer left it
+    named = [i for i in setup_indices(es.client, [es.tenant]).migration.needs_reindex if i.index == name]
+    assert [(i.what, "2000.1.1" in i.reason and LEMMA_VERSION in i.reason) for i in named] == [("text_lemma", True)]
+    result = reindex(es.client, name, "records", es.tenant)
+    meta = es.client.indices.get_mapping(index=result.new_index)[result.new_index]["mappings"]["_meta"]
+    assert meta == {LEMMA_META: LEMMA_VERSION}
     assert setup_indices(es.client, [es.tenant]).migration.needs_reindex == []

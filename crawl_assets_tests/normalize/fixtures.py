@@ -188,6 +188,10 @@ def _all_fixtures() -> dict[str, Fixture]:
         "29.11 telethon supergroup message": Fixture("telegram", lines(telethon_message(
             12, "anyone else seeing this?", post=False, views=None, forwards=None,
             from_id={"_": "PeerUser", "user_id": 777000111}))),
+        "29 telethon tombstones with and without chat_type": Fixture("telegram", lines(*(
+            {"_": "crawl_assets.deleted", "peer_id": {"_": "PeerChannel", "channel_id": 1147061072}, "id": n,
+             "observed_at": "2026-11-30T03:30:00+00:00", **extra}
+            for n, extra in ((12, {"chat_type": "supergroup"}), (13, {"chat_type": "channel"}), (14, {}))))),
         "29.2 export of 2020, shifted sender ids": Fixture("telegram-export", _shifted_exports()[1], {"timezone": "UTC"}),
         "34.6 finglish": Fixture("telegram", lines(telethon_message(
             13, "salam bacheha, emrooz kheili khoshhal shodam ke hamatoono didam, merci"))),

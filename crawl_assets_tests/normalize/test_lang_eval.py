@@ -47,8 +47,8 @@ def test_never_a_label_outside_iso_639_1_and_null_only_for_too_little_text(text)
 
 
 def test_a_source_may_name_its_languages():
-    assert detect_lang("Crash on Startup") is None  # the general candidates only guess (it used to be "sv")
-    assert detect_lang("Crash on Startup", languages=("en", "fa")) == "en"
+    assert detect_lang("Sale ends Friday") == "en"
+    assert detect_lang("Sale ends Friday", languages=("fr", "fa")) == "fr", "the source's languages win"
     assert detect_lang("Привет всем друзьям", languages=("en", "fa")) == "ru", "no named language fits the script"
     import dataclasses
 
@@ -83,18 +83,19 @@ def test_the_bench_fails_loudly_when_a_baseline_is_missing(tmp_path):
 
 def test_short_texts_do_not_regress():
     """A fifth of the short-text sets (bench/lang_short/; the bench prints the whole and the goals): floors a
-    little under today's figures per language, and few wrong labels (a null is not one)."""
+    little under today's figures per language and over all, and few wrong labels (a null is not one)."""
     from crawl_assets_tests.normalize.lang_eval import SHORT_LANGUAGES, load_short
 
     samples = load_short()[::5]
     answers = [detect_lang(s.text) for s in samples]
-    floors = {"fa": 0.95, "ar": 0.95, "ur": 0.93, "ru": 0.93, "uk": 0.7, "be": 0.65, "en": 0.75, "tr": 0.85,
-              "de": 0.8, "fr": 0.7, "es": 0.8}
+    floors = {"fa": 0.95, "ar": 0.95, "ur": 0.93, "ru": 0.93, "uk": 0.87, "be": 0.87, "en": 0.93, "tr": 0.88,
+              "de": 0.9, "fr": 0.85, "es": 0.85}
+    assert sum(a == s.expected for s, a in zip(samples, answers)) / len(samples) >= 0.93
     for lang in SHORT_LANGUAGES:
         mine = [a for s, a in zip(samples, answers) if s.expected == lang]
         assert len(mine) >= 50, lang
         assert sum(a == lang for a in mine) / len(mine) >= floors[lang], (lang, sorted(map(str, mine)))
         if lang in ("fa", "ar", "en", "tr", "de", "es"):
-            assert sum(a is not None and a != lang for a in mine) / len(mine) <= 0.06, (lang, mine)
+            assert sum(a is not None and a != lang for a in mine) / len(mine) <= 0.08, (lang, mine)
     fa_ar = sum(1 for s, a in zip(samples, answers) if {s.expected, a} == {"fa", "ar"})
     assert fa_ar <= 3

@@ -221,3 +221,17 @@ def test_supergroup_message_is_not_a_channel_post():
     records, _ = run("telegram", lines(message_line(group.message(3)), message_line(channel.message(3))))
     assert [(r.metadata["chat_type"], r.kind, r.author_id) for r in records] == [
         ("supergroup", "message", str(tm.COMMENTER.id)), ("channel", "post", str(channel.id))]
+
+
+def test_a_tombstone_takes_its_chat_type_from_the_line_never_a_guess():
+    """A deletion line names its chat's type (a PeerChannel is a channel or a supergroup); one written before that
+    was noted leaves a channel's unknown, and a type the peer cannot have is a rejection naming the field."""
+    def gone(peer: dict, **extra) -> dict:
+        return {"_": "crawl_assets.deleted", "peer_id": peer, "id": 7, "observed_at": "2026-11-30T03:30:00+00:00", **extra}
+
+    channel, chat = {"_": "PeerChannel", "channel_id": CHANNEL}, {"_": "PeerChat", "chat_id": GROUP}
+    records, rejections = run("telegram", lines(gone(channel, chat_type="supergroup"), gone(channel, chat_type="channel"),
+                                                gone(channel), gone(chat), gone(channel, chat_type="user")))
+    assert [(r.metadata.get("chat_type"), r.kind) for r in records] == [
+        ("supergroup", "message"), ("channel", "post"), (None, "message"), ("chat", "message")]
+    assert [r.line for r in rejections] == [5] and "'chat_type'" in rejections[0].reason

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings as hsettings, strategies as st
 
 from crawl_assets.registry import SourceEntry, SourceStatus
-from crawl_assets.scheduling.policy import Health, Settings, backoff_seconds, due_at, plan_tick, window_slice
+from crawl_assets.scheduling.policy import Health, backoff_seconds, due_at, plan_tick, window_slice
+from crawl_assets.settings import SchedulerSettings
 
 NOW = 1_800_000_000.0
 
@@ -19,12 +20,12 @@ def entry(name: str, *, priority: int = 0, interval: int = 60, credential: str |
 
 def test_never_synced_is_due_and_interval_is_respected():
     e = entry("a", interval=30)
-    assert due_at(e, Health(), Settings()) == 0
-    assert due_at(e, Health(last_success=NOW), Settings()) == NOW + 1800
+    assert due_at(e, Health(), SchedulerSettings()) == 0
+    assert due_at(e, Health(last_success=NOW), SchedulerSettings()) == NOW + 1800
 
 
 def test_backoff_doubles_and_is_capped():
-    s = Settings(backoff_base_seconds=60, backoff_cap_seconds=600)
+    s = SchedulerSettings(backoff_base_seconds=60, backoff_cap_seconds=600)
     assert [backoff_seconds(n, s) for n in range(6)] == [0, 60, 120, 240, 480, 600]
     failing = Health(last_success=NOW - 7200, last_failure=NOW - 100, failures=2)
     assert due_at(entry("a"), failing, s) == NOW - 100 + 120
@@ -46,7 +47,7 @@ def test_paused_and_in_flight_are_never_requested():
 def test_priority_then_overdue_order_and_batches():
     entries = [entry(f"s{i:02d}", priority=(5 if i == 7 else 0)) for i in range(25)]
     health = {f"t.x.s{i:02d}": Health(last_success=NOW - 3600 - i * 10) for i in range(25)}
-    plan = plan_tick(entries, health, set(), now=NOW, free_slots=2, settings=Settings(min_batch=10))
+    plan = plan_tick(entries, health, set(), now=NOW, free_slots=2, settings=SchedulerSettings(min_batch=10))
     flat = plan.sources
     assert flat[0] == "t.x.s07"  # priority first
     assert flat[1] == "t.x.s24"  # then the most overdue
@@ -57,7 +58,7 @@ def test_priority_then_overdue_order_and_batches():
 def test_failing_sources_are_retried_alone_and_do_not_starve_batches():
     entries = [entry(f"f{i}") for i in range(5)] + [entry(f"h{i}") for i in range(30)]
     health = {f"t.x.f{i}": Health(last_success=NOW - 9999, last_failure=NOW - 9999, failures=1) for i in range(5)}
-    plan = plan_tick(entries, health, set(), now=NOW, free_slots=4, settings=Settings(single_share=0.5))
+    plan = plan_tick(entries, health, set(), now=NOW, free_slots=4, settings=SchedulerSettings(single_share=0.5))
     assert len(plan.singles) == 2 and all(k.startswith("t.x.f") for k in plan.singles)
     assert len(plan.batches) == 2 and all(k.startswith("t.x.h") for b in plan.batches for k in b)
     assert plan.skipped["failing, waiting for a slot"] == 3
@@ -70,7 +71,7 @@ def test_no_free_slot_requests_nothing():
 
 def test_batches_hold_one_credential_and_respect_its_run_limit():
     entries = [entry(f"a{i}", credential="alice") for i in range(4)] + [entry(f"b{i}", credential="bob") for i in range(4)]
-    plan = plan_tick(entries, {}, set(), now=NOW, free_slots=4, settings=Settings(min_batch=1),
+    plan = plan_tick(entries, {}, set(), now=NOW, free_slots=4, settings=SchedulerSettings(min_batch=1),
                      credential_runs={"alice": 1}, max_runs_per_credential=1)
     creds = [{k[4] for k in b} for b in plan.batches]
     assert creds == [{"b"}], "alice already has a run in flight; bob gets one run with all its sources"
@@ -82,7 +83,7 @@ def test_unchanged_export_file_costs_no_run():
     h = Health(last_success=NOW - 3600, probe="10:123")
     assert plan_tick([e], {e.key: h}, set(), now=NOW, free_slots=1, probe=lambda _: "10:123").sources == []
     assert plan_tick([e], {e.key: h}, set(), now=NOW, free_slots=1, probe=lambda _: "11:456").sources == [e.key]
-    budget = Settings(probe_budget=0)
+    budget = SchedulerSettings(probe_budget=0)
     assert plan_tick([e], {e.key: h}, set(), now=NOW, free_slots=1, settings=budget, probe=lambda _: "x").sources == []
 
 
@@ -113,7 +114,7 @@ def test_plan_never_requests_a_source_twice_or_an_ineligible_one(specs, slots):
     health = {e.key: Health(last_success=NOW - 7200, last_failure=NOW - 7200 if f else None, failures=f)
               for e, (_, f, _, _) in zip(entries, specs)}
     flying = {e.key for e, (*_, fly) in zip(entries, specs) if fly}
-    plan = plan_tick(entries, health, flying, now=NOW, free_slots=slots, settings=Settings(min_batch=3, max_batch=5))
+    plan = plan_tick(entries, health, flying, now=NOW, free_slots=slots, settings=SchedulerSettings(min_batch=3, max_batch=5))
     got = plan.sources
     assert len(got) == len(set(got))
     assert not set(got) & flying

@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 
 from crawl_assets.lake import Lake
 from crawl_assets.pipeline.key_tally import KeyTally
-from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.normalize import normalize_batch
+from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.batch import normalize_batch
 from crawl_assets.pipeline.relation_parts import BATCH_ROWS, READ_COLUMNS, edges_of, last_positions, superseded
 from crawl_assets.pipeline.relations import TABLE, write_relations
 from crawl_assets_tests.normalize.shapes import x_page, x_tweet

@@ -14,9 +14,9 @@ from crawl_assets.index.sink import edge_id
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.persian.lemma import lemma_text
-from crawl_assets.pipeline.index import marker_body, pending_parts, pending_records, scan_keys
-from crawl_assets.pipeline.index_load import load
-from crawl_assets.pipeline.normalize import TABLE, normalize_batch
+from crawl_assets.pipeline.index.pending import marker_body, pending_parts, pending_records, scan_keys
+from crawl_assets.pipeline.index.load import load
+from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
 from crawl_assets.pipeline.relations import TABLE as EDGES
 from crawl_assets.pipeline.relations_delta import refresh_relations
 from crawl_assets_tests.es_node.inspect import all_docs

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawl_assets.lake import Lake
-from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.normalize import normalize_batch
+from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.batch import normalize_batch
 from crawl_assets.pipeline.relations import SUMMARY_TABLES, TABLE, write_relations
 from crawl_assets.pipeline.relations_delta import refresh_relations
 from crawl_assets_tests.normalize.shapes import x_page, x_tweet

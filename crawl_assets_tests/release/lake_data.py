@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 
 from crawl_assets.lake import Lake
-from crawl_assets.pipeline.normalize import TABLE, normalize_batch
+from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
 from crawl_assets.pipeline.relations import write_relations
 from crawl_assets_tests.enrich.records import batch_id, record, write_part
 

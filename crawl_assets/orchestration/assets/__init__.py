@@ -12,7 +12,7 @@ from crawl_assets.orchestration.assets.relation_edges import build_relation_edge
 from crawl_assets.orchestration.assets.search_index import build_search_index, search_index_step
 from crawl_assets.core import catalog
 from crawl_assets.orchestration.steps import StepFn
-from crawl_assets.pipeline.normalize import TABLE as RECORDS
+from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS
 from crawl_assets.pipeline.relations import TABLE as EDGES
 
 

@@ -28,8 +28,8 @@ import dagster as dg
 from crawl_assets.enrich import Enricher, EnrichmentConfigError, load_enrichers, store
 from crawl_assets.enrich.config import Unusable
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
-from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.normalize import split_source_key
+from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.batch import split_source_key
 from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
 from crawl_assets.orchestration.resources.lake import LakeResource
 

@@ -14,10 +14,10 @@ import dagster as dg
 
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.orchestration.source_checks import materialize_with_checks, source_check
-from crawl_assets.pipeline.normalize import split_source_key
-from crawl_assets.pipeline.relations import TABLE
-from crawl_assets.pipeline.relations_delta import refresh_relations
+from crawl_assets.orchestration.stage_result import run_stage
 from crawl_assets.orchestration.steps import StepEnv, StepFn
+from crawl_assets.pipeline.relations import TABLE
+from crawl_assets.pipeline.relations_delta import run_relate
 
 
 def relation_edges_step(platform: str) -> StepFn:
@@ -45,29 +45,6 @@ def build_relation_edges(platform: str, normalized: dg.AssetsDefinition) -> dg.A
     return _edges
 
 
-def run_relation_edges(platform: str, env: StepEnv) -> dg.MaterializeResult:
-    """The source's edges and co-occurrence tables, brought up to date with its normalized parts."""
-    the_lake = env.resources.lake.lake()
-    source = env.partition_key
-    tenant, _ = split_source_key(source)
-    done = refresh_relations(the_lake, tenant, platform, source)
-    # each edge file is checked against its part's keys when written; unchanged files keep their result
-    orphans = done.inputs.orphan_examples
-    by_type = done.inputs.edges_by_type
-    return dg.MaterializeResult(
-        metadata={
-            "mode": done.mode,
-            "new_parts": done.new_parts,
-            "edges": sum(by_type.values()),
-            **{f"edges_{t}": int(n) for t, n in sorted(by_type.items())},
-            **{f"{name}_rows": n for name, n in done.inputs.summary_rows.items()},
-            "records": done.inputs.records,
-            "path": dg.MetadataValue.path(the_lake.url(done.part)),
-        },
-        check_results=[
-            dg.AssetCheckResult(
-                check_name="edge_sources_exist", passed=not done.inputs.orphans,
-                metadata={"orphan_sources": done.inputs.orphans, "examples": orphans},
-            )
-        ],
-    )
+def run_relation_edges(platform: str, env: StepEnv) -> dg.MaterializeResult | None:
+    """The relate stage for the step's source."""
+    return run_stage(platform, env, run_relate)

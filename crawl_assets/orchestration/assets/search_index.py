@@ -1,11 +1,5 @@
-"""``search_index``: the source's records and edges in Elasticsearch, written idempotently.
-
-Only normalized parts not yet indexed are sent (a marker per part in the lake's ``index_state/``,
-written after the sink accounted for every document), so a sync indexes what is new or changed.
-Writes are idempotent and order-safe (``_id`` = key, external versions), so re-sending after a
-crash converges to the same index. With every part accounted for, the step sends nothing (no bulk request,
-no index setup) and only counts the source's live documents for its check (``mode``: ``up_to_date``).
-"""
+"""``search_index``: the source's records and edges in Elasticsearch, a thin shell over the index stage
+(``pipeline/index/stage.py``)."""
 
 
 from collections.abc import Iterator
@@ -16,12 +10,9 @@ import dagster as dg
 
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.orchestration.source_checks import materialize_with_checks, source_check
+from crawl_assets.orchestration.stage_result import run_stage
 from crawl_assets.orchestration.steps import StepEnv, StepFn
-
-MISSING_CLUSTER = (
-    "no Elasticsearch cluster is configured: set CRAWL_ES_URL (e.g. http://localhost:9200; "
-    "`docker compose up -d es-0 es-1 es-2` starts a cluster) and reload the code location"
-)
+from crawl_assets.pipeline.index import MISSING_CLUSTER
 
 
 def index_checks(platform: str, key: dg.AssetKey) -> list[dg.AssetCheckSpec]:
@@ -34,11 +25,11 @@ def index_checks(platform: str, key: dg.AssetKey) -> list[dg.AssetCheckSpec]:
 
 
 def run_search_index(platform: str, env: StepEnv) -> dg.MaterializeResult | None:
-    """The step (``index_step.run_search_index``), imported when it runs: the Elasticsearch client and the
-    index modules (~26 MiB) load in the index step, not with the definitions."""
-    from crawl_assets.orchestration.assets.index_step import run_search_index as run
+    """The index stage, imported when it runs: the Elasticsearch client and the index modules (~26 MiB) load
+    in the index step, not with the definitions."""
+    from crawl_assets.pipeline.index.stage import run_index
 
-    return run(platform, env)
+    return run_stage(platform, env, run_index, cluster=env.resources.elasticsearch, keyed=True)
 
 
 def search_index_step(platform: str) -> StepFn:

@@ -16,7 +16,8 @@ import dagster as dg
 from crawl_assets.orchestration.monitoring.health import load_health
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.registry import SourceEntry
-from crawl_assets.scheduling.policy import Health, Settings, due_at
+from crawl_assets.scheduling.policy import Health, due_at
+from crawl_assets.settings import SchedulerSettings
 
 FAILURE_STREAK = 3  # consecutive failed attempts that make a source need a person
 
@@ -36,7 +37,7 @@ class SourceStatus:
         return time.time() - self.health.last_success + (self.health.lag_seconds or 0.0)
 
 
-def classify(entry: SourceEntry, health: Health, *, running: bool, now: float, settings: Settings = Settings()) -> SourceStatus:
+def classify(entry: SourceEntry, health: Health, *, running: bool, now: float, settings: SchedulerSettings = SchedulerSettings()) -> SourceStatus:
     overdue = now - due_at(entry, health, settings)
     if entry.paused:
         state = "paused"

@@ -17,14 +17,14 @@ from typing import Any
 import dagster as dg
 import orjson
 
-from crawl_assets.settings import Settings as Config
+from crawl_assets.settings import SchedulerSettings, Settings
 from crawl_assets.core import catalog
 from crawl_assets.orchestration.jobs import BATCH_CONFIG_FIELD, PLATFORM_TAG, batch_op_name
 from crawl_assets.orchestration.monitoring.health import load_health
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.registry import Registry, RegistryFileError, SourceEntry
 from crawl_assets.orchestration.resources.lake import RegistryResource
-from crawl_assets.scheduling.policy import Plan, Settings, plan_tick, window_slice
+from crawl_assets.scheduling.policy import Plan, plan_tick, window_slice
 from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.orchestration.sensors.inflight import in_flight
 from crawl_assets.sources.exports import export_fingerprint
@@ -44,7 +44,7 @@ def _sorted_entries(reg: Registry, platform: str) -> list[SourceEntry]:
 
 
 def decide(context: dg.SensorEvaluationContext, platform: str, registry_path: str,
-           settings: Settings, now: float | None = None,
+           settings: SchedulerSettings, now: float | None = None,
            runs_per_credential: int | None = None) -> tuple[Plan, int, int]:
     """``runs_per_credential``: the cap of runs per credential (``None``: the platform's own)."""
     """(plan, next cursor position, sources examined) for one tick of ``platform``'s scheduler."""
@@ -86,7 +86,7 @@ def run_requests(plan: Plan, platform: str, single_job: str, batch_job: str) -> 
 
 
 def build_scheduling_sensor(platform: str, single_job: Any, batch_job: dg.JobDefinition,
-                            config: Config) -> dg.SensorDefinition:
+                            config: Settings) -> dg.SensorDefinition:
     """The scheduler of ``platform``: failing sources go to ``single_job``, healthy ones to ``batch_job``;
     its knobs and interval are ``config``'s."""
     registry_default = str(config.registry_path)

@@ -15,8 +15,9 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from crawl_assets.registry import SourceEntry
-from crawl_assets.sdk.errors import PauseSource, RetryLater
+from crawl_assets.sdk.errors import PauseSource, RetryLater, SourceConfigError
 from crawl_assets.sdk.sync import CollectEnv, Collected, SyncResult, lag_seconds
+from crawl_assets.sources.id_lists import ID_LIST
 from crawl_assets.sources.telegram.errors import AccountBusy, LongFloodWait, permanent_reason
 from crawl_assets.sources.telegram.sink import LakeSink
 
@@ -28,7 +29,10 @@ if TYPE_CHECKING:
 async def _sync(resource: TelegramResource, entry: SourceEntry, state: dict[str, Any], sink: LakeSink,
                 used: list[CrawlClient]) -> SyncResult:
     # the engine, with Telethon (~37 MiB), loads when a Telegram source syncs, not with the definitions
-    from crawl_assets.sources.telegram.sync import run_sync
+    if entry.kind.value == ID_LIST:  # ids re-fetched by id (hydrate.py)
+        from crawl_assets.sources.telegram.hydrate import run_hydrate as run_sync
+    else:
+        from crawl_assets.sources.telegram.sync import run_sync
 
     async with resource.connected(entry.tenant, entry.credential, entry.key) as client:
         used.append(client)
@@ -51,6 +55,8 @@ def collect(resource: TelegramResource, entry: SourceEntry, env: CollectEnv) -> 
     except AccountBusy as exc:
         env.log.warning(f"{entry.key}: {exc}")
         raise RetryLater(str(exc), seconds=exc.seconds, max_retries=resource.flood_retries) from exc
+    except SourceConfigError as exc:  # an id list that cannot be read: no retry helps until someone acts
+        raise PauseSource(str(exc)) from None
     except Exception as exc:
         reason = permanent_reason(exc)
         if reason is not None:
@@ -76,6 +82,7 @@ def collect(resource: TelegramResource, entry: SourceEntry, env: CollectEnv) -> 
         "oldest_id": state.get("oldest_id", 0),
         "newest_event_lag_seconds": lag_seconds(state.get("newest_date"), now),
         "duration_seconds": stats.duration_seconds,
+        **stats.extra,
     }
     env.log.info(f"{entry.key}: {stats.new} new, {stats.updated} updated, {stats.deleted} deleted, "
                  f"{client.requests_made} requests, {len(sink.batches)} batches")

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import IO, Any
 
+from crawl_assets.core.envelope import DELETED
 from crawl_assets.normalize.build import (
     SERVICE_MESSAGE, Batch, InputError, Item, as_dict, as_id, as_list, iter_json_lines, media_doc, opt_int, opt_str,
     parse_instant,
@@ -29,7 +30,7 @@ from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.entities import Utf16Text
 from crawl_assets.normalize.text import fold_tag, unique
 from crawl_assets.sources.telegram import normalize_topics as topics
-from crawl_assets.sources.telegram.normalize_peers import export_chat_id, message_key
+from crawl_assets.sources.telegram.normalize_peers import export_bare_id, export_chat_id, message_key, shifted_spellings
 
 _PEER_FIELDS = {"PeerChannel": ("channel", "channel_id"), "PeerChat": ("chat", "chat_id"), "PeerUser": ("user", "user_id")}
 _CHANNEL_TYPES = {"public_channel", "private_channel", "public_supergroup", "private_supergroup"}
@@ -81,7 +82,7 @@ def item_scope(node: dict[str, Any]) -> str | None:
 
 PERSONS = PersonIds(  # from_id: a Telethon Peer or an export's "user123"; user_id: mentions, peers; actor_id: service
     owner_keys=("from_id", "actor_id", "user_id"), containers=("users",), prefixes=("user", "channel", "chat", "group"),
-    scope=item_scope,
+    scope=item_scope, bare=export_bare_id, spellings=shifted_spellings,
 )
 
 
@@ -102,14 +103,15 @@ def normalize_telethon(
             yield batch.guard(line, raw, _telethon_message, batch, line, raw, obj)
 
 
-DELETED = "crawl_assets.deleted"
+_TOMBSTONE_CHAT_TYPES = {"channel": ("channel", "supergroup"), "chat": ("chat",), "user": ("user",)}
 
 
 def _deletion(batch: Batch, line: int, m: dict[str, Any]) -> Item:
     """A deletion the collector observed (an id gone from a window it read completely).
 
     The line knows only the message and when it was seen gone, so the record is a bare tombstone:
-    ``created_at`` is the observation time and ``metadata.tombstone`` is true. The
+    ``created_at`` is the observation time and ``metadata.tombstone`` is true; ``chat_type`` is the line's (a
+    line written before it was noted says only the peer: a channel's is then unknown, not guessed). The
     ``normalized_records`` asset merges it onto the message's last full observation.
     """
     message_id = as_id(m.get("id"), "id")
@@ -118,19 +120,30 @@ def _deletion(batch: Batch, line: int, m: dict[str, Any]) -> Item:
         raise InputError("field 'peer_id': missing")
     observed = parse_instant(m.get("observed_at"), "observed_at")
     key = message_key(peer[1], message_id)
+    metadata: dict[str, Any] = {"tombstone": True}
+    chat_type = m.get("chat_type", peer[0] if peer[0] != "channel" else None)  # a channel may be a supergroup
+    if chat_type is not None:
+        if chat_type not in _TOMBSTONE_CHAT_TYPES[peer[0]]:
+            raise InputError(f"field 'chat_type': {chat_type!r} is not a chat type of a {peer[0]} peer"[:200])
+        metadata["chat_type"] = chat_type
+    # an id lookup's answer says why (``not_found``: deleted; else out of reach, e.g. ``channel_private``)
+    reason = m.get("reason") if isinstance(m.get("reason"), str) else None
+    gone = reason in (None, "not_found")
+    if reason:
+        metadata["unavailable"] = reason[:40]
     return batch.finish(
         {
             "key": key,
             "platform": "telegram",
-            "kind": "message",
+            "kind": "post" if chat_type == "channel" else "message",  # as the message's own record says
             "native_id": message_id,
             "author_id": None,
             "created_at": observed,
-            "deleted": True,
-            "deleted_at": observed,
+            "deleted": gone,
+            "deleted_at": observed if gone else None,
             "text": "",
             "conversation_id": key,
-            "metadata": {"chat_type": peer[0], "tombstone": True},
+            "metadata": metadata,
             "provenance": batch.provenance(line),
         }
     )

@@ -51,3 +51,20 @@ def export_chat_id(value: Any, message: Any) -> str:
         if shifted is not None:
             return shifted[1]
     return bare_chat_id(value)
+
+
+def export_bare_id(node: dict[str, Any], value: Any) -> Any:
+    """The bare id ``value`` stands for in ``node``: a shifted peer id in a message of a Telegram Desktop export
+    before 2.7.2 (``from_id``, ``actor_id``), else ``value`` itself (Telethon objects carry a ``_`` type name)."""
+    if "_" not in node and node.get("type") in ("message", "service") and legacy_export_message(node):
+        shifted = shifted_peer(value)
+        if shifted is not None:
+            return shifted[1]
+    return value
+
+
+def shifted_spellings(raw: str) -> tuple[str, ...]:
+    """How a Telegram Desktop export before 2.7.2 may spell the bare id ``raw`` (as a user, or a chat/channel)."""
+    if not raw.isdigit() or int(raw) >= 2**31:
+        return ()
+    return tuple(str(shift << 32 | int(raw)) for shift in _SHIFTED_PEERS)

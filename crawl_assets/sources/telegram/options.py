@@ -1,4 +1,4 @@
-"""What one Telegram sync may spend (``Budget``); a source's registry options are ``spec.TelegramOptions``."""
+"""What one Telegram sync may spend (``RunLimits``); a source's registry options are ``spec.TelegramOptions``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ PAGE = 100  # Telegram returns at most 100 messages per history request
 
 
 @dataclass(frozen=True)
-class Budget:
+class RunLimits:
     """What one run may spend on a source; the rest waits for the next run."""
 
     max_pages: int = 200

@@ -8,7 +8,10 @@ A deletion is a line of its own (format ``telegram``), shaped like a message's i
 normalizer can reuse its peer handling::
 
     {"_": "crawl_assets.deleted", "peer_id": {"_": "PeerChannel", "channel_id": 123}, "id": 42,
-     "observed_at": "2026-11-30T03:30:00+00:00"}
+     "observed_at": "2026-11-30T03:30:00+00:00", "chat_type": "supergroup"}
+
+``chat_type`` (since issue 29: a PeerChannel is a broadcast channel or a supergroup) is what the chat's messages
+say in ``metadata.chat_type``; lines written before it lack it.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from telethon.tl import TLObject
+from telethon.tl import TLObject, types
 from telethon.tl.tlobject import _json_default
 
-DELETED = "crawl_assets.deleted"
+from crawl_assets.core.envelope import DELETED
+from crawl_assets.sources.telegram.state import Peer
 
 
 def message_line(message: TLObject) -> bytes:
@@ -33,9 +37,25 @@ def message_line(message: TLObject) -> bytes:
         return message.to_json().encode()
 
 
-def deletion_line(peer: TLObject, message_id: int, observed_at: datetime) -> bytes:
-    """A deletion observation: the message ``message_id`` of ``peer`` was missing from a complete read."""
-    return orjson.dumps({"_": DELETED, "peer_id": peer.to_dict(), "id": message_id, "observed_at": observed_at.isoformat()})
+def deletion_line(peer: TLObject, message_id: int, observed_at: datetime, chat_type: str | None = None,
+                  reason: str | None = None) -> bytes:
+    """A deletion observation: the message ``message_id`` of ``peer`` was missing from a complete read; with a
+    ``reason``, an id lookup's answer (``not_found``: Telegram answered ``MessageEmpty``; else why it is out of reach)."""
+    line = {"_": DELETED, "peer_id": peer.to_dict(), "id": message_id, "observed_at": observed_at.isoformat()}
+    if chat_type:
+        line["chat_type"] = chat_type
+    return orjson.dumps(line if reason is None else {**line, "reason": reason})
+
+
+def chat_type(peer: Peer | None, messages: list[Any]) -> str | None:
+    """The synced chat's ``metadata.chat_type``: ``chat`` (a basic group), ``supergroup`` or ``channel``. A channel
+    cached before its kind was noted is told by ``messages`` (a broadcast channel's are posts); None if unknown."""
+    if peer is None or peer.kind == "chat":
+        return None if peer is None else "chat"
+    if peer.megagroup is None:
+        said = [bool(m.post) for m in messages if isinstance(m, types.Message)]  # service messages say less
+        return None if not said else "channel" if any(said) else "supergroup"
+    return "supergroup" if peer.megagroup else "channel"
 
 
 def fingerprint(message: TLObject) -> int:

@@ -23,7 +23,7 @@ from pydantic import Field, PrivateAttr
 from crawl_assets import settings
 from crawl_assets.sources.telegram.errors import AccountBusy, SourceGone
 from crawl_assets.sources.telegram.pacing import AccountLock, Clock, PaceNote
-from crawl_assets.sources.telegram.options import Budget
+from crawl_assets.sources.telegram.options import RunLimits
 from crawl_assets.sources.telegram.credentials import DEFAULT_TENANT, ENV_PREFIX, app_vars, env_names
 from crawl_assets.sources.telegram.proxy import ProxyConfigError, ProxySpec, parse_proxy
 from crawl_assets.sources.tenant_secrets import credential_key, secrets_from_env
@@ -122,8 +122,8 @@ class TelegramResource(dg.ConfigurableResource):
             requests_per_hour=self.account_requests_per_hour,
         )
 
-    def budget(self) -> Budget:
-        return Budget(max_pages=self.max_pages_per_run, max_messages=self.max_messages_per_run,
+    def budget(self) -> RunLimits:
+        return RunLimits(max_pages=self.max_pages_per_run, max_messages=self.max_messages_per_run,
                       pages_per_batch=self.pages_per_checkpoint)
 
     def build_client(self, tenant: str, credential: str | None = None, note: PaceNote | None = None) -> CrawlClient:

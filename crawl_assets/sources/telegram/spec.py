@@ -20,7 +20,7 @@ SPEC = SourceSpec(
     raw_asset="telegram_messages_raw",
     raw_description="Raw Telegram messages of one source: Telegram Desktop exports (result.json) and "
     "live channels and groups, stored exactly as received.",
-    kinds=("channel", "group", "web_channel"),  # web_channel: a public channel's t.me/s pages, no account
+    kinds=("channel", "group", "web_channel", "id_list"),  # web_channel: a public channel's t.me/s pages, no account
     formats=(
         FormatSpec("telegram", "crawl_assets.sources.telegram.normalize:normalize_telethon",
                    "Telethon messages (one Message.to_json() per line)", numbered_lines=True, splittable=True,
@@ -34,7 +34,8 @@ SPEC = SourceSpec(
     ),
     export_formats=("telegram-export", "telegram"),
     identifier_hints={"channel": "<channel username>", "group": "<group username or id>",
-                      "web_channel": "<public channel username>"},
+                      "web_channel": "<public channel username>",
+                      "id_list": "<CHANNEL:MESSAGE list under the import root, e.g. a release's ids.jsonl>"},
     persons="crawl_assets.sources.telegram.normalize:PERSONS",
     options_model=TelegramOptions,
     live="crawl_assets.sources.telegram.collect:collect",

@@ -22,6 +22,7 @@ class Peer:
     id: int
     access_hash: int
     credential: str
+    megagroup: bool | None = None  # a channel that is a supergroup; None: not noted yet (a cursor of before)
 
 
 @dataclass

@@ -36,12 +36,13 @@ from crawl_assets.sources.telegram.errors import SourceGone
 from crawl_assets.sources.telegram.rawlines import (
     chat_raw,
     chat_summary,
+    chat_type,
     deletion_line,
     fingerprint,
     message_line,
     replies_max_id,
 )
-from crawl_assets.sources.telegram.options import PAGE, Budget
+from crawl_assets.sources.telegram.options import PAGE, RunLimits
 from crawl_assets.sources.telegram.spec import TelegramOptions
 from crawl_assets.sources.telegram.state import Peer, SyncState
 from crawl_assets.sources.telegram.topics import ForumTopics
@@ -86,7 +87,7 @@ class TelegramSync:
     """One sync of one source (see the module docstring for the order of work)."""
 
     def __init__(self, client: CrawlClient, entry: SourceEntry, state: dict[str, Any] | None, sink: Sink,
-                 budget: Budget = Budget(), *, now: datetime | None = None):
+                 budget: RunLimits = RunLimits(), *, now: datetime | None = None):
         self.client = client
         self.api: Any = client  # the takeout proxy when takeout is on
         self.entry = entry
@@ -162,7 +163,8 @@ class TelegramSync:
         if isinstance(entity, (types.ChannelForbidden, types.ChatForbidden)):
             raise SourceGone(f"{self.entry.identifier}: the chat is private or this account was banned from it")
         if isinstance(entity, types.Channel):
-            self.state.peer = Peer("channel", entity.id, entity.access_hash or 0, self.client.credential)
+            self.state.peer = Peer("channel", entity.id, entity.access_hash or 0, self.client.credential,
+                                   bool(entity.megagroup))
             self.state.forum = bool(entity.forum)
         elif isinstance(entity, types.Chat):
             self.state.peer = Peer("chat", entity.id, 0, self.client.credential)
@@ -188,6 +190,8 @@ class TelegramSync:
         self.state.meta_at = self.now.isoformat()
         self.state.linked_chat_id = summary.get("linked_chat_id")
         self.state.forum = summary["forum"]
+        if self.state.peer is not None:
+            self.state.peer.megagroup = summary["megagroup"]
         if self.state.forum:
             await self.topics.read_all(self.api, self.peer)
 
@@ -247,7 +251,7 @@ class TelegramSync:
                 if replies_max_id(m) > old_replies:
                     lines.extend(await self._comments(m, since=old_replies))
         vanished = sorted(i for i in window if i >= low and i not in seen and i <= previous_newest)
-        lines.extend(deletion_line(self.peer_tl, i, self.now) for i in vanished)
+        lines.extend(deletion_line(self.peer_tl, i, self.now, chat_type(self.state.peer, top)) for i in vanished)
         self.stats.deleted += len(vanished)
         await self.topics.fetch_missing(self.api, self.peer)
         if lines:
@@ -385,7 +389,7 @@ class TelegramSync:
 
 
 async def run_sync(client: CrawlClient, entry: SourceEntry, state: dict[str, Any] | None, sink: Sink,
-                   budget: Budget = Budget(), *, now: datetime | None = None) -> SyncResult:
+                   budget: RunLimits = RunLimits(), *, now: datetime | None = None) -> SyncResult:
     """One sync of ``entry`` with a connected client (see ``TelegramSync``)."""
     started = time.monotonic()
     result = await TelegramSync(client, entry, state, sink, budget, now=now).run()

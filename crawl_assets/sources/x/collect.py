@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.http import ClientStats
 from crawl_assets.sdk.sync import Budget, CollectEnv, Collected, SyncResult
+from crawl_assets.sources.id_lists import ID_LIST
 from crawl_assets.sources.pull import opened, run_engine
+from crawl_assets.sources.x.hydrate import collect_ids
 from crawl_assets.sources.x.ids import id_time
 from crawl_assets.sources.x.plan import SyncPlan
 from crawl_assets.sources.x.sync import stats_metadata, sync_source
@@ -27,6 +29,8 @@ RAW_FORMAT = "x-v2"
 
 def collect(resource: XResource, entry: SourceEntry, env: CollectEnv) -> Collected:
     """Sync one X source into the lake; the checkpoint moves only past stored pages."""
+    if entry.kind.value == ID_LIST:
+        return collect_ids(resource, entry, env)
     started = time.time()
     options, client = opened(lambda: (SyncPlan.of(entry), resource.client(entry.tenant, entry.credential)))
     memory = LakeThreadMemory(env.lake, entry.tenant, entry.platform, entry.key) if options.complete_threads else None

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
+from crawl_assets.core.envelope import DELETED
 from crawl_assets.normalize.build import (
     GUARDED, Batch, InputError, Item, as_dict, as_id, iter_json_lines, media_doc, opt_str, parse_instant, parse_json,
 )  # fmt: skip
@@ -123,9 +124,6 @@ def _for_tweet(provenance: dict[str, Any], damaged: set[int] | None, index: int)
     if damaged is None or index in damaged:
         return provenance
     return {**provenance, "flags": [f for f in provenance["flags"] if f != INVALID_UTF8]}
-
-
-DELETED = "crawl_assets.deleted"  # a line the collector writes when a refresh lookup no longer finds a post
 
 
 def _deletion(batch: Batch, line: int, mark: dict[str, Any]) -> Item:

@@ -33,7 +33,7 @@ def snowflake_time(post_id: str, field: str) -> datetime:
                      "(request tweet.fields=created_at)")
 
 
-def _why(error: dict[str, Any]) -> str:
+def unavailable_reason(error: dict[str, Any]) -> str:
     kind = str(error.get("type") or "").rsplit("/", 1)[-1]
     detail = str(error.get("detail") or "").lower()
     if "suspended" in detail:
@@ -64,7 +64,7 @@ def unavailable_items(batch: Batch, line: int, errors: Any, provenance: dict[str
         if not names_a_post(error) or error["resource_id"] in found:
             continue
         post_id = error["resource_id"]
-        why = _why(error)
+        why = unavailable_reason(error)
         try:
             created = snowflake_time(post_id, "resource_id")
         except InputError:

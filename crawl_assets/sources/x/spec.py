@@ -24,11 +24,12 @@ class XOptions(SourceOptions):
 
 SPEC = SourceSpec(
     platform="x",
-    description="X (Twitter) user timelines, recent and full-archive searches (API v2), v2 recordings and archives.",
+    description="X (Twitter) user timelines, recent and full-archive searches, id lists hydrated (API v2), "
+    "v2 recordings and archives.",
     raw_asset="x_posts_raw",
     raw_description="Raw X posts of one source: API v2 response pages and account-archive files, "
     "stored exactly as received.",
-    kinds=("account_timeline", "search_query"),
+    kinds=("account_timeline", "search_query", "id_list"),
     formats=(
         FormatSpec("x-v2", "crawl_assets.sources.x.normalize:normalize_v2",
                    "X API v2 response pages (one JSON page per line)", numbered_lines=True, splittable=True,
@@ -42,7 +43,8 @@ SPEC = SourceSpec(
     export_formats=("x-v2", "x-archive"),
     edit_histories=True,
     snowflake_author_ids=True,
-    identifier_hints={"account_timeline": "<account handle>", "search_query": "'<query>'"},
+    identifier_hints={"account_timeline": "<account handle>", "search_query": "'<query>'",
+                      "id_list": "<id list under the import root, e.g. a release's ids.jsonl>"},
     persons="crawl_assets.sources.x.normalize:PERSONS",
     options_model=XOptions,
     live="crawl_assets.sources.x.collect:collect",

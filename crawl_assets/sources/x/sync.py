@@ -31,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from crawl_assets.core.envelope import DELETED
 from crawl_assets.registry import SourceEntry, SourceKind
 from crawl_assets.sdk.http import Page
 from crawl_assets.sdk.sync import Budget, PageBuffer, StoreBatch, SyncResult
@@ -42,7 +43,6 @@ from crawl_assets.sources.x.threads import PageRefs, ThreadMemory
 
 STATE_VERSION = 1
 REFRESH_DEFAULT = 0  # X bills every post read: re-reading stored posts is opt-in (policy.refresh_window)
-DELETED = "crawl_assets.deleted"
 NOT_FOUND = "https://api.twitter.com/2/problems/resource-not-found"
 RECENT_DAYS = 7
 MAX_WINDOW_HOURS = 24 * 365 * 2
@@ -52,7 +52,9 @@ _BETWEEN = re.compile(r"between (\d+) and (\d+)")
 
 
 @dataclass
-class SyncStats:
+class XStats:
+    """What an X sync saw (its pages, posts, parents, refreshes and gaps), in the run's metadata."""
+
     pages: int = 0
     posts: int = 0
     batches: int = 0
@@ -74,7 +76,7 @@ class _Sync:
         self.opts = SyncPlan.of(entry)
         self.state = _fresh(state, entry, now)
         self.now, self.clock = now, clock
-        self.stats = SyncStats()
+        self.stats = XStats()
         self.buffer = PageBuffer(store, self.stats, self.opts.pages_per_batch)
         self.refs = PageRefs()
         self.fetched: set[str] = set()  # ids this sync stored: fresh, not re-read
@@ -383,5 +385,5 @@ def sync_source(client: XClient, entry: SourceEntry, state: dict[str, Any], stor
     return _Sync(client, entry, state, store, budget, memory, now or datetime.now(timezone.utc), clock).run()
 
 
-def stats_metadata(stats: SyncStats) -> dict[str, Any]:
+def stats_metadata(stats: XStats) -> dict[str, Any]:
     return {k: v for k, v in asdict(stats).items() if k != "gaps"} | {"gaps": "; ".join(stats.gaps)}

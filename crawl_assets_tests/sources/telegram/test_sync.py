@@ -7,6 +7,7 @@ import time
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 
+import orjson
 import pytest
 
 from crawl_assets.sources.telegram.errors import LongFloodWait, SourceGone, permanent_reason
@@ -335,3 +336,30 @@ def test_the_stand_in_opens_no_socket(world, harness_factory, monkeypatch):
     world.channel("offline", messages=120)
     h = harness_factory(entry("offline", "@offline"))
     assert h.sync().state["history_complete"]
+
+
+@pytest.mark.parametrize("old_cursor", [False, True], ids=["cursor", "cursor-before-megagroup"])
+def test_a_deletion_names_the_chat_type_its_messages_had(world, harness_factory, old_cursor):
+    """Issue 29: a tombstone of a supergroup (a PeerChannel too) is no channel post; the deletion line says which
+    chat it was, and a cursor saved before that was noted learns it from the messages it reads."""
+    import io
+
+    from crawl_assets.normalize import NormalizeContext, normalize_stream
+    from crawl_assets.schema import Rejection
+
+    seen = {}
+    for name, megagroup in (("devs", True), ("news", False)):
+        chat = world.channel(name, messages=300, megagroup=megagroup)
+        h = harness_factory(entry(name, f"@{name}", refresh_window=100))
+        h.sync()
+        if old_cursor:
+            del h.checkpoints[-1]["peer"]["megagroup"]
+        chat.delete(290)
+        h.sync()
+        deleted = [line for line in h.lines("refresh") if line.get("_") == "crawl_assets.deleted"]
+        assert [d["id"] for d in deleted] == [290]
+        data = orjson.dumps(deleted[0]) + b"\n"
+        records = [r for r in normalize_stream("telegram", io.BytesIO(data), name="refresh", context=NormalizeContext())]
+        assert not [r for r in records if isinstance(r, Rejection)]
+        seen[name] = (deleted[0]["chat_type"], records[0].metadata["chat_type"], records[0].kind)
+    assert seen == {"devs": ("supergroup", "supergroup", "message"), "news": ("channel", "channel", "post")}

@@ -275,6 +275,19 @@ class World(ForumHandlers):
     def _on_GetChannelsRequest(self, account: Account, r: Any) -> TLObject:
         return types.messages.Chats(chats=[self._chat(c).tl() for c in r.id])
 
+    def _on_GetDialogsRequest(self, account: Account, r: Any) -> TLObject:
+        """The chats the account is in: every one here (the first ``limit``, no paging); one gone private stays
+        listed as ``channelForbidden``, as a channel the account was removed from does."""
+        joined = list(self.chats.values())[: r.limit or 100]
+        dialogs = [types.Dialog(peer=types.PeerChannel(c.id), top_message=c.top_id, read_inbox_max_id=0,
+                                read_outbox_max_id=0, unread_count=0, unread_mentions_count=0,
+                                unread_reactions_count=0, unread_poll_votes_count=0,
+                                notify_settings=types.PeerNotifySettings()) for c in joined]
+        tops = [c.message(c.top_id) for c in joined if c.exists(c.top_id) and not c.private]
+        chats = [types.ChannelForbidden(id=c.id, access_hash=c.access_hash, title=c.title, broadcast=True) if c.private
+                 else c.tl() for c in joined]
+        return types.messages.Dialogs(dialogs=dialogs, messages=tops, chats=chats, users=[])
+
     def _on_GetFullChannelRequest(self, account: Account, r: Any) -> TLObject:
         chat = self._chat(r.channel)
         full = types.ChannelFull(
@@ -322,7 +335,7 @@ class World(ForumHandlers):
     def _on_GetMessagesRequest(self, account: Account, r: Any) -> TLObject:
         chat = self._chat(r.channel)
         wanted = [getattr(i, "id", 0) for i in r.id]
-        messages = [chat.message(i) if chat.exists(i) else types.MessageEmpty(id=i) for i in wanted]
+        messages = [chat.message(i) if chat.exists(i) else types.MessageEmpty(id=i, peer_id=None) for i in wanted]
         return types.messages.ChannelMessages(pts=1, count=len(messages), messages=messages, topics=[],
                                               chats=[chat.tl()], users=[])
 

@@ -137,10 +137,18 @@ class Endpoints:
         ids = [i for i in params.get("ids", "").split(",") if i]
         if not ids or len(ids) > 100:
             raise _invalid("ids", params.get("ids", ""), f"The number of values in the `ids` query parameter list [{len(ids)}] is not between 1 and 100")
-        found = [self.corpus.tweets[i] for i in ids if i in self.corpus.tweets]
+        corpus = self.corpus
+        withheld = {i for i in ids if i in corpus.tweets
+                    and corpus.tweets[i]["author_id"] in corpus.protected | corpus.suspended}
+        found = [corpus.tweets[i] for i in ids if i in corpus.tweets and i not in withheld]
+        # X answers a protected author's post and a suspended author's post alike: an authorization error
         errors = [{"value": i, "detail": f"Could not find tweet with ids: [{i}].", "title": "Not Found Error",
                    "resource_type": "tweet", "parameter": "ids", "resource_id": i,
-                   "type": f"{PROBLEMS}/resource-not-found"} for i in ids if i not in self.corpus.tweets]
+                   "type": f"{PROBLEMS}/resource-not-found"} if i not in withheld else
+                  {"value": i, "detail": f"Sorry, you are not authorized to see the Tweet with ids: [{i}].",
+                   "title": "Authorization Error", "resource_type": "tweet", "parameter": "ids", "resource_id": i,
+                   "section": "data", "type": f"{PROBLEMS}/not-authorized-for-resource"}
+                  for i in ids if i not in corpus.tweets or i in withheld]
         out: dict[str, Any] = {}
         if found:
             inc = self._includes(found)

@@ -28,8 +28,8 @@ from crawl_assets.index.sink import BulkSink, SinkStats
 from crawl_assets.index.stale_edges import stale_edge_tombstones
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import TIME_COLUMNS
-from crawl_assets.pipeline.index import Pending
-from crawl_assets.pipeline.normalize import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.index.pending import Pending
+from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.relation_parts import BATCH_ROWS
 from crawl_assets.pipeline.relations import TABLE as EDGES_TABLE
 

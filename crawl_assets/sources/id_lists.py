@@ -1,0 +1,128 @@
+"""The id list an ``id_list`` source hydrates: a file under the tenant's import root (the confinement of export
+files, ``crawl_assets.sources.exports``), one id a line. Either a release's ``ids.jsonl`` (a JSON object a line:
+``platform`` and ``native_id``, or the item's ``key`` for platforms that name it so; lines of other platforms are counted and skipped: a release lists several)
+or plain text (the id itself). Read bounded: a line longer than ``MAX_LINE`` is refused unread, and so is a
+list of more than ``MAX_IDS`` ids. A refused line is named (``line N: reason``) in the sync's metadata, never
+dropped silently; duplicates are asked once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from crawl_assets.registry import SourceEntry
+from crawl_assets.sdk.errors import SourceConfigError
+from crawl_assets.sources.exports import ExportPathRefused, open_export, tenant_import_root
+
+ID_LIST = "id_list"  # the kind
+MAX_LINE = 4096
+MAX_IDS = 10_000_000
+SHOWN_REFUSALS = 20  # refused lines named in the metadata (all are counted)
+
+
+@dataclass
+class IdList:
+    """The ids of one list in their order, the list's SHA-256 (a changed file starts the hydration over)."""
+
+    ids: list[str] = field(default_factory=list)
+    digest: str = ""
+    refused: list[str] = field(default_factory=list)  # the first SHOWN_REFUSALS, "line N: reason"
+    refused_count: int = 0
+    other_platforms: int = 0
+    duplicates: int = 0
+
+    def refuse(self, line: int, reason: str) -> None:
+        self.refused_count += 1
+        if len(self.refused) < SHOWN_REFUSALS:
+            self.refused.append(f"line {line}: {reason}")
+
+    def metadata(self) -> dict[str, object]:
+        return {"ids_listed": len(self.ids), "ids_refused": self.refused_count, "ids_duplicate": self.duplicates,
+                "ids_other_platforms": self.other_platforms, "ids_refused_lines": "; ".join(self.refused)}
+
+
+def _lines(fh, digest):  # noqa: ANN001, ANN202 - a binary file, a hashlib object
+    """(line number, bytes or None when longer than ``MAX_LINE``), hashing every byte read."""
+    number = 0
+    while True:
+        line = fh.readline(MAX_LINE + 1)
+        if not line:
+            return
+        digest.update(line)
+        number += 1
+        if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            while True:  # the rest of the line, read in bounded pieces and hashed, never held
+                rest = fh.readline(MAX_LINE)
+                digest.update(rest)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield number, None
+            continue
+        yield number, line.strip()
+
+
+Pick = Callable[[dict[str, Any]], "str | None"]
+
+
+def _native_id(raw: bytes, platform: str, out: IdList, number: int, pick: Pick | None) -> str | None:
+    if not raw.startswith(b"{"):
+        return raw.decode("utf-8", "replace")
+    try:
+        item = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        out.refuse(number, f"not JSON: {exc}")
+        return None
+    if not isinstance(item, dict):
+        out.refuse(number, "a JSON object was expected")
+        return None
+    if item.get("platform", platform) != platform:
+        out.other_platforms += 1
+        return None
+    value = pick(item) if pick is not None else item.get("native_id")
+    if not isinstance(value, str):
+        out.refuse(number, "an object with a string 'native_id' was expected" if pick is None
+                   else "an object naming the item ('key') was expected")
+        return None
+    return value
+
+
+def read_id_list(entry: SourceEntry, valid: Callable[[str], bool], what: str, *, pick: Pick | None = None) -> IdList:
+    """The entry's id list; ``valid`` says whether a text is an id of the platform (``what`` names the shape);
+    ``pick`` takes the id from a JSON line (default: its ``native_id``).
+    ``SourceConfigError`` (the source pauses) when the file cannot be opened or holds too many ids."""
+    try:
+        fd = open_export(entry)
+    except ExportPathRefused as exc:
+        raise SourceConfigError(f"{exc} (field 'identifier')") from None
+    except OSError as exc:
+        raise SourceConfigError(f"source {entry.key}: id list {entry.identifier!r} under "
+                                f"{tenant_import_root(entry.tenant)} cannot be opened: {exc.strerror or exc}") from None
+    out, seen, digest = IdList(), set(), hashlib.sha256()
+    with os.fdopen(fd, "rb") as fh:
+        for number, raw in _lines(fh, digest):
+            if raw is None:
+                out.refuse(number, f"longer than {MAX_LINE} bytes")
+                continue
+            if not raw:
+                continue
+            native = _native_id(raw, entry.platform, out, number, pick)
+            if native is None:
+                continue
+            if not valid(native):
+                out.refuse(number, f"not {what}: {native[:40]!r}")
+            elif native in seen:
+                out.duplicates += 1
+            elif len(out.ids) >= MAX_IDS:
+                raise SourceConfigError(f"source {entry.key}: id list {entry.identifier!r} holds more than "
+                                        f"{MAX_IDS} ids; split it into several sources")
+            else:
+                seen.add(native)
+                out.ids.append(native)
+    out.digest = digest.hexdigest()
+    return out
