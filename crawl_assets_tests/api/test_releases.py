@@ -61,6 +61,36 @@ def test_a_release_through_the_api_is_the_clis_release_of_the_same_query(world: 
     assert [s.pop("created_at") for s in sheets] and sheets[0] == sheets[1]
 
 
+def test_the_same_query_gives_the_same_archive_apart_from_the_creation_time(world: World, api):
+    archives = []
+    for _ in range(2):
+        resp = api.post("/v1/releases", content=orjson.dumps(QUERY), headers=auth(world))
+        assert resp.status_code == 200, resp.text[:300]
+        with tarfile.open(fileobj=io.BytesIO(resp.content)) as tar:
+            archives.append({m.name: (m.get_info(), tar.extractfile(m).read() if m.isfile() else b"")
+                             for m in tar.getmembers() if not m.name.endswith(("/datasheet.json", "/manifest.json"))})
+    assert list(archives[0]) == list(archives[1]) and archives[0] == archives[1]
+
+
+def test_pseudonyms_use_the_servers_key_and_never_send_it(world: World, api, tmp_path, monkeypatch):
+    monkeypatch.delenv("CRAWL_RELEASE_KEY_FILE", raising=False)
+    body = orjson.dumps(QUERY | {"pseudonymize": True, "platforms": ["telegram"], "sources": []})
+    refused = api.post("/v1/releases", content=body, headers=auth(world))
+    assert refused.status_code == 400 and "no release key" in refused.json()["message"]
+    key = tmp_path / "release.key"
+    key.write_text("ab" * 32)
+    key.chmod(0o600)
+    monkeypatch.setenv("CRAWL_RELEASE_KEY_FILE", str(key))
+    resp = api.post("/v1/releases", content=body, headers=auth(world))
+    assert resp.status_code == 200, resp.text[:300]
+    folder = _unpack(resp.content, tmp_path / "got")
+    rows = [orjson.loads(line) for line in (folder / "records.jsonl").read_bytes().splitlines()]
+    assert any(r["author_id"] for r in rows)
+    assert all(r["author_id"] is None or r["author_id"].startswith("anon-") for r in rows)
+    assert all(r["author_handle"] is None for r in rows)
+    assert b"ab" * 32 not in resp.content
+
+
 def test_another_tenants_source_is_refused_exactly_like_a_missing_one(world: World, api):
     answers = {}
     for value in ("gen-r", "no-such", "rival.x.gen-r", "demo.x.no-such"):
@@ -75,8 +105,11 @@ def test_another_tenants_source_is_refused_exactly_like_a_missing_one(world: Wor
 def test_a_release_over_the_record_limit_is_refused_and_leaves_nothing(world: World, temp):
     with make_client(world, release_max_records=3, release_tmp=str(temp)) as api:
         resp = api.post("/v1/releases", content=orjson.dumps(QUERY), headers=auth(world))
+        empty = {"sources": ["gen-a"], "until": "2000-01-01T00:00:00Z"}
+        again = api.post("/v1/releases", content=orjson.dumps(empty), headers=auth(world))
     assert resp.status_code == 413 and resp.json()["error"] == "release_too_large"
     assert "more than 3 records" in resp.json()["message"]
+    assert again.status_code == 200 and again.headers["x-release-records"] == "0", "the refused build kept the slot"
     assert not list(temp.iterdir())
 
 
