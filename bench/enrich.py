@@ -49,6 +49,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import enrich_peers  # bench/enrich_peers.py: what each enricher is measured against
+from peak import peak_rss_mib  # noqa: E402  (bench/peak.py)
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
@@ -192,7 +193,7 @@ def worker(args: argparse.Namespace) -> None:
         rows, n = getattr(enrich_peers, f"peer_{args.worker}")(table), table.num_rows
     done = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = time.process_time() - cpu + (done.ru_utime + done.ru_stime - children.ru_utime - children.ru_stime)
-    rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, done.ru_maxrss) / 1024
+    rss = max(peak_rss_mib(), done.ru_maxrss / 1024)  # a child of ours (scrubadub's venv) is its own peak
     print(json.dumps({"records": n, "rows": rows, "cpu_s": cpu, "wall_s": time.perf_counter() - wall, "rss_mib": rss,
                       "loaded_mib": loaded}))
 

@@ -33,6 +33,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from peak import peak_rss_mib  # noqa: E402  (bench/peak.py)
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -97,7 +98,7 @@ def _measure(fn, n: int) -> dict[str, Any]:
     if indexed != n:
         raise SystemExit(f"only {indexed} of {n} documents were indexed")
     return {"docs_per_s": n / elapsed, "cpu_us_per_doc": 1e6 * cpu / n, "seconds": elapsed,
-            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "peak_rss_mib": peak_rss_mib()}
 
 
 def run_phase(phase: str, url: str, n: int, tenant: str) -> dict[str, Any]:

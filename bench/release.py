@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from peak import peak_rss_mib  # noqa: E402  (bench/peak.py)
 
 PARTS = 20
 WORDS = ("بازار قیمت گزارش شهر جلسه شورا هوا برف جاده مدرسه market price report city council meeting weather snow "
@@ -96,15 +96,7 @@ def _child(what: str, home: Path) -> None:
         rows = import_release(Lake(str(home / "lake2")), "lab", home / "imports" / "lab" / "pkg").records
     wall = time.perf_counter() - start
     print(json.dumps({"what": what, "rows": rows, "wall_s": round(wall, 2),
-                      "peak_rss_mib": _peak_mib()}))
-
-
-def _peak_mib() -> float:
-    """This process's peak RSS (VmHWM: reset by exec, unlike ru_maxrss, which a child inherits from its parent)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+                      "peak_rss_mib": peak_rss_mib()}))
 
 
 def main() -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import resource
 import sys
 import tempfile
 import time
@@ -29,6 +28,7 @@ from crawl_assets.sources.telegram.sink import LakeSink  # noqa: E402
 from crawl_assets.sources.telegram import sync as sync_module  # noqa: E402
 from crawl_assets.sources.telegram.sync import run_sync  # noqa: E402
 from crawl_assets_tests.standins import telegram_mtproto as tm  # noqa: E402
+from peak import peak_rss_mib  # noqa: E402  (bench/peak.py)
 
 
 class TimedSink(LakeSink):
@@ -59,8 +59,6 @@ _message_line = sync_module.message_line
 sync_module.message_line = _timed_message_line  # bench-only instrumentation of the engine's line encoder
 
 
-def peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ import dagster as dg
 import pytest
 
 from crawl_assets.orchestration.assets import derived_assets, raw_asset
+from crawl_assets.orchestration.assets.enrichment import AUTOMATION_SENSOR
 from crawl_assets.orchestration.checkpoints import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
@@ -49,6 +50,10 @@ RAW = dg.AssetKey(["x", "x_posts_raw"])
 CHAIN = [["x", "x_posts_raw"], ["x", "normalized_records"], ["x", "relation_edges"], ["x", "search_index"]]
 BACKFILL = """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
   __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message stack } } }"""
+SENSOR = """query($s: SensorSelector!) { sensorOrError(sensorSelector: $s) {
+  __typename ... on Sensor { id sensorState { status } } ... on PythonError { message } } }"""
+STOP_SENSOR = """mutation($id: String!) { stopSensor(id: $id) {
+  __typename ... on StopSensorMutationResult { instigationState { status } } ... on PythonError { message } } }"""
 BACKFILL_STATUS = """query($id: String!) { partitionBackfillOrError(backfillId: $id) {
   __typename ... on PartitionBackfill { status } } }"""
 TEST_QUEUE = """
@@ -146,6 +151,16 @@ def test_sensors_backfill_and_killed_worker_converge(stack):
 
     services.wait_ready()
     phase("webserver ready")
+    # Enrichment is stopped as docs/ENRICHMENT.md tells (the sensor off in the UI): its runs would hold each source's
+    # one run slot for minutes and delay the syncs and the backfill this test is about (enrichment automation:
+    # enrich/test_automation.py).
+    selector = {"repositoryLocationName": "crawl_assets", "repositoryName": "__repository__",
+                "sensorName": AUTOMATION_SENSOR}
+    sensor = services.graphql(SENSOR, {"s": selector})["sensorOrError"]
+    assert sensor["__typename"] == "Sensor", sensor
+    stopped = services.graphql(STOP_SENSOR, {"id": sensor["id"]})["stopSensor"]
+    assert stopped["__typename"] == "StopSensorMutationResult", stopped
+    assert stopped["instigationState"]["status"] == "STOPPED"
 
     # 1. The sensors add the partitions and sync every source.
     def all_synced() -> bool:

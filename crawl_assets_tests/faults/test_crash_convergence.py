@@ -24,11 +24,24 @@ CHAIN = [
     "telegram.response@6", "checkpoint.before_save@2", "checkpoint.saved@3",
 ]
 
+# At the suite's size (scale 1) these points are not reached (their runs synced unkilled): left out there, so every
+# run of that chain is a kill; the bench's larger runs (bench/fuzz_full.py faults) keep them.
+NOT_REACHED_AT_SCALE_1 = {"edges.part_write@1", "x.request@3", "x.response@2", "telegram.response@6"}
+
+
+def chain() -> list[str]:
+    """The kill chain for this size: all of ``CHAIN`` per unit of scale, or at scale 1 the points it reaches."""
+    if scale() > 1:
+        return CHAIN * int(scale())
+    return [spec for spec in CHAIN if spec not in NOT_REACHED_AT_SCALE_1]
+
 
 def test_chain_covers_every_stage():
     names = {spec.split("@")[0] for spec in CHAIN}
     assert names <= set(SITES) and len(names) >= 20
     assert {SITES[n].stage for n in names} == {"fetch", "lake", "normalize", "index", "instance"}
+    reached = {spec.split("@")[0] for spec in CHAIN if spec not in NOT_REACHED_AT_SCALE_1}
+    assert len(reached) >= 20 and {SITES[n].stage for n in reached} == {SITES[n].stage for n in names}
 
 
 @pytest.mark.slow
@@ -43,10 +56,14 @@ def test_killed_syncs_converge_to_the_clean_run(scratch, x_server, fork_server, 
 
     faulted = SyncWorld(scratch / "faulted", x_server.url, es_cluster.url, fork_server,
                         telegram_messages=int(600 * scale()), x_pages_per_run=2, telegram_pages_per_run=2)
-    fired = faulted.run_kill_chain(CHAIN * max(1, int(scale())))
+    points = chain()
+    fired = faulted.run_kill_chain(points)
+    faulted.x_pages_per_run, faulted.telegram_pages_per_run = 500, 200  # the recovery in whole runs
     faulted.run_until_done(max_runs=12)
     distinct = {s.split("@")[0] for s in fired}
     assert len(distinct) >= 20, f"only {len(distinct)} kill points were reached: {sorted(set(CHAIN) - set(fired))}"
+    if scale() == 1:
+        assert fired == points, f"not reached: {[p for p in points if p not in fired]}"
 
     got = take_snapshot(faulted.lake, es_cluster.client)
     assert differences(got, want) == []

@@ -36,6 +36,7 @@ def test_syncs_killed_mid_write_to_s3_converge_to_the_clean_run(scratch, x_serve
                             lake_url=f"s3://{BUCKET}/faulted-{uuid.uuid4().hex[:8]}")
         fired = faulted.run_kill_chain(CHAIN)
         assert len(fired) == len(CHAIN), f"not reached: {sorted(set(CHAIN) - set(fired))}"
+        faulted.x_pages_per_run, faulted.telegram_pages_per_run = 500, 200  # the recovery in whole runs
         faulted.run_until_done(max_runs=12)
         got = take_snapshot(faulted.lake, es_cluster.client)
         assert differences(got, want) == []

@@ -29,7 +29,7 @@ from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.sync import SyncResult
 from crawl_assets.sources.id_lists import IdList, read_id_list
 from crawl_assets.sources.telegram.client import CrawlClient
-from crawl_assets.sources.telegram.options import Budget
+from crawl_assets.sources.telegram.options import RunLimits
 from crawl_assets.sources.telegram.rawlines import deletion_line, message_line
 from crawl_assets.sources.telegram.sync import Sink, TelegramStats
 
@@ -63,7 +63,7 @@ def from_release_key(item: dict[str, Any]) -> str | None:
 
 
 class _Hydration:
-    def __init__(self, client: CrawlClient, ids: IdList, state: dict[str, Any], sink: Sink, budget: Budget,
+    def __init__(self, client: CrawlClient, ids: IdList, state: dict[str, Any], sink: Sink, budget: RunLimits,
                  now: datetime):
         self.client, self.ids, self.sink, self.budget, self.now = client, ids, sink, budget, now
         self.state = copy.deepcopy(state or {})
@@ -192,7 +192,7 @@ class _Hydration:
 
 
 async def run_hydrate(client: CrawlClient, entry: SourceEntry, state: dict[str, Any] | None, sink: Sink,
-                      budget: Budget, *, now: datetime | None = None) -> SyncResult:
+                      budget: RunLimits, *, now: datetime | None = None) -> SyncResult:
     """Hydrate the entry's id list from the saved state, as far as the budget's requests allow."""
     ids = read_id_list(entry, is_pair, "a CHANNEL:MESSAGE pair", pick=from_release_key)
     result = await _Hydration(client, ids, state or {}, sink, budget, now or datetime.now(timezone.utc)).run()
