@@ -143,6 +143,7 @@ class Settings:
     scheduler_runs_per_credential: int | None = None  # CRAWL_SCHEDULER_RUNS_PER_CREDENTIAL (unset: each platform's own)
     api_rate_per_minute: int = 600  # CRAWL_API_RATE: requests per key and minute
     api_es_timeout_seconds: float = 30.0  # CRAWL_API_ES_TIMEOUT
+    api_release_max_records: int = 100_000  # CRAWL_API_RELEASE_MAX_RECORDS: most records of a release built by the API
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -163,6 +164,7 @@ class Settings:
                                            if env.get("CRAWL_SCHEDULER_RUNS_PER_CREDENTIAL") else None),
             api_rate_per_minute=int(_number(env, "CRAWL_API_RATE", 600)),
             api_es_timeout_seconds=_number(env, "CRAWL_API_ES_TIMEOUT", 30.0),
+            api_release_max_records=max(1, int(_number(env, "CRAWL_API_RELEASE_MAX_RECORDS", 100_000))),
         )
 
 

@@ -18,6 +18,7 @@ from crawl_assets.api import cursor, errors
 from crawl_assets.api.keys import KeyStore
 from crawl_assets.api.models import Health
 from crawl_assets.api.ratelimit import RateLimiter, StreamSlots
+from crawl_assets.lake import Lake
 
 FAILED_LOGINS_PER_MINUTE = 30  # per client address: a burst of 5, then one every 2 s
 DESCRIPTION = """Search, aggregate and export one tenant's collected records (crawl_assets).
@@ -45,6 +46,10 @@ class ApiState:
     # were opened on (uvicorn runs one loop; a test client may start several).
     async_client: Callable[[], AsyncElasticsearch] | None = None
     _async: tuple[Any, AsyncElasticsearch] | None = field(default=None, repr=False)
+    lake: Lake | None = None  # what releases are built from (None: POST /v1/releases answers 503)
+    release_max_records: int = 100_000
+    releases: StreamSlots = field(default_factory=lambda: StreamSlots(1))  # one release build at a time per key
+    release_tmp: str | None = None  # where builds happen (None: the system's temporary folder)
 
     def __post_init__(self) -> None:
         if not self.cursor_secret:
@@ -61,20 +66,24 @@ class ApiState:
 
 def create_app(es: Elasticsearch, keys: KeyStore, *, rate_per_minute: int = 600, streams_per_key: int = 2,
                snapshots_per_key: int = cursor.SNAPSHOTS_PER_KEY, failed_logins_per_minute: int = FAILED_LOGINS_PER_MINUTE,
-               async_client: Callable[[], AsyncElasticsearch] | None = None, **extra: Any) -> FastAPI:
-    from crawl_assets.api import routes_analysis, routes_features, routes_records, routes_signals, routes_streams
+               async_client: Callable[[], AsyncElasticsearch] | None = None, lake: Lake | None = None,
+               release_max_records: int = 100_000, release_tmp: str | None = None, **extra: Any) -> FastAPI:
+    from crawl_assets.api import (routes_analysis, routes_features, routes_records, routes_releases, routes_signals,
+                                  routes_streams)
 
     app = FastAPI(title="crawl_assets API", version="1", description=DESCRIPTION, docs_url="/docs",
                   redoc_url=None, **extra)
     app.state.api = ApiState(es, keys, RateLimiter(rate_per_minute), StreamSlots(streams_per_key),
                              failed_logins=RateLimiter(failed_logins_per_minute),
-                             snapshots=cursor.Snapshots(snapshots_per_key), async_client=async_client)
+                             snapshots=cursor.Snapshots(snapshots_per_key), async_client=async_client, lake=lake,
+                             release_max_records=release_max_records, release_tmp=release_tmp)
     errors.install(app)
 
     @app.get("/healthz", response_model=Health, tags=["service"], summary="The API process is up (no key needed)")
     async def healthz() -> Health:
         return Health(status="ok")
 
-    for module in (routes_records, routes_analysis, routes_streams, routes_features, routes_signals):
+    for module in (routes_records, routes_analysis, routes_streams, routes_features, routes_signals,
+                   routes_releases):
         app.include_router(module.router)
     return app

@@ -1,7 +1,8 @@
 """The app uvicorn runs (``crawl-assets api serve``): built from the environment in each worker process.
 
 ``CRAWL_ES_URL`` and its credentials (``index.client.client_settings_from_env``), the key store of the instance's
-database, ``CRAWL_API_RATE`` (requests per minute per key) and ``CRAWL_API_ES_TIMEOUT`` (seconds).
+database, ``CRAWL_API_RATE`` (requests per minute per key), ``CRAWL_API_ES_TIMEOUT`` (seconds), the lake releases are
+built from (``CRAWL_LAKE``) and ``CRAWL_API_RELEASE_MAX_RECORDS``.
 The client retries a failed request once; a node still unreachable gives 503 with ``Retry-After``.
 """
 
@@ -19,6 +20,7 @@ from crawl_assets.api.keys import KeyStore
 from crawl_assets.core.private import owner_only
 from crawl_assets.index.client import (async_transport_installed, build_async_client, build_client,
                                        client_settings_from_env)
+from crawl_assets.lake import Lake
 from crawl_assets.settings import Settings
 
 
@@ -88,4 +90,5 @@ def app() -> FastAPI:
                 "retry_on_timeout": False}
     async_client = (lambda: build_async_client(**settings)) if async_transport_installed() else None
     return create_app(build_client(**settings), KeyStore(), rate_per_minute=config.api_rate_per_minute,
-                      async_client=async_client)
+                      async_client=async_client, lake=Lake(config.lake_root),
+                      release_max_records=config.api_release_max_records)

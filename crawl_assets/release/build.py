@@ -49,6 +49,10 @@ class ReleaseRefused(ValueError):
     """The release cannot be made as asked (the message says why); nothing was written."""
 
 
+class ReleaseTooLarge(ReleaseRefused):
+    """The query picks more records than the build was allowed (``max_records``)."""
+
+
 @dataclass(frozen=True)
 class ReleaseSummary:
     release_id: str
@@ -159,8 +163,16 @@ def create_release(lake: Lake, query: ReleaseQuery, out: str | os.PathLike[str],
     return summary
 
 
-def _build(lake: Lake, query: ReleaseQuery, work: Path, final: Path, people: _People, now: datetime
-           ) -> ReleaseSummary:
+def build_package(lake: Lake, query: ReleaseQuery, folder: Path, *, now: datetime | None = None,
+                  pseudonym_key: bytes | None = None, max_records: int | None = None) -> ReleaseSummary:
+    """The package of ``query`` written into the existing empty ``folder`` and noted nowhere: an export for the
+    API's caller (the lake is only read). ``ReleaseTooLarge`` past ``max_records``; the caller removes ``folder``."""
+    people = _People(lake, query, pseudonym_key)
+    return _build(lake, query, folder, None, people, now or datetime.now(timezone.utc), max_records)
+
+
+def _build(lake: Lake, query: ReleaseQuery, work: Path, final: Path | None, people: _People, now: datetime,
+           max_records: int | None = None) -> ReleaseSummary:
     tenant = query.tenant
     records = files.TableWriter(work, "records", RECORDS_SCHEMA)
     ids = files.TableWriter(work, "ids", files.IDS_SCHEMA)
@@ -178,6 +190,9 @@ def _build(lake: Lake, query: ReleaseQuery, work: Path, final: Path, people: _Pe
             sources.update(zip(batch.column("platform").to_pylist(), batch.column("source").to_pylist()))
             hidden = pc.is_in(batch.column("platform"), pa.array(
                 sorted({p for p in batch.column("platform").to_pylist() if query.ids_only(p)}), pa.string()))
+            if max_records is not None and records.rows + ids.rows + batch.num_rows > max_records:
+                raise ReleaseTooLarge(f"the query picks more than {max_records} records, the most a release may hold "
+                                      "here; narrow it (sources, platforms, since/until)")
             for part, ids_only in ((batch.filter(hidden), True), (batch.filter(pc.invert(hidden)), False)):
                 if part.num_rows:
                     tally.add(part, ids_only)
@@ -204,6 +219,8 @@ def _build(lake: Lake, query: ReleaseQuery, work: Path, final: Path, people: _Pe
     with open_new(work / files.DATAPACKAGE, exclusive=True) as fh:
         fh.write(files.dumps(package))
     files.write_manifest(work, release_id)
+    if final is None:  # an export: nothing noted in the lake
+        return ReleaseSummary(release_id, work, records.rows + ids.rows, ids.rows, edges.rows, excluded, len(people.seen))
     lake.write_bytes(layout.release_entry(tenant, release_id), orjson.dumps({
         "release_id": release_id, "created_at": created_at, "path": str(final), "query": query.describe(),
         "counts": sheet["counts"], "subjects": sorted(people.seen),

@@ -116,8 +116,11 @@ def make_client(world: World, es: Elasticsearch | None = None, **app_options) ->
     from crawl_assets.api.app import create_app
     from crawl_assets.api.keys import KeyStore
 
+    from crawl_assets.lake import Lake
+
     es = es or world.es
     app_options.setdefault("async_client", async_twin(es))
+    app_options.setdefault("lake", Lake(str(world.home.parent / "lake")))
     app = create_app(es, KeyStore(world.keys_url, cache_seconds=0), **app_options)
     return TestClient(app, raise_server_exceptions=False)
 

@@ -78,6 +78,7 @@ ANSWERS: dict[str, Callable[[str], bool]] = {
     "/v1/places.geojson": lambda body: bool(_json(body)["features"]),
     "/v1/places/": lambda body: bool(_json(body)["records"]),
     "/v1/places": lambda body: bool(_json(body)["places"]),
+    "/v1/releases": lambda body: len(body.splitlines()) > 0,  # the archive's records.jsonl
 }
 
 
@@ -88,6 +89,15 @@ def _sheet_lines(path: Path) -> str:
     book = openpyxl.load_workbook(path, read_only=True)
     rows = book["records"].iter_rows(values_only=True)
     return "\n".join("\t".join("" if v is None else str(v) for v in row) for row in rows)
+
+
+def _released_records(path: Path) -> str:
+    """A release archive's records.jsonl (what the API sent, unpacked in memory)."""
+    import tarfile
+
+    with tarfile.open(path) as tar:
+        member = next(m for m in tar.getmembers() if m.name.endswith("/records.jsonl"))
+        return tar.extractfile(member).read().decode()
 
 
 def not_run(command: Command) -> str | None:
@@ -191,7 +201,8 @@ def check_answer(command: Command, run: str, stdout: str, cwd: Path) -> None:
     assert check is not None, f"{command.where()}: no entry in ANSWERS for {path.group(1)}: add what it must hold"
     out = re.search(r"-o (\S+)", run)
     file = cwd / out.group(1) if out else None
-    body = stdout if file is None else _sheet_lines(file) if file.suffix == ".xlsx" else file.read_text()
+    reader = {".xlsx": _sheet_lines, ".tar": _released_records}.get(file.suffix if file else "", Path.read_text)
+    body = stdout if file is None else reader(file)
     assert check(body), f"{command.where()}: `{run}` answered nothing useful on the demo's data:\n{body[:2000]}"
 
 
