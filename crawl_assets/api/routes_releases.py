@@ -111,7 +111,7 @@ def _pseudonym_key(lake: Lake, query: ReleaseQuery) -> bytes | None:
     return key_from_file(path, lake, what="the release key", env="CRAWL_RELEASE_KEY_FILE", create=False)
 
 
-def _build(state: ApiState, query: ReleaseQuery) -> tuple[str, int, IO[bytes]]:
+def _build(state: ApiState, query: ReleaseQuery, key_id: str) -> tuple[str, int, IO[bytes]]:
     """(release id, records, the archive opened for reading); the temporary folder is removed before returning."""
     assert state.lake is not None
     key = _pseudonym_key(state.lake, query)
@@ -120,8 +120,8 @@ def _build(state: ApiState, query: ReleaseQuery) -> tuple[str, int, IO[bytes]]:
         folder = temp / "package"
         folder.mkdir(mode=0o700)
         try:
-            summary = build_package(state.lake, query, folder, pseudonym_key=key,
-                                    max_records=state.release_max_records)
+            summary = build_package(state.lake, query, folder, recipient=f"api key {key_id}",
+                                    pseudonym_key=key, max_records=state.release_max_records)
         except ReleaseTooLarge as exc:
             raise ApiProblem(413, "release_too_large", str(exc)) from None
         except ReleaseRefused as exc:
@@ -157,7 +157,7 @@ async def create(request: Request, who: CallerDep) -> StreamingResponse:
         raise ApiProblem(429, "release_in_progress", "this key's previous release is still being built; retry "
                          "when it is sent", {"Retry-After": "10"})
     try:
-        release_id, records, archive = await run_in_threadpool(_build, state, query)
+        release_id, records, archive = await run_in_threadpool(_build, state, query, who.key_id)
     finally:
         state.releases.release(who.key_id)
     return StreamingResponse(_chunks(archive), media_type="application/x-tar", headers={

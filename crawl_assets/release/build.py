@@ -155,7 +155,7 @@ def create_release(lake: Lake, query: ReleaseQuery, out: str | os.PathLike[str],
     work = final.parent / f".{final.name}.building-{uuid.uuid4().hex[:8]}"
     make_dirs(work)
     try:
-        summary = _build(lake, query, work, final, people, now or datetime.now(timezone.utc))
+        summary = _build(lake, query, work, final, str(final), people, now or datetime.now(timezone.utc))
         os.rename(work, final)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -163,16 +163,17 @@ def create_release(lake: Lake, query: ReleaseQuery, out: str | os.PathLike[str],
     return summary
 
 
-def build_package(lake: Lake, query: ReleaseQuery, folder: Path, *, now: datetime | None = None,
+def build_package(lake: Lake, query: ReleaseQuery, folder: Path, *, recipient: str, now: datetime | None = None,
                   pseudonym_key: bytes | None = None, max_records: int | None = None) -> ReleaseSummary:
-    """The package of ``query`` written into the existing empty ``folder`` and noted nowhere: an export for the
-    API's caller (the lake is only read). ``ReleaseTooLarge`` past ``max_records``; the caller removes ``folder``."""
+    """The package of ``query`` written into the existing empty ``folder`` for ``recipient`` (the API's caller),
+    noted in the lake under that name so an erasure lists it like any release. ``ReleaseTooLarge`` past
+    ``max_records``; the caller removes ``folder``."""
     people = _People(lake, query, pseudonym_key)
-    return _build(lake, query, folder, None, people, now or datetime.now(timezone.utc), max_records)
+    return _build(lake, query, folder, None, recipient, people, now or datetime.now(timezone.utc), max_records)
 
 
-def _build(lake: Lake, query: ReleaseQuery, work: Path, final: Path | None, people: _People, now: datetime,
-           max_records: int | None = None) -> ReleaseSummary:
+def _build(lake: Lake, query: ReleaseQuery, work: Path, final: Path | None, noted_as: str, people: _People,
+           now: datetime, max_records: int | None = None) -> ReleaseSummary:
     tenant = query.tenant
     records = files.TableWriter(work, "records", RECORDS_SCHEMA)
     ids = files.TableWriter(work, "ids", files.IDS_SCHEMA)
@@ -219,13 +220,12 @@ def _build(lake: Lake, query: ReleaseQuery, work: Path, final: Path | None, peop
     with open_new(work / files.DATAPACKAGE, exclusive=True) as fh:
         fh.write(files.dumps(package))
     files.write_manifest(work, release_id)
-    if final is None:  # an export: nothing noted in the lake
-        return ReleaseSummary(release_id, work, records.rows + ids.rows, ids.rows, edges.rows, excluded, len(people.seen))
     lake.write_bytes(layout.release_entry(tenant, release_id), orjson.dumps({
-        "release_id": release_id, "created_at": created_at, "path": str(final), "query": query.describe(),
+        "release_id": release_id, "created_at": created_at, "path": noted_as, "query": query.describe(),
         "counts": sheet["counts"], "subjects": sorted(people.seen),
     }, option=orjson.OPT_SORT_KEYS))
-    return ReleaseSummary(release_id, final, records.rows + ids.rows, ids.rows, edges.rows, excluded, len(people.seen))
+    return ReleaseSummary(release_id, final or work, records.rows + ids.rows, ids.rows, edges.rows, excluded,
+                          len(people.seen))
 
 
 class _KeySet:

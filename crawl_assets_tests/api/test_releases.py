@@ -140,3 +140,16 @@ def test_a_second_build_of_the_same_key_is_told_to_wait(world: World, temp):
 def test_a_bad_body_is_refused_naming_the_problem(world: World, api, body, status, words):
     resp = api.post("/v1/releases", content=body, headers=auth(world))
     assert resp.status_code == status and words in resp.json()["message"], resp.text[:300]
+
+
+def test_an_api_release_is_noted_so_an_erasure_names_it_and_the_key_it_went_to(world: World, api, tmp_path):
+    from crawl_assets.erasure.log import erasure_key
+    from crawl_assets.erasure.releases import releases_holding
+
+    resp = api.post("/v1/releases", content=orjson.dumps(QUERY), headers=auth(world))
+    assert resp.status_code == 200, resp.text[:300]
+    got = _unpack(resp.content, tmp_path / "got")
+    lake = Lake(str(world.home.parent / "lake"))
+    key_id = world.keys["demo"].split("_")[1]
+    listed = releases_holding(lake, "demo", "demo.x.gen-a", erasure_key(lake))  # a source it holds
+    assert {(e["release_id"], e["path"]) for e in listed} >= {(got.name, f"api key {key_id}")}
