@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import BinaryIO
+from collections.abc import Iterator
+from typing import IO, Any, BinaryIO
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
@@ -34,3 +35,22 @@ def read_regular(path: str | os.PathLike[str], limit: int, *, follow_links: bool
         raise FileRefused(f"larger than {limit} bytes")
     return data
 
+
+
+def bounded_lines(fh: IO[bytes], cap: int, digest: Any = None) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, the line, or None when longer than ``cap``) of a binary file, never holding more than
+    ``cap`` bytes of a line; every byte read goes to ``digest`` (a hashlib object) when given."""
+    number = 0
+    while line := fh.readline(cap + 1):
+        number += 1
+        if digest is not None:
+            digest.update(line)
+        if len(line) > cap and not line.endswith(b"\n"):
+            while rest := fh.readline(cap + 1):  # the rest, read in bounded pieces, never held
+                if digest is not None:
+                    digest.update(rest)
+                if rest.endswith(b"\n"):
+                    break
+            yield number, None
+        else:
+            yield number, line

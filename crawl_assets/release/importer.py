@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
 from crawl_assets import names, settings
 from crawl_assets.core import catalog
-from crawl_assets.core.files import open_regular
+from crawl_assets.core.files import bounded_lines, open_regular
 from crawl_assets.erasure.authors import author_of
 from crawl_assets.erasure.log import erasure_key, subject_digest
 from crawl_assets.lake import Lake
@@ -54,22 +54,6 @@ class ImportReport:
 
 def release_source(tenant: str, platform: str, release_id: str) -> str:
     return names.check_source_key(f"{tenant}.{platform}.{release_id}", tenant)
-
-
-def _lines(fh: IO[bytes], cap: int):
-    """(line number, bytes or None when longer than ``cap``): never holds more than ``cap`` bytes of a line."""
-    number = 0
-    while True:
-        line = fh.readline(cap + 1)
-        if not line:
-            return
-        number += 1
-        if len(line) > cap and not line.endswith(b"\n"):
-            while (rest := fh.readline(cap + 1)) and not rest.endswith(b"\n"):
-                pass
-            yield number, None
-        else:
-            yield number, line
 
 
 class _Importer:
@@ -165,12 +149,13 @@ def import_release(lake: Lake, tenant: str, folder: str | Path) -> ImportReport:
         raise PackageInvalid(f"release {release_id} is imported into tenant {tenant!r} already; nothing imported")
     importer = _Importer(lake, tenant, release_id)
     with open_regular(folder / "records.jsonl") as fh:
-        for line, raw in _lines(fh, settings.max_line_bytes()):
+        for line, raw in bounded_lines(fh, settings.max_line_bytes()):
             if raw is None:
                 importer.reject(None, line, f"longer than CRAWL_MAX_LINE_BYTES ({settings.max_line_bytes()})", b"")
             elif raw.strip():
                 importer.take(line, raw)
     with open_regular(folder / "ids.jsonl") as fh:
-        importer.report.ids_only = sum(1 for _, raw in _lines(fh, settings.max_line_bytes()) if raw is None or raw.strip())
+        importer.report.ids_only = sum(1 for _, raw in bounded_lines(fh, settings.max_line_bytes())
+                                       if raw is None or raw.strip())
     importer.finish()
     return importer.report

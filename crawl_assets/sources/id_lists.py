@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from crawl_assets.core.files import bounded_lines
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.errors import SourceConfigError
 from crawl_assets.sources.exports import ExportPathRefused, open_export, tenant_import_root
@@ -45,26 +46,6 @@ class IdList:
     def metadata(self) -> dict[str, object]:
         return {"ids_listed": len(self.ids), "ids_refused": self.refused_count, "ids_duplicate": self.duplicates,
                 "ids_other_platforms": self.other_platforms, "ids_refused_lines": "; ".join(self.refused)}
-
-
-def _lines(fh, digest):  # noqa: ANN001, ANN202 - a binary file, a hashlib object
-    """(line number, bytes or None when longer than ``MAX_LINE``), hashing every byte read."""
-    number = 0
-    while True:
-        line = fh.readline(MAX_LINE + 1)
-        if not line:
-            return
-        digest.update(line)
-        number += 1
-        if len(line) > MAX_LINE and not line.endswith(b"\n"):
-            while True:  # the rest of the line, read in bounded pieces and hashed, never held
-                rest = fh.readline(MAX_LINE)
-                digest.update(rest)
-                if not rest or rest.endswith(b"\n"):
-                    break
-            yield number, None
-            continue
-        yield number, line.strip()
 
 
 Pick = Callable[[dict[str, Any]], "str | None"]
@@ -105,10 +86,11 @@ def read_id_list(entry: SourceEntry, valid: Callable[[str], bool], what: str, *,
                                 f"{tenant_import_root(entry.tenant)} cannot be opened: {exc.strerror or exc}") from None
     out, seen, digest = IdList(), set(), hashlib.sha256()
     with os.fdopen(fd, "rb") as fh:
-        for number, raw in _lines(fh, digest):
-            if raw is None:
+        for number, line in bounded_lines(fh, MAX_LINE, digest):
+            if line is None:
                 out.refuse(number, f"longer than {MAX_LINE} bytes")
                 continue
+            raw = line.strip()
             if not raw:
                 continue
             native = _native_id(raw, entry.platform, out, number, pick)
