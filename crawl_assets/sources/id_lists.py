@@ -8,6 +8,7 @@ dropped silently; duplicates are asked once.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from crawl_assets.sources.exports import ExportPathRefused, open_export, tenant_
 ID_LIST = "id_list"  # the kind
 MAX_LINE = 4096
 MAX_IDS = 10_000_000
+STATE_VERSION = 1  # of the hydration state ``IdList.resume`` gives
 SHOWN_REFUSALS = 20  # refused lines named in the metadata (all are counted)
 
 
@@ -42,6 +44,13 @@ class IdList:
         self.refused_count += 1
         if len(self.refused) < SHOWN_REFUSALS:
             self.refused.append(f"line {line}: {reason}")
+
+    def resume(self, state: dict[str, Any] | None) -> dict[str, Any]:
+        """A copy of the saved hydration state (``next``: the position reached) when it is of this very list,
+        else a fresh one: a changed file starts over."""
+        if state and state.get("v") == STATE_VERSION and state.get("list") == self.digest:
+            return copy.deepcopy(state)
+        return {"v": STATE_VERSION, "list": self.digest, "next": 0}
 
     def metadata(self) -> dict[str, object]:
         return {"ids_listed": len(self.ids), "ids_refused": self.refused_count, "ids_duplicate": self.duplicates,

@@ -33,7 +33,6 @@ from crawl_assets.sources.telegram.options import RunLimits
 from crawl_assets.sources.telegram.rawlines import deletion_line, message_line
 from crawl_assets.sources.telegram.sync import Sink, TelegramStats
 
-STATE_VERSION = 1
 LOOKUP_IDS = 100
 SHOWN = 20
 
@@ -66,9 +65,7 @@ class _Hydration:
     def __init__(self, client: CrawlClient, ids: IdList, state: dict[str, Any], sink: Sink, budget: RunLimits,
                  now: datetime):
         self.client, self.ids, self.sink, self.budget, self.now = client, ids, sink, budget, now
-        self.state = copy.deepcopy(state or {})
-        if self.state.get("v") != STATE_VERSION or self.state.get("list") != ids.digest:
-            self.state = {"v": STATE_VERSION, "list": ids.digest, "next": 0}
+        self.state = ids.resume(state)
         self.stats = TelegramStats()
         self.gone: Counter[str] = Counter()
         self.unresolved: list[str] = []

@@ -15,7 +15,6 @@ with the state that covers them, and what is buffered is stored before an error 
 
 from __future__ import annotations
 
-import copy
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -34,7 +33,6 @@ from crawl_assets.sources.x.normalize_unavailable import names_a_post, unavailab
 if TYPE_CHECKING:
     from crawl_assets.sources.x.resource import XResource
 
-STATE_VERSION = 1
 LOOKUP_IDS = 100  # X's limit per request
 SHOWN_UNANSWERED = 20
 
@@ -79,9 +77,7 @@ def _sorted_answer(body: dict[str, Any], asked: list[str], stats: HydrateStats) 
 def hydrate_ids(client: XClient, ids: IdList, state: dict[str, Any], store: StoreBatch, budget: Budget, *,
                 pages_per_batch: int = 5, clock: Callable[[], float] = time.time) -> SyncResult:
     """Look up ``ids`` from the position the state saved, as far as ``budget`` allows; the new state."""
-    state = copy.deepcopy(state or {})
-    if state.get("v") != STATE_VERSION or state.get("list") != ids.digest:
-        state = {"v": STATE_VERSION, "list": ids.digest, "next": 0}
+    state = ids.resume(state)
     stats = HydrateStats()
     buffer = PageBuffer(store, stats, pages_per_batch)
     try:
