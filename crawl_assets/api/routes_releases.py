@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from crawl_assets.api.app import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request
+from crawl_assets.core.bodies import read_capped
 from crawl_assets.index.filters import RecordFilter, source_keys
 from crawl_assets.lake import Lake
 from crawl_assets.release.archive import write_tar
@@ -68,15 +69,13 @@ async def _body(request: Request) -> ReleaseRequest:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY:
         raise ApiProblem(413, "body_too_large", f"the request body is over {MAX_BODY} bytes")
-    data = bytearray()
-    async for chunk in request.stream():
-        data += chunk
-        if len(data) > MAX_BODY:
-            raise ApiProblem(413, "body_too_large", f"the request body is over {MAX_BODY} bytes")
+    data = await read_capped(request.stream(), MAX_BODY)
+    if data is None:
+        raise ApiProblem(413, "body_too_large", f"the request body is over {MAX_BODY} bytes")
     if not data.strip():
         raise bad_request("body: a JSON object of release options is required ({} for all the tenant's records)")
     try:
-        return ReleaseRequest.model_validate_json(bytes(data))
+        return ReleaseRequest.model_validate_json(data)
     except ValidationError as exc:
         problems = [f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()[:10]]
         raise bad_request("; ".join(problems)) from None

@@ -42,6 +42,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from crawl_assets import settings
+from crawl_assets.core.bodies import read_capped
 from crawl_assets.core.private import owner_only
 from crawl_assets.lake import Lake
 from crawl_assets.lake.landing import claim_delivery, land_event, release_delivery
@@ -135,18 +136,6 @@ def _unauthorized(state: ReceiverState, platform: str, reason: str) -> Response:
     return _refuse(state, platform, "unauthorized", 401, _UNAUTHORIZED, reason)
 
 
-async def _read_capped(request: Request, cap: int) -> bytes | None:
-    """The body, or None as soon as it grows past ``cap`` bytes (the rest is never read)."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > cap:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 async def receive(request: Request) -> Response:
     state: ReceiverState = request.app.state.receiver
     platform = request.path_params["platform"]
@@ -163,7 +152,7 @@ async def receive(request: Request) -> Response:
     if not signature:
         return _unauthorized(state, platform, "unsigned")
     try:
-        body = await _read_capped(request, state.max_body_bytes)
+        body = await read_capped(request.stream(), state.max_body_bytes)
     except ClientDisconnect:
         return _refuse(state, platform, "disconnected", 400, {"error": "disconnected", "message": "body not received"})
     if body is None:
