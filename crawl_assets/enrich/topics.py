@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from crawl_assets.enrich.base import CombineContext, Enricher, feature_document
 from crawl_assets.enrich.columns import CONTEXT_COLUMNS, CONTEXT_FIELDS, _iso, context
@@ -196,10 +197,9 @@ class Topics(Enricher):
     def _describe(self, corpus: "Corpus", model: "Model", assignments: pa.Table, ctx: CombineContext) -> pa.Table:
         p = self.params
         forms = corpus.top_forms()
-        per_topic: dict[int, list[datetime]] = {}
-        for ids, created in zip(assignments.column("topic_ids").to_pylist(), assignments.column("created_at").to_pylist()):
-            for topic in ids:
-                per_topic.setdefault(topic, []).append(created)
+        lists = assignments.column("topic_ids").combine_chunks()
+        flat = pc.list_flatten(lists).to_numpy()  # (record, topic) pairs as arrays: no Python object per record
+        created = assignments.column("created_at").combine_chunks().take(pc.list_parent_indices(lists))
         cols: dict[str, list[Any]] = {n: [] for n in ("topic_id", "label", "terms", "term_weights", "forms", "records",
                                                        "share", "first_seen", "last_seen", "fitted_at",
                                                        "fitted_records", "generated_at")}
@@ -210,16 +210,18 @@ class Topics(Enricher):
             top = top[weights[top] > 0]
             stems = [str(model.words[i]) for i in top]
             surface = list(dict.fromkeys(forms.get(s, s) for s in stems))
-            seen = [t for t in per_topic.get(topic, []) if t is not None]
+            mine = flat == topic
+            records = int(np.count_nonzero(mine))
+            seen = pc.min_max(created.filter(pa.array(mine)))
             cols["topic_id"].append(topic)
             cols["label"].append(" · ".join(surface[:LABEL_FORMS]))
             cols["terms"].append(stems)
             cols["term_weights"].append([round(float(weights[i]), 4) for i in top])
             cols["forms"].append(surface)
-            cols["records"].append(len(per_topic.get(topic, [])))
-            cols["share"].append(round(len(per_topic.get(topic, [])) / assigned, 4))
-            cols["first_seen"].append(min(seen) if seen else None)
-            cols["last_seen"].append(max(seen) if seen else None)
+            cols["records"].append(records)
+            cols["share"].append(round(records / assigned, 4))
+            cols["first_seen"].append(seen["min"].as_py())
+            cols["last_seen"].append(seen["max"].as_py())
             cols["fitted_at"].append(model.fitted_at)
             cols["fitted_records"].append(model.fitted_records)
             cols["generated_at"].append(ctx.generated_at)
