@@ -172,8 +172,6 @@ class NearDuplicates(Enricher):
         distinct signatures and each row's among them. The distinct rows are gathered into ``sigs``'s own
         memory (the caller's array is overwritten): memory is one copy of the signatures, not three."""
         from datasketch import MinHashLSH
-        from scipy.sparse import coo_matrix
-        from scipy.sparse.csgraph import connected_components
 
         distinct, inverse = distinct_rows(sigs)
         threshold, num_perm = self.params["threshold"], self.params["num_perm"]
@@ -189,17 +187,21 @@ class NearDuplicates(Enricher):
         n = len(distinct)
         if n < 2:  # one distinct signature (or none): its rows, if several, are one cluster
             return _groups(np.zeros(len(inverse), np.int64)), distinct, inverse
-        edges, pending, large = [], [], []
+        labels, edges, pending, large = np.arange(n), [], [], []
         for band in range(lsh.b):
-            small, big = _bucket_pairs(distinct[:, band * lsh.r:(band + 1) * lsh.r])
-            pending.append(small)
+            buckets, big = _band_buckets(distinct[:, band * lsh.r:(band + 1) * lsh.r])
             large += big
-            if sum(map(len, pending)) >= PAIR_CHUNK or band == lsh.b - 1:  # bounded memory
-                edges.append(_similar(distinct, np.concatenate(pending), need))
-                pending = []
-        left, right = np.concatenate(edges) // n, np.concatenate(edges) % n
-        graph = coo_matrix((np.ones(len(left), np.int8), (left, right)), shape=(n, n))
-        _, labels = connected_components(graph, directed=False)
+            for pairs in _bucket_pairs(*buckets, limit=PAIR_CHUNK // 4):  # bounded: checked PAIR_CHUNK at a time
+                pending.append(pairs)
+                if sum(map(len, pending)) >= PAIR_CHUNK:
+                    edges.append(_similar(distinct, np.concatenate(pending), need))
+                    pending = []
+                if sum(map(len, edges)) >= PAIR_CHUNK:  # the pairs found so far, kept as a forest
+                    labels, edges = _joined(labels, np.concatenate(edges)), []
+        if pending:
+            edges.append(_similar(distinct, np.concatenate(pending), need))
+        if edges:
+            labels = _joined(labels, np.concatenate(edges))
         if large:
             labels = _join_large_buckets(distinct, labels, large, need)
         return _groups(labels[inverse]), distinct, inverse
@@ -284,10 +286,10 @@ class NearDuplicates(Enricher):
 LARGE_BUCKET = 256  # rows of a bucket above which its pairs are checked member by member
 
 
-def _bucket_pairs(band: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Candidates of one band: the pairs ``i * rows + j`` (i < j) of every bucket (two or more rows with the
-    same band key, a 64-bit mix of the band's values; a collision only adds a candidate, which the exact
-    check drops) of at most LARGE_BUCKET rows, and the row numbers (ascending) of each larger bucket."""
+def _band_buckets(band: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], list[np.ndarray]]:
+    """Buckets of one band: rows with the same band key (a 64-bit mix of the band's values; a collision only
+    adds a candidate, which the exact check drops). Those of two to LARGE_BUCKET rows as (row order, starts,
+    sizes) for ``_bucket_pairs``, and the row numbers (ascending) of each larger bucket."""
     rows = len(band)
     key = np.zeros(rows, dtype=np.uint64)
     with np.errstate(over="ignore"):
@@ -301,25 +303,51 @@ def _bucket_pairs(band: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     big = (sizes > LARGE_BUCKET)
     large = [np.sort(order[a:a + z]) for a, z in zip(starts[big].tolist(), sizes[big].tolist())]
     small = (sizes > 1) & ~big
-    starts, sizes = starts[small], sizes[small]
-    # every element of a small bucket, paired with each element after it in the bucket
-    member = np.repeat(starts, sizes) + (np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes))
-    later = np.repeat(starts + sizes, sizes) - member - 1  # elements after it in its bucket
-    first = np.repeat(member, later)
-    second = first + 1 + (np.arange(int(later.sum())) - np.repeat(np.cumsum(later) - later, later))
-    i, j = order[first], order[second]
-    return np.minimum(i, j).astype(np.int64) * rows + np.maximum(i, j), large
+    return (order, starts[small], sizes[small]), large
 
 
-PAIR_CHUNK = 4_000_000  # candidate pairs held at once (32 MB): beyond it they are checked and dropped
+def _bucket_pairs(order: np.ndarray, starts: np.ndarray, sizes: np.ndarray, limit: int) -> Iterator[np.ndarray]:
+    """The pairs ``i * rows + j`` (i < j) of every bucket, about ``limit`` at a time (whole buckets)."""
+    rows = len(order)
+    counts = sizes * (sizes - 1) // 2
+    cut = np.searchsorted(np.cumsum(counts), np.arange(limit, int(counts.sum()) + limit, limit), side="right")
+    for lo, hi in zip(np.r_[0, cut[:-1]], cut):
+        if lo == hi and lo < len(sizes):
+            hi = lo + 1  # (a single bucket larger than the limit)
+        if lo >= hi:
+            continue
+        start, size = starts[lo:hi], sizes[lo:hi]
+        # every element of a bucket, paired with each element after it in the bucket
+        member = np.repeat(start, size) + (np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size))
+        later = np.repeat(start + size, size) - member - 1  # elements after it in its bucket
+        first = np.repeat(member, later)
+        second = first + 1 + (np.arange(int(later.sum())) - np.repeat(np.cumsum(later) - later, later))
+        i, j = order[first], order[second]
+        yield np.minimum(i, j).astype(np.int64) * rows + np.maximum(i, j)
+
+
+def _joined(labels: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Component labels after joining ``edges`` (``i * rows + j``) to the components ``labels`` hold: each row
+    is linked to its component's first row, so the pairs found so far are held as at most one link per row."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = len(labels)
+    _, first = np.unique(labels, return_index=True)  # (labels are 0..k-1, as connected_components numbers them)
+    left, right = np.divmod(edges, n)
+    left, right = np.r_[left, np.arange(n)], np.r_[right, first[labels]]
+    graph = coo_matrix((np.ones(len(left), np.int8), (left, right)), shape=(n, n))
+    return connected_components(graph, directed=False)[1]
+
+
+PAIR_CHUNK = 1_000_000  # candidate pairs held at once (8 MB): beyond it they are checked and dropped
 
 
 def _similar(sigs: np.ndarray, pairs: np.ndarray, need: float) -> np.ndarray:
     """The distinct ``pairs`` (``i * rows + j``) whose signatures agree in at least ``need`` positions."""
     pairs = np.sort(pairs)
     pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
-    rows = len(sigs)
-    keep = [np.count_nonzero(sigs[chunk // rows] == sigs[chunk % rows], axis=1) >= need
+    keep = [signatures.agreeing(sigs, *np.divmod(chunk, len(sigs))) >= need
             for chunk in (pairs[i:i + signatures.ROW_CHUNK] for i in range(0, len(pairs), signatures.ROW_CHUNK))]
     return pairs[np.concatenate(keep)] if keep else pairs
 

@@ -79,7 +79,7 @@ class Corpus:
         if not latest.all():
             term_ids, lengths, repost = term_ids[np.repeat(latest, lengths)], lengths[latest], repost[latest]
             table = table.filter(pa.array(latest))
-        corpus.context = table.combine_chunks()
+        corpus.context = table  # (chunked as read: combining the chunks would copy it)
         corpus.term_ids, corpus.lengths, corpus.repost = term_ids, lengths, repost
         corpus.rows = corpus.context.num_rows
         return corpus

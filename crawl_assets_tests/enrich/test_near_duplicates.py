@@ -185,3 +185,15 @@ def test_clustering_holds_no_second_copy_of_the_signatures(monkeypatch):
         tracemalloc.stop()
     assert groups == sorted([[i, i + 1000] for i in range(1000)] + [[i, i + 1000] for i in range(2000, 2100)])
     assert peak < 0.6 * size, peak / size
+
+
+def test_agreeing_positions_are_counted_as_count_nonzero_counts_them():
+    import numpy as np
+
+    from crawl_assets.enrich.signatures import agreeing
+
+    rng = np.random.default_rng(4)
+    for width in (16, 20, 64, 248, 256):
+        sigs = rng.integers(0, 3, size=(500, width), dtype=np.uint32)
+        i, j = rng.integers(0, 500, 2000), rng.integers(0, 500, 2000)
+        assert np.array_equal(agreeing(sigs, i, j), np.count_nonzero(sigs[i] == sigs[j], axis=1)), width
