@@ -43,10 +43,11 @@ import pyarrow.compute as pc
 from crawl_assets.enrich.base import CombineContext, Enricher, feature_document
 from crawl_assets.enrich.columns import CONTEXT_COLUMNS, CONTEXT_FIELDS, _iso, context
 from crawl_assets.enrich.terms import terms as text_terms
-from crawl_assets.enrich.topic_model import (FORM, RECORD, TRANSFORM_CHUNK, TS, Corpus, Model, match_ids,
+from crawl_assets.enrich.topic_model import (FORM, RECORD, TRANSFORM_CHUNK, TS, Corpus, Model, _latest, match_ids,
                                              registry_table)
 
 LABEL_FORMS = 3
+EXTRACT_SLICE = 10_000  # records whose terms are Python lists at once in a part's extract
 
 
 class Topics(Enricher):
@@ -93,26 +94,28 @@ class Topics(Enricher):
     def extract(self, records: pa.Table) -> pa.Table:
         """One ``record`` row per key (its last row in the part) with its stems, and the part's (stem, form)
         counts as ``form`` rows."""
-        keys = records.column("key").to_pylist()
-        last = {k: i for i, k in enumerate(keys)}
-        rows = sorted(last.values())
-        texts = records.column("text_clean").to_pylist()
-        kinds = records.column("kind").to_pylist() if "kind" in records.column_names else [None] * len(keys)
-        stems: list[list[str]] = []
+        rows = np.flatnonzero(_latest(records.column("key")))
+        texts = records.column("text_clean")
+        stems: list[pa.Array] = []  # per slice of records: the Python terms of EXTRACT_SLICE records at a time
         forms: dict[tuple[str, str], int] = {}
-        for i in rows:
-            pairs = text_terms(texts[i] or "")
-            stems.append([s for s, _ in pairs])
-            for pair in pairs:
-                forms[pair] = forms.get(pair, 0) + 1
+        for start in range(0, len(rows), EXTRACT_SLICE):
+            mine: list[list[str]] = []
+            for text in texts.take(pa.array(rows[start:start + EXTRACT_SLICE])).to_pylist():
+                pairs = text_terms(text or "")
+                mine.append([s for s, _ in pairs])
+                for pair in pairs:
+                    forms[pair] = forms.get(pair, 0) + 1
+            stems.append(pa.array(mine, pa.list_(pa.string())))
         n, m = len(rows), len(forms)
-        ctx = context(records, rows)
+        ctx = context(records, pa.array(rows, pa.int64()))
         columns: dict[str, Any] = {f.name: pa.concat_arrays([ctx[f.name].combine_chunks() if isinstance(
             ctx[f.name], pa.ChunkedArray) else ctx[f.name], pa.nulls(m, f.type)]) for f in CONTEXT_FIELDS}
+        repost = pc.fill_null(pc.equal(records.column("kind").take(pa.array(rows)), "repost"), False).to_pylist() \
+            if "kind" in records.column_names else [False] * n
         columns.update({
             "row_kind": [RECORD] * n + [FORM] * m,
-            "repost": [kinds[i] == "repost" for i in rows] + [None] * m,
-            "terms": pa.array(stems + [None] * m, pa.list_(pa.string())),
+            "repost": repost + [None] * m,
+            "terms": pa.concat_arrays([*stems, pa.nulls(m, pa.list_(pa.string()))]),
             "term": [None] * n + [s for s, _ in forms], "form": [None] * n + [f for _, f in forms],
             "count": [None] * n + list(forms.values())})
         return self.table(self.part_schema, columns)
