@@ -30,8 +30,8 @@ from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import TIME_COLUMNS
 from crawl_assets.pipeline.index.pending import Pending
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.relation_parts import BATCH_ROWS
-from crawl_assets.pipeline.relations import TABLE as EDGES_TABLE
+from crawl_assets.pipeline.relate.parts import BATCH_ROWS
+from crawl_assets.pipeline.relate.tables import TABLE as EDGES_TABLE
 
 ENCODE_ROWS = 1_000  # rows encoded at once (their Python values are what the producer holds)
 RELAX_AT = 20_000  # records: a load at least this large turns the indices' refresh off while it runs

@@ -19,10 +19,10 @@ import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
 from crawl_assets.normalize.edges import Summaries
-from crawl_assets.pipeline import relations  # latest_views looked up at call time (a fault-injection site)
+from crawl_assets.pipeline.relate import tables  # edge_views looked up at call time (a fault-injection site)
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.relation_parts import latest_masks
-from crawl_assets.pipeline.relations import (
+from crawl_assets.pipeline.relate.parts import latest_masks
+from crawl_assets.pipeline.relate.tables import (
     MAX_EXAMPLES,
     SUMMARY_TABLES,
     Inputs,
@@ -38,7 +38,6 @@ from crawl_assets.pipeline.relations import (
     write_part_edges,
     write_summaries,
 )
-from crawl_assets.pipeline.stage import Check, MetadataPath, StageContext, StageReport
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 
 
@@ -64,14 +63,14 @@ def add_parts(lake: Lake, tenant: str, platform: str, source: str, mark: Inputs,
     """Write the edge files of the parts after the watermark and add their counts to the stored summary
     tables; None (nothing written) when a key they observe again changed in a way that needs a rebuild."""
     fresh = ids[mark.parts:]
-    new = relations.edge_views(lake, tenant, platform, source, fresh)
+    new = tables.edge_views(lake, tenant, platform, source, fresh)
     again = pa.array([], pa.string())
     if new:
         keys = pa.array(list(new), pa.string())
         holding = {part_id for part_id, table in lake.read_parts(
             RECORDS_TABLE, tenant, platform, source, columns=["key"], include=set(ids[:mark.parts]).__contains__)
             if pc.any(pc.is_in(table.column("key"), value_set=keys)).as_py()}
-        before = relations.edge_views(lake, tenant, platform, source, holding, keys)
+        before = tables.edge_views(lake, tenant, platform, source, holding, keys)
         for key, view in before.items():
             if view != new[key]:
                 return None
@@ -112,24 +111,3 @@ def merged_counts(stored: pa.Table, delta: pa.Table) -> pa.Table:
                                     .get(c, c) for c in merged.column_names]).select(stored.column_names)
     merged = merged.take(pc.sort_indices(merged, sort_keys=[(k, "ascending") for k in keys]))
     return merged.cast(stored.schema.remove_metadata())
-
-
-def run_relate(platform: str, ctx: StageContext) -> StageReport:
-    """The relate stage: the source's edges and co-occurrence tables, brought up to date with its parts."""
-    tenant = ctx.source.split(".", 1)[0]
-    done = refresh_relations(ctx.lake, tenant, platform, ctx.source)
-    # each edge file is checked against its part's keys when written; unchanged files keep their result
-    by_type = done.inputs.edges_by_type
-    return StageReport(
-        metadata={
-            "mode": done.mode,
-            "new_parts": done.new_parts,
-            "edges": sum(by_type.values()),
-            **{f"edges_{t}": int(n) for t, n in sorted(by_type.items())},
-            **{f"{name}_rows": n for name, n in done.inputs.summary_rows.items()},
-            "records": done.inputs.records,
-            "path": MetadataPath(ctx.lake.url(done.part)),
-        },
-        checks=[Check("edge_sources_exist", not done.inputs.orphans,
-                      {"orphan_sources": done.inputs.orphans, "examples": done.inputs.orphan_examples})],
-    )
