@@ -164,7 +164,7 @@ def relation_work(platform: str, work: Path, source: str) -> dict[str, float]:
     from crawl_assets.lake import Lake
     from crawl_assets.pipeline.normalize.batch import TABLE
     from crawl_assets.pipeline.relate.tables import all_current, rebuild
-    from crawl_assets.pipeline.relate.delta import refresh_relations
+    from crawl_assets.pipeline.relate.stage import refresh_relations
 
     lake = Lake(str(work / "lake"))
     ids = lake.part_ids(TABLE, TENANT, platform, source)

@@ -14,7 +14,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.normalize.batch import normalize_batch
 from crawl_assets.pipeline.relate.tables import SUMMARY_TABLES, TABLE, write_relations
-from crawl_assets.pipeline.relate.delta import refresh_relations
+from crawl_assets.pipeline.relate.stage import refresh_relations
 from crawl_assets_tests.normalize.shapes import x_page, x_tweet
 from crawl_assets_tests.pipeline.lake_normalize import RawInput, write_batches
 

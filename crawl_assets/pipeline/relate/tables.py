@@ -6,7 +6,7 @@ observation that part holds (read together, they are the source's edges). The tw
 ``current`` part each, stamped with a watermark in their Parquet metadata: which normalized parts they come
 from and the generation of edge files that goes with them. A sync with no new part then reads and writes
 nothing (``up_to_date``); a sync that only appended parts writes their edge files and adds their counts
-(``delta.py``); anything else rebuilds every file. Records are streamed a record batch at a time, so
+(``stage.py``); anything else rebuilds every file. Records are streamed a record batch at a time, so
 memory does not grow with the source.
 """
 
