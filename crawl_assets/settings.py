@@ -197,7 +197,7 @@ def registry_path() -> Path | str:
 
 def import_root() -> Path:
     """Where export files must be: ``CRAWL_IMPORT_ROOT``, else ``$DAGSTER_HOME/imports``; one folder per
-    tenant below it (``crawl_assets.sources.exports``)."""
+    tenant below it (``crawl_assets.sdk.exports``)."""
     return _imports(os.environ)
 
 

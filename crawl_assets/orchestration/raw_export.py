@@ -20,7 +20,7 @@ from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
 from crawl_assets.normalize.context import normalize_options
 from crawl_assets.registry import Registry, SourceEntry
-from crawl_assets.sources.exports import ExportPathRefused, file_fingerprint, open_export, tenant_import_root
+from crawl_assets.sdk.exports import ExportPathRefused, file_fingerprint, open_export, tenant_import_root
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
                        ingested: str = "") -> ExportIngest:
     """Copy an export file into the raw layer unless the same content is already there.
 
-    The file must be under the tenant's import root (``crawl_assets.sources.exports``; checked again here,
+    The file must be under the tenant's import root (``crawl_assets.sdk.exports``; checked again here,
     while opening). The content hash, not the file's name or time, decides: re-exporting the same chat
     twice stores it once, and an export that grew is stored as a new observation.
 

@@ -31,7 +31,7 @@ from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.sdk.errors import PauseSource, RetryLater
 from crawl_assets.sdk.sync import CollectEnv, LiveCollector
 from crawl_assets.sources.export_stats import export_record_stats, nothing_stored
-from crawl_assets.sources.exports import export_fingerprint
+from crawl_assets.sdk.exports import export_fingerprint
 
 RESYNC_TAG = "crawl/resync"  # value "full": forget the checkpoint and read the source again from the start
 LOCK_WAIT_SECONDS = 60.0  # how long a run waits for another run syncing the same source

@@ -13,7 +13,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
 from crawl_assets.registry.store import Registry
 from crawl_assets.orchestration.raw_export import ingest_export_file
-from crawl_assets.sources.exports import tenant_import_root
+from crawl_assets.sdk.exports import tenant_import_root
 
 
 def test_a_linked_tenant_folder_is_refused_naming_the_link(tmp_path):

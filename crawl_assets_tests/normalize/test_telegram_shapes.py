@@ -16,7 +16,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
 from crawl_assets.registry.store import Registry
 from crawl_assets.orchestration.raw_export import ingest_export_file
-from crawl_assets.sources.exports import tenant_import_root
+from crawl_assets.sdk.exports import tenant_import_root
 from crawl_assets_tests.normalize.helpers import CONTEXT, run
 from crawl_assets_tests.normalize.shapes import (
     SHIFT_CHAT, SHIFT_USER, export_file, export_message, lines, tdesktop_2019_message, tdesktop_2020_message,
