@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.errors import PauseSource, RetryLater, SourceConfigError
 from crawl_assets.sdk.sync import CollectEnv, Collected, SyncResult, lag_seconds
-from crawl_assets.sources.id_lists import ID_LIST
+from crawl_assets.sdk.id_lists import ID_LIST
 from crawl_assets.sources.telegram.errors import AccountBusy, LongFloodWait, permanent_reason
 from crawl_assets.sources.telegram.sink import LakeSink
 

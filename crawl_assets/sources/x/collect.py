@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.http import ClientStats
 from crawl_assets.sdk.sync import Budget, CollectEnv, Collected, SyncResult
-from crawl_assets.sources.id_lists import ID_LIST
+from crawl_assets.sdk.id_lists import ID_LIST
 from crawl_assets.sdk.pull import opened, run_engine
 from crawl_assets.sources.x.hydrate import collect_ids
 from crawl_assets.sources.x.ids import id_time
