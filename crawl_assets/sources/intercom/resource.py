@@ -1,7 +1,7 @@
 """``IntercomResource``: per-tenant Intercom access tokens (``EnvVar``) and client settings.
 
 Environment (docs/sources/intercom.md): ``CRAWL_INTERCOM_ACCESS_TOKEN[__TENANT[__NAME]]`` (see
-``crawl_assets.sources.tenant_secrets``), ``CRAWL_INTERCOM_BASE_URL`` (another host: a regional
+``crawl_assets.sdk.tenant_secrets``), ``CRAWL_INTERCOM_BASE_URL`` (another host: a regional
 ``https://api.eu.intercom.io``, or the stand-in in tests).
 """
 
