@@ -62,5 +62,5 @@ def test_no_arrow_points_up_the_layers():
 def test_only_the_credential_resources_import_dagster(tmp_path):
     out = _lint_without_ignores(tmp_path, {"dagster-at-the-edge"})
     reported = set(re.findall(r"(crawl_assets\.(?:sources|sdk)\.[\w.]+) -> dagster\b", out))
-    assert reported == {"crawl_assets.sources.rest_resource", "crawl_assets.sdk.tenant_secrets",
+    assert reported == {"crawl_assets.sdk.rest_resource", "crawl_assets.sdk.tenant_secrets",
                         "crawl_assets.sources.telegram.resource", "crawl_assets.sources.x.resource"}, out[-3000:]

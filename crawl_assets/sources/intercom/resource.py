@@ -13,7 +13,7 @@ from pydantic import Field
 
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.intercom.client import DEFAULT_BASE_URL, IntercomClient, new_client
-from crawl_assets.sources.rest_resource import RestSourceResource
+from crawl_assets.sdk.rest_resource import RestSourceResource
 from crawl_assets.sources.intercom.spec import SPEC
 
 
