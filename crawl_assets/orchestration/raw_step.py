@@ -16,7 +16,6 @@ from crawl_assets import settings
 from crawl_assets.core.spec import SourceSpec
 from crawl_assets.lake import RawBatch
 from crawl_assets.lake.tempfiles import source_folders, sweep
-from crawl_assets.normalize.context import normalize_options
 from crawl_assets.orchestration.checkpoints import CHECKPOINT_KEY, Checkpointer
 from crawl_assets.orchestration.monitoring.health import load_health, mark_pending, record_success
 from crawl_assets.orchestration.monitoring.partition_events import SyncFailure, report_failure
@@ -144,10 +143,9 @@ def build_raw_step(spec: SourceSpec, live: LiveCollector | None) -> Callable[[An
         lake = context.resources.lake.lake()
         if entry.kind is SourceKind.export_file:
             try:
-                normalize_options(entry.options)
-            except ValueError as exc:  # a registry edited by hand: pause (no retry can fix it) until resumed
-                raise fail_permanently(context, entry, f"{exc} (registry {reg.path})") from None
-            ingest = ingest_export_file(entry, reg, lake, context.run.run_id, ingested)
+                ingest = ingest_export_file(entry, reg, lake, context.run.run_id, ingested)
+            except PauseSource as exc:  # a missing or refused file, a bad option: no retry can fix it
+                raise fail_permanently(context, entry, str(exc)) from None
             context.log.info(f"{entry.key}: {ingest.reason}")
             batches = [ingest.batch] if ingest.batch else []
             counts = export_record_stats(lake, ingest.batch) if ingest.batch else nothing_stored()
