@@ -29,7 +29,7 @@ from crawl_assets.scheduling.policy import Health
 from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.sdk.errors import PauseSource, RetryLater
 from crawl_assets.sdk.sync import CollectEnv, LiveCollector
-from crawl_assets.sources.export_stats import export_record_stats, nothing_stored
+from crawl_assets.sources.export_file.stats import export_record_stats, nothing_stored
 from crawl_assets.sdk.exports import export_fingerprint
 
 RESYNC_TAG = "crawl/resync"  # value "full": forget the checkpoint and read the source again from the start
