@@ -17,6 +17,7 @@ from typing import Any
 from crawl_assets.core.options import SourceOptions
 
 EXPORT_FILE = "export_file"  # the kind of every source that imports a file the user already has
+EXPORT_COLLECTOR = "crawl_assets.sources.export_file.collect:collect_export"  # that source type's collector
 
 
 def resolve(target: str) -> Any:

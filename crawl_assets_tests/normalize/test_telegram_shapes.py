@@ -14,7 +14,7 @@ from crawl_assets.cli.normalize import normalize
 from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
 from crawl_assets.registry.store import Registry
-from crawl_assets.orchestration.raw_export import ingest_export_file
+from crawl_assets.sources.export_file.collect import ingest_export_file
 from crawl_assets.sdk.errors import PauseSource
 from crawl_assets.sdk.exports import tenant_import_root
 from crawl_assets_tests.normalize.helpers import CONTEXT, run

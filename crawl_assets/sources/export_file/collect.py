@@ -1,4 +1,4 @@
-"""Export files into the raw layer, once per content (the raw step's ``export_file`` kind, for every platform).
+"""The ``export_file`` source's collector: the file into the raw layer, once per content, and counted in records.
 
 A refused or unreadable file, or a bad option, is a ``PauseSource`` naming the file and the registry field (the
 orchestration pauses the source, as for any source); a file that changed while it was read is retried.
@@ -22,6 +22,8 @@ from crawl_assets.normalize.context import normalize_options
 from crawl_assets.registry import Registry, SourceEntry
 from crawl_assets.sdk.errors import PauseSource
 from crawl_assets.sdk.exports import ExportPathRefused, file_fingerprint, open_export, tenant_import_root
+from crawl_assets.sdk.sync import Collected
+from crawl_assets.sources.export_file.stats import export_record_stats, nothing_stored
 
 
 class ExportChanged(RuntimeError):
@@ -108,3 +110,12 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
         raise ExportChanged(f"export file {shown(entry.identifier)} changed while it was being read; it will be read "
                             "again")
     return ExportIngest(batch, "stored", {"file": shown(entry.identifier), "bytes": batch.manifest.bytes})
+
+
+def collect_export(entry: SourceEntry, registry: Registry, lake: Lake, run_id: str | None,
+                   ingested: str = "") -> Collected:
+    """One sync of an export-file source (``ingest_export_file``), with what it stored counted in records;
+    ``metadata["result"]`` says what happened."""
+    ingest = ingest_export_file(entry, registry, lake, run_id, ingested)
+    counts = export_record_stats(lake, ingest.batch) if ingest.batch else nothing_stored()
+    return Collected([ingest.batch] if ingest.batch else [], {"result": ingest.reason, **counts, **ingest.metadata})
