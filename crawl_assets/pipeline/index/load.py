@@ -36,7 +36,7 @@ from crawl_assets.pipeline.relate.tables import TABLE as EDGES_TABLE
 ENCODE_ROWS = 1_000  # rows encoded at once (their Python values are what the producer holds)
 RELAX_AT = 20_000  # records: a load at least this large turns the indices' refresh off while it runs
 # Per family: bodies of 8 MiB, 2 in flight, 1 queued (both families: 4 requests at once, about what the node's
-# write threads take on 2 cores; bench/index_load.py, docs/SCALING.md)
+# write threads take on 2 cores)
 SINK_TUNING = {"batch_bytes": 8 * 1024 * 1024, "concurrency": 2, "queue_batches": 1}
 VERSION_COLUMNS = ["key", *TIME_COLUMNS, "provenance"]
 
