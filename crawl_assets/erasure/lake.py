@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 from crawl_assets.pipeline.index.pending import marker_body
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.normalize.batch import failed_batch, normalize_batch
-from crawl_assets.pipeline.relations import TABLE as EDGES_TABLE
-from crawl_assets.pipeline.relations import write_relations
+from crawl_assets.pipeline.relate.tables import TABLE as EDGES_TABLE
+from crawl_assets.pipeline.relate.tables import write_relations
 from crawl_assets.core import catalog
 from crawl_assets.erasure.authors import Author, site_of
 from crawl_assets.erasure.scrub import DROP, Subject, mentions, persons_of, scrub
@@ -133,7 +133,7 @@ def _rewrite(lake: Lake, batch: RawBatch, lines: list[bytes], subject: Subject, 
         new = write(new_id, lines)
         try:
             rows, rejects = _derive(lake, new)
-        except Exception as exc:  # noqa: BLE001 - a batch normalization cannot read (kept since issue 14)
+        except Exception as exc:  # noqa: BLE001 - a batch normalization cannot read
             # nothing tells which items are the subject's: every line still naming them goes
             kept_lines = [line for line in lines if not _names_subject(line, subject)]
             new = keep_only(kept_lines) if kept_lines != lines else new

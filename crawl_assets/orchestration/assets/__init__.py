@@ -13,7 +13,7 @@ from crawl_assets.orchestration.assets.search_index import build_search_index, s
 from crawl_assets.core import catalog
 from crawl_assets.orchestration.steps import StepFn
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS
-from crawl_assets.pipeline.relations import TABLE as EDGES
+from crawl_assets.pipeline.relate.tables import TABLE as EDGES
 
 
 def derived_assets(platform: str, raw: dg.AssetsDefinition, *, cluster_configured: bool = True) -> list[dg.AssetsDefinition]:
@@ -39,7 +39,7 @@ def derived_steps(platform: str) -> dict[dg.AssetKey, StepFn]:
 def raw_step(platform: str) -> StepFn:
     """The plain function behind the raw asset of ``platform`` (the batch op runs it too)."""
     from crawl_assets.orchestration.raw_step import build_raw_step
-    from crawl_assets.sources.pull import live_collector
+    from crawl_assets.sdk.pull import live_collector
 
     spec = catalog.spec(platform)
     return build_raw_step(spec, live_collector(spec))
