@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from crawl_assets.index import steps
+from crawl_assets.query import steps
 
 
 def as_json(model: BaseModel) -> Response:

@@ -15,9 +15,9 @@ from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request, not_found
 from crawl_assets.api.models import RecordDetail, SearchPage, Thread
 from crawl_assets.api.params import record_filter
-from crawl_assets.index.conversations import MAX_THREAD, record_query, thread
-from crawl_assets.index.filters import RecordFilter
-from crawl_assets.index.search import CursorExpired, Page, close_all, page_query
+from crawl_assets.query.conversations import MAX_THREAD, record_query, thread
+from crawl_assets.query.filters import RecordFilter
+from crawl_assets.query.pages import CursorExpired, Page, close_all, page_query
 
 MAX_PAGE = 500
 KEY_PATTERN = r"^[a-z]+:[^\s/]{1,500}$"

@@ -55,7 +55,7 @@ def create(tenant: str, out: str, platforms: tuple[str, ...], sources: tuple[str
     """Write a release of TENANT's records (from the lake; no Elasticsearch needed)."""
     from crawl_assets import settings
     from crawl_assets.erasure.log import ErasureKeyError, key_from_file
-    from crawl_assets.index.filters import RecordFilter
+    from crawl_assets.query.filters import RecordFilter
     from crawl_assets.lake import Lake
     from crawl_assets.release import ReleaseQuery, create_release
     from crawl_assets.release.build import ReleaseRefused

@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 from elasticsearch import ApiError, Elasticsearch, NotFoundError, TransportError
 
-from crawl_assets.index import steps
-from crawl_assets.index.filters import RecordFilter, scoped_query
+from crawl_assets.query import steps
+from crawl_assets.query.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import read_alias
 
 Sort = Literal["relevance", "newest", "oldest"]

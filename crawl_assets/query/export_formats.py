@@ -1,18 +1,16 @@
-"""Encoders of an ``exports.ExportPlan``: JSON lines, CSV, Parquet and XLSX, each a generator of byte chunks."""
+"""Encoders of an ``exports.ExportPlan``: JSON lines, CSV, Parquet and XLSX, each a generator of byte chunks
+(``encode``: the plan's format). The plan does not know its encoders: this module reads the plan, not back."""
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
-from crawl_assets.index import arrow_columns, csv_cells, xlsx
-from crawl_assets.index.exports import LISTS, OBJECTS, TIMES
-
-if TYPE_CHECKING:
-    from crawl_assets.index.exports import ExportPlan
+from crawl_assets.query import arrow_columns, csv_cells, xlsx
+from crawl_assets.query.exports import LISTS, OBJECTS, ROW_GROUP, TIMES, ExportPlan
 
 HEADER_KEY = "crawl_assets.export"
 FREE_TEXT = ("text", "text_clean")
@@ -91,8 +89,6 @@ def parquet(plan: ExportPlan) -> Iterator[bytes]:
     process's peak: bench/api.py."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from crawl_assets.index.exports import ROW_GROUP
 
     pool = pa.system_memory_pool()
 
@@ -174,3 +170,8 @@ def xlsx_rows(plan: ExportPlan) -> Iterator[bytes]:
 
 
 WRITERS = {"jsonl": jsonl, "csv": csv_rows, "parquet": parquet, "xlsx": xlsx_rows}
+
+
+def encode(plan: ExportPlan) -> Iterator[bytes]:
+    """The plan's records as byte chunks in its format."""
+    return WRITERS[plan.fmt](plan)

@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from crawl_assets.index import steps
-from crawl_assets.index.filters import RecordFilter, scoped_query
+from crawl_assets.query import steps
+from crawl_assets.query.filters import RecordFilter, scoped_query
 from crawl_assets.index.lemma_field import group_forms
 from crawl_assets.index.naming import parse_instant, read_alias
 from crawl_assets.persian import jalali

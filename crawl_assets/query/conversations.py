@@ -13,8 +13,8 @@ from typing import Any
 from elasticsearch import Elasticsearch, NotFoundError
 
 from crawl_assets.core import catalog
-from crawl_assets.index import steps
-from crawl_assets.index.filters import RecordFilter, scoped_query
+from crawl_assets.query import steps
+from crawl_assets.query.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import read_alias
 
 MAX_THREAD = 5000
