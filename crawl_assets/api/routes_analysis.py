@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
 from crawl_assets.api.answers import answer, answer_query
-from crawl_assets.api.app import ApiState
+from crawl_assets.api.state import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ErrorBody, bad_request, not_found
 from crawl_assets.api.models import AuthorProfile, Counts, Timeline, Top, Trends

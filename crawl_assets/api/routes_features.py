@@ -10,7 +10,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from crawl_assets.api.answers import answer
-from crawl_assets.api.app import ApiState
+from crawl_assets.api.state import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ErrorBody, bad_request, not_found
 from crawl_assets.api.params import instant, utc, zone as _zone

@@ -10,7 +10,7 @@ from starlette.background import BackgroundTask
 
 from crawl_assets.api import cursor as cursors
 from crawl_assets.api.answers import answer, answer_query
-from crawl_assets.api.app import ApiState
+from crawl_assets.api.state import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request, not_found
 from crawl_assets.api.models import RecordDetail, SearchPage, Thread

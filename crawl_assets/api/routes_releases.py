@@ -16,7 +16,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from crawl_assets.api.app import ApiState
+from crawl_assets.api.state import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request
 from crawl_assets.core.bodies import read_capped

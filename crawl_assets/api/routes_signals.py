@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from crawl_assets.api.answers import answer
-from crawl_assets.api.app import ApiState
+from crawl_assets.api.state import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES
 from crawl_assets.api.models import Record
