@@ -16,17 +16,23 @@ import socket
 import time
 import uuid
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from crawl_assets.lake.layout import source_folders, tenant_folders
-
-if TYPE_CHECKING:
-    from crawl_assets.lake.store import Lake
 
 PREFIX = ".tmp-"
 TEMP_GRACE_SECONDS = 3600.0
 HOST = hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
 __all__ = ["source_folders", "sweep", "temp_name", "tenant_folders"]  # the folders: ``layout``'s
+
+
+class Lake(Protocol):
+    """What a sweep uses of ``store.Lake`` (which names its writes with ``temp_name``, so it imports this
+    module, not the other way)."""
+
+    fs: Any
+
+    def path(self, relative: str) -> str: ...
 
 
 def temp_name() -> str:
