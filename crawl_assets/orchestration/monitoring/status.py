@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import dagster as dg
 
 from crawl_assets.orchestration.monitoring.health import load_health
+from crawl_assets.orchestration.monitoring.inflight import in_flight
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.registry import SourceEntry
 from crawl_assets.scheduling.policy import Health, due_at
@@ -58,8 +59,6 @@ def classify(entry: SourceEntry, health: Health, *, running: bool, now: float, s
 
 def source_statuses(instance: dg.DagsterInstance, entries: Sequence[SourceEntry], now: float | None = None) -> list[SourceStatus]:
     """Status of every entry, with health and in-flight runs read in bulk."""
-    from crawl_assets.orchestration.sensors.inflight import in_flight  # Dagster run records; import late for the CLI's speed
-
     now = now or time.time()
     health = load_health(instance, [e.key for e in entries])
     running: set[str] = set()
