@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from crawl_assets import instance_db
+from crawl_assets.instance import db as instance_db
 from crawl_assets.lockfile import open_locked, unlock
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 ``dagster.yaml`` names this class under ``storage: custom:``; one file then serves a laptop (SQLite
 under ``DAGSTER_HOME``) and a deployment (``DAGSTER_PG_URL`` or ``DAGSTER_PG_HOST`` set), with no
-second config file to keep in sync. The choice and its variables live in ``crawl_assets.instance_db``
+second config file to keep in sync. The choice and its variables live in ``crawl_assets.instance.db``
 (no Dagster import there: the API's key store shares it).
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 from dagster._core.storage.base_storage import DagsterStorage
 from dagster._serdes import ConfigurableClass, ConfigurableClassData
 
-from crawl_assets.instance_db import postgres_config, postgres_configured, sqlite_dir
+from crawl_assets.instance.db import postgres_config, postgres_configured, sqlite_dir
 
 __all__ = ["EnvSelectedStorage", "postgres_config", "postgres_configured"]
 

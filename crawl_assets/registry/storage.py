@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from crawl_assets import instance_db
+from crawl_assets.instance import db as instance_db
 from crawl_assets.core.private import FILE_MODE, make_dirs
 from crawl_assets.registry.validate import RegistryFileError, check_size, read_bounded
 

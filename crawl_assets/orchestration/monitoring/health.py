@@ -20,7 +20,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from crawl_assets.instance_db import psycopg2_url
+from crawl_assets.instance.db import psycopg2_url
 from crawl_assets.orchestration.monitoring import health_table
 from crawl_assets.scheduling.policy import Health
 
