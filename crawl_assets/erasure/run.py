@@ -26,7 +26,7 @@ from crawl_assets.index.erasure import (
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import discovery_file
 from crawl_assets.lake.tempfiles import sweep, tenant_folders
-from crawl_assets.scheduling.locks import source_lock
+from crawl_assets.locks.sources import source_lock
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from crawl_assets.orchestration.policies import TRANSIENT_RETRY
 from crawl_assets.orchestration.raw_export import ingest_export_file
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.registry.secrets import redact_secrets
-from crawl_assets.scheduling.locks import SourceBusy, source_lock
+from crawl_assets.locks.sources import SourceBusy, source_lock
 from crawl_assets.scheduling.policy import Health
 from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.sdk.errors import PauseSource, RetryLater

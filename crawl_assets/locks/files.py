@@ -1,4 +1,5 @@
-"""Exclusive ``flock`` lock files, shared by the per-source lock and the Telegram account lock.
+"""Exclusive ``flock`` lock files: under the named locks of ``shared`` (per source, Telegram account, enrich
+tenant) on SQLite, and around a registry file's write (``exclusive``).
 
 ``flock`` rather than a pid file: the kernel drops the lock when its holder dies, so a SIGKILLed run
 never leaves a stale lock behind.
@@ -9,6 +10,8 @@ from __future__ import annotations
 import fcntl
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from crawl_assets.core.private import FILE_MODE, make_dirs
@@ -39,3 +42,15 @@ def unlock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def exclusive(path: Path, mode: int = FILE_MODE) -> Iterator[None]:
+    """Hold ``path`` locked exclusively, waiting as long as another holder keeps it."""
+    make_dirs(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, mode)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing drops the lock

@@ -1,5 +1,5 @@
 """Exclusive named locks that hold on one machine or across many: Postgres advisory locks when the instance
-is on Postgres, ``flock`` files (``lockfile``) for the single-machine SQLite default.
+is on Postgres, ``flock`` files (``files``) for the single-machine SQLite default.
 
 Runs of one deployment on several machines (a run launcher putting each run in its own pod) share only the
 instance's database, the lake and the index; a lock file on one machine's disk excludes nobody on another.
@@ -9,7 +9,7 @@ the session ends: a SIGKILLed holder's kernel closes its socket at once, and TCP
 of a holder whose machine vanished (about a minute), so no lock outlives its holder, as with ``flock``.
 
 Both kinds exclude every other holder, threads of the same process included (re-entrancy, where wanted, is
-the caller's: ``scheduling.locks``). A lock may carry a short note kept for its next holder (the Telegram
+the caller's: ``sources``). A lock may carry a short note kept for its next holder (the Telegram
 pacer's time of the last request): in the lock file, or in the table ``crawl_lock_notes`` on Postgres.
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from crawl_assets.instance import db as instance_db
-from crawl_assets.lockfile import open_locked, unlock
+from crawl_assets.locks.files import open_locked, unlock
 
 log = logging.getLogger(__name__)
 NOTES_TABLE = "crawl_lock_notes"
