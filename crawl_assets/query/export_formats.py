@@ -10,7 +10,8 @@ from typing import Any
 import orjson
 
 from crawl_assets.query import arrow_columns, csv_cells, xlsx
-from crawl_assets.query.exports import LISTS, OBJECTS, ROW_GROUP, TIMES, ExportPlan
+from crawl_assets.query import exports
+from crawl_assets.query.exports import LISTS, OBJECTS, TIMES, ExportPlan
 
 HEADER_KEY = "crawl_assets.export"
 FREE_TEXT = ("text", "text_clean")
@@ -131,7 +132,7 @@ def parquet(plan: ExportPlan) -> Iterator[bytes]:
         return pa.RecordBatch.from_arrays(columns, schema=schema)
 
     def flush(batches: list[pa.RecordBatch]) -> bytes:
-        writer.write_table(pa.Table.from_batches(batches, schema=schema), row_group_size=ROW_GROUP)
+        writer.write_table(pa.Table.from_batches(batches, schema=schema), row_group_size=exports.ROW_GROUP)
         return sink.drain()
 
     pending: list[pa.RecordBatch] = []
@@ -140,7 +141,7 @@ def parquet(plan: ExportPlan) -> Iterator[bytes]:
         for page in plan.pages():
             pending.append(batch(page))
             rows += len(page)
-            if rows >= ROW_GROUP:  # write_table cuts it into row groups of ROW_GROUP rows at most
+            if rows >= exports.ROW_GROUP:  # write_table cuts it into row groups of ROW_GROUP rows at most
                 yield flush(pending)
                 pending, rows = [], 0
         if pending:
