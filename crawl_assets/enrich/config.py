@@ -36,14 +36,14 @@ from crawl_assets.enrich.coordination import Coordination
 from crawl_assets.enrich.entities import Entities
 from crawl_assets.enrich.near_duplicates import NearDuplicates
 from crawl_assets.enrich.pii import PersonalData
-from crawl_assets.enrich.places import Places
+from crawl_assets.enrich.places import PlaceMentions
 from crawl_assets.enrich.topics import Topics
-from crawl_assets.enrich.trends import Trends
+from crawl_assets.enrich.trends import RisingTerms
 
 ENRICHERS: dict[str, type[Enricher]] = {cls.name: cls for cls in
-                                        (PersonalData, NearDuplicates, AccountActivity, Trends, Classifier)}
+                                        (PersonalData, NearDuplicates, AccountActivity, RisingTerms, Classifier)}
 ENRICHERS.update({cls.name: cls for cls in (Topics, Entities)})  # issue 35
-ENRICHERS.update({cls.name: cls for cls in (Places, Coordination, AccountTypes)})  # issue 35: places, coordination, account types
+ENRICHERS.update({cls.name: cls for cls in (PlaceMentions, Coordination, AccountTypes)})  # issue 35: places, coordination, account types
 MAX_CONFIG_BYTES = 1 << 20
 
 

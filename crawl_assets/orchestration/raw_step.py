@@ -17,7 +17,7 @@ from crawl_assets.core.spec import SourceSpec
 from crawl_assets.lake import RawBatch
 from crawl_assets.lake.tempfiles import source_folders, sweep
 from crawl_assets.normalize.context import normalize_options
-from crawl_assets.orchestration.checkpoints import CHECKPOINT_KEY, Checkpointer
+from crawl_assets.orchestration.checkpoints import CHECKPOINT_KEY, ObservationCheckpointer
 from crawl_assets.orchestration.monitoring.health import load_health, mark_pending, record_success
 from crawl_assets.orchestration.monitoring.partition_events import SyncFailure, report_failure
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
@@ -26,7 +26,7 @@ from crawl_assets.orchestration.raw_export import ingest_export_file
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.registry.secrets import redact_secrets
 from crawl_assets.locks.sources import SourceBusy, source_lock
-from crawl_assets.scheduling.policy import Health
+from crawl_assets.scheduling.policy import SourceHealth
 from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.sdk.errors import PauseSource, RetryLater
 from crawl_assets.sdk.sync import CollectEnv, LiveCollector
@@ -155,7 +155,7 @@ def build_raw_step(spec: SourceSpec, live: LiveCollector | None) -> Callable[[An
         if live is None:
             raise fail_permanently(context, entry, f"{platform} sources of kind {entry.kind.value!r} need a live "
                                    "collector, which this build does not include yet; register an export_file source")
-        collect_env = CollectEnv(lake, context.run.run_id, Checkpointer(context), context.log)
+        collect_env = CollectEnv(lake, context.run.run_id, ObservationCheckpointer(context), context.log)
         try:
             collected = live(getattr(context.resources, platform), entry, collect_env)
         except PauseSource as exc:
@@ -189,7 +189,7 @@ def _maybe_reset_checkpoint(context: dg.AssetExecutionContext, entry: SourceEntr
 _LAG_KEYS = ("newest_event_lag_seconds", "cursor_lag_seconds")
 
 
-def newest_lag_seconds(meta: dict[str, Any], before: Health, now: float) -> float | None:
+def newest_lag_seconds(meta: dict[str, Any], before: SourceHealth, now: float) -> float | None:
     """Age of the newest item, whatever the collector called it; when a sync saw no item (an unchanged export),
     the last known lag plus the time since; None when nothing is known."""
     for key in _LAG_KEYS:
@@ -201,7 +201,7 @@ def newest_lag_seconds(meta: dict[str, Any], before: Health, now: float) -> floa
     return None
 
 
-def plottable_metadata(meta: dict[str, Any], started: float, before: Health, *, export: bool = False) -> dict[str, Any]:
+def plottable_metadata(meta: dict[str, Any], started: float, before: SourceHealth, *, export: bool = False) -> dict[str, Any]:
     """Metadata every sync reports, as numbers so they plot over time in the UI, each meaning something for
     its kind of source.
 

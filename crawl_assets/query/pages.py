@@ -49,7 +49,7 @@ class Continuation:
 
 
 @dataclass
-class Page:
+class HitPage:
     records: list[dict[str, Any]]
     total: int
     total_exact: bool
@@ -73,12 +73,12 @@ def search_body(tenant: str, flt: RecordFilter, sort: str, size: int, after: lis
 
 
 def search_page(client: Elasticsearch, tenant: str, flt: RecordFilter, *, sort: str = "relevance", size: int = 20,
-                cont: Continuation | None = None) -> Page:
+                cont: Continuation | None = None) -> HitPage:
     return steps.run(client, page_query(tenant, flt, sort=sort, size=size, cont=cont))
 
 
 def page_query(tenant: str, flt: RecordFilter, *, sort: str = "relevance", size: int = 20,
-               cont: Continuation | None = None) -> steps.Query[Page]:
+               cont: Continuation | None = None) -> steps.Query[HitPage]:
     """``search_page`` as an ``index.steps`` query (the API runs it with an asyncio client)."""
     body = search_body(tenant, flt, sort, size, cont.after if cont else None)
     pit = cont.pit if cont else None
@@ -94,7 +94,7 @@ def page_query(tenant: str, flt: RecordFilter, *, sort: str = "relevance", size:
     except NotFoundError as exc:
         if pit is not None:
             raise CursorExpired("this cursor's snapshot has expired; start again from the first page") from exc
-        return Page([], 0, True, None)  # the tenant has no index yet
+        return HitPage([], 0, True, None)  # the tenant has no index yet
     except ApiError as exc:
         if pit is not None and _is_missing_context(exc):
             raise CursorExpired("this cursor's snapshot has expired; start again from the first page") from exc
@@ -109,7 +109,7 @@ def page_query(tenant: str, flt: RecordFilter, *, sort: str = "relevance", size:
             yield from steps.call("close_point_in_time", id=pit)
         except (ApiError, NotFoundError):
             pass  # expired already: nothing to free
-    return Page([h["_source"] for h in hits], int(total["value"]), total.get("relation") == "eq", nxt)
+    return HitPage([h["_source"] for h in hits], int(total["value"]), total.get("relation") == "eq", nxt)
 
 
 def _is_missing_context(exc: ApiError) -> bool:

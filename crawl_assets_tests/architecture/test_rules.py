@@ -35,9 +35,8 @@ ALLOWED: dict[str, set[str]] = {
         "crawl_assets_tests/enrich/test_assets.py",
     },
     "telethon_private_use": set(),
-    # issue 33 renamed SyncStats and Budget; these still name two classes each
-    "classes_named_twice": {"Batch", "Checkpointer", "Health", "MigrationReport", "Page", "Places", "SourceStatus",
-                            "Trends"},
+    # a class name means one thing (issue 33 renamed the last eight)
+    "classes_named_twice": set(),
     "renamed_class_imports": set(),
     "deletion_marker_spellings": {"crawl_assets/core/envelope.py"},
     "platform_literals": set(),
