@@ -2,7 +2,7 @@
 
 A spec is data. It names code by ``"module:attribute"`` strings, resolved when first used, so the registry,
 the schema, the CLI and the catalog read every spec without importing HTTP clients, Telethon, Dagster or
-pandas (``crawl_assets_tests/contract/test_catalog.py`` checks it in a fresh process). Source types are found
+pandas (a test checks it in a fresh process). Source types are found
 through the ``crawl_assets.sources`` entry points (``crawl_assets.core.catalog``); docs/ADDING_A_SOURCE.md
 walks through writing one.
 """

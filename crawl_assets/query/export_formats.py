@@ -84,10 +84,8 @@ def parquet(plan: ExportPlan) -> Iterator[bytes]:
     """Row groups of at most ``ROW_GROUP`` rows, each encoded and sent as soon as it is full, so what the
     process holds is bounded by one row group (as Arrow columns) and the pages fetched ahead, whatever the
     export's size. Arrow memory comes from the system allocator (``pa.system_memory_pool``): Arrow's default
-    pool (mimalloc) keeps the pages it freed (60k records encoded in-process: +47 MiB peak over the warm
-    process with it, +30 with the system allocator). Columns are built from their buffers
-    (``arrow_columns``), not ``pa.array``, whose first call costs the process ~45 MiB for good. The served
-    process's peak: bench/api.py."""
+    pool (mimalloc) keeps the pages it freed. Columns are built from their buffers (``arrow_columns``), not
+    ``pa.array``, whose first call keeps Arrow's conversion machinery in the process for good (docs/API.md)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

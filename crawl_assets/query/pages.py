@@ -8,8 +8,7 @@ returns it in its continuation, so every page from the second on reads that one 
 first and the second page, ``search_after`` on the total order keeps every record that exists on both
 sides exactly once (a record indexed meanwhile may appear, as it would on a first page asked a moment
 later; under ``relevance`` a changed index can shift scores). Opening the snapshot only when a second page
-is asked for spares the many callers who read one page a round trip to Elasticsearch (measured by
-bench/api.py); a continuation may also name a point in time already open for it (the API reuses the one a
+is asked for spares the many callers who read one page a round trip to Elasticsearch; a continuation may also name a point in time already open for it (the API reuses the one a
 replayed first-page cursor opened). The last page closes the point in time. A continuation whose point in
 time has expired raises ``CursorExpired``.
 """

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from crawl_assets.instance import db as instance_db
-from crawl_assets.locks.files import exclusive
+from crawl_assets.locks.shared import exclusive
 from crawl_assets.registry.validate import RegistryFileError, check_size, read_bounded
 
 TABLE = "crawl_registry"
