@@ -29,7 +29,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from crawl_assets import names
+from crawl_assets.core import names
 from crawl_assets.instance import db as instance_db
 from crawl_assets.api.signing import signing_secret
 from crawl_assets.core.private import private_file

@@ -102,7 +102,8 @@ def _from_import_root(folder: Path, tenant: str, verb: str) -> Path:
     """``folder`` under TENANT's import root (the one place a package is read from), or a usage error."""
     import os
 
-    from crawl_assets import names, settings
+    from crawl_assets import settings
+    from crawl_assets.core import names
     from crawl_assets.core.display import shown
 
     try:

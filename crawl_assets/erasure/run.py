@@ -10,7 +10,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
-from crawl_assets import names
+from crawl_assets.core import names
 from crawl_assets.erasure.authors import Author
 from crawl_assets.erasure.deadletters import ErasedSet, erase_deadletters
 from crawl_assets.erasure.features import erase_feature_files

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from elasticsearch import Elasticsearch
 
-from crawl_assets import names
+from crawl_assets.core import names
 from crawl_assets.index.bootstrap import ensure_index
 from crawl_assets.index.scan import BulkWriteFailed, copy_documents
 from crawl_assets.index.naming import FAMILIES, PREFIX, index_name, parse_legacy_index, read_alias
