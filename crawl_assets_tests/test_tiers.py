@@ -20,6 +20,11 @@ class FakeItem:
     fixturenames: tuple[str, ...] = ()
     marks: list[str] = field(default_factory=list)
     originalname: str = "test_something"
+    ids: str = ""  # its parameters' ids (``es9``)
+
+    @property
+    def nodeid(self) -> str:
+        return f"crawl_assets_tests/{self.module}::{self.originalname}" + (f"[{self.ids}]" if self.ids else "")
 
     @property
     def path(self) -> Path:
@@ -74,3 +79,26 @@ def test_a_shared_worlds_tests_are_one_unit_of_work_and_others_are_alone():
     assert tiers.group_of("crawl_assets_tests/apis/test_x.py::test_y") == "crawl_assets_tests/apis/test_x.py::test_y"
     alone = "crawl_assets_tests/index/test_es_sink.py::test_a"
     assert tiers.group_of(alone) == alone
+
+
+def test_the_second_es_lines_tests_are_one_unit_handed_out_first(monkeypatch):
+    monkeypatch.setenv("CRAWL_TEST_ES9_VERSION", "9.2.0")
+    monkeypatch.delenv("CRAWL_TEST_ES_VERSION", raising=False)
+    monkeypatch.delenv("CRAWL_TEST_ES_URL", raising=False)
+    assert tiers.group_of("crawl_assets_tests/api/test_search.py::test_sorts[x-es9]") == "second-es-line"
+    assert tiers.group_of("crawl_assets_tests/index/test_es_sink.py::test_a[es9]") == "second-es-line"
+    assert tiers.group_of("crawl_assets_tests/api/test_fuzz.py::test_schema[GET /v1/x][es9]") == "second-es-line"
+    assert tiers.group_of("crawl_assets_tests/api/test_isolation.py::test_q[es9-x]") == "second-es-line"
+    assert tiers.group_of("crawl_assets_tests/api/test_search.py::test_sorts[x-es8]") == "api-world"
+    assert tiers.group_of("crawl_assets_tests/index/test_es_sink.py::test_a[es8]") != "second-es-line"
+    assert tiers.group_of("crawl_assets_tests/index/test_x.py::test_es9[es8]") != "second-es-line"  # the name's own
+    items = [FakeItem("c/test_three.py", marks=["system"]), FakeItem("a/test_one.py", marks=["integration"], ids="es8"),
+             FakeItem("b/test_two.py", marks=["integration"], ids="es9"),
+             FakeItem("a/test_one.py", marks=["integration"], ids="es9")]
+    ordered = tiers.order(items)  # type: ignore[arg-type]
+    assert [(i.module, i.ids) for i in ordered] == [
+        ("a/test_one.py", "es9"), ("b/test_two.py", "es9"),  # the second line's, by path: a package together
+        ("c/test_three.py", ""), ("a/test_one.py", "es8"),
+    ]
+    monkeypatch.setenv("CRAWL_TEST_ES9_VERSION", "")  # off: an [es9] id is then nobody's line
+    assert tiers.group_of("crawl_assets_tests/index/test_es_sink.py::test_a[es9]") != "second-es-line"

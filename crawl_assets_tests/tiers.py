@@ -14,7 +14,8 @@ kept whole, so module and package fixtures are set up once): under ``pytest-xdis
 handed out first and the short ones fill the gaps. With ``--dist loadgroup`` the tests of a folder or module
 in ``GROUPS`` (those sharing an expensive package, module or per-worker fixture) go to one worker together, so
 that fixture is built once; every other test is its own unit (xdist's own ``xdist_group`` suffix is not used:
-pytest 9 nodeids cannot carry it).
+pytest 9 nodeids cannot carry it). The tests on the second Elasticsearch line (``[es9]``, see
+``es_node/fixtures.py``) are one unit, handed out first: one worker starts that node and its worlds once.
 """
 
 from __future__ import annotations
@@ -104,8 +105,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(getattr(pytest.mark, tier))
 
 
+def second_line(nodeid: str) -> bool:
+    """The test runs on the second Elasticsearch line (its id holds ``es9``)."""
+    from crawl_assets_tests.es_node.fixtures import on_second_line
+
+    return on_second_line(nodeid)
+
+
 def group_of(nodeid: str) -> str:
     """The work unit of a test under ``--dist loadgroup``: its group, else the test alone."""
+    if second_line(nodeid):
+        return "second-es-line"
     path = nodeid.split("::", 1)[0]
     return next((group for prefix, group in GROUPS.items() if path.startswith(prefix)), nodeid)
 
@@ -138,13 +148,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def order(items: list[pytest.Item]) -> list[pytest.Item]:
-    """System modules first, then modules holding integration tests, then the rest; each module whole and in
-    its own order, the modules of one tier in collection order."""
+    """The second Elasticsearch line's tests first (one unit), then system modules, then modules holding
+    integration tests, then the rest; each module whole and in its own order, the modules of one tier in
+    collection order."""
     rank = {name: i for i, name in enumerate(TIERS)}
-    modules: dict[str, int] = {}
+    modules: dict[tuple[bool, str], int] = {}
+
+    def key(item: pytest.Item) -> tuple[bool, str]:
+        return (not second_line(item.nodeid), module_path(item))
+
     for item in items:
         tier = next(m.name for m in item.iter_markers() if m.name in rank)
-        key = module_path(item)
-        modules[key] = min(modules.get(key, len(TIERS)), rank[tier])
-    position = {key: i for i, key in enumerate(modules)}
-    return sorted(items, key=lambda item: (modules[module_path(item)], position[module_path(item)]))
+        modules[key(item)] = min(modules.get(key(item), len(TIERS)), rank[tier])
+    position = {k: i for i, k in enumerate(modules)}
+
+    def place(item: pytest.Item) -> tuple:
+        if not key(item)[0]:  # the second line's: by path, so a package's tests stay together (its world built once)
+            return (False, 0, module_path(item))
+        return (True, modules[key(item)], position[key(item)])
+
+    return sorted(items, key=place)

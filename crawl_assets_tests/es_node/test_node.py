@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from crawl_assets_tests.es_node.distribution import ES_VERSION, Unavailable
+from crawl_assets_tests.es_node.distribution import Unavailable
 from crawl_assets_tests.es_node.fixtures import external_url, required
 from crawl_assets_tests.es_node.node import NodeStartError, RealNode
 
@@ -30,8 +30,8 @@ class _Watched(RealNode):
         self.folders.append(str(self.workdir))
 
 
-def test_a_node_that_cannot_start_says_why_and_leaves_no_process() -> None:
-    node = _Watched(heap="1k", start_timeout=120)  # the JVM refuses a 1 KiB heap
+def test_a_node_that_cannot_start_says_why_and_leaves_no_process(es_version: str) -> None:
+    node = _Watched(heap="1k", start_timeout=120, version=es_version)  # the JVM refuses a 1 KiB heap
     try:
         with pytest.raises(NodeStartError, match="did not start") as info:
             node.start()
@@ -47,10 +47,10 @@ def test_a_node_that_cannot_start_says_why_and_leaves_no_process() -> None:
 
 
 @pytest.mark.skipif(bool(external_url()), reason="checks the local test node (CRAWL_TEST_ES_URL is set)")
-def test_the_session_node_is_real_and_unprivileged(es_cluster) -> None:
+def test_the_session_node_is_real_and_unprivileged(es_cluster, es_version: str) -> None:
     info = es_cluster.client.nodes.info(node_id="_local", metric="plugins,process,jvm")
     [node] = info["nodes"].values()
-    assert node["version"] == ES_VERSION and node["build_flavor"] == "default"
+    assert node["version"] == es_version and node["build_flavor"] == "default"
     assert [p["name"] for p in node["plugins"]] == ["crawl-test-analysis"]
     pid = node["process"]["id"]
     with open(f"/proc/{pid}/status") as fh:
@@ -73,7 +73,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(bool(external_url()), reason="checks the local test node (CRAWL_TEST_ES_URL is set)")
-def test_a_node_whose_owner_is_killed_does_not_outlive_it(tmp_path) -> None:
+def test_a_node_whose_owner_is_killed_does_not_outlive_it(tmp_path, es_version: str) -> None:
     """``python -m crawl_assets_tests.es_node`` SIGKILLed (no atexit, no fixture teardown): the launcher
     gets SIGTERM from the kernel (parent-death signal) and stops the server JVM."""
     import json
@@ -84,7 +84,7 @@ def test_a_node_whose_owner_is_killed_does_not_outlive_it(tmp_path) -> None:
     import urllib.request
 
     owner = subprocess.Popen([sys.executable, "-m", "crawl_assets_tests.es_node"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, env={**os.environ, "CRAWL_TEST_ES_VERSION": es_version})
     try:
         url = (owner.stdout.readline() if owner.stdout else "").strip()
         if not url.startswith("http"):

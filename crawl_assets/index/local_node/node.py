@@ -51,10 +51,10 @@ def _die_with_parent() -> None:  # runs in the child, after it switched user (th
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def prepare_home() -> tuple[Path, Path]:
+def prepare_home(version: str = distribution.ES_VERSION) -> tuple[Path, Path]:
     """(node home with the test analysis plugin, Java home); raises ``Unavailable`` with a one-line reason."""
-    java = distribution.java_home()
-    dist = distribution.unpacked(distribution.resolve_zip())
+    java = distribution.java_home(version)
+    dist = distribution.unpacked(distribution.resolve_zip(version), version)
     plugin = analysis_plugin.build(dist, java)
     return distribution.node_home(dist, plugin), java
 
@@ -79,9 +79,11 @@ class RealNode:
     answers on that port; otherwise both are new for each start and the folder is removed on stop."""
 
     def __init__(self, heap: str = "512m", start_timeout: float = 240.0, membership: Membership | None = None,
-                 workdir: Path | None = None, port: int | None = None, java_opts: str = "") -> None:
-        """``java_opts``: extra options of the server JVM (e.g. ``QUICK_JIT``)."""
+                 workdir: Path | None = None, port: int | None = None, java_opts: str = "",
+                 version: str = distribution.ES_VERSION) -> None:
+        """``java_opts``: extra options of the server JVM (e.g. ``QUICK_JIT``); ``version``: the server's."""
         self.heap, self.start_timeout, self.membership, self.java_opts = heap, start_timeout, membership, java_opts
+        self.version = version
         self.fixed_workdir, self.fixed_port = workdir, port
         self.home: Path | None = None
         self.workdir: Path | None = None
@@ -100,7 +102,7 @@ class RealNode:
 
     # ---- start --------------------------------------------------------------------------------------
     def start(self) -> "RealNode":
-        home, java = prepare_home()
+        home, java = prepare_home(self.version)
         self.home = home
         last: NodeStartError | None = None
         for _ in range(1 if self.fixed_port else 3):  # a port taken between free_port() and the bind: try another one
