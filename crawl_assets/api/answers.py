@@ -1,4 +1,4 @@
-"""No worker-thread hop for the endpoints that only query (``answer_query``): their ``index.steps`` query runs
+"""No worker-thread hop for the endpoints that only query (``answer_query``): their ``query.steps`` query runs
 on the event loop with the asyncio client, and the answer is built there (a few hundred microseconds of
 pydantic for a page of records). Under load, each hop between threads and processes waits for a CPU on a
 busy machine; awaiting Elasticsearch on the loop leaves one wake-up per request and answer.

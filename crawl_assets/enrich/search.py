@@ -1,4 +1,4 @@
-"""Features next to records: the joins, as plain functions over a client (like ``index.queries``).
+"""Features next to records: the joins, as plain functions over a client (like ``query.clauses``).
 
 Features live in ``crawl-features-{tenant}`` and name their record by ``record_key`` (= the record's ``key``
 and ``_id``); clusters, trend windows and accounts name what they describe. A join is two queries, both

@@ -3,7 +3,7 @@
 ``MAX_TIMELINE_BUCKETS`` buckets (checked before the query runs, from the range or the data's own span),
 a top list never more than ``MAX_TOP``.
 
-Each query is written once as ``*_query`` (``index.steps``: run by the blocking function of its name, or
+Each query is written once as ``*_query`` (``query.steps``: run by the blocking function of its name, or
 by an asyncio client in the API)."""
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ def search_page(client: Elasticsearch, tenant: str, flt: RecordFilter, *, sort: 
 
 def page_query(tenant: str, flt: RecordFilter, *, sort: str = "relevance", size: int = 20,
                cont: Continuation | None = None) -> steps.Query[HitPage]:
-    """``search_page`` as an ``index.steps`` query (the API runs it with an asyncio client)."""
+    """``search_page`` as an ``query.steps`` query (the API runs it with an asyncio client)."""
     body = search_body(tenant, flt, sort, size, cont.after if cont else None)
     pit = cont.pit if cont else None
     try:
