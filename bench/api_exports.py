@@ -78,7 +78,7 @@ def cpu_seconds(pid: int | None) -> float:
 
 
 def api_export(api_url: str, key: str, server_pid: int, es_pid: int | None, fmt: str) -> dict:
-    from crawl_assets.index.exports import DEFAULT_FIELDS
+    from crawl_assets.query.exports import DEFAULT_FIELDS
 
     es_cpu, cpu, mine = cpu_seconds(es_pid), cpu_seconds(server_pid), resource.getrusage(resource.RUSAGE_SELF)
     count, acc, size, header, lines = 0, 0, 0, None, 0
@@ -116,8 +116,8 @@ def peer_export(es_url: str) -> None:
     its figures as JSON (run in its own process, so its RSS is its own)."""
     from elasticsearch import Elasticsearch, helpers
 
-    from crawl_assets.index.exports import DEFAULT_FIELDS
-    from crawl_assets.index.filters import scoped_query
+    from crawl_assets.query.exports import DEFAULT_FIELDS
+    from crawl_assets.query.filters import scoped_query
 
     es = Elasticsearch(es_url, request_timeout=120)
     count, acc = 0, 0

@@ -1,4 +1,4 @@
-"""No worker-thread hop for the endpoints that only query (``answer_query``): their ``index.steps`` query runs
+"""No worker-thread hop for the endpoints that only query (``answer_query``): their ``query.steps`` query runs
 on the event loop with the asyncio client, and the answer is built there (a few hundred microseconds of
 pydantic for a page of records). Under load, each hop between threads and processes waits for a CPU on a
 busy machine; awaiting Elasticsearch on the loop leaves one wake-up per request and answer.
@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from crawl_assets.index import steps
+from crawl_assets.query import steps
 
 
 def as_json(model: BaseModel) -> Response:

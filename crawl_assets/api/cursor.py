@@ -25,8 +25,8 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from crawl_assets.index.filters import RecordFilter
-from crawl_assets.index.search import KEEP_ALIVE_SECONDS, Continuation
+from crawl_assets.query.filters import RecordFilter
+from crawl_assets.query.pages import KEEP_ALIVE_SECONDS, Continuation
 
 if TYPE_CHECKING:
     from crawl_assets.api.keys import KeyStore

@@ -2,7 +2,7 @@
 
 A key is ``cak_<id>_<secret>``: ``id`` is 12 hex characters (48 random bits) that name the key in listings
 and logs, ``secret`` 32 random bytes (256 bits, URL-safe base64). Only the SHA-256 of the secret is stored,
-in table ``crawl_api_keys`` of the Dagster instance's database (``crawl_assets.instance_db``: the
+in table ``crawl_api_keys`` of the Dagster instance's database (``crawl_assets.instance.db``: the
 instance's Postgres, or SQLite in ``$DAGSTER_HOME/storage/crawl_api.db`` beside Dagster's own files, so
 API lookups never wait on the daemon's SQLite locks; that file is 0600).
 
@@ -29,7 +29,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from crawl_assets import instance_db, names
+from crawl_assets.core import names
+from crawl_assets.instance import db as instance_db
 from crawl_assets.api.signing import signing_secret
 from crawl_assets.core.private import private_file
 

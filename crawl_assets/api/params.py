@@ -19,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import bad_request
-from crawl_assets.index.filters import RecordFilter
+from crawl_assets.query.filters import RecordFilter
 from crawl_assets.schema.record import Platform
 
 MAX_VALUES = 50

@@ -11,17 +11,17 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
 from crawl_assets.api.answers import answer, answer_query
-from crawl_assets.api.app import ApiState
+from crawl_assets.api.state import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ErrorBody, bad_request, not_found
 from crawl_assets.api.models import AuthorProfile, Counts, Timeline, Top, Trends
 from crawl_assets.api.params import PRINTABLE, instant, record_filter, utc, zone as _zone
-from crawl_assets.index import aggregations, trends as trend_index
-from crawl_assets.index.aggregations import TooManyBuckets
+from crawl_assets.query import aggregations, trends as trend_index
+from crawl_assets.query.aggregations import TooManyBuckets
 from crawl_assets.index.naming import parse_instant
 from crawl_assets.persian import jalali
-from crawl_assets.index.filters import RecordFilter
-from crawl_assets.index.profiles import author_profile
+from crawl_assets.query.filters import RecordFilter
+from crawl_assets.query.profiles import author_profile
 
 router = APIRouter(prefix="/v1", tags=["analysis"], responses=ERROR_RESPONSES)
 FilterDep = Annotated[RecordFilter, Depends(record_filter)]

@@ -10,12 +10,12 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from crawl_assets.api.answers import answer
-from crawl_assets.api.app import ApiState
+from crawl_assets.api.state import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ErrorBody, bad_request, not_found
 from crawl_assets.api.params import instant, utc, zone as _zone
 from crawl_assets.enrich import search as features
-from crawl_assets.index.aggregations import MAX_TIMELINE_BUCKETS
+from crawl_assets.query.aggregations import MAX_TIMELINE_BUCKETS
 
 router = APIRouter(prefix="/v1", tags=["features"], responses=ERROR_RESPONSES)
 INFERRED = "inferred: an unsupervised topic model over this tenant's records (docs/ENRICHMENT.md#topics)"

@@ -10,14 +10,14 @@ from starlette.background import BackgroundTask
 
 from crawl_assets.api import cursor as cursors
 from crawl_assets.api.answers import answer, answer_query
-from crawl_assets.api.app import ApiState
+from crawl_assets.api.state import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request, not_found
 from crawl_assets.api.models import RecordDetail, SearchPage, Thread
 from crawl_assets.api.params import record_filter
-from crawl_assets.index.conversations import MAX_THREAD, record_query, thread
-from crawl_assets.index.filters import RecordFilter
-from crawl_assets.index.search import CursorExpired, Page, close_all, page_query
+from crawl_assets.query.conversations import MAX_THREAD, record_query, thread
+from crawl_assets.query.filters import RecordFilter
+from crawl_assets.query.pages import CursorExpired, HitPage, close_all, page_query
 
 MAX_PAGE = 500
 KEY_PATTERN = r"^[a-z]+:[^\s/]{1,500}$"
@@ -45,7 +45,7 @@ async def search(request: Request, who: CallerDep, flt: FilterDep,
     except cursors.BadCursor as exc:
         raise bad_request(str(exc)) from None
 
-    def build(page: Page) -> SearchPage:
+    def build(page: HitPage) -> SearchPage:
         return SearchPage(records=page.records, total=page.total, total_exact=page.total_exact,
                           next=paging.next_cursor(page.next))
 

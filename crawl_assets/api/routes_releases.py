@@ -16,11 +16,11 @@ from fastapi.responses import StreamingResponse
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from crawl_assets.api.app import ApiState
+from crawl_assets.api.state import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request
 from crawl_assets.core.bodies import read_capped
-from crawl_assets.index.filters import RecordFilter, source_keys
+from crawl_assets.query.filters import RecordFilter, source_keys
 from crawl_assets.lake import Lake
 from crawl_assets.release.archive import write_tar
 from crawl_assets.release.build import ReleaseRefused, ReleaseTooLarge, build_package

@@ -12,14 +12,14 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from crawl_assets.api.answers import answer
-from crawl_assets.api.app import ApiState
+from crawl_assets.api.state import ApiState
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES
 from crawl_assets.api.models import Record
 from crawl_assets.api.routes_streams import _BUSY, HeldStream, _slot
 from crawl_assets.enrich import search_signals
 from crawl_assets.enrich.coordination import CAUTION
-from crawl_assets.index import graph_formats
+from crawl_assets.query import graph_formats
 
 router = APIRouter(prefix="/v1", tags=["enrichment"], responses=ERROR_RESPONSES)
 PLACE_ID = r"(country:[A-Z]{2}|region:[A-Z]{2}-[A-Z0-9]{1,3}|city:[0-9]{1,10})"

@@ -24,8 +24,8 @@ from starlette.types import Receive, Scope, Send
 from crawl_assets.api.auth import CallerDep
 from crawl_assets.api.errors import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request
 from crawl_assets.api.params import record_filter, zone as _zone
-from crawl_assets.index import exports, graph_formats, networks
-from crawl_assets.index.filters import RecordFilter
+from crawl_assets.query import exports, graph_formats, networks
+from crawl_assets.query.filters import RecordFilter
 
 log = logging.getLogger("crawl_assets.api")
 MAX_HEADER = 4096
@@ -147,7 +147,9 @@ async def export(request: Request, who: CallerDep, flt: FilterDep,
         plan = await run_in_threadpool(partial(exports.ExportPlan, request.app.state.api.es, who.tenant, flt, chosen,
                                                format, limit, order, bom=bom, calendar=calendar, time_zone=_zone(tz)))
         name = f"{who.tenant}-records.{exports.EXTENSIONS[format]}"
-        return HeldStream(plan.stream(), partial(streams.release, who.key_id), (plan.close,),
+        from crawl_assets.query import export_formats  # pyarrow: loaded by the first export, not at start
+
+        return HeldStream(export_formats.encode(plan), partial(streams.release, who.key_id), (plan.close,),
                           media_type=exports.FORMATS[format],
                           headers={"Content-Disposition": f'attachment; filename="{name}"',
                                    "X-Crawl-Query": _header_value(plan.header)})

@@ -95,7 +95,7 @@ def unset_credentials(entry: SourceEntry) -> list[str]:
     from crawl_assets import settings
     from crawl_assets.core import catalog
     from crawl_assets.core.spec import resolve
-    from crawl_assets.names import secret_variable
+    from crawl_assets.core.names import secret_variable
 
     if entry.kind is SourceKind.export_file:
         return []

@@ -1,8 +1,11 @@
-"""What CLI commands share: loading the registry with clean errors, and exiting 2 on bad input."""
+"""What CLI commands share: loading the registry with clean errors, exiting 2 on bad input, a new
+DAGSTER_HOME's instance config."""
 
 from __future__ import annotations
 
+import shutil
 import sys
+from importlib import resources
 from pathlib import Path
 from typing import NoReturn
 
@@ -84,3 +87,11 @@ def save_registry(reg: Registry) -> None:
         fail(f"{exc}; nothing was changed: run the command again")
     except RegistryFileError as exc:
         fail(str(exc))
+
+
+def install_instance_yaml(home: Path) -> None:
+    """Give a new DAGSTER_HOME the project's instance config (an existing one is left alone)."""
+    home.mkdir(parents=True, exist_ok=True)
+    target = home / "dagster.yaml"
+    if not target.exists():
+        shutil.copyfile(str(resources.files("crawl_assets") / "instance" / "dagster.yaml"), target)

@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from crawl_assets import settings
+from crawl_assets.cli.common import install_instance_yaml
 
 DEMO_TENANT = "demo"
 # Run logs stay in the instance (and the UI); the console shows warnings and the summary only.
@@ -24,14 +25,6 @@ QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 def sample_file(relative: str) -> Path:
     return Path(str(resources.files("crawl_assets") / "sample_data" / relative))
-
-
-def install_instance_yaml(home: Path) -> None:
-    """Give a new DAGSTER_HOME the project's instance config (an existing one is left alone)."""
-    home.mkdir(parents=True, exist_ok=True)
-    target = home / "dagster.yaml"
-    if not target.exists():
-        shutil.copyfile(str(resources.files("crawl_assets") / "instance" / "dagster.yaml"), target)
 
 
 def place_sample(relative: str) -> str:
@@ -106,7 +99,8 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
     the number of failed runs."""
     import dagster as dg
 
-    from crawl_assets.cli.sync import sync_job_name
+    from crawl_assets.cli.sync import run_figures
+    from crawl_assets.orchestration.run_names import sync_job_name
     from crawl_assets.lake import Lake
     from crawl_assets.registry import load_registry
     from crawl_assets.orchestration.sensors.registry_sensor import partition_changes
@@ -135,7 +129,7 @@ def _materialize_samples(instance, defs, home: Path, home_given: bool) -> int:
             click.echo(f"{key}: run {result.run_id} FAILED; see the run in the UI", err=True)
             continue
         synced.append(key)
-        meta = _metadata(result, platform)
+        meta = run_figures(result)
         click.echo(f"{key}")
         click.echo(f"  run {result.run_id}")
         click.echo(f"  records {meta['records']}, rejected {meta['rejected']}, edges {meta['edges']}")
@@ -194,21 +188,3 @@ def enriched_phrases(materializations: list[tuple[list[str], dict]]) -> tuple[li
         else:
             mine.append(f"{path[-1]} ({meta.get('rows_written', 0)} rows from {meta.get('records_read', 0)} records)")
     return mine, tenant
-
-
-def _metadata(result, platform: str) -> dict:
-    """Figures for the summary, read from the run's materialization events."""
-    out: dict = {"records": 0, "rejected": 0, "edges": 0, "by_type": {}, "indexed": ""}
-    for event in result.get_asset_materialization_events():
-        mat = event.event_specific_data.materialization
-        name = mat.asset_key.path[-1]
-        meta = {k: v.value for k, v in mat.metadata.items()}
-        if name == "relation_edges":
-            out["records"] = meta.get("records", 0)
-            out["edges"] = meta.get("edges", 0)
-            out["by_type"] = {k.removeprefix("edges_"): v for k, v in meta.items() if k.startswith("edges_") and k != "edges"}
-        elif name == "normalized_records":
-            out["rejected"] = meta.get("rejected", 0)
-        elif name == "search_index":
-            out["indexed"] = ", ".join(f"{k} {v}" for k, v in meta.items() if k.startswith("records_") and isinstance(v, int))
-    return out

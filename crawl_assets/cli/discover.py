@@ -42,7 +42,7 @@ def _table(tenant: str, platform: str, refresh: bool) -> dict[str, Any]:
     from crawl_assets import settings
     from crawl_assets.core.spec import resolve
     from crawl_assets.lake import Lake
-    from crawl_assets.names import check_tenant
+    from crawl_assets.core.names import check_tenant
     from crawl_assets.pipeline import discovery
 
     try:

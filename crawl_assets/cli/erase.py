@@ -27,7 +27,8 @@ import click
 def erase(tenant: str, author: str | None, author_name: str | None, yes: bool, source: str | None,
           legacy_tenant: bool, es_url: str | None) -> None:
     """Hard-delete data for a deletion request; records what was erased (without the data)."""
-    from crawl_assets import names, settings
+    from crawl_assets import settings
+    from crawl_assets.core import names
     from crawl_assets.erasure import Selector
     from crawl_assets.lake import Lake
 
@@ -119,7 +120,7 @@ def _run(lake, client, selector) -> None:
     from crawl_assets.erasure import ErasureIncomplete
     from crawl_assets.erasure import erase as run_erasure
     from crawl_assets.erasure.log import ErasureKeyError
-    from crawl_assets.scheduling.locks import SourceBusy
+    from crawl_assets.locks.sources import SourceBusy
 
     try:
         report = run_erasure(lake, client, selector)

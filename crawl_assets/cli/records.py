@@ -28,7 +28,7 @@ def records(tenant: str | None, platform: str | None, source_key: str | None, fi
     """Print the normalized records from the lake: one line per record (its latest observation)."""
     from crawl_assets import settings
     from crawl_assets.lake import Lake
-    from crawl_assets.names import check_source_key, check_tenant
+    from crawl_assets.core.names import check_source_key, check_tenant
     from crawl_assets.pipeline.reader import latest_batches, stored_rows
     from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records
 

@@ -55,7 +55,7 @@ def create(tenant: str, out: str, platforms: tuple[str, ...], sources: tuple[str
     """Write a release of TENANT's records (from the lake; no Elasticsearch needed)."""
     from crawl_assets import settings
     from crawl_assets.erasure.log import ErasureKeyError, key_from_file
-    from crawl_assets.index.filters import RecordFilter
+    from crawl_assets.query.filters import RecordFilter
     from crawl_assets.lake import Lake
     from crawl_assets.release import ReleaseQuery, create_release
     from crawl_assets.release.build import ReleaseRefused
@@ -102,7 +102,8 @@ def _from_import_root(folder: Path, tenant: str, verb: str) -> Path:
     """``folder`` under TENANT's import root (the one place a package is read from), or a usage error."""
     import os
 
-    from crawl_assets import names, settings
+    from crawl_assets import settings
+    from crawl_assets.core import names
     from crawl_assets.core.display import shown
 
     try:

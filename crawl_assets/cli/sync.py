@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from crawl_assets import settings
-from crawl_assets.cli.common import fail, open_registry
+from crawl_assets.cli.common import fail, install_instance_yaml, open_registry
 from crawl_assets.registry import SourceEntry
 
 
@@ -23,11 +23,6 @@ def _reason(message: str) -> str:
     """The first line of a step's error without its exception class (``dagster...Failure: source ... paused``)."""
     first = message.strip().splitlines()[0] if message.strip() else "no message"
     return re.sub(r"^[\w.]*(Error|Exception|Failure|Interrupt)\w*: ", "", first)
-
-
-def sync_job_name(platform: str, indexing: bool) -> str:
-    """The job that syncs one source of ``platform`` (the one the README's UI backfill uses)."""
-    return f"{platform}_sync" if indexing else f"{platform}_sync_no_index"
 
 
 @click.command("sync")
@@ -52,8 +47,7 @@ def sync(source: str, full: bool) -> None:
 
 def sync_now(entry: SourceEntry, *, full: bool = False) -> tuple[str | None, dict[str, Any]]:
     """Run ``entry``'s sync job in this process: (the failure's reason or None, the run's figures)."""
-    from crawl_assets.cli.demo import _metadata, install_instance_yaml
-    from crawl_assets.orchestration.jobs import PLATFORM_TAG
+    from crawl_assets.orchestration.run_names import PLATFORM_TAG, sync_job_name
     from crawl_assets.orchestration.raw_step import RESYNC_TAG
 
     home = settings.use_dagster_home()
@@ -77,4 +71,23 @@ def sync_now(entry: SourceEntry, *, full: bool = False) -> tuple[str | None, dic
         reasons = [_reason(e.step_failure_data.error.message) for e in result.get_step_failure_events()
                    if e.step_failure_data and e.step_failure_data.error]
         return f"{entry.key}: run {result.run_id} failed: {reasons[0] if reasons else 'see the run in the UI'}", {}
-    return None, {**_metadata(result, entry.platform), "run_id": result.run_id}
+    return None, {**run_figures(result), "run_id": result.run_id}
+
+
+def run_figures(result) -> dict:
+    """A sync run's figures for a summary (records, rejected, edges by type, indexed), read from its
+    materialization events."""
+    out: dict = {"records": 0, "rejected": 0, "edges": 0, "by_type": {}, "indexed": ""}
+    for event in result.get_asset_materialization_events():
+        mat = event.event_specific_data.materialization
+        name = mat.asset_key.path[-1]
+        meta = {k: v.value for k, v in mat.metadata.items()}
+        if name == "relation_edges":
+            out["records"] = meta.get("records", 0)
+            out["edges"] = meta.get("edges", 0)
+            out["by_type"] = {k.removeprefix("edges_"): v for k, v in meta.items() if k.startswith("edges_") and k != "edges"}
+        elif name == "normalized_records":
+            out["rejected"] = meta.get("rejected", 0)
+        elif name == "search_index":
+            out["indexed"] = ", ".join(f"{k} {v}" for k, v in meta.items() if k.startswith("records_") and isinstance(v, int))
+    return out

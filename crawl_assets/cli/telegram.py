@@ -11,7 +11,7 @@ import sys
 import click
 
 from crawl_assets.cli.common import fail
-from crawl_assets import names
+from crawl_assets.core import names
 
 
 @click.group()

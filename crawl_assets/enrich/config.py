@@ -36,13 +36,13 @@ from crawl_assets.enrich.coordination import Coordination
 from crawl_assets.enrich.entities import Entities
 from crawl_assets.enrich.near_duplicates import NearDuplicates
 from crawl_assets.enrich.pii import PersonalData
-from crawl_assets.enrich.places import Places
+from crawl_assets.enrich.places import PlaceMentions
 from crawl_assets.enrich.topics import Topics
-from crawl_assets.enrich.trends import Trends
+from crawl_assets.enrich.trends import RisingTerms
 
 ENRICHERS: dict[str, type[Enricher]] = {cls.name: cls for cls in
-                                        (PersonalData, NearDuplicates, AccountActivity, Trends, Classifier)}
-ENRICHERS.update({cls.name: cls for cls in (Topics, Entities, Places, Coordination, AccountTypes)})
+                                        (PersonalData, NearDuplicates, AccountActivity, RisingTerms, Classifier)}
+ENRICHERS.update({cls.name: cls for cls in (Topics, Entities, PlaceMentions, Coordination, AccountTypes)})
 MAX_CONFIG_BYTES = 1 << 20
 
 

@@ -53,7 +53,7 @@ BASE = {"country": 0.95, "region": 0.9, "city": 0.8}
 BIG_CITY = 1_000_000
 
 
-class Places(Enricher):
+class PlaceMentions(Enricher):
     name: ClassVar[str] = "places"
     version: ClassVar[str] = "1"
     columns: ClassVar[tuple[str, ...]] = (*CONTEXT_COLUMNS, "text_clean", "metadata")

@@ -21,7 +21,7 @@ from crawl_assets import settings
 from crawl_assets.enrich import store
 from crawl_assets.enrich.base import CombineContext, Enricher
 from crawl_assets.lake import Lake
-from crawl_assets.shared_lock import acquire
+from crawl_assets.locks.shared import acquire
 
 LOCK_WAIT_SECONDS = 600.0
 

@@ -1,4 +1,4 @@
-"""Features next to records: the joins, as plain functions over a client (like ``index.queries``).
+"""Features next to records: the joins, as plain functions over a client (like ``query.clauses``).
 
 Features live in ``crawl-features-{tenant}`` and name their record by ``record_key`` (= the record's ``key``
 and ``_id``); clusters, trend windows and accounts name what they describe. A join is two queries, both
@@ -25,7 +25,7 @@ from elasticsearch import Elasticsearch, NotFoundError
 
 from crawl_assets.enrich.pii import clean_spans, redacted_record
 from crawl_assets.index.naming import check_tenant, read_alias
-from crawl_assets.index.queries import _filtered, _range, _search
+from crawl_assets.query.clauses import _filtered, _range, _search
 
 MAX_KEYS = 10_000
 
@@ -176,7 +176,7 @@ def topic_timeline(client: Elasticsearch, tenant: str, topic_id: int, *, interva
         return []
     from datetime import datetime
 
-    from crawl_assets.index.aggregations import INTERVALS
+    from crawl_assets.query.aggregations import INTERVALS
 
     first, last = (datetime.fromisoformat(found[k].replace("Z", "+00:00")) for k in ("first_seen", "last_seen"))
     if int((last - first) / INTERVALS[interval]) + 2 > max_buckets:

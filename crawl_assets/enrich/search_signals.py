@@ -17,7 +17,7 @@ from elasticsearch import Elasticsearch, NotFoundError
 
 from crawl_assets.enrich.search import MAX_KEYS, _features, records_by_key
 from crawl_assets.index.naming import check_tenant, read_alias
-from crawl_assets.index.networks import Graph
+from crawl_assets.query.networks import Graph
 
 MAX_PLACES = 1000
 

@@ -45,7 +45,7 @@ _ONLY_DIGITS = r"^[\pN_\x{200c}]+$"
 RECORD = "record"  # term_kind of the row that says a record was observed
 
 
-class Trends(Enricher):
+class RisingTerms(Enricher):
     name: ClassVar[str] = "trends"
     version: ClassVar[str] = "3"  # 3: the lemmatizer's look-alike rules (persian.lemma) change lemmas: true terms
     scope: ClassVar[str] = "tenant"  # type: ignore[assignment]

@@ -1,5 +1,5 @@
 """Erasing a tenant named under the earlier rule (``acme-``, ``a--b``: a slug, but no longer a valid tenant
-name, see ``crawl_assets.names``). Its registry entries are now invalid (skipped with a warning), so it
+name, see ``crawl_assets.core.names``). Its registry entries are now invalid (skipped with a warning), so it
 is never synced again and its data cannot be selected by ``--author`` or ``--source``; the way out is to
 erase all of it: every lake folder of the tenant, and its indices (named by the earlier scheme, which
 ``es setup`` cannot rename for it). Then remove its entries from the registry (or re-add them under a valid
@@ -13,7 +13,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
-from crawl_assets import names
+from crawl_assets.core import names
 from crawl_assets.erasure.log import erasure_key, subject_digest
 from crawl_assets.lake import Lake
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
-from crawl_assets import names
+from crawl_assets.core import names
 from crawl_assets.erasure.authors import Author
 from crawl_assets.erasure.deadletters import ErasedSet, erase_deadletters
 from crawl_assets.erasure.features import erase_feature_files
@@ -26,7 +26,7 @@ from crawl_assets.index.erasure import (
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import discovery_file
 from crawl_assets.lake.tempfiles import sweep, tenant_folders
-from crawl_assets.scheduling.locks import source_lock
+from crawl_assets.locks.sources import source_lock
 
 
 @dataclass(frozen=True)

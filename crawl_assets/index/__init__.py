@@ -7,6 +7,6 @@ Entry points (import from the modules; this package re-exports nothing, so impor
 - ``stats.count_documents(client, tenant, source=None, family="records", include_tombstones=False)``
 - ``replay.replay_deadletters(client, lake_root, ...)``; ``erasure.erase_documents(client, tenant, ids)``
 - ``migrate.migrate_index`` (run by ``setup_indices``); ``reindex.reindex(client, logical, family, tenant)``
-- ``queries.search_text / hashtag_counts / thread / author_posts``
+- the read side (queries, the API's answers, exports) is ``crawl_assets.query``
 - Kibana saved objects: ``kibana/crawl_overview.ndjson`` (Stack Management > Saved objects > Import)
 """

@@ -142,7 +142,8 @@ def setup_indices(client: Elasticsearch, tenants: Iterable[str],
                     if not dry_run:
                         client.indices.put_alias(index=name, name=alias)
                     report.aliases_added.append(f"{name} -> {alias}")
-                migrate_index(client, name, family, tenant, report.migration, dry_run=dry_run)
+                migrate_index(client, name, family, tenant, load_template(family)["template"], report.migration,
+                              dry_run=dry_run)
         keep = (retention_months or {}).get(tenant)
         if keep:
             report.deleted += delete_expired_months(client, tenant, keep, now=now, dry_run=dry_run)

@@ -25,7 +25,7 @@ log = logging.getLogger("crawl_assets.index.sink")
 
 
 @dataclass
-class Batch:
+class BulkBody:
     """A closed batch: its documents' lines joined into the first request body (held once), and where each
     line ends in it (a re-sent or dead-lettered document is cut back out)."""
 
@@ -63,7 +63,7 @@ class BulkSender:
         self.deadletters = deadletters
         self.stats = SinkStats()
         self._lock = threading.Lock()
-        self._queue: queue.Queue[Batch | None] = queue.Queue(maxsize=queue_batches)
+        self._queue: queue.Queue[BulkBody | None] = queue.Queue(maxsize=queue_batches)
         self._buffered = 0
         self._fatal: Exception | None = None
 
@@ -85,7 +85,7 @@ class BulkSender:
                 with self._lock:
                     self._buffered -= batch.size
 
-    def _send(self, items: Batch, outcome: bytearray) -> None:
+    def _send(self, items: BulkBody, outcome: bytearray) -> None:
         """Send a batch; re-send its rejected items with backoff until each one has an outcome."""
         body = items.body
         pending = list(range(len(items)))
@@ -141,7 +141,7 @@ class BulkSender:
             pending = list(refused)
             body = b"".join([items.item(i) for i in pending])
 
-    def _account(self, items: Batch, pending: list[int], results: list[dict[str, Any]],
+    def _account(self, items: BulkBody, pending: list[int], results: list[dict[str, Any]],
                  outcome: bytearray, sends: int) -> dict[int, tuple[int, str, str]]:
         """Count each item's result; dead-letter refusals; return the positions to re-send (429s, write
         blocks), each with its refusal ``(status, type, reason)``."""
@@ -163,7 +163,7 @@ class BulkSender:
             self.stats.noop += counts["noop"]
         return retry
 
-    def _request(self, body: bytes, items: Batch, pending: list[int], outcome: bytearray,
+    def _request(self, body: bytes, items: BulkBody, pending: list[int], outcome: bytearray,
                  sends: int) -> tuple[dict[str, Any] | None, int]:
         """One bulk call with whole-request retries: (response body, attempts), or (None, attempts) when
         it failed for good and the pending items were dead-lettered."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from elasticsearch import Elasticsearch
 
-from crawl_assets import names
+from crawl_assets.core import names
 from crawl_assets.index.bootstrap import ensure_index
 from crawl_assets.index.scan import BulkWriteFailed, copy_documents
 from crawl_assets.index.naming import FAMILIES, PREFIX, index_name, parse_legacy_index, read_alias
@@ -31,7 +31,7 @@ class MigrationError(RuntimeError):
 
 
 @dataclass
-class MigrationReport:
+class RenameReport:
     renamed: list[str] = field(default_factory=list)  # "old -> new"
     documents: int = 0
     skipped: list[str] = field(default_factory=list)  # legacy indices whose tenant name is no longer valid
@@ -71,12 +71,12 @@ def copy_index(client: Elasticsearch, source: str, target: str) -> int:
 
 
 def migrate_legacy_indices(client: Elasticsearch, tenants: Iterable[str] | None = None, *,
-                           dry_run: bool = False) -> MigrationReport:
+                           dry_run: bool = False) -> RenameReport:
     """Rename every legacy index of ``tenants`` (None: of every tenant) to its current name.
 
     A legacy index named like one of these tenants' read aliases (tenant ``t``'s ``crawl-records-t-undated``
     is tenant ``t-undated``'s alias) is renamed too, and first: until it is, that alias cannot exist."""
-    report = MigrationReport()
+    report = RenameReport()
     found = legacy_indices(client, tenants)
     blockers: set[str] = set()
     if tenants is not None:

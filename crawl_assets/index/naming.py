@@ -19,7 +19,7 @@ import re
 from datetime import datetime, timezone
 from typing import Literal
 
-from crawl_assets import names
+from crawl_assets.core import names
 
 Family = Literal["records", "edges", "authors", "features"]
 FAMILIES: tuple[Family, ...] = ("records", "edges", "authors", "features")

@@ -47,7 +47,7 @@ from elasticsearch import ApiError, Elasticsearch
 
 from crawl_assets.index import bootstrap
 from crawl_assets.index.arrow_documents import Encoded, iter_fast
-from crawl_assets.index.bulk_send import Batch, BulkSender
+from crawl_assets.index.bulk_send import BulkBody, BulkSender
 from crawl_assets.index.deadletter import DeadLetterWriter
 from crawl_assets.index.documents import action_head, document_id, edge_id, prepared_line, source_bytes
 from crawl_assets.index.lemma_field import with_lemmas
@@ -229,7 +229,7 @@ class BulkSink(BulkSender):
     def _close_batch(self) -> None:
         if not self._open:
             return
-        batch = Batch(b"".join(self._open), list(accumulate(map(len, self._open))))
+        batch = BulkBody(b"".join(self._open), list(accumulate(map(len, self._open))))
         self._open, self._open_size = [], 0
         with self._lock:
             # Bytes held by the sink: queued and in-flight bodies plus this one (the open batch is bounded

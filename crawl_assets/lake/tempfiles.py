@@ -16,17 +16,23 @@ import socket
 import time
 import uuid
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from crawl_assets.lake.layout import source_folders, tenant_folders
-
-if TYPE_CHECKING:
-    from crawl_assets.lake.store import Lake
 
 PREFIX = ".tmp-"
 TEMP_GRACE_SECONDS = 3600.0
 HOST = hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
 __all__ = ["source_folders", "sweep", "temp_name", "tenant_folders"]  # the folders: ``layout``'s
+
+
+class SweptFiles(Protocol):
+    """What a sweep uses of ``store.Lake`` (which names its writes with ``temp_name``, so it imports this
+    module, not the other way)."""
+
+    fs: Any
+
+    def path(self, relative: str) -> str: ...
 
 
 def temp_name() -> str:
@@ -46,7 +52,7 @@ def _writer_gone(name: str) -> bool:
     return False
 
 
-def _idle_seconds(lake: Lake, path: str, now: float) -> float:
+def _idle_seconds(lake: SweptFiles, path: str, now: float) -> float:
     try:
         modified = lake.fs.modified(path)
     except (OSError, NotImplementedError):
@@ -54,7 +60,7 @@ def _idle_seconds(lake: Lake, path: str, now: float) -> float:
     return now - modified.timestamp()
 
 
-def _folders(lake: Lake, pattern: str) -> list[str]:
+def _folders(lake: SweptFiles, pattern: str) -> list[str]:
     """The existing folders matching ``pattern`` (``*`` within one segment), listing only the parents of its
     wildcard segments: ``tables/*/t/p/s`` lists ``tables/`` (a few table names), never every source's folder
     below it (what a glob walks on an object store: a sync's sweep then grew with the whole lake)."""
@@ -74,7 +80,7 @@ def _folders(lake: Lake, pattern: str) -> list[str]:
     return found
 
 
-def _temp_files(lake: Lake, folder: str) -> list[str]:
+def _temp_files(lake: SweptFiles, folder: str) -> list[str]:
     """The temporary files in ``folder`` and up to two levels below: one listing of the folder's objects on an
     object store (a flat, paginated list), a walk of it on a local disk."""
     base = lake.path(folder).rstrip("/") + "/"
@@ -86,7 +92,7 @@ def _temp_files(lake: Lake, folder: str) -> list[str]:
             and p.rsplit("/", 1)[-1].startswith(PREFIX)]
 
 
-def sweep(lake: Lake, folders: Iterable[str], now: float | None = None) -> int:
+def sweep(lake: SweptFiles, folders: Iterable[str], now: float | None = None) -> int:
     """Remove the abandoned temporary files in ``folders`` (and two levels below); how many."""
     now = time.time() if now is None else now
     removed = 0

@@ -40,7 +40,7 @@ def load_checkpoint(instance: dg.DagsterInstance, asset_key: dg.AssetKey, partit
         cursor = page.cursor
 
 
-class Checkpointer:
+class ObservationCheckpointer:
     """Load and save the state of the partition a raw asset is materializing: the ``crawl_assets.sdk.sync.Checkpointer``
     the raw step gives a live collector."""
 

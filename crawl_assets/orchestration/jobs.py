@@ -25,12 +25,11 @@ import dagster as dg
 from crawl_assets.orchestration.assets import derived_steps, raw_step
 from crawl_assets.orchestration.monitoring.health import load_health, mark_pending
 from crawl_assets.orchestration.monitoring.partition_events import SyncFailure, plan_materialization, report_failure
+from crawl_assets.orchestration.run_names import BATCH_CONFIG_FIELD, PLATFORM_TAG, batch_op_name, sync_job_name
 from crawl_assets.orchestration.source_checks import evaluations
 from crawl_assets.orchestration.steps import StepEnv, StepFn
-from crawl_assets.scheduling.locks import SourceBusy, source_lock
+from crawl_assets.locks.sources import SourceBusy, source_lock
 
-BATCH_CONFIG_FIELD = "partitions"
-PLATFORM_TAG = "crawl/platform"
 
 
 def build_sync_job(platform: str, raw: dg.AssetsDefinition, *, include_index: bool = True) -> "dg.UnresolvedAssetJobDefinition":
@@ -39,10 +38,9 @@ def build_sync_job(platform: str, raw: dg.AssetsDefinition, *, include_index: bo
     # the checks are not planned: each step records its results on its source's partition (source_checks)
     selection = (dg.AssetSelection.assets(raw).downstream()
                  - dg.AssetSelection.key_prefixes([platform, "enrichment"], ["enrichment"])).without_checks()
-    name = f"{platform}_sync"
+    name = sync_job_name(platform, include_index)
     if not include_index:
         selection = selection - dg.AssetSelection.assets(dg.AssetKey([platform, "search_index"]))
-        name = f"{platform}_sync_no_index"
     return dg.define_asset_job(
         name=name,
         selection=selection,
@@ -160,10 +158,6 @@ def _pooled_connections(instance: dg.DagsterInstance, sources: int) -> None:
         instance.optimize_for_webserver(statement_timeout=0, pool_recycle=3600, max_overflow=4)
     except NotImplementedError:
         pass
-
-
-def batch_op_name(platform: str, include_index: bool = True) -> str:
-    return f"{platform}_sync_sources" + ("" if include_index else "_no_index")
 
 
 def build_batch_job(platform: str, assets: Sequence[dg.AssetsDefinition], *, include_index: bool = True,

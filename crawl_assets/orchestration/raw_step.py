@@ -16,15 +16,15 @@ from crawl_assets import settings
 from crawl_assets.core.spec import EXPORT_COLLECTOR, SourceSpec, resolve
 from crawl_assets.lake import RawBatch
 from crawl_assets.lake.tempfiles import source_folders, sweep
-from crawl_assets.orchestration.checkpoints import CHECKPOINT_KEY, Checkpointer
+from crawl_assets.orchestration.checkpoints import CHECKPOINT_KEY, ObservationCheckpointer
 from crawl_assets.orchestration.monitoring.health import load_health, mark_pending, record_success
 from crawl_assets.orchestration.monitoring.partition_events import SyncFailure, report_failure
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.orchestration.policies import TRANSIENT_RETRY
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.registry.secrets import redact_secrets
-from crawl_assets.scheduling.locks import SourceBusy, source_lock
-from crawl_assets.scheduling.policy import Health
+from crawl_assets.locks.sources import SourceBusy, source_lock
+from crawl_assets.scheduling.policy import SourceHealth
 from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.sdk.errors import PauseSource, RetryLater
 from crawl_assets.sdk.sync import Collected, CollectEnv, LiveCollector
@@ -147,7 +147,7 @@ def build_raw_step(spec: SourceSpec, live: LiveCollector | None) -> Callable[[An
                 collected: Collected = resolve(EXPORT_COLLECTOR)(entry, reg, lake, context.run.run_id, ingested)
                 context.log.info(f"{entry.key}: {collected.metadata['result']}")
             else:
-                collect_env = CollectEnv(lake, context.run.run_id, Checkpointer(context), context.log)
+                collect_env = CollectEnv(lake, context.run.run_id, ObservationCheckpointer(context), context.log)
                 collected = live(getattr(context.resources, platform), entry, collect_env)
         except PauseSource as exc:
             raise fail_permanently(context, entry, str(exc)) from exc.__cause__
@@ -180,7 +180,7 @@ def _maybe_reset_checkpoint(context: dg.AssetExecutionContext, entry: SourceEntr
 _LAG_KEYS = ("newest_event_lag_seconds", "cursor_lag_seconds")
 
 
-def newest_lag_seconds(meta: dict[str, Any], before: Health, now: float) -> float | None:
+def newest_lag_seconds(meta: dict[str, Any], before: SourceHealth, now: float) -> float | None:
     """Age of the newest item, whatever the collector called it; when a sync saw no item (an unchanged export),
     the last known lag plus the time since; None when nothing is known."""
     for key in _LAG_KEYS:
@@ -192,7 +192,7 @@ def newest_lag_seconds(meta: dict[str, Any], before: Health, now: float) -> floa
     return None
 
 
-def plottable_metadata(meta: dict[str, Any], started: float, before: Health, *, export: bool = False) -> dict[str, Any]:
+def plottable_metadata(meta: dict[str, Any], started: float, before: SourceHealth, *, export: bool = False) -> dict[str, Any]:
     """Metadata every sync reports, as numbers so they plot over time in the UI, each meaning something for
     its kind of source.
 

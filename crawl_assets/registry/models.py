@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from crawl_assets import names
+from crawl_assets.core import names
 from crawl_assets.registry.secrets import looks_like_secret, redact_secrets
 from crawl_assets.core import catalog
 from crawl_assets.core.spec import EXPORT_FILE

@@ -19,7 +19,6 @@ loser re-reads and applies its change again (``store.update_registry``). Reads a
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import re
@@ -29,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from crawl_assets import instance_db
-from crawl_assets.core.private import FILE_MODE, make_dirs
+from crawl_assets.instance import db as instance_db
+from crawl_assets.locks.shared import exclusive
 from crawl_assets.registry.validate import RegistryFileError, check_size, read_bounded
 
 TABLE = "crawl_registry"
@@ -113,10 +112,7 @@ class FileRegistry:
         return None if snap.version == version else snap
 
     def write(self, data: bytes, expected: str) -> str:
-        make_dirs(self.path.parent)
-        with os.fdopen(os.open(self.path.with_name(f".{self.path.name}.lock"), os.O_WRONLY | os.O_CREAT, FILE_MODE),
-                       "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
+        with exclusive(self.path.with_name(f".{self.path.name}.lock")):
             current = self.read().version
             if current != expected:
                 raise RegistryConflict(f"{self.path} changed since it was read; read it again and redo the change")

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from crawl_assets.core.display import shown
-from crawl_assets.names import env_part
+from crawl_assets.core.names import env_part
 from crawl_assets.registry.models import SourceEntry, find_secret
 
 MAX_REGISTRY_BYTES = 64 << 20

@@ -25,7 +25,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from crawl_assets import names, settings
+from crawl_assets import settings
+from crawl_assets.core import names
 from crawl_assets.core.private import make_dirs, open_new
 from crawl_assets.erasure.authors import author_of
 from crawl_assets.erasure.log import erasure_key, subject_digest

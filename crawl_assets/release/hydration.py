@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from crawl_assets import names
+from crawl_assets.core import names
 from crawl_assets.core import catalog
 from crawl_assets.core.files import FileRefused, open_regular
 from crawl_assets.lake import Lake

@@ -18,7 +18,8 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from crawl_assets import names, settings
+from crawl_assets import settings
+from crawl_assets.core import names
 from crawl_assets.core import catalog
 from crawl_assets.core.files import bounded_lines, open_regular
 from crawl_assets.erasure.authors import author_of

@@ -11,8 +11,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from crawl_assets import names
-from crawl_assets.index.filters import RecordFilter, source_keys
+from crawl_assets.core import names
+from crawl_assets.query.filters import RecordFilter, source_keys
 from crawl_assets.normalize.text import fold_tag
 from crawl_assets.release.terms import terms_of
 

@@ -20,8 +20,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from crawl_assets.core.private import open_new
-from crawl_assets.index import csv_cells, xlsx
-from crawl_assets.index.export_formats import FREE_TEXT, csv_cell, xlsx_cell
+from crawl_assets.query import csv_cells, xlsx
+from crawl_assets.query.export_formats import FREE_TEXT, csv_cell, xlsx_cell
 
 BATCH = 4096
 SHEET_NOTE = "the records of release {release} (see datasheet.json){cut}"

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from crawl_assets import names, settings
+from crawl_assets import settings
+from crawl_assets.core import names
 from crawl_assets.registry.validate import RegistryFileError, read_registry_bytes
 from crawl_assets.registry.yaml_safe import AnchorRefused, safe_load
 

@@ -22,7 +22,7 @@ from crawl_assets.settings import SchedulerSettings  # the knobs are read with t
 
 
 @dataclass(frozen=True)
-class Health:
+class SourceHealth:
     """What the instance remembers about a source's syncs (kept in the Dagster instance, see monitoring.health)."""
 
     last_success: float | None = None  # epoch seconds
@@ -40,7 +40,7 @@ class Health:
         return orjson.dumps({k: v for k, v in asdict(self).items() if v not in (None, "", 0, False)}).decode()
 
     @classmethod
-    def from_json(cls, text: str | None) -> "Health":
+    def from_json(cls, text: str | None) -> "SourceHealth":
         if not text:
             return cls()
         try:
@@ -51,12 +51,12 @@ class Health:
         return cls(**known)
 
     def succeeded(self, now: float, *, run_id: str = "", probe: str = "", lag_seconds: float | None = None,
-                  pending: bool | None = None) -> "Health":
+                  pending: bool | None = None) -> "SourceHealth":
         return replace(self, last_success=now, last_attempt=now, failures=0, last_error="", retry_after=None,
                        probe=probe or self.probe, last_run_id=run_id, lag_seconds=lag_seconds,
                        pending=self.pending if pending is None else pending)
 
-    def failed(self, now: float, error: str, *, run_id: str = "", retry_after: float | None = None) -> "Health":
+    def failed(self, now: float, error: str, *, run_id: str = "", retry_after: float | None = None) -> "SourceHealth":
         return replace(self, last_attempt=now, last_failure=now, failures=self.failures + 1,
                        last_error=error[:500], retry_after=retry_after, last_run_id=run_id)
 
@@ -68,7 +68,7 @@ def backoff_seconds(failures: int, settings: SchedulerSettings) -> float:
     return min(settings.backoff_cap_seconds, settings.backoff_base_seconds * 2 ** min(failures - 1, 30))
 
 
-def due_at(entry: SourceEntry, health: Health, settings: SchedulerSettings) -> float:
+def due_at(entry: SourceEntry, health: SourceHealth, settings: SchedulerSettings) -> float:
     """Epoch seconds from which ``entry`` may be synced again (0: now)."""
     at = 0.0
     if health.last_success is not None:
@@ -104,7 +104,7 @@ Probe = Callable[[SourceEntry], str | None]
 
 def plan_tick(
     entries: Sequence[SourceEntry],
-    health: Mapping[str, Health],
+    health: Mapping[str, SourceHealth],
     in_flight: set[str],
     *,
     now: float,
@@ -125,7 +125,7 @@ def plan_tick(
     due: list[tuple[int, float, str, int, str]] = []
     probes_left = settings.probe_budget
     for entry in entries:
-        h = health.get(entry.key) or Health()
+        h = health.get(entry.key) or SourceHealth()
         if entry.paused:
             plan.skipped["paused"] += 1
             continue

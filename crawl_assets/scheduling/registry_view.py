@@ -24,7 +24,8 @@ from pathlib import Path
 
 import orjson
 
-from crawl_assets import instance_db, settings
+from crawl_assets import settings
+from crawl_assets.instance import db as instance_db
 from crawl_assets.core.private import make_dirs, open_new
 from crawl_assets.registry import Registry, RegistryFileError, SourceEntry
 from crawl_assets.registry.storage import is_remote, storage_of

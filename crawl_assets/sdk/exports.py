@@ -16,7 +16,8 @@ import os
 import stat
 from pathlib import Path
 
-from crawl_assets import names, settings
+from crawl_assets import settings
+from crawl_assets.core import names
 from crawl_assets.registry import SourceEntry
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)

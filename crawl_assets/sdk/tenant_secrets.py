@@ -23,7 +23,7 @@ import dagster as dg
 from pydantic import Field
 
 from crawl_assets import settings
-from crawl_assets.names import env_part, secret_variable
+from crawl_assets.core.names import env_part, secret_variable
 from crawl_assets.sdk.errors import MissingCredential  # raised here; plain, so collectors catch it without Dagster
 
 __all__ = ["MissingCredential", "TenantSecret", "credential_key", "secret_var", "secrets_from_env", "plain",

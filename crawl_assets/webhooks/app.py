@@ -46,7 +46,7 @@ from crawl_assets.core.bodies import read_capped
 from crawl_assets.core.private import owner_only
 from crawl_assets.lake import Lake
 from crawl_assets.lake.landing import claim_delivery, land_event, release_delivery
-from crawl_assets.names import env_part
+from crawl_assets.core.names import env_part
 from crawl_assets.registry import RegistryFileError, SourceEntry
 from crawl_assets.registry.storage import is_remote
 from crawl_assets.scheduling.registry_view import registry_view

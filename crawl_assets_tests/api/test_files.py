@@ -17,7 +17,7 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 
-from crawl_assets.index.networks import CAUTION
+from crawl_assets.query.networks import CAUTION
 from crawl_assets.persian.jalali import to_jalali
 from crawl_assets_tests.api import gexf_schema
 from crawl_assets_tests.api.conftest import auth
@@ -115,7 +115,7 @@ def test_csv_and_parquet_exports(demo) -> None:
 def test_a_parquet_export_is_written_in_bounded_row_groups(demo, monkeypatch) -> None:
     """The encoder holds one row group at a time (bounded memory whatever the export's size): the file
     has several row groups, none larger than ROW_GROUP, and every record."""
-    from crawl_assets.index import exports
+    from crawl_assets.query import exports
 
     monkeypatch.setattr(exports, "PAGE", 40)
     monkeypatch.setattr(exports, "ROW_GROUP", 100)

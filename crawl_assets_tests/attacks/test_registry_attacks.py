@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from crawl_assets import names
+from crawl_assets.core import names
 from crawl_assets.registry import RegistryFileError, SourceEntry, load_registry
 from crawl_assets.registry import secrets as detector
 from crawl_assets.scheduling import registry_view as view_module

@@ -31,7 +31,7 @@ from crawl_assets.orchestration.monitoring.health import load_health, save_healt
 from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sdk.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.resource import XResource
-from crawl_assets.orchestration.sensors.inflight import ACTIVE_STATUSES
+from crawl_assets.orchestration.monitoring.inflight import ACTIVE_STATUSES
 from crawl_assets_tests.conftest import REPO
 from crawl_assets_tests.e2e.services import Services, wait_for
 from crawl_assets_tests.es_node.fixtures import EsCluster

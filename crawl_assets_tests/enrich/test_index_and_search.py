@@ -10,7 +10,7 @@ from crawl_assets.enrich import search
 from crawl_assets.enrich.config import ENRICHERS
 from crawl_assets.enrich.index import index_features
 from crawl_assets.enrich.run import enrich_source
-from crawl_assets.index.profiles import author_profile
+from crawl_assets.query.profiles import author_profile
 from crawl_assets.index.sink import index_documents
 from crawl_assets.lake import Lake
 from crawl_assets_tests.enrich.records import T0, batch_id, record, write_part

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from crawl_assets.enrich.gazetteer import load
-from crawl_assets.enrich.places import Places
+from crawl_assets.enrich.places import PlaceMentions
 from crawl_assets.normalize.text import clean_text
 from crawl_assets_tests.enrich.places_eval import EVAL
 from crawl_assets_tests.enrich.records import record, table
@@ -22,7 +22,7 @@ def _resolve(expected: str) -> str:
 
 
 def _scores(lang: str | None) -> tuple[float, float, list[str]]:
-    places = Places()
+    places = PlaceMentions()
     tp = fp = fn = 0
     wrong = []
     for text_lang, text, expected in EVAL:
@@ -43,7 +43,7 @@ def test_precision_and_recall_on_the_labelled_set(lang):
 
 
 def test_look_alikes_name_no_place():
-    places = Places()
+    places = PlaceMentions()
     for text in ("nice weather, reading on my mobile", "امید داریم فردا بهتر شود", "زرت مدينة جميلة"):
         assert places.find(clean_text(text)) == [], text
     assert places.find("Nice is lovely in May") == [], "a city name that is a common word is never matched alone"
@@ -52,7 +52,7 @@ def test_look_alikes_name_no_place():
 
 
 def test_disambiguation_rules_and_offsets():
-    places = Places()
+    places = PlaceMentions()
     text = clean_text("زلزله در استان کرمان و شهر کرمان")
     first, second = places.find(text)
     assert (first["place_id"], first["rule"]) == ("region:IR-08", "unique")
@@ -70,7 +70,7 @@ def test_extract_reads_text_and_profile_fields_never_coordinates():
     rows = [record("x:1", "باران در تبریز", metadata={"author_location": "Berlin, Germany"}),
             record("x:2", "no place here", metadata={"coordinates": [51.5, -0.12], "lat": 35.7, "lon": 51.4}),
             record("x:3", "hello", metadata={"user_location": "Shiraz"})]
-    out = Places().extract(table(rows)).to_pylist()
+    out = PlaceMentions().extract(table(rows)).to_pylist()
     assert [r["key"] for r in out] == ["x:1", "x:3"], "coordinates alone name no place"
     first = out[0]
     assert set(first["place_ids"]) == {_resolve("city:IR:Tabriz"), _resolve("city:DE:Berlin"), "country:DE"}
@@ -81,7 +81,7 @@ def test_extract_reads_text_and_profile_fields_never_coordinates():
 
 
 def test_stamp_follows_parameters():
-    assert Places().stamp == Places().stamp
-    assert Places(min_confidence=0.7).stamp != Places().stamp
+    assert PlaceMentions().stamp == PlaceMentions().stamp
+    assert PlaceMentions(min_confidence=0.7).stamp != PlaceMentions().stamp
     with pytest.raises(ValueError, match="min_city_population"):
-        Places(min_city_population=123)
+        PlaceMentions(min_city_population=123)

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 import pytest
 
 from crawl_assets.enrich.base import CombineContext
-from crawl_assets.enrich.trends import Trends, _cells
+from crawl_assets.enrich.trends import RisingTerms, _cells
 from crawl_assets_tests.enrich.records import T0, record, table
 
 NOW = CombineContext("acme", datetime(2026, 4, 1, tzinfo=timezone.utc))
@@ -38,7 +38,7 @@ def _records() -> list[dict]:
 
 
 def test_planted_bursts_are_trends_with_their_explanation():
-    enricher = Trends()
+    enricher = RisingTerms()
     out = enricher.combine([enricher.extract(table(_records()))], NOW)
     trends = {(r["term_kind"], r["term"]): r for r in out["trends"].to_pylist()}
     burst = trends[("hashtag", "انتخابات")]
@@ -61,14 +61,14 @@ def test_planted_bursts_are_trends_with_their_explanation():
 
 def test_no_trend_without_enough_history_or_over_a_threshold():
     rows = [record(f"x:{i}", "x", at=_day(0, i), hashtags=["early"]) for i in range(30)]
-    enricher = Trends()
+    enricher = RisingTerms()
     assert enricher.combine([enricher.extract(table(rows))], NOW)["trends"].num_rows == 0, "first window: no history"
-    strict = Trends(min_count=50)
+    strict = RisingTerms(min_count=50)
     assert strict.combine([strict.extract(table(_records()))], NOW)["trends"].num_rows == 0
 
 
 def test_a_record_counts_once_in_its_latest_observation():
-    enricher = Trends(min_history=1, history=1, terms=False)
+    enricher = RisingTerms(min_history=1, history=1, terms=False)
     base = [record(f"x:b{i}", "calm", at=_day(0, i), hashtags=["calm"]) for i in range(5)]
     first = [record(f"x:{i}", "noise", at=_day(1, i), hashtags=["spike"]) for i in range(10)]
     edited = [record(f"x:{i}", "noise", at=_day(1, i), hashtags=[]) for i in range(10)]  # tag removed by an edit
@@ -79,16 +79,16 @@ def test_a_record_counts_once_in_its_latest_observation():
 
 
 def test_hourly_windows_and_parameters():
-    enricher = Trends(window_hours=1, terms=False)
-    assert enricher.stamp != Trends().stamp
+    enricher = RisingTerms(window_hours=1, terms=False)
+    assert enricher.stamp != RisingTerms().stamp
     part = enricher.extract(table(_records()))
     assert set(part.column("term_kind").to_pylist()) == {"hashtag", "record"}
     with pytest.raises(ValueError, match="min_history"):
-        Trends(history=2, min_history=3)
+        RisingTerms(history=2, min_history=3)
 
 
 def test_trend_documents():
-    enricher = Trends()
+    enricher = RisingTerms()
     out = enricher.combine([enricher.extract(table(_records()))], NOW)
     docs = list(enricher.documents("trends", out["trends"], NOW))
     assert len(docs) == out["trends"].num_rows and list(enricher.documents("windows", out["windows"], NOW)) == []
@@ -111,7 +111,7 @@ def test_a_part_holds_counts_per_term_and_window_and_the_cells_of_each_record():
             record("x:3", "price", at=_day(1, 0)),
             record("x:1", "quiet", at=_day(0, 3)),  # x:1 again in the same part: its last row is its observation
             {**record("x:4", "price"), "created_at": None}]  # no time: in no window
-    enricher = Trends()
+    enricher = RisingTerms()
     assert enricher.stamp.startswith("trends/3+"), "the part format changed: a new declared version re-derives"
     part = enricher.extract(table(rows))
     assert set(part.column("enricher_version").to_pylist()) == {enricher.stamp}
@@ -129,7 +129,7 @@ def test_a_part_holds_counts_per_term_and_window_and_the_cells_of_each_record():
 def test_terms_of_persian_and_latin_text():
     text = ("Price\tRISE\nhttp://x.com/a?b=c #tag @user می‌خواهم قیمت،دلار ۱۲۳۴ abc_def user@mail.com "
             "x.#other (@handle gone")
-    part = Trends().extract(table([record("x:1", text, hashtags=["قطعی_برق"])]))
+    part = RisingTerms().extract(table([record("x:1", text, hashtags=["قطعی_برق"])]))
     cells, _ = _cells_of(part)
     assert {(kind, term) for kind, term, _, _ in cells.values()} == {
         ("hashtag", "قطعی_برق"), ("term", "price"), ("term", "rise"), ("term", "می\u200cخواهم"), ("term", "قیمت"),
@@ -147,7 +147,7 @@ def test_counting_cells_by_sorting_and_by_counting_agree():
 
 
 def test_parts_sum_and_a_record_observed_again_moves_its_terms():
-    enricher = Trends(min_history=1, history=1, min_count=1)
+    enricher = RisingTerms(min_history=1, history=1, min_count=1)
     first = [record(f"x:{i}", "alpha beta", at=_day(0, i)) for i in range(4)]
     again = [record("x:0", "gamma", at=_day(0, 0)), record("x:9", "alpha", at=_day(0, 9))]  # x:0 edited, x:9 new
     out = enricher.combine([enricher.extract(table(first)), enricher.extract(table(again))], NOW)
@@ -166,7 +166,7 @@ def test_with_lemmas_the_forms_of_a_word_count_together():
             rows.append(record(f"x:{n}", text, at=_day(day, i), hashtags=[]))
             n += 1
     for lemmas, expect in ((False, None), (True, 6)):
-        enricher = Trends(lemmas=lemmas)
+        enricher = RisingTerms(lemmas=lemmas)
         out = enricher.combine([enricher.extract(table(rows))], NOW)
         found = {r["term"]: r["count"] for r in out["trends"].to_pylist() if r["term_kind"] == "term"}
         assert found.get("کتاب") == expect, found

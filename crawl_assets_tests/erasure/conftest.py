@@ -24,7 +24,7 @@ FOLDERS = {"home": "dagster_home", "lake": "lake", "imports": "imports"}
 
 def sync_all(keys: list[str]) -> None:
     """Each source's sync job (raw → records → edges → index), as the scheduler would run them."""
-    from crawl_assets.cli.sync import sync_job_name
+    from crawl_assets.orchestration.run_names import sync_job_name
     from crawl_assets.definitions import build_definitions
 
     indexing = bool(settings.elasticsearch().url)  # only the configuration's job pair is defined

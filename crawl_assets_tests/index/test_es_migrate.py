@@ -14,7 +14,7 @@ from typing import Any
 from crawl_assets.index.bootstrap import load_template, setup_indices, tenant_indices
 from crawl_assets.index.deadletter import read_file
 from crawl_assets.index.naming import index_name, read_alias, template_name
-from crawl_assets.index.queries import search_text
+from crawl_assets.query.clauses import search_text
 from crawl_assets.index.reindex import ReindexResult, reindex
 from crawl_assets.index.sink import BulkSink, index_documents
 from crawl_assets.index.stats import count_documents, index_stats
@@ -259,8 +259,8 @@ def test_indices_of_template_3_gain_word_forms_by_reindex_while_search_keeps_ans
     """Template 4 adds ``text_lemma``, indexed and kept out of ``_source``. On an index of template 3, ``es setup``
     maps it in place and names the ``_source`` difference; ``es reindex`` computes it for every document it copies,
     and the search finds every form of a word from then on, without missing what it found before meanwhile."""
-    from crawl_assets.index.filters import RecordFilter
-    from crawl_assets.index.search import search_page
+    from crawl_assets.query.filters import RecordFilter
+    from crawl_assets.query.pages import search_page
 
     put_older_template(es, json.loads(V3.read_text("utf-8")))
     texts = ["کتاب تازه", f"کتاب{ZWNJ}هایمان را آوردیم", "کتابهای قدیمی", "باران آمد"]

@@ -1,4 +1,4 @@
-"""The queries the project promises, on the real node, through ``crawl_assets.index.queries``."""
+"""The queries the project promises, on the real node, through ``crawl_assets.query.clauses``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from crawl_assets.index.queries import author_posts, hashtag_counts, search_text, thread
+from crawl_assets.query.clauses import author_posts, hashtag_counts, search_text, thread
 from crawl_assets.index.sink import index_documents
 from crawl_assets_tests.index.conftest import EsTarget
 from crawl_assets_tests.index.docs import record
@@ -133,7 +133,7 @@ def test_records_of_one_tenant_never_come_back_through_another(es: EsTarget, tmp
 def test_a_key_held_by_two_monthly_indices_reads_as_its_later_document(es: EsTarget, tmp_path: Path) -> None:
     """A record whose ``created_at`` moved to another month is in two indices of the alias; lookups by key
     (a record, its versions, a thread's parents) keep the later one, in any order Elasticsearch answers."""
-    from crawl_assets.index.conversations import fetch_keys, record_with_history
+    from crawl_assets.query.conversations import fetch_keys, record_with_history
     from crawl_assets.index.naming import read_alias
 
     for month, text in ((2, "نسخه دوم"), (1, "نسخه اول")):  # the later one indexed first

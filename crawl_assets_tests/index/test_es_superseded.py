@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawl_assets.index.queries import author_posts, hashtag_counts, search_text
+from crawl_assets.query.clauses import author_posts, hashtag_counts, search_text
 from crawl_assets_tests.index.conftest import EsTarget
 from crawl_assets_tests.index.docs import record
 from crawl_assets_tests.index.test_es_queries import index, keys

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawl_assets.index.filters import RecordFilter
-from crawl_assets.index.search import search_page
+from crawl_assets.query.filters import RecordFilter
+from crawl_assets.query.pages import search_page
 from crawl_assets.index.sink import index_documents
 from crawl_assets_tests.index.conftest import EsTarget
 from crawl_assets_tests.index.docs import record
@@ -51,8 +51,8 @@ def test_a_negated_word_excludes_all_its_forms(es: EsTarget, tmp_path: Path) -> 
 def test_hashtags_and_rising_words_counted_by_lemma_with_their_forms(es: EsTarget, tmp_path: Path) -> None:
     from datetime import datetime, timedelta, timezone
 
-    from crawl_assets.index.aggregations import top
-    from crawl_assets.index.trends import trends
+    from crawl_assets.query.aggregations import top
+    from crawl_assets.query.trends import trends
 
     tags = ["کتاب", "کتاب" + ZWNJ + "ها", "کتابها", "کتاب", "باران"]
     docs = [record(i, es.tenant, text=f"کتاب {i}", hashtags=[tags[i % 5]]) for i in range(10)]

@@ -11,6 +11,18 @@ def test_packaged_instance_yaml_equals_repository_copy():
     assert (REPO / "dagster.yaml").read_text() == (REPO / "crawl_assets" / "instance" / "dagster.yaml").read_text()
 
 
+
+def test_a_dagster_yaml_naming_the_old_module_still_loads(dagster_home: Path):
+    """Instances set up before ``crawl_assets/instance/`` name ``crawl_assets.instance_storage``: it still loads,
+    as the same storage; the shipped config names the new path."""
+    yaml = dagster_home / "dagster.yaml"
+    text = yaml.read_text()
+    assert "module: crawl_assets.instance.storage\n" in text
+    yaml.write_text(text.replace("module: crawl_assets.instance.storage\n", "module: crawl_assets.instance_storage\n"))
+    with dg.DagsterInstance.get() as instance:
+        assert type(instance.run_storage).__name__ == "SqliteRunStorage"
+        assert instance.run_storage is not None and (dagster_home / "storage").is_dir()
+
 def test_sqlite_by_default_with_one_run_per_partition_and_run_retries(dagster_home: Path):
     with dg.DagsterInstance.get() as instance:
         assert type(instance.run_storage).__name__ == "SqliteRunStorage"

@@ -21,7 +21,7 @@ from crawl_assets.orchestration.monitoring.health import (
     record_success,
     save_health,
 )
-from crawl_assets.scheduling.policy import Health
+from crawl_assets.scheduling.policy import SourceHealth
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -45,24 +45,24 @@ def test_the_table_is_in_the_instance_database(instance, dagster_home: Path):
     else:
         assert url == f"sqlite:///{dagster_home / 'storage' / health_table.FILENAME}"
     record_failure(instance, "t.x.a", "boom", run_id="r1", now=100.0)
-    assert Health.from_json(_rows(instance)["t.x.a"]).failures == 1
+    assert SourceHealth.from_json(_rows(instance)["t.x.a"]).failures == 1
     # nothing is written to Dagster's cursor store any more
     assert instance.run_storage.get_cursor_values({LEGACY_PREFIX + "t.x.a"}) == {}
 
 
 def test_round_trip_and_one_upsert_for_new_and_existing_keys(instance):
-    assert load_health(instance, ["t.x.never"]) == {"t.x.never": Health()}
+    assert load_health(instance, ["t.x.never"]) == {"t.x.never": SourceHealth()}
     first = record_success(instance, "t.x.a", run_id="r1", now=10.0, lag_seconds=5.0)
     assert load_health(instance, ["t.x.a"])["t.x.a"] == first
     assert mark_pending(instance, "t.x.a", first, True).pending
-    updates = {"t.x.a": Health(last_success=20.0, failures=0), "t.x.b": Health(last_failure=21.0, failures=3)}
+    updates = {"t.x.a": SourceHealth(last_success=20.0, failures=0), "t.x.b": SourceHealth(last_failure=21.0, failures=3)}
     save_health(instance, updates)  # an existing key and a new one in the same call
-    assert load_health(instance, ["t.x.a", "t.x.b", "t.x.c"]) == {**updates, "t.x.c": Health()}
+    assert load_health(instance, ["t.x.a", "t.x.b", "t.x.c"]) == {**updates, "t.x.c": SourceHealth()}
 
 
 def test_thousands_of_sources_load_in_a_few_statements(instance):
     keys = [f"t.x.s{i}" for i in range(5000)]
-    save_health(instance, {k: Health(last_success=float(i + 1)) for i, k in enumerate(keys)})
+    save_health(instance, {k: SourceHealth(last_success=float(i + 1)) for i, k in enumerate(keys)})
     statements: list[str] = []
     engine = health_table.engine(database_url(instance))
     listener = lambda conn, cursor, statement, *args: statements.append(statement)  # noqa: E731
@@ -76,16 +76,16 @@ def test_thousands_of_sources_load_in_a_few_statements(instance):
 
 
 def test_health_left_in_the_cursor_store_is_carried_over_once(instance):
-    legacy = Health(last_success=50.0, pending=True, failures=0, last_run_id="old")
+    legacy = SourceHealth(last_success=50.0, pending=True, failures=0, last_run_id="old")
     instance.run_storage.set_cursor_values({LEGACY_PREFIX + "t.x.old": legacy.to_json()})
-    instance.run_storage.set_cursor_values({LEGACY_PREFIX + "t.x.mine": Health(failures=9).to_json()})
-    save_health(instance, {"t.x.mine": Health(failures=1)})  # a row already there wins over the old value
+    instance.run_storage.set_cursor_values({LEGACY_PREFIX + "t.x.mine": SourceHealth(failures=9).to_json()})
+    save_health(instance, {"t.x.mine": SourceHealth(failures=1)})  # a row already there wins over the old value
 
     assert load_health(instance, ["t.x.old", "t.x.mine", "t.x.new"]) == {
-        "t.x.old": legacy, "t.x.mine": Health(failures=1), "t.x.new": Health()}
-    assert Health.from_json(_rows(instance)["t.x.old"]) == legacy  # copied into our table
+        "t.x.old": legacy, "t.x.mine": SourceHealth(failures=1), "t.x.new": SourceHealth()}
+    assert SourceHealth.from_json(_rows(instance)["t.x.old"]) == legacy  # copied into our table
     # the old store is not the source of truth any more: a later change there is not read back
-    instance.run_storage.set_cursor_values({LEGACY_PREFIX + "t.x.old": Health(failures=7).to_json()})
+    instance.run_storage.set_cursor_values({LEGACY_PREFIX + "t.x.old": SourceHealth(failures=7).to_json()})
     assert load_health(instance, ["t.x.old"])["t.x.old"] == legacy
     # pending survives the upgrade: the next success keeps it until the batch clears it
     assert record_success(instance, "t.x.old", run_id="new", before=load_health(instance, ["t.x.old"])["t.x.old"]).pending

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings as hsettings, strategies as st
 
 from crawl_assets.registry import SourceEntry, SourceStatus
-from crawl_assets.scheduling.policy import Health, backoff_seconds, due_at, plan_tick, window_slice
+from crawl_assets.scheduling.policy import SourceHealth, backoff_seconds, due_at, plan_tick, window_slice
 from crawl_assets.settings import SchedulerSettings
 
 NOW = 1_800_000_000.0
@@ -20,19 +20,19 @@ def entry(name: str, *, priority: int = 0, interval: int = 60, credential: str |
 
 def test_never_synced_is_due_and_interval_is_respected():
     e = entry("a", interval=30)
-    assert due_at(e, Health(), SchedulerSettings()) == 0
-    assert due_at(e, Health(last_success=NOW), SchedulerSettings()) == NOW + 1800
+    assert due_at(e, SourceHealth(), SchedulerSettings()) == 0
+    assert due_at(e, SourceHealth(last_success=NOW), SchedulerSettings()) == NOW + 1800
 
 
 def test_backoff_doubles_and_is_capped():
     s = SchedulerSettings(backoff_base_seconds=60, backoff_cap_seconds=600)
     assert [backoff_seconds(n, s) for n in range(6)] == [0, 60, 120, 240, 480, 600]
-    failing = Health(last_success=NOW - 7200, last_failure=NOW - 100, failures=2)
+    failing = SourceHealth(last_success=NOW - 7200, last_failure=NOW - 100, failures=2)
     assert due_at(entry("a"), failing, s) == NOW - 100 + 120
 
 
 def test_server_wait_is_honoured():
-    h = Health(last_success=NOW - 7200, retry_after=NOW + 500)
+    h = SourceHealth(last_success=NOW - 7200, retry_after=NOW + 500)
     plan = plan_tick([entry("a")], {"t.x.a": h}, set(), now=NOW, free_slots=4)
     assert plan.sources == [] and plan.skipped["backing off"] == 1
 
@@ -46,7 +46,7 @@ def test_paused_and_in_flight_are_never_requested():
 
 def test_priority_then_overdue_order_and_batches():
     entries = [entry(f"s{i:02d}", priority=(5 if i == 7 else 0)) for i in range(25)]
-    health = {f"t.x.s{i:02d}": Health(last_success=NOW - 3600 - i * 10) for i in range(25)}
+    health = {f"t.x.s{i:02d}": SourceHealth(last_success=NOW - 3600 - i * 10) for i in range(25)}
     plan = plan_tick(entries, health, set(), now=NOW, free_slots=2, settings=SchedulerSettings(min_batch=10))
     flat = plan.sources
     assert flat[0] == "t.x.s07"  # priority first
@@ -57,7 +57,7 @@ def test_priority_then_overdue_order_and_batches():
 
 def test_failing_sources_are_retried_alone_and_do_not_starve_batches():
     entries = [entry(f"f{i}") for i in range(5)] + [entry(f"h{i}") for i in range(30)]
-    health = {f"t.x.f{i}": Health(last_success=NOW - 9999, last_failure=NOW - 9999, failures=1) for i in range(5)}
+    health = {f"t.x.f{i}": SourceHealth(last_success=NOW - 9999, last_failure=NOW - 9999, failures=1) for i in range(5)}
     plan = plan_tick(entries, health, set(), now=NOW, free_slots=4, settings=SchedulerSettings(single_share=0.5))
     assert len(plan.singles) == 2 and all(k.startswith("t.x.f") for k in plan.singles)
     assert len(plan.batches) == 2 and all(k.startswith("t.x.h") for b in plan.batches for k in b)
@@ -80,7 +80,7 @@ def test_batches_hold_one_credential_and_respect_its_run_limit():
 
 def test_unchanged_export_file_costs_no_run():
     e = entry("dump", kind="export_file", interval=1)
-    h = Health(last_success=NOW - 3600, probe="10:123")
+    h = SourceHealth(last_success=NOW - 3600, probe="10:123")
     assert plan_tick([e], {e.key: h}, set(), now=NOW, free_slots=1, probe=lambda _: "10:123").sources == []
     assert plan_tick([e], {e.key: h}, set(), now=NOW, free_slots=1, probe=lambda _: "11:456").sources == [e.key]
     budget = SchedulerSettings(probe_budget=0)
@@ -88,9 +88,9 @@ def test_unchanged_export_file_costs_no_run():
 
 
 def test_health_round_trips_and_tolerates_garbage():
-    h = Health(last_success=NOW, failures=0, last_error="", probe="1:2").failed(NOW + 1, "boom", retry_after=NOW + 60)
-    assert Health.from_json(h.to_json()) == h
-    assert Health.from_json("not json") == Health() and Health.from_json('{"unknown": 1}') == Health()
+    h = SourceHealth(last_success=NOW, failures=0, last_error="", probe="1:2").failed(NOW + 1, "boom", retry_after=NOW + 60)
+    assert SourceHealth.from_json(h.to_json()) == h
+    assert SourceHealth.from_json("not json") == SourceHealth() and SourceHealth.from_json('{"unknown": 1}') == SourceHealth()
     assert h.succeeded(NOW + 2).failures == 0
 
 
@@ -111,7 +111,7 @@ def test_window_slices_cover_everything_in_rounds(n, pos, window):
        st.integers(0, 6))
 def test_plan_never_requests_a_source_twice_or_an_ineligible_one(specs, slots):
     entries = [entry(f"s{i}", priority=p, paused=paused) for i, (p, _, paused, _) in enumerate(specs)]
-    health = {e.key: Health(last_success=NOW - 7200, last_failure=NOW - 7200 if f else None, failures=f)
+    health = {e.key: SourceHealth(last_success=NOW - 7200, last_failure=NOW - 7200 if f else None, failures=f)
               for e, (_, f, _, _) in zip(entries, specs)}
     flying = {e.key for e, (*_, fly) in zip(entries, specs) if fly}
     plan = plan_tick(entries, health, flying, now=NOW, free_slots=slots, settings=SchedulerSettings(min_batch=3, max_batch=5))

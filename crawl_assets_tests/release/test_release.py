@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from crawl_assets import settings
 from crawl_assets.cli.main import cli
-from crawl_assets.index.filters import RecordFilter
+from crawl_assets.query.filters import RecordFilter
 from crawl_assets.lake import Lake
 from crawl_assets.pipeline.reader import latest_records
 from crawl_assets.release import PackageInvalid, ReleaseQuery, create_release, import_release, verify_package

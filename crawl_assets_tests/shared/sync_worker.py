@@ -12,7 +12,7 @@ def main(platform: str, keys: list[str]) -> int:
     import dagster as dg
 
     from crawl_assets.definitions import build_definitions
-    from crawl_assets.orchestration.jobs import batch_op_name
+    from crawl_assets.orchestration.run_names import batch_op_name
 
     job = build_definitions().resolve_job_def(f"{platform}_sync_batch")
     print("started", flush=True)

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from crawl_assets.instance_db import psycopg2_url
+from crawl_assets.instance.db import psycopg2_url
 from crawl_assets.orchestration.monitoring import health_table
-from crawl_assets.scheduling.policy import Health
+from crawl_assets.scheduling.policy import SourceHealth
 
 LEGACY_PREFIX = "crawl_assets/health/"  # the key of a source's health in Dagster's cursor store, before
 _legacy_checked: dict[str, set[str]] = {}  # per database: keys already looked up in the legacy store
@@ -54,18 +54,18 @@ def _legacy(instance: dg.DagsterInstance, url: str, missing: list[str]) -> dict[
     return found
 
 
-def load_health(instance: dg.DagsterInstance, keys: Iterable[str]) -> dict[str, Health]:
-    """Health of each source key (sources never seen get ``Health()``), in few bulk queries."""
+def load_health(instance: dg.DagsterInstance, keys: Iterable[str]) -> dict[str, SourceHealth]:
+    """Health of each source key (sources never seen get ``SourceHealth()``), in few bulk queries."""
     keys = list(keys)
     url = database_url(instance)
     texts = health_table.load(url, keys)
     missing = [k for k in keys if k not in texts]
     if missing:
         texts.update(_legacy(instance, url, missing))
-    return {k: Health.from_json(texts.get(k)) for k in keys}
+    return {k: SourceHealth.from_json(texts.get(k)) for k in keys}
 
 
-def save_health(instance: dg.DagsterInstance, updates: Mapping[str, Health]) -> None:
+def save_health(instance: dg.DagsterInstance, updates: Mapping[str, SourceHealth]) -> None:
     """Write many sources' health in one upsert (new and existing keys alike)."""
     if updates:
         health_table.save(database_url(instance), {k: h.to_json() for k, h in updates.items()})
@@ -73,7 +73,7 @@ def save_health(instance: dg.DagsterInstance, updates: Mapping[str, Health]) -> 
 
 def record_success(instance: dg.DagsterInstance, key: str, *, run_id: str = "", probe: str = "",
                    lag_seconds: float | None = None, now: float | None = None, pending: bool | None = None,
-                   before: Health | None = None) -> Health:
+                   before: SourceHealth | None = None) -> SourceHealth:
     """``before``: the health read at the start of the sync (saves a read; one writer per source holds its lock)."""
     base = before if before is not None else load_health(instance, [key])[key]
     health = base.succeeded(now or time.time(), run_id=run_id, probe=probe, lag_seconds=lag_seconds, pending=pending)
@@ -81,8 +81,8 @@ def record_success(instance: dg.DagsterInstance, key: str, *, run_id: str = "", 
     return health
 
 
-def mark_pending(instance: dg.DagsterInstance, key: str, health: Health, pending: bool) -> Health:
-    """Set whether the source's raw data may still need deriving (see ``Health.pending``)."""
+def mark_pending(instance: dg.DagsterInstance, key: str, health: SourceHealth, pending: bool) -> SourceHealth:
+    """Set whether the source's raw data may still need deriving (see ``SourceHealth.pending``)."""
     if health.pending == pending:
         return health
     updated = replace(health, pending=pending)
@@ -91,7 +91,7 @@ def mark_pending(instance: dg.DagsterInstance, key: str, health: Health, pending
 
 
 def record_failure(instance: dg.DagsterInstance, key: str, error: str, *, run_id: str = "",
-                   retry_after: float | None = None, now: float | None = None) -> Health:
+                   retry_after: float | None = None, now: float | None = None) -> SourceHealth:
     health = load_health(instance, [key])[key].failed(now or time.time(), error, run_id=run_id, retry_after=retry_after)
     save_health(instance, {key: health})
     return health

@@ -1,7 +1,7 @@
 """The table that holds each source's sync health, in the Dagster instance's own database (no Dagster here).
 
 ``crawl_source_health(source_key, health, updated_at)``: one row per source, ``health`` being
-``Health.to_json()`` (its decoder ignores unknown fields, so a field added later needs no migration).
+``SourceHealth.to_json()`` (its decoder ignores unknown fields, so a field added later needs no migration).
 Postgres: the instance's database. SQLite: ``crawl_health.db`` in the instance's ``storage/`` folder, next to
 Dagster's files and not inside them (``dagster instance migrate`` owns those), so health writes never wait on
 the event log's locks.

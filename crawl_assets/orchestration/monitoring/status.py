@@ -14,18 +14,19 @@ from dataclasses import dataclass
 import dagster as dg
 
 from crawl_assets.orchestration.monitoring.health import load_health
+from crawl_assets.orchestration.monitoring.inflight import in_flight
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.registry import SourceEntry
-from crawl_assets.scheduling.policy import Health, due_at
+from crawl_assets.scheduling.policy import SourceHealth, due_at
 from crawl_assets.settings import SchedulerSettings
 
 FAILURE_STREAK = 3  # consecutive failed attempts that make a source need a person
 
 
 @dataclass(frozen=True)
-class SourceStatus:
+class StatusRow:
     entry: SourceEntry
-    health: Health
+    health: SourceHealth
     state: str
     overdue_seconds: float  # > 0: due for this long
 
@@ -37,7 +38,7 @@ class SourceStatus:
         return time.time() - self.health.last_success + (self.health.lag_seconds or 0.0)
 
 
-def classify(entry: SourceEntry, health: Health, *, running: bool, now: float, settings: SchedulerSettings = SchedulerSettings()) -> SourceStatus:
+def classify(entry: SourceEntry, health: SourceHealth, *, running: bool, now: float, settings: SchedulerSettings = SchedulerSettings()) -> StatusRow:
     overdue = now - due_at(entry, health, settings)
     if entry.paused:
         state = "paused"
@@ -53,13 +54,11 @@ def classify(entry: SourceEntry, health: Health, *, running: bool, now: float, s
         state = "late"
     else:
         state = "ok"
-    return SourceStatus(entry, health, state, max(0.0, overdue))
+    return StatusRow(entry, health, state, max(0.0, overdue))
 
 
-def source_statuses(instance: dg.DagsterInstance, entries: Sequence[SourceEntry], now: float | None = None) -> list[SourceStatus]:
+def source_statuses(instance: dg.DagsterInstance, entries: Sequence[SourceEntry], now: float | None = None) -> list[StatusRow]:
     """Status of every entry, with health and in-flight runs read in bulk."""
-    from crawl_assets.orchestration.sensors.inflight import in_flight  # Dagster run records; import late for the CLI's speed
-
     now = now or time.time()
     health = load_health(instance, [e.key for e in entries])
     running: set[str] = set()

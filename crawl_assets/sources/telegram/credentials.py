@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from crawl_assets.names import secret_variable
+from crawl_assets.core.names import secret_variable
 
 ENV_PREFIX = "CRAWL_TELEGRAM_"
 FIELDS = ("api_id", "api_hash", "session", "proxy")

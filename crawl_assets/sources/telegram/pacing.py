@@ -2,7 +2,7 @@
 
 Telegram bans accounts that hammer it, and the same session used from two connections at once can be
 invalidated (``AUTH_KEY_DUPLICATED``). So a run takes an exclusive lock per account (a tenant's credential;
-``crawl_assets.shared_lock``: an advisory lock shared by every machine when the instance is on Postgres, else a
+``crawl_assets.locks.shared``: an advisory lock shared by every machine when the instance is on Postgres, else a
 file lock shared by every process on the machine) and spaces its requests by the account's ``Pace``: the
 configured interval, multiplied after each ``FLOOD_WAIT`` and drifting back towards the configured one slowly
 (a half-life), under an optional cap of requests per hour. The pace, its flood history and the time of the
@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from crawl_assets.shared_lock import HeldLock, acquire
+from crawl_assets.locks.shared import HeldLock, acquire
 from crawl_assets.sources.telegram.errors import AccountBusy, LongFloodWait
 
 SERIES_POINTS = 120  # samples of the pace kept for a run's metadata (evenly thinned as the run goes on)

@@ -26,7 +26,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from crawl_assets.index.filters import RecordFilter, scoped_query
+from crawl_assets.query.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import read_alias
 from crawl_assets.index.scan import scan
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import dagster as dg
 
-from crawl_assets.orchestration.jobs import BATCH_CONFIG_FIELD, PLATFORM_TAG, batch_op_name
+from crawl_assets.orchestration.run_names import BATCH_CONFIG_FIELD, PLATFORM_TAG, batch_op_name
 from crawl_assets.registry import SourceEntry
 
 ACTIVE_STATUSES = [

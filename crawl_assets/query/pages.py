@@ -8,8 +8,7 @@ returns it in its continuation, so every page from the second on reads that one 
 first and the second page, ``search_after`` on the total order keeps every record that exists on both
 sides exactly once (a record indexed meanwhile may appear, as it would on a first page asked a moment
 later; under ``relevance`` a changed index can shift scores). Opening the snapshot only when a second page
-is asked for spares the many callers who read one page a round trip to Elasticsearch (measured by
-bench/api.py); a continuation may also name a point in time already open for it (the API reuses the one a
+is asked for spares the many callers who read one page a round trip to Elasticsearch; a continuation may also name a point in time already open for it (the API reuses the one a
 replayed first-page cursor opened). The last page closes the point in time. A continuation whose point in
 time has expired raises ``CursorExpired``.
 """
@@ -21,8 +20,8 @@ from typing import Any, Literal
 
 from elasticsearch import ApiError, Elasticsearch, NotFoundError, TransportError
 
-from crawl_assets.index import steps
-from crawl_assets.index.filters import RecordFilter, scoped_query
+from crawl_assets.query import steps
+from crawl_assets.query.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import read_alias
 
 Sort = Literal["relevance", "newest", "oldest"]
@@ -49,7 +48,7 @@ class Continuation:
 
 
 @dataclass
-class Page:
+class HitPage:
     records: list[dict[str, Any]]
     total: int
     total_exact: bool
@@ -73,13 +72,13 @@ def search_body(tenant: str, flt: RecordFilter, sort: str, size: int, after: lis
 
 
 def search_page(client: Elasticsearch, tenant: str, flt: RecordFilter, *, sort: str = "relevance", size: int = 20,
-                cont: Continuation | None = None) -> Page:
+                cont: Continuation | None = None) -> HitPage:
     return steps.run(client, page_query(tenant, flt, sort=sort, size=size, cont=cont))
 
 
 def page_query(tenant: str, flt: RecordFilter, *, sort: str = "relevance", size: int = 20,
-               cont: Continuation | None = None) -> steps.Query[Page]:
-    """``search_page`` as an ``index.steps`` query (the API runs it with an asyncio client)."""
+               cont: Continuation | None = None) -> steps.Query[HitPage]:
+    """``search_page`` as an ``query.steps`` query (the API runs it with an asyncio client)."""
     body = search_body(tenant, flt, sort, size, cont.after if cont else None)
     pit = cont.pit if cont else None
     try:
@@ -94,7 +93,7 @@ def page_query(tenant: str, flt: RecordFilter, *, sort: str = "relevance", size:
     except NotFoundError as exc:
         if pit is not None:
             raise CursorExpired("this cursor's snapshot has expired; start again from the first page") from exc
-        return Page([], 0, True, None)  # the tenant has no index yet
+        return HitPage([], 0, True, None)  # the tenant has no index yet
     except ApiError as exc:
         if pit is not None and _is_missing_context(exc):
             raise CursorExpired("this cursor's snapshot has expired; start again from the first page") from exc
@@ -109,7 +108,7 @@ def page_query(tenant: str, flt: RecordFilter, *, sort: str = "relevance", size:
             yield from steps.call("close_point_in_time", id=pit)
         except (ApiError, NotFoundError):
             pass  # expired already: nothing to free
-    return Page([h["_source"] for h in hits], int(total["value"]), total.get("relation") == "eq", nxt)
+    return HitPage([h["_source"] for h in hits], int(total["value"]), total.get("relation") == "eq", nxt)
 
 
 def _is_missing_context(exc: ApiError) -> bool:

@@ -3,7 +3,7 @@
 ``MAX_TIMELINE_BUCKETS`` buckets (checked before the query runs, from the range or the data's own span),
 a top list never more than ``MAX_TOP``.
 
-Each query is written once as ``*_query`` (``index.steps``: run by the blocking function of its name, or
+Each query is written once as ``*_query`` (``query.steps``: run by the blocking function of its name, or
 by an asyncio client in the API)."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from crawl_assets.index import steps
-from crawl_assets.index.filters import RecordFilter, scoped_query
+from crawl_assets.query import steps
+from crawl_assets.query.filters import RecordFilter, scoped_query
 from crawl_assets.index.lemma_field import group_forms
 from crawl_assets.index.naming import parse_instant, read_alias
 from crawl_assets.persian import jalali

@@ -1,5 +1,7 @@
 """Exclusive named locks that hold on one machine or across many: Postgres advisory locks when the instance
-is on Postgres, ``flock`` files (``lockfile``) for the single-machine SQLite default.
+is on Postgres, ``flock`` files for the single-machine SQLite default (``open_locked``; ``exclusive`` holds
+one around a registry file's write). ``flock`` rather than a pid file: the kernel drops the lock when its
+holder dies, so a SIGKILLed run never leaves a stale lock behind.
 
 Runs of one deployment on several machines (a run launcher putting each run in its own pod) share only the
 instance's database, the lake and the index; a lock file on one machine's disk excludes nobody on another.
@@ -9,28 +11,71 @@ the session ends: a SIGKILLed holder's kernel closes its socket at once, and TCP
 of a holder whose machine vanished (about a minute), so no lock outlives its holder, as with ``flock``.
 
 Both kinds exclude every other holder, threads of the same process included (re-entrancy, where wanted, is
-the caller's: ``scheduling.locks``). A lock may carry a short note kept for its next holder (the Telegram
+the caller's: ``sources``). A lock may carry a short note kept for its next holder (the Telegram
 pacer's time of the last request): in the lock file, or in the table ``crawl_lock_notes`` on Postgres.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from crawl_assets import instance_db
-from crawl_assets.lockfile import open_locked, unlock
+from crawl_assets.core.private import FILE_MODE, make_dirs
+from crawl_assets.instance import db as instance_db
 
 log = logging.getLogger(__name__)
 NOTES_TABLE = "crawl_lock_notes"
 MAX_NOTE_BYTES = 256
 # a holder whose machine vanished is dropped by the server after idle + interval * count seconds
 _KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 3}
+
+
+# -- flock files ---------------------------------------------------------------------------------------------
+def open_locked(path: Path, wait_seconds: float, poll_seconds: float = 0.2, mode: int = FILE_MODE) -> int | None:
+    """The descriptor of ``path`` locked exclusively, or None when another holder kept it ``wait_seconds``."""
+    make_dirs(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, mode)
+    deadline = time.monotonic() + wait_seconds
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    return None
+                time.sleep(poll_seconds)
+    except BaseException:  # e.g. an interrupt while waiting: do not leak the descriptor
+        os.close(fd)
+        raise
+
+
+def unlock(fd: int) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def exclusive(path: Path, mode: int = FILE_MODE) -> Iterator[None]:
+    """Hold ``path`` locked exclusively, waiting as long as another holder keeps it."""
+    make_dirs(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, mode)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing drops the lock
 
 
 class HeldLock(Protocol):

@@ -21,8 +21,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 import orjson
 
-from crawl_assets.index import csv_cells
-from crawl_assets.index.networks import CAUTION, Graph
+from crawl_assets.query import csv_cells
+from crawl_assets.query.networks import CAUTION, Graph
 
 CHUNK = 64 * 1024
 FORMATS = {"gexf": "application/gexf+xml", "graphml": "application/graphml+xml", "csv": "text/csv; charset=utf-8"}

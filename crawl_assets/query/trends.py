@@ -32,8 +32,8 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
-from crawl_assets.index.aggregations import run
-from crawl_assets.index.filters import RecordFilter, scoped_query
+from crawl_assets.query.aggregations import run
+from crawl_assets.query.filters import RecordFilter, scoped_query
 from crawl_assets.index.lemma_field import FIELD as LEMMA_FIELD, group_forms
 from crawl_assets.normalize.text import clean_text
 

@@ -1,18 +1,17 @@
-"""Encoders of an ``exports.ExportPlan``: JSON lines, CSV, Parquet and XLSX, each a generator of byte chunks."""
+"""Encoders of an ``exports.ExportPlan``: JSON lines, CSV, Parquet and XLSX, each a generator of byte chunks
+(``encode``: the plan's format). The plan does not know its encoders: this module reads the plan, not back."""
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
-from crawl_assets.index import arrow_columns, csv_cells, xlsx
-from crawl_assets.index.exports import LISTS, OBJECTS, TIMES
-
-if TYPE_CHECKING:
-    from crawl_assets.index.exports import ExportPlan
+from crawl_assets.query import arrow_columns, csv_cells, xlsx
+from crawl_assets.query import exports
+from crawl_assets.query.exports import LISTS, OBJECTS, TIMES, ExportPlan
 
 HEADER_KEY = "crawl_assets.export"
 FREE_TEXT = ("text", "text_clean")
@@ -85,14 +84,10 @@ def parquet(plan: ExportPlan) -> Iterator[bytes]:
     """Row groups of at most ``ROW_GROUP`` rows, each encoded and sent as soon as it is full, so what the
     process holds is bounded by one row group (as Arrow columns) and the pages fetched ahead, whatever the
     export's size. Arrow memory comes from the system allocator (``pa.system_memory_pool``): Arrow's default
-    pool (mimalloc) keeps the pages it freed (60k records encoded in-process: +47 MiB peak over the warm
-    process with it, +30 with the system allocator). Columns are built from their buffers
-    (``arrow_columns``), not ``pa.array``, whose first call costs the process ~45 MiB for good. The served
-    process's peak: bench/api.py."""
+    pool (mimalloc) keeps the pages it freed. Columns are built from their buffers (``arrow_columns``), not
+    ``pa.array``, whose first call keeps Arrow's conversion machinery in the process for good (docs/API.md)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from crawl_assets.index.exports import ROW_GROUP
 
     pool = pa.system_memory_pool()
 
@@ -135,7 +130,7 @@ def parquet(plan: ExportPlan) -> Iterator[bytes]:
         return pa.RecordBatch.from_arrays(columns, schema=schema)
 
     def flush(batches: list[pa.RecordBatch]) -> bytes:
-        writer.write_table(pa.Table.from_batches(batches, schema=schema), row_group_size=ROW_GROUP)
+        writer.write_table(pa.Table.from_batches(batches, schema=schema), row_group_size=exports.ROW_GROUP)
         return sink.drain()
 
     pending: list[pa.RecordBatch] = []
@@ -144,7 +139,7 @@ def parquet(plan: ExportPlan) -> Iterator[bytes]:
         for page in plan.pages():
             pending.append(batch(page))
             rows += len(page)
-            if rows >= ROW_GROUP:  # write_table cuts it into row groups of ROW_GROUP rows at most
+            if rows >= exports.ROW_GROUP:  # write_table cuts it into row groups of ROW_GROUP rows at most
                 yield flush(pending)
                 pending, rows = [], 0
         if pending:
@@ -174,3 +169,8 @@ def xlsx_rows(plan: ExportPlan) -> Iterator[bytes]:
 
 
 WRITERS = {"jsonl": jsonl, "csv": csv_rows, "parquet": parquet, "xlsx": xlsx_rows}
+
+
+def encode(plan: ExportPlan) -> Iterator[bytes]:
+    """The plan's records as byte chunks in its format."""
+    return WRITERS[plan.fmt](plan)

@@ -3,7 +3,7 @@
 Dagster's run tag limit (dagster.yaml) keeps two single-source runs apart, but batch runs and
 single-run range backfills carry no per-partition tag; this lock covers them all. With the instance on
 Postgres it is an advisory lock in the instance's database (runs on several machines exclude each other);
-on SQLite an ``flock`` on ``$DAGSTER_HOME/locks/sources/<key>.lock`` (``crawl_assets.shared_lock``). Either
+on SQLite an ``flock`` on ``$DAGSTER_HOME/locks/sources/<key>.lock`` (``crawl_assets.locks.shared``). Either
 is dropped when its holder dies (a SIGKILLed run worker never leaves a stale lock), and it is re-entrant
 inside one process (a batch holds it around all steps of a source, and the raw step inside takes it again).
 """
@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from crawl_assets import settings
-from crawl_assets.shared_lock import HeldLock, acquire
+from crawl_assets.locks.shared import HeldLock, acquire
 
 _held: dict[str, tuple[HeldLock, int]] = {}  # key -> (lock, depth) held by this process
 _guard = threading.Lock()

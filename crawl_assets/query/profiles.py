@@ -17,10 +17,10 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from crawl_assets.index.aggregations import run, timeline
-from crawl_assets.index.filters import RecordFilter, scoped_query
+from crawl_assets.query.aggregations import run, timeline
+from crawl_assets.query.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import read_alias
-from crawl_assets.index.queries import author_query
+from crawl_assets.query.clauses import author_query
 
 MAX_KEYS_FOR_IN_DEGREE = 10_000
 TOP = 20

@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 
 import orjson
 
-from crawl_assets.index.filters import RecordFilter, scoped_query
+from crawl_assets.query.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import parse_instant, read_alias
 from crawl_assets.persian import jalali
 
@@ -161,8 +161,3 @@ class ExportPlan:
             stop.set()
             worker.join(timeout=5)
             self.close()
-
-    def stream(self) -> Iterator[bytes]:
-        from crawl_assets.index import export_formats
-
-        return export_formats.WRITERS[self.fmt](self)

@@ -13,8 +13,8 @@ from typing import Any
 from elasticsearch import Elasticsearch, NotFoundError
 
 from crawl_assets.core import catalog
-from crawl_assets.index import steps
-from crawl_assets.index.filters import RecordFilter, scoped_query
+from crawl_assets.query import steps
+from crawl_assets.query.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import read_alias
 
 MAX_THREAD = 5000
@@ -51,7 +51,7 @@ def fetch_keys_query(tenant: str, keys: Iterable[str]) -> steps.Query[dict[str, 
     """Of two documents with one key (a record whose ``created_at`` moved to another monthly index) the later
     one is kept: room for two hits per key is asked for and the hits are put in time order here. Elasticsearch
     is asked for no sort: a sort on a field adds a pre-filter (can_match) round over every index of the alias
-    (12 monthly indices for a year), up to half of a one-key lookup's time on the node (bench/api.py)."""
+    (12 monthly indices for a year), a large share of a one-key lookup's time (docs/API.md)."""
     wanted = sorted(set(keys))
     out: dict[str, dict[str, Any]] = {}
     for i in range(0, len(wanted), 1000):

@@ -7,7 +7,7 @@ import io
 
 import openpyxl
 
-from crawl_assets.index.xlsx import RLM, bidi_safe, workbook
+from crawl_assets.query.xlsx import RLM, bidi_safe, workbook
 
 
 def test_bidi_marks_only_where_a_persian_cell_starts_otherwise() -> None:

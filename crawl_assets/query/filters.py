@@ -19,7 +19,7 @@ from typing import Any, Literal, get_args
 
 from crawl_assets.index.lemma_field import FIELD as LEMMA_FIELD
 from crawl_assets.index.naming import check_tenant
-from crawl_assets.index.queries import TEXT_FIELDS, author_query
+from crawl_assets.query.clauses import TEXT_FIELDS, author_query
 from crawl_assets.persian.lemma import query_lemmas
 from crawl_assets.normalize.text import fold_tag
 from crawl_assets.schema.record import Platform

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from crawl_assets.index import arrow_columns
+from crawl_assets.query import arrow_columns
 
 TEXTS = ["سلام دنیا", None, "", "e\u0301\u200c", "x" * 300, None, "a\nb"]
 
