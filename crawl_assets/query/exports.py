@@ -23,7 +23,6 @@ from datetime import datetime, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import orjson
 
 from crawl_assets.query.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import parse_instant, read_alias

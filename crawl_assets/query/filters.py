@@ -65,9 +65,9 @@ class RecordFilter:
         out: list[dict[str, Any]] = []
         if self.sources:
             out.append({"terms": {"source": source_keys(tenant, self.sources)}})
-        for field, values in (("platform", self.platforms), ("lang", self.langs), ("kind", self.kinds)):
+        for name, values in (("platform", self.platforms), ("lang", self.langs), ("kind", self.kinds)):
             if values:
-                out.append({"terms": {field: list(values)}})
+                out.append({"terms": {name: list(values)}})
         if self.hashtags:
             out.append({"terms": {"hashtags": sorted({fold_tag(t) for t in self.hashtags})}})
         if self.mentions:
