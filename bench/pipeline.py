@@ -163,8 +163,8 @@ def relation_work(platform: str, work: Path, source: str) -> dict[str, float]:
     from all parts, and the incremental refresh adding the last part to tables derived from the others."""
     from crawl_assets.lake import Lake
     from crawl_assets.pipeline.normalize.batch import TABLE
-    from crawl_assets.pipeline.relations import all_current, rebuild
-    from crawl_assets.pipeline.relations_delta import refresh_relations
+    from crawl_assets.pipeline.relate.tables import all_current, rebuild
+    from crawl_assets.pipeline.relate.stage import refresh_relations
 
     lake = Lake(str(work / "lake"))
     ids = lake.part_ids(TABLE, TENANT, platform, source)

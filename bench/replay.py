@@ -45,10 +45,12 @@ def node_cpu_seconds(client: Any, settle_s: float = 180.0) -> float:
 
 
 def read_back(client: Any, tenant: str, target: str) -> list[bytes]:
-    """Bulk lines of every record and edge document of ``tenant``, aimed at the same indices of ``target``."""
+    """Bulk lines of every record and edge document of ``tenant``, aimed at the same indices of ``target``;
+    records get their ``text_lemma`` back (the template keeps it out of ``_source``; the load sent it)."""
     from elasticsearch import helpers
 
     from crawl_assets.index.generations import logical_name
+    from crawl_assets.index.lemma_field import with_lemmas
     from crawl_assets.index.naming import read_alias
 
     lines = []
@@ -59,7 +61,8 @@ def read_back(client: Any, tenant: str, target: str) -> list[bytes]:
             index = new + logical_name(hit["_index"])[len(old):]
             action = {"index": {"_index": index, "_id": hit["_id"], "version": hit["_version"],
                                 "version_type": "external_gte"}}
-            lines.append(orjson.dumps(action) + b"\n" + orjson.dumps(hit["_source"]) + b"\n")
+            source = with_lemmas(hit["_source"]) if family == "records" else hit["_source"]
+            lines.append(orjson.dumps(action) + b"\n" + orjson.dumps(source) + b"\n")
     return lines
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from crawl_assets.schema.record import Record
 
@@ -25,14 +25,43 @@ AUTHOR_HASHTAG_COLUMNS = ["platform", "tenant", "author_id", "hashtag", "count",
 EdgeRow = tuple[str, str, str, datetime, str, str]
 
 
+class EdgeRule(NamedTuple):
+    """One kind of edge: a record's ``field`` (one value, or a list: one edge per item) gives the node ``dst``,
+    written ``{platform}:user:{value}`` when ``per_platform``, else ``{prefix}{value}``."""
+
+    type: str
+    field: str
+    many: bool = False
+    prefix: str = ""
+    per_platform: bool = False
+
+
+# The edge rules, in the order a record's edges come: every writer of edges (the relate stage over Arrow
+# columns, ``pipeline/relate/parts.py: edges_of``; the CLI and the golden digests a record at a time,
+# ``record_edges``) runs these, so a rule is changed here once.
+EDGE_RULES = (
+    EdgeRule("reply", "reply_to"),
+    EdgeRule("quote", "quote_of"),
+    EdgeRule("repost", "repost_of"),
+    EdgeRule("mention", "mentions", many=True, prefix=":user:", per_platform=True),
+    EdgeRule("hashtag", "hashtags", many=True, prefix="hashtag:"),
+)
+EDGE_FIELDS = ("key", "created_at", "platform", "tenant", *(rule.field for rule in EDGE_RULES))
+
+
+def node_of(rule: EdgeRule, platform: str, value: str) -> str:
+    """The ``dst`` node id an edge of ``rule`` gets from one value of its field."""
+    return f"{platform}{rule.prefix}{value}" if rule.per_platform else f"{rule.prefix}{value}"
+
+
 def mention_node(platform: str, handle: str) -> str:
     """The node id of a mentioned account."""
-    return f"{platform}:user:{handle}"
+    return node_of(EDGE_RULES[3], platform, handle)
 
 
 def hashtag_node(tag: str) -> str:
     """The node id of a hashtag (platform-independent)."""
-    return f"hashtag:{tag}"
+    return node_of(EDGE_RULES[4], "", tag)
 
 
 def is_superseded(metadata: dict[str, Any] | None) -> bool:
@@ -45,32 +74,25 @@ def record_edges(record: Record) -> Iterator[EdgeRow]:
     a superseded version (its post's live version has the edges)."""
     if is_superseded(getattr(record, "metadata", None)):
         return iter(())
-    return _edges(record.key, record.created_at, record.platform, record.tenant, record.reply_to,
-                  record.quote_of, record.repost_of, record.mentions, record.hashtags)  # fmt: skip
+    return _edges(record.key, record.created_at, record.platform, record.tenant,
+                  [getattr(record, rule.field) for rule in EDGE_RULES])
 
 
 def document_edges(doc: dict[str, Any]) -> Iterator[EdgeRow]:
     """``record_edges`` of a record document (the unvalidated dict form, see ``normalize_documents``)."""
     if is_superseded(doc.get("metadata")):
         return iter(())
-    return _edges(doc["key"], doc["created_at"], doc["platform"], doc["tenant"], doc["reply_to"],
-                  doc["quote_of"], doc["repost_of"], doc["mentions"], doc["hashtags"])  # fmt: skip
+    return _edges(doc["key"], doc["created_at"], doc["platform"], doc["tenant"], [doc[rule.field] for rule in EDGE_RULES])
 
 
-def _edges(
-    src: str, at: datetime, platform: str, tenant: str, reply_to: str | None, quote_of: str | None,
-    repost_of: str | None, mentions: list[str], hashtags: list[str],
-) -> Iterator[EdgeRow]:  # fmt: skip
-    if reply_to:
-        yield ("reply", src, reply_to, at, platform, tenant)
-    if quote_of:
-        yield ("quote", src, quote_of, at, platform, tenant)
-    if repost_of:
-        yield ("repost", src, repost_of, at, platform, tenant)
-    for handle in mentions:
-        yield ("mention", src, mention_node(platform, handle), at, platform, tenant)
-    for tag in hashtags:
-        yield ("hashtag", src, hashtag_node(tag), at, platform, tenant)
+def _edges(src: str, at: datetime, platform: str, tenant: str, values: list[Any]) -> Iterator[EdgeRow]:
+    for (kind, _, many, prefix, per_platform), value in zip(EDGE_RULES, values):  # node_of, inlined
+        head = f"{platform}{prefix}" if per_platform else prefix
+        if many:
+            for item in value:
+                yield (kind, src, f"{head}{item}", at, platform, tenant)
+        elif value:
+            yield (kind, src, f"{head}{value}", at, platform, tenant)
 
 
 def _frame(rows: list[tuple[Any, ...]], columns: list[str], time_columns: tuple[str, ...]) -> pd.DataFrame:

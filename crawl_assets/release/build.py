@@ -34,7 +34,7 @@ from crawl_assets.lake import Lake, layout
 from crawl_assets.lake.tables import EDGES_SCHEMA, RECORDS_SCHEMA
 from crawl_assets.normalize.key_hash import key_hash
 from crawl_assets.pipeline.reader import latest_batches
-from crawl_assets.pipeline.relations import TABLE as EDGES_TABLE
+from crawl_assets.pipeline.relate.tables import TABLE as EDGES_TABLE
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 from crawl_assets.release import files
 from crawl_assets.release.datasheet import Tally, datasheet, enricher_stamps, source_facts

@@ -20,7 +20,7 @@ def forum(world: World, tmp_path_factory: pytest.TempPathFactory):
     from crawl_assets.pipeline.index.load import load
     from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
     from crawl_assets.pipeline.reader import latest_records
-    from crawl_assets.pipeline.relations_delta import refresh_relations
+    from crawl_assets.pipeline.relate.stage import refresh_relations
     from crawl_assets.registry import SourceEntry
     from crawl_assets.sdk.sync import CollectEnv
     from crawl_assets.sources.telegram.collect import collect

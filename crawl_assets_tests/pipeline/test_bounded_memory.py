@@ -15,8 +15,8 @@ from crawl_assets.lake import Lake
 from crawl_assets.pipeline.key_tally import KeyTally
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.normalize.batch import normalize_batch
-from crawl_assets.pipeline.relation_parts import BATCH_ROWS, READ_COLUMNS, edges_of, last_positions, superseded
-from crawl_assets.pipeline.relations import TABLE, write_relations
+from crawl_assets.pipeline.relate.parts import BATCH_ROWS, READ_COLUMNS, edges_of, last_positions, superseded
+from crawl_assets.pipeline.relate.tables import TABLE, write_relations
 from crawl_assets_tests.normalize.shapes import x_page, x_tweet
 from crawl_assets_tests.pipeline.lake_normalize import RawInput, write_batches
 

@@ -17,8 +17,8 @@ from crawl_assets.persian.lemma import lemma_text
 from crawl_assets.pipeline.index.pending import marker_body, pending_parts, pending_records, scan_keys
 from crawl_assets.pipeline.index.load import load
 from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
-from crawl_assets.pipeline.relations import TABLE as EDGES
-from crawl_assets.pipeline.relations_delta import refresh_relations
+from crawl_assets.pipeline.relate.tables import TABLE as EDGES
+from crawl_assets.pipeline.relate.stage import refresh_relations
 from crawl_assets_tests.es_node.inspect import all_docs
 
 TENANT, PLATFORM, SOURCE = "acme", "telegram", "acme.telegram.news"

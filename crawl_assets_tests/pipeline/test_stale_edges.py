@@ -78,7 +78,7 @@ def test_edit_dropping_a_hashtag_and_a_mention_removes_their_edges(tmp_path, es_
         # older version than the tombstones, so no-ops; the dropped edges stay dropped.
         from crawl_assets.index.arrow_documents import edge_documents, record_versions
         from crawl_assets.index.sink import BulkSink
-        from crawl_assets.pipeline.relation_parts import edges_of
+        from crawl_assets.pipeline.relate.parts import edges_of
         [(_, first_part), *_] = list(lake.read_parts("normalized_records", "acme", "telegram", SOURCE))
         old = first_part.filter(pc.equal(first_part.column("key"), "telegram:777:1"))
         old_edges = edges_of(old)

@@ -13,7 +13,7 @@ from crawl_assets.orchestration.assets.search_index import build_search_index, s
 from crawl_assets.core import catalog
 from crawl_assets.orchestration.steps import StepFn
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS
-from crawl_assets.pipeline.relations import TABLE as EDGES
+from crawl_assets.pipeline.relate.tables import TABLE as EDGES
 
 
 def derived_assets(platform: str, raw: dg.AssetsDefinition, *, cluster_configured: bool = True) -> list[dg.AssetsDefinition]:

@@ -1,7 +1,7 @@
 """``relation_edges``: reply, quote, repost, mention and hashtag edges of a source, plus its
 hashtag co-occurrence and author–hashtag participation tables (pandas → Parquet).
 
-Kept up to date by what is new (``pipeline.relations_delta``): with no new normalized part the step reads
+Kept up to date by what is new (``pipeline.relate``): with no new normalized part the step reads
 and writes no table and says so (``mode``: ``up_to_date``); appended parts get their own edge files and their
 counts added (``incremental``); anything else rebuilds (``full``)."""
 
@@ -16,8 +16,8 @@ from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.orchestration.source_checks import materialize_with_checks, source_check
 from crawl_assets.orchestration.stage_result import run_stage
 from crawl_assets.orchestration.steps import StepEnv, StepFn
-from crawl_assets.pipeline.relations import TABLE
-from crawl_assets.pipeline.relations_delta import run_relate
+from crawl_assets.pipeline.relate.tables import TABLE
+from crawl_assets.pipeline.relate.stage import run_relate
 
 
 def relation_edges_step(platform: str) -> StepFn:

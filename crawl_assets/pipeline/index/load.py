@@ -30,11 +30,14 @@ from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import TIME_COLUMNS
 from crawl_assets.pipeline.index.pending import Pending
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.relation_parts import BATCH_ROWS
-from crawl_assets.pipeline.relations import TABLE as EDGES_TABLE
+from crawl_assets.pipeline.relate.parts import BATCH_ROWS
+from crawl_assets.pipeline.relate.tables import TABLE as EDGES_TABLE
 
 ENCODE_ROWS = 1_000  # rows encoded at once (their Python values are what the producer holds)
 RELAX_AT = 20_000  # records: a load at least this large turns the indices' refresh off while it runs
+# Per family: bodies of 8 MiB, 2 in flight, 1 queued (both families: 4 requests at once, about what the node's
+# write threads take on 2 cores)
+SINK_TUNING = {"batch_bytes": 8 * 1024 * 1024, "concurrency": 2, "queue_batches": 1}
 VERSION_COLUMNS = ["key", *TIME_COLUMNS, "provenance"]
 
 
@@ -161,7 +164,7 @@ def load(client: Elasticsearch, lake: Lake, tenant: str, platform: str, source: 
          seen_before: Collection[str], *, run_id: str | None, **tuning: Any) -> Loaded:
     """Send ``pending`` (records and their edges), then prune the stale edges of records seen before."""
     sinks = {"tenant": tenant, "deadletter_root": lake.root, "run_id": run_id,
-             "relax_refresh": len(pending) >= RELAX_AT, **tuning}
+             "relax_refresh": len(pending) >= RELAX_AT, **SINK_TUNING, **tuning}
     with BulkSink(client, family="records", **sinks) as records, BulkSink(client, family="edges", **sinks) as edges:
         work = _Load(lake, tenant, platform, source, set(seen_before), records, edges)
         for batch_id, (path, mask) in zip(pending.ids, pending.parts):

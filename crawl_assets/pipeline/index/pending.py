@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import index_marker
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.relation_parts import last_positions, latest_rows
+from crawl_assets.pipeline.relate.parts import last_positions, latest_rows
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 
 def marker_body(run_id: str) -> bytes:

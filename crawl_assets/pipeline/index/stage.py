@@ -12,7 +12,7 @@ from crawl_assets.index.stats import count_documents
 from crawl_assets.pipeline.index.load import load
 from crawl_assets.pipeline.index.pending import live_key_count, marker_body, pending_parts, pending_records, scan_keys
 from crawl_assets.pipeline.normalize.batch import split_source_key
-from crawl_assets.pipeline.relations_delta import refresh_relations
+from crawl_assets.pipeline.relate.stage import refresh_relations
 from crawl_assets.pipeline.index import MISSING_CLUSTER
 from crawl_assets.pipeline.stage import Check, StageContext, StageReport
 

@@ -1,6 +1,6 @@
-"""The relation tables kept up to date by what is new: a sync that appended normalized parts writes those
-parts' edge files and adds their co-occurrence counts to the stored summary tables; no other file is read
-whole or rewritten, so its cost follows what is new.
+"""The relate stage (``run_relate``): the relation tables kept up to date by what is new. A sync that
+appended normalized parts writes those parts' edge files and adds their co-occurrence counts to the stored
+summary tables; no other file is read whole or rewritten, so its cost follows what is new.
 
 Only an append qualifies: the stored watermark's parts are still the first ones, unchanged and of this
 normalizer version, and the edge files are those of the watermark's generation. A key the new parts observe
@@ -19,10 +19,10 @@ import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
 from crawl_assets.normalize.edges import Summaries
-from crawl_assets.pipeline import relations  # latest_views looked up at call time (a fault-injection site)
+from crawl_assets.pipeline.relate import tables  # edge_views looked up at call time (a fault-injection site)
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.relation_parts import latest_masks
-from crawl_assets.pipeline.relations import (
+from crawl_assets.pipeline.relate.parts import latest_masks
+from crawl_assets.pipeline.relate.tables import (
     MAX_EXAMPLES,
     SUMMARY_TABLES,
     Inputs,
@@ -64,14 +64,14 @@ def add_parts(lake: Lake, tenant: str, platform: str, source: str, mark: Inputs,
     """Write the edge files of the parts after the watermark and add their counts to the stored summary
     tables; None (nothing written) when a key they observe again changed in a way that needs a rebuild."""
     fresh = ids[mark.parts:]
-    new = relations.edge_views(lake, tenant, platform, source, fresh)
+    new = tables.edge_views(lake, tenant, platform, source, fresh)
     again = pa.array([], pa.string())
     if new:
         keys = pa.array(list(new), pa.string())
         holding = {part_id for part_id, table in lake.read_parts(
             RECORDS_TABLE, tenant, platform, source, columns=["key"], include=set(ids[:mark.parts]).__contains__)
             if pc.any(pc.is_in(table.column("key"), value_set=keys)).as_py()}
-        before = relations.edge_views(lake, tenant, platform, source, holding, keys)
+        before = tables.edge_views(lake, tenant, platform, source, holding, keys)
         for key, view in before.items():
             if view != new[key]:
                 return None

@@ -1,7 +1,7 @@
 """A normalized part's edges and co-occurrence counts, computed in Arrow a record batch at a time.
 
 Only the rows that are their key's latest observation are used (``latest_rows``), never a superseded version
-of an edited X post; the edges are the same as ``normalize.edges.record_edges`` gives for each record, and
+of an edited X post; the edges follow ``normalize.edges.EDGE_RULES`` (as ``record_edges`` does a record at a time), and
 the counts are added to a ``Summaries`` (bounded by distinct hashtag pairs and author–hashtag pairs). The
 edges come a record batch at a time (``part_edge_batches``), written as they come.
 """
@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import EDGES_SCHEMA
-from crawl_assets.normalize.edges import Summaries, is_superseded
+from crawl_assets.normalize.edges import EDGE_RULES, Summaries, is_superseded
 from crawl_assets.normalize.key_hash import key_hash
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
 
@@ -135,24 +135,22 @@ def superseded(metadata: pa.ChunkedArray) -> pa.Array:
 
 
 def edges_of(rows: pa.Table) -> pa.Table:
-    """The edges of ``rows`` (``EDGES_SCHEMA``), each (type, src, dst) once, sorted by it."""
+    """The edges of ``rows`` (``EDGES_SCHEMA``) by ``EDGE_RULES``, each (type, src, dst) once, sorted by it."""
     key, at, platform, tenant = (rows.column(c).combine_chunks() for c in ("key", "created_at", "platform", "tenant"))
     pieces = []
-
-    def add(kind: str, index: pa.Array, dst: pa.Array) -> None:
-        pieces.append(pa.table([pa.array([kind] * len(index), pa.string()), key.take(index), dst, at.take(index),
+    for rule in EDGE_RULES:
+        values = rows.column(rule.field).combine_chunks()
+        if rule.many:
+            index, values = pc.list_parent_indices(values), pc.list_flatten(values)
+        else:
+            index = pa.array(np.flatnonzero(pc.fill_null(pc.greater(pc.utf8_length(values), 0), False)
+                                            .to_numpy(zero_copy_only=False)))
+            values = values.take(index)
+        head = (pc.binary_join_element_wise(platform.take(index), pa.scalar(rule.prefix), "")
+                if rule.per_platform else pa.scalar(rule.prefix))
+        dst = pc.binary_join_element_wise(head, values, "") if rule.prefix or rule.per_platform else values
+        pieces.append(pa.table([pa.array([rule.type] * len(index), pa.string()), key.take(index), dst, at.take(index),
                                 platform.take(index), tenant.take(index)], schema=EDGES_SCHEMA))
-
-    for kind, column in (("reply", "reply_to"), ("quote", "quote_of"), ("repost", "repost_of")):
-        target = rows.column(column).combine_chunks()
-        index = pa.array(np.flatnonzero(pc.fill_null(pc.greater(pc.utf8_length(target), 0), False)
-                                        .to_numpy(zero_copy_only=False)))
-        add(kind, index, target.take(index))
-    for kind, column in (("mention", "mentions"), ("hashtag", "hashtags")):
-        lists = rows.column(column).combine_chunks()
-        values, parents = pc.list_flatten(lists), pc.list_parent_indices(lists)
-        prefix = platform.take(parents) if kind == "mention" else pa.array(["hashtag"] * len(values), pa.string())
-        add(kind, parents, pc.binary_join_element_wise(prefix, values, ":user:" if kind == "mention" else ":"))
     return unique_edges(pa.concat_tables(pieces))
 
 

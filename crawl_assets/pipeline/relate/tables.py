@@ -6,7 +6,7 @@ observation that part holds (read together, they are the source's edges). The tw
 ``current`` part each, stamped with a watermark in their Parquet metadata: which normalized parts they come
 from and the generation of edge files that goes with them. A sync with no new part then reads and writes
 nothing (``up_to_date``); a sync that only appended parts writes their edge files and adds their counts
-(``relations_delta``); anything else rebuilds every file. Records are streamed a record batch at a time, so
+(``stage.py``); anything else rebuilds every file. Records are streamed a record batch at a time, so
 memory does not grow with the source.
 """
 
@@ -30,7 +30,7 @@ from crawl_assets.normalize.edges import Summaries, is_superseded
 from crawl_assets.normalize.key_hash import key_hash
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
 from crawl_assets.lake.tables import EDGES_SCHEMA
-from crawl_assets.pipeline.relation_parts import latest_masks, part_edge_batches
+from crawl_assets.pipeline.relate.parts import latest_masks, part_edge_batches
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 
 TABLE = "relation_edges"

@@ -1,0 +1,173 @@
+"""Bench: the index load alone (``pipeline/index/load.py``) beside the replay ceiling, interleaved, on one warmed node.
+
+N generated X records (``bench/normalize.py``'s input) are normalized and related into a lake once; then, per
+repetition, each contender loads the pending parts into a fresh tenant (the index step's load, client CPU and
+node CPU measured around it), and the documents it left are read back and replayed (``bench/replay.py``: 8 MiB
+bodies, 3 in flight, refresh off, ``text_lemma`` added back) as that repetition's ceiling. Contenders are sink
+tunings (bytes per body, requests in flight per family). ``--profile`` runs one more load under cProfile and
+prints the client's top functions.
+
+    python bench/index_load.py [--records 30000] [--runs 3] [--url URL] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from normalize import make_input  # noqa: E402  (bench/normalize.py)
+
+MiB = 1024 * 1024
+PLATFORM, SOURCE_NAME = "x", "bench"
+CONTENDERS = {  # beside the load's own tuning (``load.SINK_TUNING``)
+    "the load's tuning": {},
+    "4 MiB x 3 each, queue 2": {"batch_bytes": 4 * MiB, "concurrency": 3, "queue_batches": 2},
+}
+
+
+def build_lake(root: Path, records: int, tenant: str) -> tuple[object, str]:
+    from crawl_assets.lake import Lake
+    from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+    from crawl_assets.pipeline.relate.stage import refresh_relations
+
+    source = f"{tenant}.{PLATFORM}.{SOURCE_NAME}"
+    data = root / "input.jsonl"
+    make_input(data, records)
+    lake = Lake(str(root / "lake"))
+    with data.open("rb") as stream:
+        batch = lake.write_raw_batch(tenant=tenant, platform=PLATFORM, source=source, fmt="x-v2", method="api",
+                                     batch_id="20260101T100000000000Z-r1-0000", run_id="r1", stream=stream,
+                                     collected_at=datetime(2026, 1, 1, 12, tzinfo=timezone.utc))
+    normalize_batch(lake, batch, lake.table_part(TABLE, tenant, PLATFORM, source, batch.manifest.batch_id))
+    refresh_relations(lake, tenant, PLATFORM, source)
+    return lake, source
+
+
+def load_once(client, lake, lake_tenant: str, source: str, tenant: str, tuning: dict, profile: bool = False) -> dict:
+    """The index step's load of every part of the lake's source into ``tenant``'s indices (the lake's parts are
+    read as the step reads them; only the tenant written to differs)."""
+    from crawl_assets.index.bootstrap import setup_indices
+    from crawl_assets.pipeline.index.load import load
+    from crawl_assets.pipeline.index.pending import pending_parts, pending_records, scan_keys
+    from replay import node_cpu_seconds
+
+    setup_indices(client, [tenant])
+    pending = pending_records(lake, lake_tenant, PLATFORM, source, pending_parts(lake, lake_tenant, PLATFORM, source)[1])
+    seen, _ = scan_keys(lake, lake_tenant, PLATFORM, source, pending.keys)
+    node0, cpu0, t0 = node_cpu_seconds(client), time.process_time(), time.perf_counter()
+    profiler = cProfile.Profile() if profile else None
+    if profiler:
+        profiler.enable()
+    done = _load_as(load, client, lake, lake_tenant, tenant, source, pending, seen, tuning)
+    if profiler:
+        profiler.disable()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    node = node_cpu_seconds(client) - node0
+    docs = done.records.docs + done.edges.docs
+    assert done.records.failed == done.edges.failed == 0, "the load was refused"
+    out = {"docs": docs, "wall": wall, "cpu": cpu, "node": node, "records": done.records.docs}
+    if profiler:
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(25)
+        out["profile"] = text.getvalue()
+    return out
+
+
+def _load_as(load, client, lake, lake_tenant, tenant, source, pending, seen, tuning):
+    """``load`` writing to ``tenant``'s indices while reading the lake's ``lake_tenant`` parts."""
+    from crawl_assets.pipeline.index import load as module
+
+    real = module.BulkSink
+
+    def sink(client_, **kwargs):
+        return real(client_, **{**kwargs, "tenant": tenant})
+
+    module.BulkSink = sink
+    try:
+        return load(client, lake, lake_tenant, PLATFORM, source, pending, seen, run_id="bench", **tuning)
+    finally:
+        module.BulkSink = real
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=30_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--url", help="an existing cluster instead of a local real node")
+    parser.add_argument("--heap", default="1g")
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+
+    from elasticsearch import Elasticsearch
+
+    from crawl_assets_tests.es_node.node import RealNode
+    from replay import drop, read_back, replay
+
+    node = None if args.url else RealNode(heap=args.heap).start()
+    url = args.url or node.url  # type: ignore[union-attr]
+    try:
+        with tempfile.TemporaryDirectory() as tmp, Elasticsearch(url, request_timeout=300) as client:
+            lake, source = build_lake(Path(tmp), args.records, "lakebench")
+            load_before = os.getloadavg()
+            load_once(client, lake, "lakebench", source, "warm", {})  # JIT and caches warmed
+            drop(client, "warm")
+            rows: dict[str, list[dict]] = {name: [] for name in (*CONTENDERS, "ceiling")}
+            names = list(CONTENDERS)
+            for run in range(args.runs):
+                for name in names[run % len(names):] + names[:run % len(names)]:  # each goes first in turn
+                    tenant = f"bench{run}"
+                    got = load_once(client, lake, "lakebench", source, tenant, CONTENDERS[name])
+                    rows[name].append(got)
+                    lines = read_back(client, tenant, "ceiling")
+                    ceiling = replay(client, lines, "ceiling", body_mib=8, in_flight=3)
+                    rows["ceiling"].append({"docs": ceiling.docs, "wall": ceiling.seconds, "cpu": 0.0,
+                                            "node": ceiling.node_cpu_s, "records": got["records"],
+                                            "ratio": got["docs"] / got["wall"] / ceiling.docs_per_s})
+                    drop(client, "ceiling")
+                    drop(client, tenant)
+            if args.profile:
+                profiled = load_once(client, lake, "lakebench", source, "profiled", {}, profile=True)
+                drop(client, "profiled")
+            load_after = os.getloadavg()
+    finally:
+        if node is not None:
+            node.stop()
+    print(f"\n== index load of {args.records:,} X records, {args.runs} interleaved runs (median), {os.cpu_count()} CPUs")
+    print(f"{'what':<28}{'docs/s':>9}{'client CPU s':>14}{'node µs/record':>16}  ratio to that run's ceiling (each run)")
+    for name, got in rows.items():
+        rate = statistics.median(g["docs"] / g["wall"] for g in got)
+        cpu = statistics.median(g["cpu"] for g in got)
+        node_us = statistics.median(1e6 * g["node"] / g["records"] for g in got)
+        ratios = "" if name == "ceiling" else " / ".join(
+            f"{g['docs'] / g['wall'] / (c['docs'] / c['wall']):.2f}x" for g, c in zip(got, _pairs(rows, name)))
+        print(f"{name:<28}{rate:>9,.0f}{cpu:>14.2f}{node_us:>16.0f}  {ratios}")
+    print(f"load average before {'/'.join(f'{x:.1f}' for x in load_before)}, after "
+          f"{'/'.join(f'{x:.1f}' for x in load_after)}")
+    if args.profile:
+        print(profiled["profile"])
+
+
+def _pairs(rows: dict[str, list[dict]], name: str) -> list[dict]:
+    """The ceilings measured right after each load of ``name``."""
+    order, out = [], []
+    names = [n for n in rows if n != "ceiling"]
+    for run in range(len(rows[name])):
+        order += names[run % len(names):] + names[:run % len(names)]
+    return [rows["ceiling"][i] for i, n in enumerate(order) if n == name]
+
+
+if __name__ == "__main__":
+    main()
