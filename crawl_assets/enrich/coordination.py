@@ -21,6 +21,7 @@ Per tenant (``combine``): ``groups`` (accounts by their platform ids, sizes, ite
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
@@ -34,6 +35,7 @@ import pyarrow.compute as pc
 from crawl_assets.enrich.base import STAMP_NAMES, CombineContext, Enricher, feature_document
 from crawl_assets.enrich.columns import CONTEXT_COLUMNS, CONTEXT_FIELDS, _iso, context
 from crawl_assets.enrich.near_duplicates import NearDuplicates
+from crawl_assets.enrich.signatures import compact_rows, latest_signatures
 
 _TS = pa.timestamp("us", tz="UTC")
 KINDS = ("url", "hashtag", "repost", "text")
@@ -41,6 +43,7 @@ CAUTION = ("Co-occurrence is not proof of coordination: accounts of one newsroom
            "a cross-posting tool co-share quickly and repeatedly too. A group is where to look, never a verdict.")
 _TRACKING = re.compile(r"^(utm_|fbclid$|gclid$|igshid$|mc_|ref$|ref_src$|s$|si$)")
 ITEMS_LISTED = 20  # items named per group or edge (the count is complete)
+_COMBINED = ("key", "platform", "author_id", "created_at", "author_handle", "urls", "hashtags", "repost_of")
 
 
 def normalize_url(url: str) -> str | None:
@@ -117,71 +120,73 @@ class Coordination(Enricher):
 
     # -- per tenant -------------------------------------------------------------------------------------
     def combine(self, rows: Iterable[pa.Table], context: CombineContext) -> dict[str, pa.Table]:
-        tables = [t.drop_columns([c for c in STAMP_NAMES if c in t.column_names]) for t in rows]
-        tables = [t for t in tables if t.num_rows]
-        if not tables:
+        table, sigs, signed = latest_signatures(rows, self.params["num_perm"], list(_COMBINED))
+        ok = np.asarray(pc.and_(pc.is_valid(table.column("author_id")), pc.is_valid(table.column("created_at")))
+                        .to_numpy(zero_copy_only=False), bool)
+        if not ok.any():
             return self._empty()
-        table = pa.concat_tables(tables)
-        keep = _last_of_each_key(table.column("key"))
-        table = table.filter(pa.array(keep))
-        table = table.filter(pc.and_(pc.is_valid(table.column("author_id")), pc.is_valid(table.column("created_at"))))
-        if not table.num_rows:
-            return self._empty()
-        events = self._events(table)
+        if not ok.all():
+            table = table.filter(pa.array(ok))
+            sigs = compact_rows(sigs, np.flatnonzero(ok[signed]))
+            signed = (np.cumsum(ok) - 1)[signed[ok[signed]]]
+        events = self._events(table, sigs, signed)
         if events is None:
             return self._empty()
         return self._network(events, table, context)
 
-    def _events(self, table: pa.Table) -> pd.DataFrame | None:
-        """One row per (record, item): account code, item code, time in seconds, item label."""
+    def _events(self, table: pa.Table, sigs: np.ndarray, signed: np.ndarray) -> pd.DataFrame | None:
+        """One row per (record, item): record row, account code, item code (items numbered in the order of
+        their labels, ``kind:value``), time in seconds. Labels stay in Arrow: no Python string per share."""
         accounts = pc.binary_join_element_wise(table.column("platform"), table.column("author_id"), ":")
         acct = pc.dictionary_encode(accounts.combine_chunks())
         codes = acct.indices.to_numpy()
         seconds = pc.cast(table.column("created_at"), pa.int64()).to_numpy() // 1_000_000
-        parts = []
+        rows, labels = [], []
         for kind, column in (("url", "urls"), ("hashtag", "hashtags")):
             lists = table.column(column).combine_chunks()
-            parent = pc.list_parent_indices(lists).to_numpy()
-            values = pc.list_flatten(lists).to_pylist()
-            if len(parent):
-                parts.append(pd.DataFrame({"row": parent, "item": [f"{kind}:{v}" for v in values]}))
-        repost = table.column("repost_of").to_pylist()
-        rows = [i for i, r in enumerate(repost) if r]
-        if rows:
-            parts.append(pd.DataFrame({"row": rows, "item": [f"repost:{repost[i]}" for i in rows]}))
+            values = pc.list_flatten(lists)
+            present = pc.is_valid(values)
+            rows.append(pc.list_parent_indices(lists).filter(present).to_numpy().astype(np.int64))
+            labels.append(_labelled(kind, values.filter(present)))
+        repost = table.column("repost_of").combine_chunks()
+        shared = np.asarray(pc.fill_null(pc.greater(pc.utf8_length(repost), 0), False).to_numpy(zero_copy_only=False), bool)
+        rows.append(np.flatnonzero(shared))
+        labels.append(_labelled("repost", repost.filter(pa.array(shared))))
         if "text" in self.params["kinds"]:
-            parts.append(self._text_items(table))
-        parts = [p for p in parts if len(p)]
-        if not parts:
+            text_rows, text_labels = self._text_items(table, sigs, signed)
+            rows.append(text_rows)
+            labels.append(text_labels)
+        row = np.concatenate(rows)
+        if not len(row):
             return None
-        events = pd.concat(parts, ignore_index=True)
-        events["account"] = codes[events["row"].to_numpy()]
-        events["t"] = seconds[events["row"].to_numpy()]
-        events = events.drop_duplicates(["account", "item", "t"])
+        encoded = pc.dictionary_encode(pa.concat_arrays(labels))
+        rank = np.empty(len(encoded.dictionary), np.int64)
+        by_label = pc.array_sort_indices(encoded.dictionary).to_numpy()
+        rank[by_label] = np.arange(len(by_label))
+        events = pd.DataFrame({"row": row, "item_code": rank[encoded.indices.to_numpy()]})
+        events["account"] = codes[row]
+        events["t"] = seconds[row]
+        events = events.drop_duplicates(["account", "item_code", "t"])
         self._account_names = acct.dictionary.to_pylist()
+        self._account_codes = codes
+        self._item_names = encoded.dictionary.take(pa.array(by_label))
         return events
 
-    def _text_items(self, table: pa.Table) -> pd.DataFrame:
-        sigs = table.column("signature")
-        valid = np.flatnonzero(pc.is_valid(sigs).to_numpy(zero_copy_only=False))
-        if len(valid) < 2:
-            return pd.DataFrame({"row": [], "item": []})
-        num_perm = self.params["num_perm"]
-        flat = pc.list_flatten(sigs.combine_chunks().take(pa.array(valid))).to_numpy(zero_copy_only=False)
-        matrix = flat.astype(np.uint32).reshape(-1, num_perm)
-        groups = self._texts._cluster(matrix)
-        keys = table.column("key").to_pylist()
-        rows, items = [], []
-        for group in groups:
-            label = "text:" + hashlib.blake2b(keys[int(valid[group[0]])].encode(), digest_size=8).hexdigest()
-            rows += [int(valid[g]) for g in group]
-            items += [label] * len(group)
-        return pd.DataFrame({"row": rows, "item": items})
+    def _text_items(self, table: pa.Table, sigs: np.ndarray, signed: np.ndarray) -> tuple[np.ndarray, pa.Array]:
+        """Rows of the near-duplicate clusters and their labels (``text:`` and a hash of the first key)."""
+        if len(signed) < 2:
+            return np.zeros(0, np.int64), pa.array([], pa.string())
+        groups = self._texts._cluster(sigs)
+        firsts = table.column("key").take(pa.array([int(signed[g[0]]) for g in groups], pa.int64())).to_pylist()
+        names = ["text:" + hashlib.blake2b(k.encode(), digest_size=8).hexdigest() for k in firsts]
+        which = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+        rows = signed[np.fromiter(itertools.chain.from_iterable(groups), np.int64)]
+        return rows, pa.array(names, pa.string()).take(pa.array(which, pa.int64()))
 
     def _network(self, events: pd.DataFrame, table: pa.Table, ctx: CombineContext) -> dict[str, pa.Table]:
         p = self.params
-        item_codes, item_names = pd.factorize(events["item"], sort=True)
-        events = events.assign(item_code=item_codes).sort_values(["item_code", "t", "account"], kind="stable")
+        item_names = self._item_names
+        events = events.sort_values(["item_code", "t", "account"], kind="stable")
         item, t, account = (events[c].to_numpy(np.int64) for c in ("item_code", "t", "account"))
         shared = pd.DataFrame({"account": account, "item": item}).drop_duplicates().groupby("account").size()
         pairs = co_shares(item, t, account, p["window_seconds"], p["max_burst"])
@@ -208,7 +213,7 @@ class Coordination(Enricher):
     def _tables(self, edges: pd.DataFrame, link: pd.DataFrame, item_names: Any, table: pa.Table,
                 ctx: CombineContext) -> dict[str, pa.Table]:
         names = self._account_names
-        handles = _handles(table)
+        handles = _handles(table, self._account_codes, names, np.r_[edges["a"].to_numpy(), edges["b"].to_numpy()])
         p = self.params
         group_cols: dict[str, list[Any]] = {f.name: [] for f in self.group_schema if f.name not in STAMP_NAMES}
         edge_cols: dict[str, list[Any]] = {f.name: [] for f in self.edge_schema if f.name not in STAMP_NAMES}
@@ -219,8 +224,8 @@ class Coordination(Enricher):
             group_of[component] = gid
             items = link[link["component"] == component]
             counts = items.groupby("item").size().sort_values(ascending=False, kind="stable")
-            listed = [str(item_names[i]) for i in counts.index[:ITEMS_LISTED]]
-            kinds = sorted({str(item_names[i]).split(":", 1)[0] for i in counts.index})
+            listed = _names(item_names, counts.index[:ITEMS_LISTED])
+            kinds = sorted({name.split(":", 1)[0] for name in _names(item_names, counts.index)})
             for name, value in (
                     ("group_id", gid), ("tenant", ctx.tenant), ("accounts", [m.split(":", 1)[1] for m in members]),
                     ("account_keys", members), ("handles", [handles.get(m) for m in members]),
@@ -233,7 +238,7 @@ class Coordination(Enricher):
         for row in edges.sort_values(["component", "a", "b"]).itertuples():
             pair = link[(link["a"] == row.a) & (link["b"] == row.b)]
             a, b = sorted((names[row.a], names[row.b]))
-            listed = [str(item_names[i]) for i in pair["item"].drop_duplicates().to_numpy()[:ITEMS_LISTED]]
+            listed = _names(item_names, pair["item"].drop_duplicates().to_numpy()[:ITEMS_LISTED])
             for name, value in (("group_id", group_of[row.component]), ("tenant", ctx.tenant), ("source", a),
                                 ("target", b), ("source_handle", handles.get(a)), ("target_handle", handles.get(b)),
                                 ("weight", int(row.weight)), ("top_items", listed),
@@ -322,16 +327,25 @@ def _components(a: np.ndarray, b: np.ndarray) -> dict[int, int]:
     return dict(zip(nodes.tolist(), labels.tolist()))
 
 
-def _handles(table: pa.Table) -> dict[str, str]:
-    keys = pc.binary_join_element_wise(table.column("platform"), table.column("author_id"), ":").to_pylist()
-    return {k: h for k, h in zip(keys, table.column("author_handle").to_pylist()) if h}
+def _handles(table: pa.Table, codes: np.ndarray, names: list[str], wanted: np.ndarray) -> dict[str, str]:
+    """The handle of each ``wanted`` account (code), from its last row that names one."""
+    handles = table.column("author_handle")
+    named = np.asarray(pc.fill_null(pc.greater(pc.utf8_length(handles), 0), False).to_numpy(zero_copy_only=False), bool)
+    rows = np.flatnonzero(named & np.isin(codes, wanted))[::-1]
+    _, last = np.unique(codes[rows], return_index=True)
+    rows = np.sort(rows[last])
+    values = handles.take(pa.array(rows, pa.int64())).to_pylist()
+    return {names[c]: h for c, h in zip(codes[rows].tolist(), values)}
 
 
-def _last_of_each_key(keys: pa.ChunkedArray) -> np.ndarray:
-    """Mask of each key's last row (a later part's observation wins)."""
-    from crawl_assets.enrich.trends import _last_rows
+def _names(labels: pa.Array, codes: Any) -> list[str]:
+    """The labels of item ``codes``, in their order."""
+    return labels.take(pa.array(np.asarray(codes, np.int64))).to_pylist()
 
-    return _last_rows(keys)
+
+def _labelled(kind: str, values: pa.Array) -> pa.Array:
+    """``kind:value`` of each value, as Arrow strings."""
+    return pc.binary_join_element_wise(pa.scalar(kind), pc.cast(values, pa.string()), ":")
 
 
 def _dt(seconds: int) -> Any:

@@ -28,15 +28,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from crawl_assets.enrich.base import STAMP_NAMES, CombineContext, Enricher, feature_document
 from crawl_assets.enrich.columns import CONTEXT_COLUMNS, CONTEXT_FIELDS, _iso, context, positions
+from crawl_assets.enrich import signatures
+from crawl_assets.enrich.signatures import _MIX, distinct_rows, latest_signatures
 
 _TS = pa.timestamp("us", tz="UTC")
 _LINK = re.compile(r"https?://\S+|www\.\S+|[@#][\w\u200c]+")
 LSH_WEIGHTS = (0.1, 0.9)  # (false positive, false negative) weights of datasketch's banding choice
-_MIX = np.uint64(0x9E3779B97F4A7C15)
 DOC_LIST_CAP = 1000  # members/accounts listed in one index document (the Parquet tables list them all)
 
 
@@ -154,30 +154,26 @@ class NearDuplicates(Enricher):
 
     # -- per tenant -------------------------------------------------------------------------------------
     def combine(self, rows: Iterable[pa.Table], context: CombineContext) -> dict[str, pa.Table]:
-        latest: dict[str, tuple[int, int]] = {}  # key -> (table index, row): a later part's observation wins
-        tables = []
-        for table in rows:
-            tables.append(table)
-            for r, key in enumerate(table.column("key").to_pylist()):
-                latest[key] = (len(tables) - 1, r)
-        if not latest:
+        table, sigs, signed = latest_signatures(rows, self.params["num_perm"], [f.name for f in CONTEXT_FIELDS])
+        if not table.num_rows:
             return self._empty()
-        picks = sorted(latest.values())
-        kept = [t.take(positions([r for ti, r in picks if ti == i])) for i, t in enumerate(tables)]
-        kept = [t.filter(pc.is_valid(t.column("signature"))) for t in kept]
-        meta = pa.concat_tables([t.drop_columns(["signature"]) for t in kept])
-        sigs = np.concatenate([_signatures(t, self.params["num_perm"]) for t in kept])
-        clusters = self._cluster(sigs)
-        return self._tables(meta, sigs, clusters, context)
+        meta = table.take(pa.array(signed, pa.int64()))
+        del table
+        groups, distinct, inverse = self.cluster(sigs)
+        del sigs  # (its memory now holds ``distinct``)
+        return self._tables(meta, distinct, inverse, groups, context)
 
     def _cluster(self, sigs: np.ndarray) -> list[list[int]]:
-        """Row groups of similar signatures (each group >= 2 rows), by LSH candidates checked exactly."""
-        from datasketch import MinHashLSH
-        from scipy.sparse import coo_matrix
-        from scipy.sparse.csgraph import connected_components
+        """Row groups of similar signatures (each group >= 2 rows); ``sigs`` is overwritten (``cluster``)."""
+        return self.cluster(sigs)[0]
 
-        distinct, inverse = np.unique(sigs, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
+    def cluster(self, sigs: np.ndarray) -> tuple[list[list[int]], np.ndarray, np.ndarray]:
+        """Row groups of similar signatures (each group >= 2 rows), by LSH candidates checked exactly, with the
+        distinct signatures and each row's among them. The distinct rows are gathered into ``sigs``'s own
+        memory (the caller's array is overwritten): memory is one copy of the signatures, not three."""
+        from datasketch import MinHashLSH
+
+        distinct, inverse = distinct_rows(sigs)
         threshold, num_perm = self.params["threshold"], self.params["num_perm"]
         # banding that favours recall (a missed pair is lost; a false candidate only costs one exact check):
         # at 64 permutations and 0.6, datasketch chooses 16 bands of 4, which find 89% of pairs at exactly
@@ -190,51 +186,60 @@ class NearDuplicates(Enricher):
         need = threshold * num_perm
         n = len(distinct)
         if n < 2:  # one distinct signature (or none): its rows, if several, are one cluster
-            return _groups(np.zeros(len(inverse), np.int64))
-        edges, pending, large = [], [], []
+            return _groups(np.zeros(len(inverse), np.int64)), distinct, inverse
+        labels, edges, pending, large = np.arange(n), [], [], []
         for band in range(lsh.b):
-            small, big = _bucket_pairs(distinct[:, band * lsh.r:(band + 1) * lsh.r])
-            pending.append(small)
+            buckets, big = _band_buckets(distinct[:, band * lsh.r:(band + 1) * lsh.r])
             large += big
-            if sum(map(len, pending)) >= PAIR_CHUNK or band == lsh.b - 1:  # bounded memory
-                edges.append(_similar(distinct, np.concatenate(pending), need))
-                pending = []
-        left, right = np.concatenate(edges) // n, np.concatenate(edges) % n
-        graph = coo_matrix((np.ones(len(left), np.int8), (left, right)), shape=(n, n))
-        _, labels = connected_components(graph, directed=False)
+            for pairs in _bucket_pairs(*buckets, limit=PAIR_CHUNK // 4):  # bounded: checked PAIR_CHUNK at a time
+                pending.append(pairs)
+                if sum(map(len, pending)) >= PAIR_CHUNK:
+                    edges.append(_similar(distinct, np.concatenate(pending), need))
+                    pending = []
+                if sum(map(len, edges)) >= PAIR_CHUNK:  # the pairs found so far, kept as a forest
+                    labels, edges = _joined(labels, np.concatenate(edges)), []
+        if pending:
+            edges.append(_similar(distinct, np.concatenate(pending), need))
+        if edges:
+            labels = _joined(labels, np.concatenate(edges))
         if large:
             labels = _join_large_buckets(distinct, labels, large, need)
-        return _groups(labels[inverse])
+        return _groups(labels[inverse]), distinct, inverse
 
-    def _tables(self, meta: pa.Table, sigs: np.ndarray, clusters: list[list[int]],
+    def _tables(self, meta: pa.Table, distinct: np.ndarray, inverse: np.ndarray, clusters: list[list[int]],
                 ctx: CombineContext) -> dict[str, pa.Table]:
-        created = meta.column("created_at").to_pylist()
-        keys, authors = meta.column("key").to_pylist(), meta.column("author_id").to_pylist()
-        platforms, sources = meta.column("platform").to_pylist(), meta.column("source").to_pylist()
+        # only the clustered rows' context becomes Python objects (the tenant's other rows stay in Arrow)
+        rows = np.fromiter(itertools.chain.from_iterable(clusters), np.int64)
+        sub = meta.select(["key", "author_id", "platform", "source", "created_at"]).take(pa.array(rows, pa.int64()))
+        keys, authors, platforms, sources, created = (sub.column(c).to_pylist() for c in sub.column_names)
+        at = {int(r): i for i, r in enumerate(rows.tolist())}  # meta row -> position in ``sub``
         cols: dict[str, list[Any]] = {f.name: [] for f in self.cluster_schema if f.name not in STAMP_NAMES}
         member_rows: list[int] = []
         member_cluster: list[str] = []
-        similarity: list[float] = []
+        firsts: list[int] = []
         for group in clusters:
-            group.sort(key=lambda r: (created[r] is None, created[r], keys[r]))
-            first = group[0]
+            group.sort(key=lambda r: (created[at[r]] is None, created[at[r]], keys[at[r]]))
+            first = at[group[0]]
             cid = "nd-" + hashlib.blake2b(keys[first].encode(), digest_size=8).hexdigest()
-            sims = [float(np.count_nonzero(sigs[r] == sigs[first])) / sigs.shape[1] for r in group]
-            times = [created[r] for r in group if created[r] is not None]
-            accounts = sorted({a for a in (authors[r] for r in group) if a})
+            times = [created[at[r]] for r in group if created[at[r]] is not None]
+            accounts = sorted({a for a in (authors[at[r]] for r in group) if a})
             for name, value in (("cluster_id", cid), ("first_key", keys[first]), ("member_count", len(group)),
                                 ("account_count", len(accounts)), ("accounts", accounts),
-                                ("platforms", sorted({platforms[r] for r in group})),
-                                ("sources", sorted({sources[r] for r in group})),
+                                ("platforms", sorted({platforms[at[r]] for r in group})),
+                                ("sources", sorted({sources[at[r]] for r in group})),
                                 ("first_seen", min(times) if times else None),
                                 ("last_seen", max(times) if times else None),
-                                ("min_similarity", min(sims)), ("generated_at", ctx.generated_at)):
+                                ("min_similarity", None), ("generated_at", ctx.generated_at)):
                 cols[name].append(value)
             member_rows += group
             member_cluster += [cid] * len(group)
-            similarity += sims
+            firsts += [group[0]] * len(group)
+        similarity = signatures.agreement(distinct, inverse[np.asarray(member_rows, np.int64)],
+                                inverse[np.asarray(firsts, np.int64)])
+        bounds = np.cumsum([0] + [len(g) for g in clusters])
+        cols["min_similarity"] = [float(similarity[a:b].min()) for a, b in zip(bounds[:-1], bounds[1:])]
         members = {**{f.name: meta.column(f.name).take(positions(member_rows)) for f in CONTEXT_FIELDS},
-                   "cluster_id": member_cluster, "similarity": similarity,
+                   "cluster_id": member_cluster, "similarity": similarity.astype(np.float32),
                    "generated_at": [ctx.generated_at] * len(member_rows)}
         return {"clusters": self.table(self.cluster_schema, cols), "members": self.table(self.member_schema, members)}
 
@@ -281,10 +286,10 @@ class NearDuplicates(Enricher):
 LARGE_BUCKET = 256  # rows of a bucket above which its pairs are checked member by member
 
 
-def _bucket_pairs(band: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Candidates of one band: the pairs ``i * rows + j`` (i < j) of every bucket (two or more rows with the
-    same band key, a 64-bit mix of the band's values; a collision only adds a candidate, which the exact
-    check drops) of at most LARGE_BUCKET rows, and the row numbers (ascending) of each larger bucket."""
+def _band_buckets(band: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], list[np.ndarray]]:
+    """Buckets of one band: rows with the same band key (a 64-bit mix of the band's values; a collision only
+    adds a candidate, which the exact check drops). Those of two to LARGE_BUCKET rows as (row order, starts,
+    sizes) for ``_bucket_pairs``, and the row numbers (ascending) of each larger bucket."""
     rows = len(band)
     key = np.zeros(rows, dtype=np.uint64)
     with np.errstate(over="ignore"):
@@ -298,26 +303,52 @@ def _bucket_pairs(band: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     big = (sizes > LARGE_BUCKET)
     large = [np.sort(order[a:a + z]) for a, z in zip(starts[big].tolist(), sizes[big].tolist())]
     small = (sizes > 1) & ~big
-    starts, sizes = starts[small], sizes[small]
-    # every element of a small bucket, paired with each element after it in the bucket
-    member = np.repeat(starts, sizes) + (np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes))
-    later = np.repeat(starts + sizes, sizes) - member - 1  # elements after it in its bucket
-    first = np.repeat(member, later)
-    second = first + 1 + (np.arange(int(later.sum())) - np.repeat(np.cumsum(later) - later, later))
-    i, j = order[first], order[second]
-    return np.minimum(i, j).astype(np.int64) * rows + np.maximum(i, j), large
+    return (order, starts[small], sizes[small]), large
 
 
-PAIR_CHUNK = 4_000_000  # candidate pairs held at once (32 MB): beyond it they are checked and dropped
+def _bucket_pairs(order: np.ndarray, starts: np.ndarray, sizes: np.ndarray, limit: int) -> Iterator[np.ndarray]:
+    """The pairs ``i * rows + j`` (i < j) of every bucket, about ``limit`` at a time (whole buckets)."""
+    rows = len(order)
+    counts = sizes * (sizes - 1) // 2
+    cut = np.searchsorted(np.cumsum(counts), np.arange(limit, int(counts.sum()) + limit, limit), side="right")
+    for lo, hi in zip(np.r_[0, cut[:-1]], cut):
+        if lo == hi and lo < len(sizes):
+            hi = lo + 1  # (a single bucket larger than the limit)
+        if lo >= hi:
+            continue
+        start, size = starts[lo:hi], sizes[lo:hi]
+        # every element of a bucket, paired with each element after it in the bucket
+        member = np.repeat(start, size) + (np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size))
+        later = np.repeat(start + size, size) - member - 1  # elements after it in its bucket
+        first = np.repeat(member, later)
+        second = first + 1 + (np.arange(int(later.sum())) - np.repeat(np.cumsum(later) - later, later))
+        i, j = order[first], order[second]
+        yield np.minimum(i, j).astype(np.int64) * rows + np.maximum(i, j)
+
+
+def _joined(labels: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Component labels after joining ``edges`` (``i * rows + j``) to the components ``labels`` hold: each row
+    is linked to its component's first row, so the pairs found so far are held as at most one link per row."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = len(labels)
+    _, first = np.unique(labels, return_index=True)  # (labels are 0..k-1, as connected_components numbers them)
+    left, right = np.divmod(edges, n)
+    left, right = np.r_[left, np.arange(n)], np.r_[right, first[labels]]
+    graph = coo_matrix((np.ones(len(left), np.int8), (left, right)), shape=(n, n))
+    return connected_components(graph, directed=False)[1]
+
+
+PAIR_CHUNK = 1_000_000  # candidate pairs held at once (8 MB): beyond it they are checked and dropped
 
 
 def _similar(sigs: np.ndarray, pairs: np.ndarray, need: float) -> np.ndarray:
     """The distinct ``pairs`` (``i * rows + j``) whose signatures agree in at least ``need`` positions."""
     pairs = np.sort(pairs)
     pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
-    rows = len(sigs)
-    keep = [np.count_nonzero(sigs[chunk // rows] == sigs[chunk % rows], axis=1) >= need
-            for chunk in (pairs[i:i + 100_000] for i in range(0, len(pairs), 100_000))]
+    keep = [signatures.agreeing(sigs, *np.divmod(chunk, len(sigs))) >= need
+            for chunk in (pairs[i:i + signatures.ROW_CHUNK] for i in range(0, len(pairs), signatures.ROW_CHUNK))]
     return pairs[np.concatenate(keep)] if keep else pairs
 
 
@@ -349,10 +380,3 @@ def _groups(labels: np.ndarray) -> list[list[int]]:
     sizes = np.diff(np.r_[starts, len(ordered)])
     groups = [order[a:a + z].tolist() for a, z in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist())]
     return sorted(groups, key=lambda g: g[0])
-
-
-def _signatures(table: pa.Table, num_perm: int) -> np.ndarray:
-    column = table.column("signature").combine_chunks()
-    if len(column) == 0:
-        return np.empty((0, num_perm), dtype=np.uint32)
-    return pc.list_flatten(column).to_numpy(zero_copy_only=False).astype(np.uint32).reshape(-1, num_perm)

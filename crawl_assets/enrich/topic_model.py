@@ -51,14 +51,14 @@ class Corpus:
                 forms[(stem, form)] = forms.get((stem, form), 0) + count
             lists = mine.column("terms").combine_chunks()
             encoded = pc.dictionary_encode(pc.list_flatten(lists))
-            local = np.empty(len(encoded.dictionary), np.int64)
+            local = np.empty(len(encoded.dictionary), np.int32)  # word ids (int32: half the corpus's memory)
             for j, word in enumerate(encoded.dictionary.to_pylist()):
                 at = index.get(word)
                 if at is None:
                     at = index[word] = len(words)
                     words.append(word)
                 local[j] = at
-            ids.append(local[encoded.indices.to_numpy()] if len(encoded.indices) else np.zeros(0, np.int64))
+            ids.append(local[encoded.indices.to_numpy()] if len(encoded.indices) else np.zeros(0, np.int32))
             offsets.append(np.diff(lists.offsets.to_numpy()))
             contexts.append(mine.select([f.name for f in CONTEXT_FIELDS]))
             reposts.append(np.asarray(pc.fill_null(mine.column("repost"), False).to_numpy(zero_copy_only=False), bool))
@@ -67,7 +67,7 @@ class Corpus:
         corpus.forms = forms
         if not contexts:
             corpus.context = pa.table({f.name: pa.array([], f.type) for f in CONTEXT_FIELDS})
-            corpus.term_ids, corpus.lengths, corpus.repost = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool)
+            corpus.term_ids, corpus.lengths, corpus.repost = np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, bool)
             return corpus
         pa.default_memory_pool().release_unused()  # the parts' buffers: memory follows the corpus, not the reads
         table = pa.concat_tables(contexts)
@@ -79,7 +79,7 @@ class Corpus:
         if not latest.all():
             term_ids, lengths, repost = term_ids[np.repeat(latest, lengths)], lengths[latest], repost[latest]
             table = table.filter(pa.array(latest))
-        corpus.context = table.combine_chunks()
+        corpus.context = table  # (chunked as read: combining the chunks would copy it)
         corpus.term_ids, corpus.lengths, corpus.repost = term_ids, lengths, repost
         corpus.rows = corpus.context.num_rows
         return corpus
@@ -91,15 +91,16 @@ class Corpus:
         stop = self.rows if stop is None else min(stop, self.rows)
         indptr = np.r_[0, np.cumsum(self.lengths[start:stop])]
         first = int(self.lengths[:start].sum())
-        x = csr_matrix((np.ones(int(indptr[-1]), np.float32), self.term_ids[first:first + int(indptr[-1])], indptr),
+        x = csr_matrix((np.ones(int(indptr[-1]), np.float32), self.term_ids[first:first + int(indptr[-1])].copy(), indptr),
                        shape=(stop - start, max(len(self.words), 1)))
-        x.sum_duplicates()
+        x.sum_duplicates()  # (in place: hence the copy of the ids above)
         return x
 
     def vocabulary(self, min_df: int, max_df: float, max_terms: int) -> tuple[np.ndarray, np.ndarray]:
         """Word ids of the vocabulary (most frequent first, ties by word) and their idf."""
-        x = self.counts()
-        df = np.bincount(x.indices, minlength=x.shape[1])
+        df = np.zeros(max(len(self.words), 1), np.int64)  # records holding each word, chunk by chunk
+        for start in range(0, self.rows, TRANSFORM_CHUNK):
+            df += np.bincount(self.counts(start, start + TRANSFORM_CHUNK).indices, minlength=len(df))
         ok = np.flatnonzero((df >= min_df) & (df <= max_df * max(self.rows, 1)))
         order = ok[np.lexsort((self.words[ok].astype(str), -df[ok]))][:max_terms] if len(ok) else ok
         idf = np.log((1 + self.rows) / (1 + df[order])) + 1

@@ -38,14 +38,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from crawl_assets.enrich.base import CombineContext, Enricher, feature_document
 from crawl_assets.enrich.columns import CONTEXT_COLUMNS, CONTEXT_FIELDS, _iso, context
 from crawl_assets.enrich.terms import terms as text_terms
-from crawl_assets.enrich.topic_model import (FORM, RECORD, TRANSFORM_CHUNK, TS, Corpus, Model, match_ids,
+from crawl_assets.enrich.topic_model import (FORM, RECORD, TRANSFORM_CHUNK, TS, Corpus, Model, _latest, match_ids,
                                              registry_table)
 
 LABEL_FORMS = 3
+EXTRACT_SLICE = 10_000  # records whose terms are Python lists at once in a part's extract
 
 
 class Topics(Enricher):
@@ -92,26 +94,28 @@ class Topics(Enricher):
     def extract(self, records: pa.Table) -> pa.Table:
         """One ``record`` row per key (its last row in the part) with its stems, and the part's (stem, form)
         counts as ``form`` rows."""
-        keys = records.column("key").to_pylist()
-        last = {k: i for i, k in enumerate(keys)}
-        rows = sorted(last.values())
-        texts = records.column("text_clean").to_pylist()
-        kinds = records.column("kind").to_pylist() if "kind" in records.column_names else [None] * len(keys)
-        stems: list[list[str]] = []
+        rows = np.flatnonzero(_latest(records.column("key")))
+        texts = records.column("text_clean")
+        stems: list[pa.Array] = []  # per slice of records: the Python terms of EXTRACT_SLICE records at a time
         forms: dict[tuple[str, str], int] = {}
-        for i in rows:
-            pairs = text_terms(texts[i] or "")
-            stems.append([s for s, _ in pairs])
-            for pair in pairs:
-                forms[pair] = forms.get(pair, 0) + 1
+        for start in range(0, len(rows), EXTRACT_SLICE):
+            mine: list[list[str]] = []
+            for text in texts.take(pa.array(rows[start:start + EXTRACT_SLICE])).to_pylist():
+                pairs = text_terms(text or "")
+                mine.append([s for s, _ in pairs])
+                for pair in pairs:
+                    forms[pair] = forms.get(pair, 0) + 1
+            stems.append(pa.array(mine, pa.list_(pa.string())))
         n, m = len(rows), len(forms)
-        ctx = context(records, rows)
+        ctx = context(records, pa.array(rows, pa.int64()))
         columns: dict[str, Any] = {f.name: pa.concat_arrays([ctx[f.name].combine_chunks() if isinstance(
             ctx[f.name], pa.ChunkedArray) else ctx[f.name], pa.nulls(m, f.type)]) for f in CONTEXT_FIELDS}
+        repost = pc.fill_null(pc.equal(records.column("kind").take(pa.array(rows)), "repost"), False).to_pylist() \
+            if "kind" in records.column_names else [False] * n
         columns.update({
             "row_kind": [RECORD] * n + [FORM] * m,
-            "repost": [kinds[i] == "repost" for i in rows] + [None] * m,
-            "terms": pa.array(stems + [None] * m, pa.list_(pa.string())),
+            "repost": repost + [None] * m,
+            "terms": pa.concat_arrays([*stems, pa.nulls(m, pa.list_(pa.string()))]),
             "term": [None] * n + [s for s, _ in forms], "form": [None] * n + [f for _, f in forms],
             "count": [None] * n + list(forms.values())})
         return self.table(self.part_schema, columns)
@@ -196,10 +200,9 @@ class Topics(Enricher):
     def _describe(self, corpus: "Corpus", model: "Model", assignments: pa.Table, ctx: CombineContext) -> pa.Table:
         p = self.params
         forms = corpus.top_forms()
-        per_topic: dict[int, list[datetime]] = {}
-        for ids, created in zip(assignments.column("topic_ids").to_pylist(), assignments.column("created_at").to_pylist()):
-            for topic in ids:
-                per_topic.setdefault(topic, []).append(created)
+        lists = assignments.column("topic_ids").combine_chunks()
+        flat = pc.list_flatten(lists).to_numpy()  # (record, topic) pairs as arrays: no Python object per record
+        created = assignments.column("created_at").combine_chunks().take(pc.list_parent_indices(lists))
         cols: dict[str, list[Any]] = {n: [] for n in ("topic_id", "label", "terms", "term_weights", "forms", "records",
                                                        "share", "first_seen", "last_seen", "fitted_at",
                                                        "fitted_records", "generated_at")}
@@ -210,16 +213,18 @@ class Topics(Enricher):
             top = top[weights[top] > 0]
             stems = [str(model.words[i]) for i in top]
             surface = list(dict.fromkeys(forms.get(s, s) for s in stems))
-            seen = [t for t in per_topic.get(topic, []) if t is not None]
+            mine = flat == topic
+            records = int(np.count_nonzero(mine))
+            seen = pc.min_max(created.filter(pa.array(mine)))
             cols["topic_id"].append(topic)
             cols["label"].append(" · ".join(surface[:LABEL_FORMS]))
             cols["terms"].append(stems)
             cols["term_weights"].append([round(float(weights[i]), 4) for i in top])
             cols["forms"].append(surface)
-            cols["records"].append(len(per_topic.get(topic, [])))
-            cols["share"].append(round(len(per_topic.get(topic, [])) / assigned, 4))
-            cols["first_seen"].append(min(seen) if seen else None)
-            cols["last_seen"].append(max(seen) if seen else None)
+            cols["records"].append(records)
+            cols["share"].append(round(records / assigned, 4))
+            cols["first_seen"].append(seen["min"].as_py())
+            cols["last_seen"].append(seen["max"].as_py())
             cols["fitted_at"].append(model.fitted_at)
             cols["fitted_records"].append(model.fitted_records)
             cols["generated_at"].append(ctx.generated_at)

@@ -115,3 +115,23 @@ def test_co_shares_and_urls():
     assert list(zip(pairs["a"], pairs["b"], pairs["item"])) == [(1, 2, 0)], "same account or too far: no pair"
     assert normalize_url("HTTPS://WWW.Example.com/a/?utm_source=x&b=2&a=1#top") == "https://example.com/a?a=1&b=2"
     assert normalize_url("javascript:alert(1)") is None
+
+
+def test_group_and_edge_rows_carry_each_accounts_latest_handle():
+    """A handle is read for the linked accounts only, from the last of their records that names one (a later
+    record without a handle, or with an empty one, keeps it)."""
+    rows, groups = _planted()
+    members = sorted(groups[0])
+    for r in rows:
+        if r["author_id"] in members:
+            r["author_handle"] = f"old_{r['author_id']}"
+    for m in members:  # each member's last record: a new handle, then (on its very last) none or an empty one
+        mine = [i for i, r in enumerate(rows) if r["author_id"] == m]
+        rows[mine[-2]]["author_handle"] = f"new_{m}"
+        rows[mine[-1]]["author_handle"] = "" if m.endswith("0") else None
+    out = _run(rows)
+    group = next(g for g in out["groups"].to_pylist() if set(g["accounts"]) == groups[0])
+    assert group["handles"] == [f"new_{m}" for m in members]
+    edge = next(e for e in out["edges"].to_pylist() if e["source"] == f"x:{members[0]}")
+    assert edge["source_handle"] == f"new_{members[0]}" and edge["target_handle"] == f"new_{edge['target'][2:]}"
+    assert all(h is None for g in out["groups"].to_pylist() if set(g["accounts"]) != groups[0] for h in g["handles"])

@@ -140,3 +140,60 @@ def test_a_threshold_without_lsh_bands_is_refused_when_configured():
     with pytest.raises(ValueError, match="'threshold' 1.0 with 'num_perm' 64 leaves too few LSH bands"):
         NearDuplicates(threshold=1.0)
     assert NearDuplicates(threshold=0.99, num_perm=512).params["threshold"] == 0.99
+
+
+def _planted_signatures():
+    """40,000 random signatures; rows 1000-1999 copy rows 0-999, rows 3000-3099 agree with rows 2000-2099 in
+    56 of 64 positions (near duplicates)."""
+    import numpy as np
+
+    sigs = np.random.default_rng(1).integers(0, 2**32, size=(40_000, 64), dtype=np.uint32)
+    sigs[1000:2000] = sigs[:1000]
+    sigs[3000:3100, :56] = sigs[2000:2100, :56]
+    return sigs
+
+
+def test_distinct_rows_are_numpys_unique_gathered_in_the_callers_array():
+    import numpy as np
+
+    from crawl_assets.enrich.signatures import distinct_rows
+
+    sigs = _planted_signatures()
+    work = sigs.copy()
+    distinct, inverse = distinct_rows(work)
+    assert np.shares_memory(distinct, work) and len(distinct) == len(np.unique(sigs, axis=0)) == 39_000
+    assert np.array_equal(distinct[inverse], sigs)
+    assert np.array_equal(distinct[:1000], sigs[:1000]) and np.array_equal(distinct[1000:1010], sigs[2000:2010])
+
+
+def test_clustering_holds_no_second_copy_of_the_signatures(monkeypatch):
+    """The distinct signatures are gathered in place and rows compared ROW_CHUNK at a time, so what the
+    clustering allocates stays well under one more copy of the signatures (np.unique's sorted copies took three)."""
+    import tracemalloc
+
+    from crawl_assets.enrich import signatures
+
+    monkeypatch.setattr(signatures, "ROW_CHUNK", 1000)
+    sigs = _planted_signatures()
+    size = sigs.nbytes
+    NearDuplicates()._cluster(sigs[:100].copy())  # imports are not the work
+    tracemalloc.start()
+    try:
+        groups = NearDuplicates()._cluster(sigs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert groups == sorted([[i, i + 1000] for i in range(1000)] + [[i, i + 1000] for i in range(2000, 2100)])
+    assert peak < 0.6 * size, peak / size
+
+
+def test_agreeing_positions_are_counted_as_count_nonzero_counts_them():
+    import numpy as np
+
+    from crawl_assets.enrich.signatures import agreeing
+
+    rng = np.random.default_rng(4)
+    for width in (16, 20, 64, 248, 256):
+        sigs = rng.integers(0, 3, size=(500, width), dtype=np.uint32)
+        i, j = rng.integers(0, 500, 2000), rng.integers(0, 500, 2000)
+        assert np.array_equal(agreeing(sigs, i, j), np.count_nonzero(sigs[i] == sigs[j], axis=1)), width

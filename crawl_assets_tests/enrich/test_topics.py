@@ -189,3 +189,38 @@ def test_the_matrix_and_the_assignment_in_chunks_equal_them_at_once(monkeypatch)
     monkeypatch.setattr(topics, "TRANSFORM_CHUNK", 7)
     assert enricher._assign(corpus, model, weights).equals(at_once)
     assert at_once.num_rows == np.count_nonzero(weights.sum(axis=1) > 0) > 0
+
+
+def test_the_vocabulary_is_counted_chunk_by_chunk_and_leaves_the_corpus_as_it_was(monkeypatch):
+    """Document frequencies are summed over TRANSFORM_CHUNK records at a time (the tenant's whole count matrix
+    is never built: what vocabulary() allocates stays under the corpus's own term ids), they equal the whole
+    matrix's, and the corpus's term ids are untouched (scipy sums duplicates in place)."""
+    import tracemalloc
+
+    import numpy as np
+
+    from crawl_assets.enrich import topic_model
+
+    monkeypatch.setattr(topic_model, "TRANSFORM_CHUNK", 2000)
+    rng = np.random.default_rng(3)
+    corpus = topic_model.Corpus()
+    corpus.words = np.array([f"w{i:03d}" for i in range(300)], dtype=object)
+    corpus.rows = 100_000
+    corpus.lengths = rng.integers(5, 25, corpus.rows)
+    corpus.term_ids = (rng.zipf(1.3, int(corpus.lengths.sum())) % 300).astype(np.int32)
+    ids = corpus.term_ids.copy()
+    whole = corpus.counts()  # the whole matrix (here only to compare)
+    df = np.bincount(whole.indices, minlength=300)
+    ok = np.flatnonzero((df >= 3) & (df <= 0.5 * corpus.rows))
+    expected = ok[np.lexsort((corpus.words[ok].astype(str), -df[ok]))][:100]
+    del whole
+    corpus.vocabulary(3, 0.5, 100)
+    tracemalloc.start()
+    try:
+        vocab, idf = corpus.vocabulary(3, 0.5, 100)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.array_equal(vocab, expected) and np.allclose(idf, np.log((1 + corpus.rows) / (1 + df[expected])) + 1)
+    assert np.array_equal(corpus.term_ids, ids)
+    assert peak < 0.5 * corpus.term_ids.nbytes, peak / corpus.term_ids.nbytes
