@@ -51,11 +51,11 @@ def read_back(client: Any, tenant: str, target: str) -> list[bytes]:
 
     from crawl_assets.index.generations import logical_name
     from crawl_assets.index.lemma_field import with_lemmas
-    from crawl_assets.index.naming import read_alias
+    from crawl_assets.index.naming import index_prefix, read_alias
 
     lines = []
     for family in FAMILIES:
-        old, new = f"crawl-{family}-{tenant}.", f"crawl-{family}-{target}."
+        old, new = index_prefix(family, tenant), index_prefix(family, target)
         for hit in helpers.scan(client, index=read_alias(family, tenant), query={"query": {"match_all": {}}},
                                 version=True, size=5000, ignore_unavailable=True):
             index = new + logical_name(hit["_index"])[len(old):]
@@ -125,7 +125,9 @@ def replay(client: Any, lines: list[bytes], target: str, *, body_mib: int = 8, i
 
 def drop(client: Any, tenant: str) -> None:
     """Delete the tenant's record and edge indices (by name: clusters refuse wildcard deletes by default)."""
-    names = client.indices.get(index=",".join(f"crawl-{f}-{tenant}.*" for f in FAMILIES), allow_no_indices=True,
+    from crawl_assets.index.naming import index_pattern
+
+    names = client.indices.get(index=",".join(index_pattern(f, tenant) for f in FAMILIES), allow_no_indices=True,
                                ignore_unavailable=True).body
     if names:
         client.indices.delete(index=",".join(sorted(names)))

@@ -11,8 +11,10 @@ has no settings handed to it yet.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +146,7 @@ class Settings:
     api_rate_per_minute: int = 600  # CRAWL_API_RATE: requests per key and minute
     api_es_timeout_seconds: float = 30.0  # CRAWL_API_ES_TIMEOUT
     api_release_max_records: int = 100_000  # CRAWL_API_RELEASE_MAX_RECORDS: most records of a release built by the API
+    index_prefix: str = "crawl"  # CRAWL_INDEX_PREFIX: first word of every index, alias and template name
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -165,6 +168,7 @@ class Settings:
             api_rate_per_minute=int(_number(env, "CRAWL_API_RATE", 600)),
             api_es_timeout_seconds=_number(env, "CRAWL_API_ES_TIMEOUT", 30.0),
             api_release_max_records=max(1, int(_number(env, "CRAWL_API_RELEASE_MAX_RECORDS", 100_000))),
+            index_prefix=_index_prefix(env),
         )
 
 
@@ -247,6 +251,32 @@ def release_key_file() -> Path | None:
     the package; None when unset: no pseudonyms can be made)."""
     value = os.environ.get("CRAWL_RELEASE_KEY_FILE")
     return Path(value).expanduser() if value else None
+
+
+INDEX_PREFIX_VARIABLE = "CRAWL_INDEX_PREFIX"
+DEFAULT_INDEX_PREFIX = "crawl"
+# A lowercase word: never a pattern (no *, ?, comma), never one prefix's names inside another's (names are
+# ``{prefix}-...`` and a prefix holds no '-'), always a valid start of an index name (no '_', '-', '+').
+_INDEX_PREFIX = re.compile(r"[a-z][a-z0-9]{0,19}")
+
+
+@lru_cache(maxsize=16)
+def check_index_prefix(value: str) -> str:
+    """``value`` if it is a valid index prefix, else a ValueError naming the variable."""
+    if not _INDEX_PREFIX.fullmatch(value):
+        raise ValueError(f"environment variable {INDEX_PREFIX_VARIABLE}: expected a lowercase letter then up to 19 "
+                         f"lowercase letters or digits (no '-', '_', '*', ','), got {value!r}")
+    return value
+
+
+def _index_prefix(env: Mapping[str, str]) -> str:
+    return check_index_prefix(env.get(INDEX_PREFIX_VARIABLE) or DEFAULT_INDEX_PREFIX)
+
+
+def index_prefix() -> str:
+    """``CRAWL_INDEX_PREFIX`` (default ``crawl``): the first word of every index, alias and index template
+    name, so two deployments share a cluster apart; read when called."""
+    return _index_prefix(os.environ)
 
 
 def erasure_key_secret() -> str:

@@ -19,7 +19,7 @@ from elasticsearch import BadRequestError, Elasticsearch, NotFoundError
 from crawl_assets.index.generations import by_logical, parse_physical
 from crawl_assets.index.lemma_field import LEMMA_META
 from crawl_assets.index.migrate import MigrationReport, migrate_index
-from crawl_assets.index.naming import FAMILIES, MONTHLY, check_tenant, index_pattern, read_alias, template_name
+from crawl_assets.index.naming import FAMILIES, MONTHLY, check_tenant, family_alias, index_pattern, read_alias, template_name
 from crawl_assets.persian.lemma import LEMMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -29,6 +29,10 @@ def load_template(family: str) -> dict[str, Any]:
     """The shipped index template body of a family (``crawl_assets/index/templates/{family}.json``)."""
     text = resources.files("crawl_assets.index").joinpath("templates", f"{family}.json").read_text("utf-8")
     body = json.loads(text)
+    # Names come from this deployment's prefix, never from the JSON: the family's indices, its cross-tenant alias.
+    body["index_patterns"] = [index_pattern(family)]
+    if family != "features":
+        body["template"]["aliases"] = {family_alias(family): {}}
     if family == "records":  # each index remembers which lemmatizer made its text_lemma
         body["template"]["mappings"]["_meta"] = {LEMMA_META: LEMMA_VERSION}
     return body

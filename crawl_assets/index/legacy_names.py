@@ -21,7 +21,7 @@ from elasticsearch import Elasticsearch
 from crawl_assets.core import names
 from crawl_assets.index.bootstrap import ensure_index
 from crawl_assets.index.scan import BulkWriteFailed, copy_documents
-from crawl_assets.index.naming import FAMILIES, PREFIX, index_name, parse_legacy_index, read_alias
+from crawl_assets.index.naming import FAMILIES, index_name, parse_legacy_index, prefix, read_alias
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def legacy_indices(client: Elasticsearch, tenants: Iterable[str] | None = None) 
     wanted = None if tenants is None else set(tenants)
     found: dict[str, tuple[str, str, str | None]] = {}
     for family in FAMILIES:
-        listing = client.indices.get_alias(index=f"{PREFIX}-{family}-*", allow_no_indices=True,
+        listing = client.indices.get_alias(index=f"{prefix()}-{family}-*", allow_no_indices=True,
                                            ignore_unavailable=True, expand_wildcards="open,closed").body
         for name in listing:
             parsed = parse_legacy_index(name)

@@ -6,6 +6,9 @@
     crawl-features-{tenant}.all          unpartitioned: enrichment features (crawl_assets.enrich), joined by key
     crawl-{family}-{tenant}              the tenant's read alias (never an index name: no '.')
 
+``crawl`` is the default prefix (``CRAWL_INDEX_PREFIX``, ``settings.index_prefix``): two deployments with
+different prefixes share a cluster apart, since a prefix holds no ``-`` and every name and pattern ends it with one.
+
 Names are derived, never stored, so every writer (sink, replay, backfill) routes a document to the same
 index. A tenant name cannot contain ``.``, so the first ``.`` ends the tenant: names are injective in the
 tenant (tenant ``t-undated``'s alias is not tenant ``t``'s undated index, ``crawl-records-t.*`` matches no
@@ -19,19 +22,24 @@ import re
 from datetime import datetime, timezone
 from typing import Literal
 
+from crawl_assets import settings
 from crawl_assets.core import names
 
 Family = Literal["records", "edges", "authors", "features"]
 FAMILIES: tuple[Family, ...] = ("records", "edges", "authors", "features")
 # Families partitioned by month; authors (profiles) and features (enrichment) have one index per tenant.
 MONTHLY: frozenset[str] = frozenset({"records", "edges"})
-PREFIX = "crawl"
 UNPARTITIONED_SUFFIX = "all"
 # Monthly families put documents without a created_at (edges may have none) in one undated index per tenant.
 UNDATED_SUFFIX = "undated"
 
 _MONTH = re.compile(r"(\d{4})\.(0[1-9]|1[0-2])")
 SEPARATOR = "."
+
+
+def prefix() -> str:
+    """This deployment's index prefix (``CRAWL_INDEX_PREFIX``, default ``crawl``)."""
+    return settings.index_prefix()
 
 
 class RoutingError(ValueError):
@@ -76,7 +84,7 @@ def month_of(created_at: object) -> str:
 
 
 def index_prefix(family: str, tenant: str) -> str:
-    return f"{PREFIX}-{check_family(family)}-{check_tenant(tenant)}{SEPARATOR}"
+    return f"{prefix()}-{check_family(family)}-{check_tenant(tenant)}{SEPARATOR}"
 
 
 def index_name(family: str, tenant: str, month: str | None) -> str:
@@ -99,28 +107,29 @@ def index_for(family: str, tenant: str, created_at: object) -> str:
 def index_pattern(family: str, tenant: str | None = None) -> str:
     """Wildcard over a tenant's indices of a family (all tenants when ``tenant`` is None)."""
     if tenant is None:
-        return f"{PREFIX}-{check_family(family)}-*"
+        return f"{prefix()}-{check_family(family)}-*"
     return index_prefix(family, tenant) + "*"
 
 
 def read_alias(family: str, tenant: str) -> str:
     """Per-tenant read alias covering all of the tenant's months of a family."""
-    return f"{PREFIX}-{check_family(family)}-{check_tenant(tenant)}"
+    return f"{prefix()}-{check_family(family)}-{check_tenant(tenant)}"
 
 
 def family_alias(family: str) -> str:
     """Cross-tenant read alias a family's template attaches to every index."""
-    return f"{PREFIX}-{check_family(family)}"
+    return f"{prefix()}-{check_family(family)}"
 
 
 def template_name(family: str) -> str:
-    return f"{PREFIX}-{check_family(family)}"
+    return f"{prefix()}-{check_family(family)}"
 
 
 def parse_index(name: str) -> tuple[str, str, str | None] | None:
     """``(family, tenant, month)`` of one of our concrete index names, else None."""
+    first = prefix()
     for family in FAMILIES:
-        head = f"{PREFIX}-{family}-"
+        head = f"{first}-{family}-"
         if not name.startswith(head):
             continue
         tenant, sep, suffix = name[len(head):].partition(SEPARATOR)
@@ -133,8 +142,9 @@ def parse_index(name: str) -> tuple[str, str, str | None] | None:
 def parse_legacy_index(name: str) -> tuple[str, str, str | None] | None:
     """``(family, tenant, month)`` of an index named by the earlier scheme ``crawl-{family}-{tenant}-{suffix}``
     (the suffix is the part after the last ``-``), else None."""
+    first = prefix()
     for family in FAMILIES:
-        head = f"{PREFIX}-{family}-"
+        head = f"{first}-{family}-"
         if not name.startswith(head) or SEPARATOR in name[len(head):].rpartition("-")[0]:
             continue
         tenant, sep, suffix = name[len(head):].rpartition("-")

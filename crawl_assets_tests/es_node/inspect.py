@@ -1,5 +1,5 @@
-"""Reading a cluster's documents back in tests, wiping what a test left (only ``crawl-*`` names), and keeping
-a world's indices as a snapshot to restore (the node's ``path.repo``)."""
+"""Reading a cluster's documents back in tests, wiping what a test left (only names of this deployment's index
+prefix, ``crawl-*`` by default), and keeping a world's indices as a snapshot to restore (the node's ``path.repo``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
+
+from crawl_assets.index import naming
 
 PAGE = 5000
 
@@ -51,9 +53,10 @@ def sources(client: Elasticsearch, index: str, query: dict[str, Any] | None = No
     return {doc_id: hit.source for doc_id, hit in all_docs(client, index, query).items()}
 
 
-def wipe(client: Elasticsearch, prefix: str = "crawl-") -> None:
+def wipe(client: Elasticsearch, prefix: str | None = None) -> None:
     """Delete every index and index template whose name starts with ``prefix`` (by name: clusters
     refuse wildcard deletes by default)."""
+    prefix = prefix or f"{naming.prefix()}-"
     found = client.indices.get(index=f"{prefix}*", expand_wildcards="all", allow_no_indices=True,
                                ignore_unavailable=True, filter_path="*.settings.index.provided_name").body or {}
     names = sorted(found)
@@ -78,9 +81,10 @@ def _templates_file(location: Path, name: str) -> Path:
     return location / f"{name}.index-templates.json"
 
 
-def snapshot(client: Elasticsearch, location: Path, name: str, prefix: str = "crawl-") -> None:
+def snapshot(client: Elasticsearch, location: Path, name: str, prefix: str | None = None) -> None:
     """Snapshot ``name`` of every index (with its aliases) whose name starts with ``prefix``; the index
     templates of that prefix are kept beside it (not the cluster's global state, which holds other things)."""
+    prefix = prefix or f"{naming.prefix()}-"
     _repository(client, location)
     if any(s["snapshot"] == name for s in client.snapshot.get(repository=REPOSITORY, snapshot="_all")["snapshots"]):
         client.snapshot.delete(repository=REPOSITORY, snapshot=name)
@@ -93,9 +97,10 @@ def snapshot(client: Elasticsearch, location: Path, name: str, prefix: str = "cr
     _templates_file(location, name).write_text(json.dumps(templates))
 
 
-def restore(client: Elasticsearch, location: Path, name: str, prefix: str = "crawl-") -> None:
+def restore(client: Elasticsearch, location: Path, name: str, prefix: str | None = None) -> None:
     """Wipe ``prefix*``, then bring back snapshot ``name``: its index templates, its indices with their
     aliases; returns once the shards are allocated."""
+    prefix = prefix or f"{naming.prefix()}-"
     _repository(client, location)
     wipe(client, prefix)
     for template in json.loads(_templates_file(location, name).read_text()):
