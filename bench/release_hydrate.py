@@ -76,7 +76,7 @@ def ours(server: XAPIServer, ids: list[str], work: Path) -> dict[str, Any]:
     from crawl_assets.lake import Lake
     from crawl_assets.registry import SourceEntry
     from crawl_assets.sdk.sync import CollectEnv
-    from crawl_assets.sources.tenant_secrets import TenantSecret
+    from crawl_assets.sdk.tenant_secrets import TenantSecret
     from crawl_assets.sources.x.collect import collect
     from crawl_assets.sources.x.resource import XResource
 

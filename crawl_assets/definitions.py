@@ -21,7 +21,7 @@ from crawl_assets.orchestration.sensors.registry_sensor import build_registry_se
 from crawl_assets.orchestration.sensors.scheduling import build_scheduling_sensor
 from crawl_assets.core import catalog
 from crawl_assets.core.private import owner_only
-from crawl_assets.sources.rest_resource import source_resource
+from crawl_assets.sdk.rest_resource import source_resource
 
 
 def build_definitions(config: Settings | None = None) -> dg.Definitions:

@@ -197,7 +197,7 @@ def registry_path() -> Path | str:
 
 def import_root() -> Path:
     """Where export files must be: ``CRAWL_IMPORT_ROOT``, else ``$DAGSTER_HOME/imports``; one folder per
-    tenant below it (``crawl_assets.sources.exports``)."""
+    tenant below it (``crawl_assets.sdk.exports``)."""
     return _imports(os.environ)
 
 
@@ -311,7 +311,7 @@ def add_python_warning_filter(entry: str) -> None:
 def environment() -> Mapping[str, str]:
     """The process environment, for the variables whose *names* are data rather than settings: the per-tenant
     secrets ``CRAWL_<PLATFORM>_<SECRET>[__TENANT[__NAME]]`` that the registry's tenants and credential names
-    select (``crawl_assets.sources.tenant_secrets``). Every such lookup goes through here; inside Dagster the
+    select (``crawl_assets.sdk.tenant_secrets``). Every such lookup goes through here; inside Dagster the
     values found stay ``EnvVar`` references."""
     return os.environ
 

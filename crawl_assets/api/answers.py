@@ -1,13 +1,13 @@
 """No worker-thread hop for the endpoints that only query (``answer_query``): their ``index.steps`` query runs
 on the event loop with the asyncio client, and the answer is built there (a few hundred microseconds of
 pydantic for a page of records). Under load, each hop between threads and processes waits for a CPU on a
-busy machine (bench/api.py); awaiting Elasticsearch on the loop leaves one wake-up per request and answer.
+busy machine; awaiting Elasticsearch on the loop leaves one wake-up per request and answer.
 
 The others: one worker-thread hop per request: an endpoint is ``async`` and hands its blocking work (the Elasticsearch
 calls and building its pydantic answer) to ``answer``, which runs it in the thread pool and serializes the
 model to JSON there, with pydantic's serializer.
 
-Why (py-spy on the served API under load, bench/api.py): a plain ``def`` endpoint with plain ``def``
+Why (profiled under load, docs/API.md): a plain ``def`` endpoint with plain ``def``
 dependencies cost four thread-pool hops per request (each dependency, the endpoint, then FastAPI's
 re-validation of the returned model); on a busy machine each hop waits to be scheduled, and half of the
 server's samples sat in that hand-over. The model is validated once, when the endpoint builds it; FastAPI

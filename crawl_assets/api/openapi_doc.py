@@ -1,7 +1,7 @@
 """``docs/openapi.json``: the OpenAPI schema the API serves at ``/openapi.json``, published beside docs/API.md.
 
-``python -m crawl_assets.api.openapi_doc`` rewrites it; ``crawl_assets_tests/api/test_openapi_doc.py`` fails
-when it differs from what the app serves, so the published schema cannot drift from the code.
+``python -m crawl_assets.api.openapi_doc`` rewrites it; a test fails when it differs from what the app serves,
+so the published schema cannot drift from the code.
 """
 
 from __future__ import annotations

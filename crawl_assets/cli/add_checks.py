@@ -4,7 +4,7 @@ or silently ignore part of what the user asked for.
 - an option an export file does not read (a typo would be ignored: ``timezon=UTC``; a live source's options
   are checked by its spec's options model when the entry is validated);
 - an export file outside the tenant's import root or reached through a symbolic link
-  (``crawl_assets.sources.exports``, the same confinement the sync applies), or that does not exist;
+  (``crawl_assets.sdk.exports``, the same confinement the sync applies), or that does not exist;
 - an export file that does not read as its format (``--option format=…``, else the platform's default):
   its first items are run through that format's normalizer with the source's normalization options
   (``timezone``, ``languages``: refused when invalid); when none is a record (only errors and known
@@ -36,7 +36,7 @@ def refusal(entry: SourceEntry, registry: Registry, option_names: Iterable[str])
     if unknown:
         return (f"field 'options': unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
                 f"for {entry.platform} export files; known: {', '.join(known)}")
-    from crawl_assets.sources.exports import ExportPathRefused, check_export_location
+    from crawl_assets.sdk.exports import ExportPathRefused, check_export_location
 
     try:
         normalize_options(entry.options)
@@ -73,7 +73,7 @@ def unreadable_as(entry: SourceEntry, fmt: str) -> str | None:
     from crawl_assets.normalize.formats import normalize_stream
     from crawl_assets.normalize.reading import decode_input
     from crawl_assets.schema import Rejection
-    from crawl_assets.sources.exports import open_export
+    from crawl_assets.sdk.exports import open_export
 
     try:
         with os.fdopen(open_export(entry), "rb") as fh:

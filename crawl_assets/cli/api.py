@@ -28,7 +28,7 @@ def serve(host: str, port: int, workers: int, rate_per_minute: int, es_timeout: 
     from crawl_assets import settings
 
     # Before anything loads pyarrow (the Elasticsearch client does): Arrow's default allocator (mimalloc) keeps
-    # the pages a Parquet export freed; with the system allocator its peak RSS is ~17 MiB lower (issue 20).
+    # the pages a Parquet export freed; the system allocator returns them.
     settings.export_default(ARROW_DEFAULT_MEMORY_POOL="system")
     import uvicorn
 

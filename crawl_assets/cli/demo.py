@@ -37,7 +37,7 @@ def install_instance_yaml(home: Path) -> None:
 def place_sample(relative: str) -> str:
     """Copy a bundled sample export under the demo tenant's import root (export files are read only from
     there); returns its path relative to that folder. A file already there with the same bytes is kept."""
-    from crawl_assets.sources.exports import tenant_import_root
+    from crawl_assets.sdk.exports import tenant_import_root
 
     source = sample_file(relative)
     target = tenant_import_root(DEMO_TENANT) / "samples" / relative

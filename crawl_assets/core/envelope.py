@@ -4,7 +4,7 @@ received, wrapped with what it does not say.
 ``{"crawl": {"endpoint": ..., "host"/"package"/"workspace": ..., "retrieved_at": ...}, "response": <body>}``
 
 The line format only, below every layer that writes it (the sync engines in ``sources/``, the webhook landing
-in ``lake/landing.py``); reading it back into records is ``crawl_assets.sources.envelope``.
+in ``lake/landing.py``); reading it back into records is ``crawl_assets.normalize.envelope``.
 """
 
 from __future__ import annotations

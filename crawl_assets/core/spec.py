@@ -2,7 +2,7 @@
 
 A spec is data. It names code by ``"module:attribute"`` strings, resolved when first used, so the registry,
 the schema, the CLI and the catalog read every spec without importing HTTP clients, Telethon, Dagster or
-pandas (``crawl_assets_tests/contract/test_catalog.py`` checks it in a fresh process). Source types are found
+pandas (a test checks it in a fresh process). Source types are found
 through the ``crawl_assets.sources`` entry points (``crawl_assets.core.catalog``); docs/ADDING_A_SOURCE.md
 walks through writing one.
 """
@@ -17,6 +17,7 @@ from typing import Any
 from crawl_assets.core.options import SourceOptions
 
 EXPORT_FILE = "export_file"  # the kind of every source that imports a file the user already has
+EXPORT_COLLECTOR = "crawl_assets.sources.export_file.collect:collect_export"  # that source type's collector
 
 
 def resolve(target: str) -> Any:
@@ -91,8 +92,8 @@ class Sample:
 @dataclass(frozen=True)
 class PullSpec:
     """A pull-based REST source, wired without code of its own: the shared collector runs ``sync`` with a
-    client from ``client`` and stores raw batches of ``raw_format`` (``crawl_assets.sources.pull``); the shared
-    resource (``crawl_assets.sources.rest_resource``, key = the platform) holds ``CRAWL_<PLATFORM>_BASE_URL``,
+    client from ``client`` and stores raw batches of ``raw_format`` (``crawl_assets.sdk.pull``); the shared
+    resource (``crawl_assets.sdk.rest_resource``, key = the platform) holds ``CRAWL_<PLATFORM>_BASE_URL``,
     the per-tenant secrets ``CRAWL_<PLATFORM>_<secret>[__TENANT[__NAME]]``, retries and the run budget.
 
     - ``sync``: ``"module:function"``, ``sync(client, entry, state, store, budget) -> SyncResult``;

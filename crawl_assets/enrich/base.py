@@ -7,7 +7,7 @@ account), each row stamped with the enricher's name and **stamp**:
     {name}/{version}+{fingerprint[:12]}
 
 ``version`` is declared by hand and bumped when the enricher's output changes (a fixed rule, a new model
-generation; ``crawl_assets_tests/golden/test_declared_versions.py`` fails on a missed bump);
+generation; the golden test of declared versions fails on a missed bump);
 ``fingerprint`` is the SHA-256 of the canonical parameters and the model file's bytes (when there is one),
 so a changed threshold or a retrained model gets a new stamp too. Source edits that change no output get
 none. A new stamp re-derives that enricher's output only (and marks its Dagster assets stale: the stamp is

@@ -42,8 +42,7 @@ from crawl_assets.enrich.trends import Trends
 
 ENRICHERS: dict[str, type[Enricher]] = {cls.name: cls for cls in
                                         (PersonalData, NearDuplicates, AccountActivity, Trends, Classifier)}
-ENRICHERS.update({cls.name: cls for cls in (Topics, Entities)})  # issue 35
-ENRICHERS.update({cls.name: cls for cls in (Places, Coordination, AccountTypes)})  # issue 35: places, coordination, account types
+ENRICHERS.update({cls.name: cls for cls in (Topics, Entities, Places, Coordination, AccountTypes)})
 MAX_CONFIG_BYTES = 1 << 20
 
 

@@ -133,7 +133,7 @@ def _rewrite(lake: Lake, batch: RawBatch, lines: list[bytes], subject: Subject, 
         new = write(new_id, lines)
         try:
             rows, rejects = _derive(lake, new)
-        except Exception as exc:  # noqa: BLE001 - a batch normalization cannot read (kept since issue 14)
+        except Exception as exc:  # noqa: BLE001 - a batch normalization cannot read
             # nothing tells which items are the subject's: every line still naming them goes
             kept_lines = [line for line in lines if not _names_subject(line, subject)]
             new = keep_only(kept_lines) if kept_lines != lines else new

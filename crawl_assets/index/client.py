@@ -84,10 +84,8 @@ def build_client(hosts: list[str], **settings: Any) -> Elasticsearch:
 
 def build_async_client(hosts: list[str], **settings: Any) -> AsyncElasticsearch:
     """The same client for asyncio (the API's event loop), on the client's default async transport, aiohttp
-    (``elasticsearch[async]``). Not httpx's: py-spy on the served API under load put 42% of the server's busy
-    samples in httpx's ``AsyncClient.send`` (anyio's per-call machinery); bench/api.py's server CPU per call was
-    4-5 ms with it against 1.5-3 with aiohttp or the blocking client in a thread. Bound to the event loop it
-    first runs on."""
+    (``elasticsearch[async]``). Not httpx's: under load its per-call machinery cost the server more CPU per call
+    than aiohttp or the blocking client in a thread (docs/API.md). Bound to the event loop it first runs on."""
     from elasticsearch import AsyncElasticsearch
 
     return AsyncElasticsearch(hosts, **_client_kwargs(hosts, **settings))

@@ -1,9 +1,8 @@
 """``text_lemma``: the lemmas of a record's text as the records index holds them (docs/SCHEMA.md, "Word forms").
 
-Written by us, not by an analyzer (bench/persian_search_eval.py decided it: Elasticsearch's ``persian_stem``
-does not reach verbs, possessives or colloquial forms). It is indexed but kept out of ``_source`` by the
-template, so every writer of records adds it: the bulk sink (dicts, and rows from Arrow in ``arrow_documents``)
-and ``es reindex``'s copy.
+Written by us, not by an analyzer (Elasticsearch's ``persian_stem`` does not reach verbs, possessives or
+colloquial forms). It is indexed but kept out of ``_source`` by the template, so every writer of records
+adds it: the bulk sink (dicts, and rows from Arrow in ``arrow_documents``) and ``es reindex``'s copy.
 """
 
 from __future__ import annotations

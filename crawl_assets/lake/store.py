@@ -4,7 +4,7 @@ Every write goes to a temporary name first and is moved into place, so a crash l
 whole file or nothing under its final name (temporary files a crash leaves are swept: ``tempfiles``).
 A raw batch counts only once its manifest exists. On an object store (S3) there is no rename: an object
 appears whole when its upload completes, and a move is a server-side copy (as atomic) then a delete, so the
-same holds (crawl_assets_tests/faults/test_s3_lake_crash.py kills writers mid-upload and between the two).
+same holds.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from crawl_assets.lake.areas import LakeAreas
 from crawl_assets.lake.tempfiles import temp_name
 
 # Arrow buffers from the C library's allocator: pyarrow's default (mimalloc) keeps freed pages, so a process
-# that streams parts batch after batch held ~50 MiB more at its peak (bench/pipeline.py, 20k records).
+# that streams parts batch after batch holds more at its peak (docs/OPERATIONS.md).
 pa.set_memory_pool(pa.system_memory_pool())
 
 RAW_GZIP_LEVEL = 1  # raw batches: write speed over size (see ``Lake.write_raw_batch``)

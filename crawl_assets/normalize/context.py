@@ -29,7 +29,7 @@ class NormalizeContext:
     # Telegram forum topics the batch's messages are in, ``{"<chat id>:<topic id>": title}``
     topics: Mapping[str, str] | None = None
     # False: ``text_clean`` and a missing ``lang`` are left empty, for a pass that only counts records and reads
-    # their keys and times (``sources.export_stats``): cleaning and language detection are most of a Telegram read
+    # their keys and times (``sources.export_file.stats``): cleaning and language detection are most of a Telegram read
     text_fields: bool = True
     # The longest line read of a line-based input (None: ``CRAWL_MAX_LINE_BYTES``; ``reading.line_cap``): a longer
     # line is skipped unread and rejected with the reason

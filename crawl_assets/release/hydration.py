@@ -2,7 +2,7 @@
 of what came back and why the rest is gone.
 
 The package is verified first (untrusted input); its ``ids.jsonl`` is the id list each platform's source reads
-(``crawl_assets.sources.id_lists``), registered in the tenant as ``hydrate-RELEASE_ID``. The report reads the
+(``crawl_assets.sdk.id_lists``), registered in the tenant as ``hydrate-RELEASE_ID``. The report reads the
 lake's latest record of each listed key in that source: ``found`` (a record), ``gone`` with the platform's
 reason (``metadata.unavailable``, e.g. ``not_found``, ``not_authorized``; X's words in ``detail``) or
 ``pending`` (not asked yet, or the platform has no ``id_list`` kind: ``reason`` says which). It is kept in the
@@ -28,7 +28,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import hydration_report as report_path
 from crawl_assets.pipeline.reader import latest_batches
 from crawl_assets.release.verify import PackageInvalid, verify_package
-from crawl_assets.sources.id_lists import ID_LIST
+from crawl_assets.sdk.id_lists import ID_LIST
 
 IDS_FILE = "ids.jsonl"
 

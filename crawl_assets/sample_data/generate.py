@@ -9,7 +9,7 @@
 - ``x_archive_tweets.js``: a tiny account-archive ``tweets.js``.
 
 Text mixes Persian (with Arabic yeh/kaf variants, ZWNJ, Persian digits, tatweel), Arabic and English so
-the Persian-aware normalization has something to do. ``x_v2_pages`` also feeds ``bench/normalize.py``.
+the Persian-aware normalization has something to do. ``x_v2_pages`` also feeds the normalize benchmark.
 """
 
 from __future__ import annotations

@@ -1,6 +1,10 @@
 """What every source type builds on: one HTTP kit (``http``: the request loop, ``errors``: what can go wrong
-and how an API's answers are sorted, as data; ``ratelimit``: pacing strategies; ``bounded``: capped reads).
+and how an API's answers are sorted, as data; ``ratelimit``: pacing strategies; ``bounded``: capped reads); the
+shared collector (``pull``, ``sync``); export files and id lists under the tenant's import root (``exports``,
+``id_lists``); per-tenant secrets (``tenant_secrets``) and the REST resource built from a ``PullSpec``
+(``rest_resource``).
 
-Nothing here knows a platform or Dagster: a platform's client subclasses :class:`crawl_assets.sdk.http.HttpClient`
-with one method per endpoint and, where its API differs, its own ``ErrorRules`` and pacing.
+Nothing here knows a platform. Only the two resource modules import Dagster (secrets reach code only through
+``ConfigurableResource``); a platform's client subclasses :class:`crawl_assets.sdk.http.HttpClient` with one
+method per endpoint and, where its API differs, its own ``ErrorRules`` and pacing.
 """

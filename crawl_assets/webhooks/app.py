@@ -50,7 +50,7 @@ from crawl_assets.names import env_part
 from crawl_assets.registry import RegistryFileError, SourceEntry
 from crawl_assets.registry.storage import is_remote
 from crawl_assets.scheduling.registry_view import registry_view
-from crawl_assets.sources.tenant_secrets import (MissingCredential, TenantSecret, pick_secret, plain,
+from crawl_assets.sdk.tenant_secrets import (MissingCredential, TenantSecret, pick_secret, plain,
                                                  secrets_from_env)
 from crawl_assets.webhooks.signatures import SCHEMES, Scheme, delivery_key, sign, signed_time, verify
 

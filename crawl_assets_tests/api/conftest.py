@@ -39,7 +39,7 @@ class World:
 
 def _register(tenant: str, name: str, pages: list[dict], registry) -> str:  # noqa: ANN001
     from crawl_assets.registry import SourceEntry
-    from crawl_assets.sources.exports import tenant_import_root
+    from crawl_assets.sdk.exports import tenant_import_root
 
     target = tenant_import_root(tenant) / "generated" / f"{name}.jsonl"
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -151,3 +151,12 @@ def renamed_class_imports() -> set[str]:
 def deletion_marker_spellings() -> set[str]:
     """Product modules spelling the raw deletion line's marker (one constant, ``core/envelope.py: DELETED``)."""
     return {rel(path) for path in python_files("crawl_assets") if "crawl_assets.deleted" in _strings(_tree(path))}
+
+
+_CITATION = re.compile(r"crawl_assets_tests/|\bbench/\w|\b[Ii]ssue \d+|\btest_\w+\.py")
+
+
+def notes_citing_tests() -> set[str]:
+    """Product modules whose comments or docstrings cite tests, benchmark scripts or issues (the code says what
+    it does and why; evidence and figures belong in docs/)."""
+    return {rel(path) for path in python_files("crawl_assets") if _CITATION.search(path.read_text(encoding="utf-8"))}

@@ -1,7 +1,7 @@
 """The import-linter contracts of ``pyproject.toml`` (the layers and what each may import) hold: the same
 check ``.ci/run`` makes with ``lint-imports``, run here so the README's ``python -m pytest`` makes it too.
 And they bite: without its explained ignore lines, the Dagster contract reports exactly the modules those lines
-name (the credential resources of ``sources/``)."""
+name (the credential resources of ``sources/`` and ``sdk/``)."""
 
 from __future__ import annotations
 
@@ -59,8 +59,8 @@ def test_no_arrow_points_up_the_layers():
     assert layers.get("ignore_imports", []) == []
 
 
-def test_only_the_credential_resources_of_sources_import_dagster(tmp_path):
+def test_only_the_credential_resources_import_dagster(tmp_path):
     out = _lint_without_ignores(tmp_path, {"dagster-at-the-edge"})
-    reported = set(re.findall(r"(crawl_assets\.sources\.[\w.]+) -> dagster\b", out))
-    assert reported == {"crawl_assets.sources.rest_resource", "crawl_assets.sources.tenant_secrets",
+    reported = set(re.findall(r"(crawl_assets\.(?:sources|sdk)\.[\w.]+) -> dagster\b", out))
+    assert reported == {"crawl_assets.sdk.rest_resource", "crawl_assets.sdk.tenant_secrets",
                         "crawl_assets.sources.telegram.resource", "crawl_assets.sources.x.resource"}, out[-3000:]

@@ -44,6 +44,9 @@ ALLOWED: dict[str, set[str]] = {
     "renamed_class_imports": set(),
     "deletion_marker_spellings": {"crawl_assets/core/envelope.py"},
     "platform_literals": set(),
+    # the read side's figures, to docs/API.md when those modules move beside the API
+    "notes_citing_tests": {"crawl_assets/index/search.py", "crawl_assets/index/export_formats.py",
+                           "crawl_assets/index/conversations.py"},
 }
 
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dagster as dg
 import pytest
 from click.testing import CliRunner
 
@@ -12,8 +11,9 @@ from crawl_assets.cli.main import cli
 from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
 from crawl_assets.registry.store import Registry
-from crawl_assets.orchestration.raw_export import ingest_export_file
-from crawl_assets.sources.exports import tenant_import_root
+from crawl_assets.sources.export_file.collect import ingest_export_file
+from crawl_assets.sdk.errors import PauseSource
+from crawl_assets.sdk.exports import tenant_import_root
 
 
 def test_a_linked_tenant_folder_is_refused_naming_the_link(tmp_path):
@@ -31,5 +31,5 @@ def test_a_linked_tenant_folder_is_refused_naming_the_link(tmp_path):
     assert f"import folder {root} is a symbolic link" in out.output and "options.format" not in out.output
 
     entry = SourceEntry(name="x", tenant="evil2", platform="telegram", kind="export_file", identifier="result.json")
-    with pytest.raises(dg.Failure, match="is a symbolic link"):
+    with pytest.raises(PauseSource, match="is a symbolic link"):
         ingest_export_file(entry, Registry(path=tmp_path / "sources.yaml"), Lake(str(tmp_path / "lake")), "r1")

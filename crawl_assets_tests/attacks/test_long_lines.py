@@ -21,7 +21,7 @@ from crawl_assets.normalize import NormalizeContext, normalize_stream
 from crawl_assets.normalize.parallel import normalize_encoded
 from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
 from crawl_assets.schema import Rejection
-from crawl_assets.sources.export_stats import export_record_stats
+from crawl_assets.sources.export_file.stats import export_record_stats
 
 CAP = 64 << 10
 SOURCE = "acme.telegram.group"

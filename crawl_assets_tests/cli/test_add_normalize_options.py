@@ -12,9 +12,9 @@ from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry, load_registry
 from crawl_assets.registry.store import Registry
 from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
-from crawl_assets.orchestration.raw_export import ingest_export_file
-from crawl_assets.sources.export_stats import export_record_stats
-from crawl_assets.sources.exports import tenant_import_root
+from crawl_assets.sources.export_file.collect import ingest_export_file
+from crawl_assets.sources.export_file.stats import export_record_stats
+from crawl_assets.sdk.exports import tenant_import_root
 from crawl_assets_tests.normalize.shapes import export_file, export_message
 
 SERVICE = {"id": 9, "type": "service", "date": "2019-04-30T08:00:00", "actor": "Sample Channel",

@@ -70,7 +70,7 @@ def test_unknown_source_is_a_clean_error(registry):
 
 def test_add_refuses_what_would_certainly_fail(registry):
     from crawl_assets.cli.demo import sample_file
-    from crawl_assets.sources.exports import tenant_import_root
+    from crawl_assets.sdk.exports import tenant_import_root
 
     (imports := tenant_import_root("default")).mkdir(parents=True)
     archive = imports / "tweets.js"

@@ -29,7 +29,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.orchestration.monitoring.health import load_health, save_health
 from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
-from crawl_assets.sources.tenant_secrets import TenantSecret
+from crawl_assets.sdk.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.resource import XResource
 from crawl_assets.orchestration.sensors.inflight import ACTIVE_STATUSES
 from crawl_assets_tests.conftest import REPO

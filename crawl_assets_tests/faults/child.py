@@ -32,7 +32,7 @@ def resources(cfg: dict[str, Any]) -> dict[str, Any]:
     from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
     from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
     from crawl_assets.sources.telegram.resource import TelegramCredential, TelegramResource
-    from crawl_assets.sources.tenant_secrets import TenantSecret
+    from crawl_assets.sdk.tenant_secrets import TenantSecret
     from crawl_assets.sources.x.resource import XResource
     from crawl_assets_tests.fakes import FAKE_API_HASH
     from crawl_assets_tests.sources.telegram.conftest import SESSION

@@ -7,7 +7,6 @@ import dataclasses
 import json
 from datetime import datetime, timezone
 
-import dagster as dg
 import pytest
 from click.testing import CliRunner
 
@@ -15,8 +14,9 @@ from crawl_assets.cli.normalize import normalize
 from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
 from crawl_assets.registry.store import Registry
-from crawl_assets.orchestration.raw_export import ingest_export_file
-from crawl_assets.sources.exports import tenant_import_root
+from crawl_assets.sources.export_file.collect import ingest_export_file
+from crawl_assets.sdk.errors import PauseSource
+from crawl_assets.sdk.exports import tenant_import_root
 from crawl_assets_tests.normalize.helpers import CONTEXT, run
 from crawl_assets_tests.normalize.shapes import (
     SHIFT_CHAT, SHIFT_USER, export_file, export_message, lines, tdesktop_2019_message, tdesktop_2020_message,
@@ -82,7 +82,7 @@ def test_pipeline_export_source_timezone_option(tmp_path):
     assert ingest_export_file(zoned, registry, lake, "run3").batch is None
     metadata = materialize_normalized(tmp_path / "lake", "telegram", entry.key)
     assert metadata["records_written"] == 2 and metadata["rejected"] == 2  # the first batch: no timezone then
-    with pytest.raises(dg.Failure, match="options.timezone: unknown time zone"):
+    with pytest.raises(PauseSource, match="options.timezone: unknown time zone"):
         ingest_export_file(entry.model_copy(update={"options": {"timezone": "Nowhere/Land"}}), registry, lake, "r4")
 
 

@@ -8,7 +8,7 @@ import dagster as dg
 import pytest
 
 from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
-from crawl_assets.sources.tenant_secrets import TenantSecret
+from crawl_assets.sdk.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.resource import XResource
 from crawl_assets_tests.standins.x_api import XAPIServer
 from crawl_assets_tests.standins.x_corpus import build_corpus

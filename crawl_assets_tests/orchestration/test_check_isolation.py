@@ -9,7 +9,7 @@ import dagster as dg
 import pytest
 
 from crawl_assets.cli.demo import sample_file
-from crawl_assets.sources.exports import tenant_import_root
+from crawl_assets.sdk.exports import tenant_import_root
 
 SOURCES = {"archive": ("x_archive_tweets.js", "x-archive"), "search": ("x_v2_recording.jsonl", "x-v2")}
 EXPORTS = [f"acme.x.{name}" for name in SOURCES]

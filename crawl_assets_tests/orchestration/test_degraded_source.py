@@ -12,7 +12,7 @@ import dagster as dg
 from click.testing import CliRunner
 
 from crawl_assets.cli.main import cli
-from crawl_assets.sources.exports import tenant_import_root
+from crawl_assets.sdk.exports import tenant_import_root
 from crawl_assets_tests.normalize.shapes import x_page, x_tweet
 
 KEY = "acme.x.cut"

@@ -43,7 +43,7 @@ def test_a_derived_step_failing_in_a_batch_is_planned_not_materialized_and_repor
     from crawl_assets.cli.demo import sample_file
     from crawl_assets.orchestration.jobs import build_batch_job
     from crawl_assets.lake import Lake, layout
-    from crawl_assets.sources.exports import tenant_import_root
+    from crawl_assets.sdk.exports import tenant_import_root
     from crawl_assets.orchestration.assets import raw_asset
 
     x_posts_raw = raw_asset("x")

@@ -18,7 +18,7 @@ KEY = "acme.telegram.export"
 
 def telegram_export_source(tmp_path: Path, instance: dg.DagsterInstance) -> tuple[Path, dict]:
     """The export file (a copy of the sample, under tenant ``acme``'s import root) and the resources."""
-    from crawl_assets.sources.exports import tenant_import_root
+    from crawl_assets.sdk.exports import tenant_import_root
 
     (imports := tenant_import_root("acme")).mkdir(parents=True)
     export = imports / "result.json"
@@ -41,11 +41,11 @@ def x_archive_source(tmp_path: Path, with_account: bool):
     from crawl_assets import settings
     from crawl_assets.lake import Lake
     from crawl_assets.lake.tables import arrow_to_records
-    from crawl_assets.orchestration.raw_export import ingest_export_file
+    from crawl_assets.sources.export_file.collect import ingest_export_file
     from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
     from crawl_assets.registry import SourceEntry
     from crawl_assets.registry.store import Registry
-    from crawl_assets.sources.exports import tenant_import_root
+    from crawl_assets.sdk.exports import tenant_import_root
 
     folder = tenant_import_root("acme") / "archive" / "data"
     folder.mkdir(parents=True)

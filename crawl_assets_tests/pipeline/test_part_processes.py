@@ -76,7 +76,7 @@ def test_two_processes_write_the_part_one_process_writes(tmp_path: Path) -> None
 def test_an_export_is_counted_the_same_on_two_processes(tmp_path: Path) -> None:
     from datetime import datetime, timezone
 
-    from crawl_assets.sources.export_stats import export_record_stats
+    from crawl_assets.sources.export_file.stats import export_record_stats
 
     lake = write_batches(tmp_path, TENANT, "x", SOURCE, _inputs())
     early, late = lake.raw_batches(TENANT, "x", SOURCE)

@@ -24,9 +24,9 @@ from crawl_assets.release import ReleaseQuery, create_release
 from crawl_assets.release.hydration import hydration_report, plan_hydration
 from crawl_assets.sdk.errors import PauseSource
 from crawl_assets.sdk.sync import Budget, CollectEnv
-from crawl_assets.sources.exports import tenant_import_root
-from crawl_assets.sources.id_lists import read_id_list
-from crawl_assets.sources.tenant_secrets import TenantSecret
+from crawl_assets.sdk.exports import tenant_import_root
+from crawl_assets.sdk.id_lists import read_id_list
+from crawl_assets.sdk.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.collect import collect
 from crawl_assets.sources.x.hydrate import is_post_id
 from crawl_assets.sources.x.resource import XResource

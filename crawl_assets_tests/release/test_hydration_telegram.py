@@ -20,11 +20,11 @@ from crawl_assets.release import ReleaseQuery, create_release
 from crawl_assets.release.hydration import hydration_report, plan_hydration
 from crawl_assets.sdk.errors import PauseSource
 from crawl_assets.sdk.sync import CollectEnv
-from crawl_assets.sources.exports import tenant_import_root
+from crawl_assets.sdk.exports import tenant_import_root
 from crawl_assets.sources.telegram.collect import collect
 from crawl_assets.sources.telegram.hydrate import split_pair
 from crawl_assets.sources.telegram.resource import TelegramCredential, TelegramResource
-from crawl_assets.sources.tenant_secrets import credential_key
+from crawl_assets.sdk.tenant_secrets import credential_key
 from crawl_assets_tests.fakes import FAKE_API_HASH
 from crawl_assets_tests.sources.telegram.conftest import entry
 from crawl_assets_tests.sources.test_plain_collector import Log, MemoryCheckpointer

@@ -11,7 +11,7 @@ import dagster as dg
 from crawl_assets.registry import load_registry
 from crawl_assets.orchestration.assets import raw_asset
 from crawl_assets.core import catalog
-from crawl_assets.sources.rest_resource import source_resource
+from crawl_assets.sdk.rest_resource import source_resource
 from crawl_assets_tests.secrets.storage import sqlite_hits
 from crawl_assets_tests.sources.feedback_helpers import run_raw_asset
 from crawl_assets_tests.standins.discourse_api import DiscourseServer

@@ -17,7 +17,7 @@ from crawl_assets.registry import SourceEntry, load_registry
 from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
 from crawl_assets.sources.intercom.resource import IntercomResource
 from crawl_assets.sources.play.resource import PlayResource
-from crawl_assets.sources.tenant_secrets import MissingCredential, secret_var
+from crawl_assets.sdk.tenant_secrets import MissingCredential, secret_var
 from crawl_assets_tests.standins.intercom_api import IntercomServer, make_conversation
 
 intercom_conversations_raw = raw_asset("intercom")

@@ -64,7 +64,7 @@ def test_the_sensor_loads_in_definitions_with_the_sync_jobs_it_targets():
     from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
     from crawl_assets.core import catalog
     from crawl_assets.sources.intercom.resource import IntercomResource
-    from crawl_assets.sources.rest_resource import resource_class
+    from crawl_assets.sdk.rest_resource import resource_class
 
     assets = [a for platform in ("intercom", "discourse") for a in (raw_asset(platform), *derived_assets(platform, raw_asset(platform)))]
     defs = dg.Definitions(assets=assets, sensors=[SENSOR], resources={

@@ -27,7 +27,7 @@ from crawl_assets.orchestration.resources.lake import RegistryResource
 from crawl_assets.scheduling.policy import Plan, plan_tick, window_slice
 from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.orchestration.sensors.inflight import in_flight
-from crawl_assets.sources.exports import export_fingerprint
+from crawl_assets.sdk.exports import export_fingerprint
 
 
 

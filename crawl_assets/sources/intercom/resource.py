@@ -1,7 +1,7 @@
 """``IntercomResource``: per-tenant Intercom access tokens (``EnvVar``) and client settings.
 
 Environment (docs/sources/intercom.md): ``CRAWL_INTERCOM_ACCESS_TOKEN[__TENANT[__NAME]]`` (see
-``crawl_assets.sources.tenant_secrets``), ``CRAWL_INTERCOM_BASE_URL`` (another host: a regional
+``crawl_assets.sdk.tenant_secrets``), ``CRAWL_INTERCOM_BASE_URL`` (another host: a regional
 ``https://api.eu.intercom.io``, or the stand-in in tests).
 """
 
@@ -13,7 +13,7 @@ from pydantic import Field
 
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.intercom.client import DEFAULT_BASE_URL, IntercomClient, new_client
-from crawl_assets.sources.rest_resource import RestSourceResource
+from crawl_assets.sdk.rest_resource import RestSourceResource
 from crawl_assets.sources.intercom.spec import SPEC
 
 

@@ -14,7 +14,7 @@ from pydantic import Field
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.play.auth import ServiceAccount, TokenSource
 from crawl_assets.sources.play.client import DEFAULT_BASE_URL, PlayClient, new_client
-from crawl_assets.sources.rest_resource import RestSourceResource
+from crawl_assets.sdk.rest_resource import RestSourceResource
 from crawl_assets.sources.play.spec import SPEC
 
 

@@ -5,7 +5,7 @@ Errors are sorted once here: a long ``FLOOD_WAIT`` (or a busy account) ends the 
 the server's wait; a permanent error (``errors.permanent_reason``) raises ``PauseSource`` with the reason;
 anything else is raised for the asset's transient retry policy (backoff with jitter). Progress already
 checkpointed survives every one of them. Its engine is async and writes through a ``LakeSink`` (messages,
-replies, media), so it does not share ``sources.pull.run_engine``; its resource opens the connection.
+replies, media), so it does not share ``sdk.pull.run_engine``; its resource opens the connection.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.errors import PauseSource, RetryLater, SourceConfigError
 from crawl_assets.sdk.sync import CollectEnv, Collected, SyncResult, lag_seconds
-from crawl_assets.sources.id_lists import ID_LIST
+from crawl_assets.sdk.id_lists import ID_LIST
 from crawl_assets.sources.telegram.errors import AccountBusy, LongFloodWait, permanent_reason
 from crawl_assets.sources.telegram.sink import LakeSink
 

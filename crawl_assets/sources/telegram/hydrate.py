@@ -27,7 +27,7 @@ from telethon.tl import functions, types
 
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.sync import SyncResult
-from crawl_assets.sources.id_lists import IdList, read_id_list
+from crawl_assets.sdk.id_lists import IdList, read_id_list
 from crawl_assets.sources.telegram.client import CrawlClient
 from crawl_assets.sources.telegram.options import RunLimits
 from crawl_assets.sources.telegram.rawlines import deletion_line, message_line

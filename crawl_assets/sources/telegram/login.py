@@ -20,7 +20,7 @@ from crawl_assets.sources.telegram import errors as failures
 from crawl_assets.sources.telegram.errors import SourceGone
 from crawl_assets.sources.telegram.proxy import ProxyConfigError, ProxySpec, parse_proxy
 from crawl_assets.sources.telegram.resource import DEFAULT_TENANT, app_vars
-from crawl_assets.sources.tenant_secrets import credential_key
+from crawl_assets.sdk.tenant_secrets import credential_key
 
 
 class LoginConfigError(ValueError):

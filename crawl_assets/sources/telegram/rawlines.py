@@ -10,7 +10,7 @@ normalizer can reuse its peer handling::
     {"_": "crawl_assets.deleted", "peer_id": {"_": "PeerChannel", "channel_id": 123}, "id": 42,
      "observed_at": "2026-11-30T03:30:00+00:00", "chat_type": "supergroup"}
 
-``chat_type`` (since issue 29: a PeerChannel is a broadcast channel or a supergroup) is what the chat's messages
+``chat_type`` (a PeerChannel is a broadcast channel or a supergroup) is what the chat's messages
 say in ``metadata.chat_type``; lines written before it lack it.
 """
 

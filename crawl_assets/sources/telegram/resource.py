@@ -1,7 +1,7 @@
 """``TelegramResource``: a pool of authorized Telegram accounts, each belonging to one tenant.
 
 The registry names a credential (``credential: alice``); the account is looked up for *the entry's
-tenant* (``CRAWL_TELEGRAM_SESSION__ACME__ALICE``, the scheme of ``crawl_assets.sources.tenant_secrets``), so
+tenant* (``CRAWL_TELEGRAM_SESSION__ACME__ALICE``, the scheme of ``crawl_assets.sdk.tenant_secrets``), so
 no tenant can name another tenant's account. The secrets (``api_id``, ``api_hash``, the ``StringSession``
 string) come only from environment variables through ``dg.EnvVar``, so run config, tags, metadata and logs
 only ever show the variable names. ``api_id``/``api_hash`` identify the *app* (the operator's, registered
@@ -26,7 +26,7 @@ from crawl_assets.sources.telegram.pacing import AccountLock, Clock, PaceNote
 from crawl_assets.sources.telegram.options import RunLimits
 from crawl_assets.sources.telegram.credentials import DEFAULT_TENANT, ENV_PREFIX, app_vars, env_names
 from crawl_assets.sources.telegram.proxy import ProxyConfigError, ProxySpec, parse_proxy
-from crawl_assets.sources.tenant_secrets import credential_key, secrets_from_env
+from crawl_assets.sdk.tenant_secrets import credential_key, secrets_from_env
 
 if TYPE_CHECKING:  # Telethon (~37 MiB) loads with the client, when a Telegram step builds one
     from crawl_assets.sources.telegram.client import ClientSettings, CrawlClient

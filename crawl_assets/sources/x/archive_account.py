@@ -22,7 +22,7 @@ MAX_BYTES = 1 << 20  # account.js is a few hundred bytes
 def archive_account_id(entry: SourceEntry) -> str | None:
     """The account id in the ``account.js`` next to the entry's export file (opened with the same
     confinement as the export itself), or None when there is none or it does not name one."""
-    from crawl_assets.sources.exports import open_export
+    from crawl_assets.sdk.exports import open_export
 
     sibling = entry.model_copy(update={"identifier": str(PurePosixPath(entry.identifier).parent / ACCOUNT_FILE)})
     try:

@@ -233,7 +233,7 @@ def _v2_tweet(batch: Batch, tweet: Any, includes: _Includes, provenance: dict[st
             created_at = parse_instant(tweet.created_at, "created_at")
         except InputError:  # again, for the message naming the tweet (not formatted for every tweet)
             created_at = parse_instant(tweet.created_at, f"data[{index}].created_at")
-    search_text = unescape_entities(text) if batch.context.text_fields else ""  # "": a counting pass (export_stats)
+    search_text = unescape_entities(text) if batch.context.text_fields else ""  # "": a counting pass (export_file/stats.py)
     if lang is None:
         lang = detect_lang(search_text, batch.context.languages)
     lang, metadata = with_script(lang, search_text, metadata)  # Finglish: Persian in Latin letters

@@ -2,7 +2,7 @@
 credential.
 
 Environment (see docs/sources/x.md): ``CRAWL_X_BEARER_TOKEN[__TENANT[__NAME]]``, the scheme every platform
-uses (``crawl_assets.sources.tenant_secrets``): a source of tenant ``acme`` naming ``credential: research``
+uses (``crawl_assets.sdk.tenant_secrets``): a source of tenant ``acme`` naming ``credential: research``
 reads ``CRAWL_X_BEARER_TOKEN__ACME__RESEARCH`` and never another tenant's token; ``CRAWL_X_BEARER_TOKEN``
 alone is the default credential of tenant ``default``. ``CRAWL_X_BASE_URL`` points the client at another
 host (a proxy, or the local stand-in in tests).
@@ -17,7 +17,7 @@ import dagster as dg
 from pydantic import Field, PrivateAttr
 
 from crawl_assets import settings
-from crawl_assets.sources.tenant_secrets import (
+from crawl_assets.sdk.tenant_secrets import (
     MissingCredential,
     TenantSecret,
     credential_key,

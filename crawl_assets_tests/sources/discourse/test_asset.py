@@ -9,7 +9,7 @@ from crawl_assets.orchestration.assets import raw_asset
 
 discourse_posts_raw = raw_asset("discourse")
 from crawl_assets.core import catalog
-from crawl_assets.sources.rest_resource import source_resource
+from crawl_assets.sdk.rest_resource import source_resource
 from crawl_assets_tests.sources.feedback_helpers import materialization_metadata, run_raw_asset
 from crawl_assets_tests.standins.discourse_api import DiscourseServer, build_forum
 

@@ -6,7 +6,7 @@ import dagster as dg
 
 from crawl_assets.orchestration.assets import raw_asset
 from crawl_assets.core import catalog
-from crawl_assets.sources.rest_resource import RestSourceResource, resource_class, source_resource
+from crawl_assets.sdk.rest_resource import RestSourceResource, resource_class, source_resource
 from crawl_assets_tests.sources.feedback_helpers import materialization_metadata, run_raw_asset
 from crawl_assets_tests.sources.hackernews.standin import HackerNewsServer, make_items
 

@@ -12,7 +12,7 @@ from crawl_assets.registry import load_registry
 from crawl_assets.schema.record import Rejection
 from crawl_assets.orchestration.assets import raw_asset
 from crawl_assets.sources.intercom.resource import IntercomResource
-from crawl_assets.sources.tenant_secrets import TenantSecret
+from crawl_assets.sdk.tenant_secrets import TenantSecret
 from crawl_assets_tests.sources.feedback_helpers import materialization_metadata, run_raw_asset
 
 intercom_conversations_raw = raw_asset("intercom")

@@ -14,10 +14,10 @@ from crawl_assets.registry import load_registry
 from crawl_assets.schema.record import Record
 from crawl_assets.orchestration.assets import raw_asset
 from crawl_assets.sources.play.resource import PlayResource
-from crawl_assets.sources.tenant_secrets import TenantSecret
+from crawl_assets.sdk.tenant_secrets import TenantSecret
 from crawl_assets_tests.sources.feedback_helpers import materialization_metadata, run_raw_asset
 from crawl_assets_tests.sources.play.test_sync import NOW, PACKAGE, server  # noqa: F401 - fixture
-from crawl_assets.sources.exports import tenant_import_root
+from crawl_assets.sdk.exports import tenant_import_root
 
 play_reviews_raw = raw_asset("play")
 

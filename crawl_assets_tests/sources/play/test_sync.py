@@ -16,7 +16,7 @@ from crawl_assets.sources.play.resource import PlayResource
 from crawl_assets.sources.play.sync import CadenceError, sync_app
 from crawl_assets.sdk.sync import Budget
 from crawl_assets.sdk.errors import PermanentError
-from crawl_assets.sources.tenant_secrets import MissingCredential, TenantSecret
+from crawl_assets.sdk.tenant_secrets import MissingCredential, TenantSecret
 from crawl_assets_tests.sources.feedback_helpers import LakeStore, errors, normalize_batches
 from crawl_assets_tests.standins.play_api import PlayServer, make_review
 

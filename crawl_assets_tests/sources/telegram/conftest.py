@@ -18,7 +18,7 @@ from crawl_assets.sources.telegram.resource import TelegramCredential, TelegramR
 from crawl_assets.sources.telegram.sink import LakeSink
 from crawl_assets.sdk.sync import SyncResult
 from crawl_assets.sources.telegram.sync import run_sync
-from crawl_assets.sources.tenant_secrets import credential_key
+from crawl_assets.sdk.tenant_secrets import credential_key
 from crawl_assets_tests.standins import telegram_mtproto as tm
 from crawl_assets_tests.fakes import FAKE_API_HASH
 

@@ -1,5 +1,5 @@
 """The id list an ``id_list`` source hydrates: a file under the tenant's import root (the confinement of export
-files, ``crawl_assets.sources.exports``), one id a line. Either a release's ``ids.jsonl`` (a JSON object a line:
+files, ``crawl_assets.sdk.exports``), one id a line. Either a release's ``ids.jsonl`` (a JSON object a line:
 ``platform`` and ``native_id``, or the item's ``key`` for platforms that name it so; lines of other platforms are counted and skipped: a release lists several)
 or plain text (the id itself). Read bounded: a line longer than ``MAX_LINE`` is refused unread, and so is a
 list of more than ``MAX_IDS`` ids. A refused line is named (``line N: reason``) in the sync's metadata, never
@@ -20,7 +20,7 @@ import orjson
 from crawl_assets.core.files import bounded_lines
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.errors import SourceConfigError
-from crawl_assets.sources.exports import ExportPathRefused, open_export, tenant_import_root
+from crawl_assets.sdk.exports import ExportPathRefused, open_export, tenant_import_root
 
 ID_LIST = "id_list"  # the kind
 MAX_LINE = 4096

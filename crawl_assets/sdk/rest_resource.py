@@ -21,7 +21,7 @@ from crawl_assets.core.spec import SourceSpec, resolve
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.sync import Budget
 from crawl_assets.sdk.http import RetrySettings
-from crawl_assets.sources.tenant_secrets import TenantSecret, pick_secret, secrets_from_env
+from crawl_assets.sdk.tenant_secrets import TenantSecret, pick_secret, secrets_from_env
 
 
 class RestSourceResource(dg.ConfigurableResource):

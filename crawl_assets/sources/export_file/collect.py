@@ -1,6 +1,7 @@
-"""Export files into the raw layer, once per content (the raw step's ``export_file`` kind, for every platform).
+"""The ``export_file`` source's collector: the file into the raw layer, once per content, and counted in records.
 
-A refused or unreadable file fails the step without retries (``dg.Failure``), naming the registry field.
+A refused or unreadable file, or a bad option, is a ``PauseSource`` naming the file and the registry field (the
+orchestration pauses the source, as for any source); a file that changed while it was read is retried.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-import dagster as dg
 import orjson
 
 from crawl_assets.core import catalog
@@ -20,7 +20,14 @@ from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
 from crawl_assets.normalize.context import normalize_options
 from crawl_assets.registry import Registry, SourceEntry
-from crawl_assets.sources.exports import ExportPathRefused, file_fingerprint, open_export, tenant_import_root
+from crawl_assets.sdk.errors import PauseSource
+from crawl_assets.sdk.exports import ExportPathRefused, file_fingerprint, open_export, tenant_import_root
+from crawl_assets.sdk.sync import Collected
+from crawl_assets.sources.export_file.stats import export_record_stats, nothing_stored
+
+
+class ExportChanged(RuntimeError):
+    """The file changed while it was being read: nothing is kept, the step's retry policy reads it again."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +48,7 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
                        ingested: str = "") -> ExportIngest:
     """Copy an export file into the raw layer unless the same content is already there.
 
-    The file must be under the tenant's import root (``crawl_assets.sources.exports``; checked again here,
+    The file must be under the tenant's import root (``crawl_assets.sdk.exports``; checked again here,
     while opening). The content hash, not the file's name or time, decides: re-exporting the same chat
     twice stores it once, and an export that grew is stored as a new observation.
 
@@ -53,18 +60,17 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
     try:
         fd = open_export(entry)
     except ExportPathRefused as exc:
-        raise dg.Failure(f"{exc} (registry {registry.path}, field 'identifier')", allow_retries=False) from None
+        raise PauseSource(f"{exc} (registry {registry.path}, field 'identifier')") from None
     except OSError as exc:
-        raise dg.Failure(
+        raise PauseSource(
             f"export file for source {entry.key!r} cannot be opened: {shown(entry.identifier)} under "
-            f"{tenant_import_root(entry.tenant)}: {exc.strerror or exc} (registry {registry.path}, field 'identifier')",
-            allow_retries=False,
+            f"{tenant_import_root(entry.tenant)}: {exc.strerror or exc} (registry {registry.path}, field 'identifier')"
         ) from None
     try:  # stored with the batch (as JSON: lists, not tuples), so the batch is normalized with these
         options = orjson.loads(orjson.dumps(normalize_options(entry.options)))
     except ValueError as exc:
         os.close(fd)
-        raise dg.Failure(f"source {entry.key!r}: {exc} (registry {registry.path})", allow_retries=False) from None
+        raise PauseSource(f"source {entry.key!r}: {exc} (registry {registry.path})") from None
     owner = catalog.catalog().formats()[entry.export_format or ""].export_owner
     if owner and "account_id" not in options:
         if account := resolve(owner)(entry):  # the export's owner (an X archive's: its tweets' author)
@@ -101,6 +107,15 @@ def ingest_export_file(entry: SourceEntry, registry: Registry, lake: Lake, run_i
         )
         moved = file_fingerprint(fh.fileno()) != before
     if moved or (sha is not None and batch.manifest.sha256 != sha):
-        raise dg.Failure(f"export file {shown(entry.identifier)} changed while it was being read; it will be read again "
-                         "next sync")
+        raise ExportChanged(f"export file {shown(entry.identifier)} changed while it was being read; it will be read "
+                            "again")
     return ExportIngest(batch, "stored", {"file": shown(entry.identifier), "bytes": batch.manifest.bytes})
+
+
+def collect_export(entry: SourceEntry, registry: Registry, lake: Lake, run_id: str | None,
+                   ingested: str = "") -> Collected:
+    """One sync of an export-file source (``ingest_export_file``), with what it stored counted in records;
+    ``metadata["result"]`` says what happened."""
+    ingest = ingest_export_file(entry, registry, lake, run_id, ingested)
+    counts = export_record_stats(lake, ingest.batch) if ingest.batch else nothing_stored()
+    return Collected([ingest.batch] if ingest.batch else [], {"result": ingest.reason, **counts, **ingest.metadata})
