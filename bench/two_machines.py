@@ -1,4 +1,4 @@
-"""Bench: the two-machine test at full size (200 Hacker News sources; CI runs it with 32).
+"""Bench: the two-machine test at full size (200 Hacker News sources; CI runs it with 20).
 
 Runs ``crawl_assets_tests/shared/test_two_machines.py`` with ``CRAWL_TWO_MACHINES_N`` sources (every assertion
 of the test holds at that size too) and prints its phases side by side: the one-worker run (the peer: one

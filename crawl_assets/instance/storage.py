@@ -8,10 +8,21 @@ second config file to keep in sync. The choice and its variables live in ``crawl
 
 from __future__ import annotations
 
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import sqlalchemy as sa
 from dagster._core.storage.base_storage import DagsterStorage
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME, SqliteEventLogStorage
+from dagster._core.storage.sql import create_engine
+from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
+from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
 from dagster._serdes import ConfigurableClass, ConfigurableClassData
+from sqlalchemy.pool import NullPool
 
 from crawl_assets.instance.db import postgres_config, postgres_configured, sqlite_dir
 
@@ -34,6 +45,56 @@ class EnvSelectedStorage(DagsterStorage, ConfigurableClass):
             from dagster_postgres import DagsterPostgresStorage
 
             return DagsterPostgresStorage.from_config_value(inst_data, postgres_config())
-        from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
+        return _SqliteStorage(str(sqlite_dir()), inst_data=inst_data)
 
-        return DagsterSqliteStorage.from_config_value(inst_data, {"base_dir": str(sqlite_dir())})
+
+# Run shards whose engines are kept (a run writes to its own shard while it runs; older ones are rarely read).
+_KEPT_RUN_ENGINES = 32
+
+
+class _EventLogStorage(SqliteEventLogStorage):
+    """Dagster's SQLite event log with one engine per shard for the storage's life instead of one per
+    connection: each new engine re-ran SQLAlchemy's dialect set-up, a large share of every event written and
+    of every partition lookup. Connections are still opened per use (``NullPool``), as Dagster's are."""
+
+    def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
+        self._engines: OrderedDict[str, sa.engine.Engine] = OrderedDict()
+        self._engines_lock = threading.Lock()
+        super().__init__(base_dir, inst_data=inst_data)
+
+    def _engine(self, shard: str) -> sa.engine.Engine:
+        with self._engines_lock:
+            engine = self._engines.get(shard)
+            if engine is not None:
+                self._engines.move_to_end(shard)
+                return engine
+            engine = create_engine(self.conn_string_for_shard(shard), poolclass=NullPool,
+                                   connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
+            self._engines[shard] = engine
+            runs = [s for s in self._engines if s != INDEX_SHARD_NAME]
+            for old in runs[:-_KEPT_RUN_ENGINES]:
+                del self._engines[old]
+            return engine
+
+    @contextmanager
+    def _connect(self, shard: str) -> Iterator[sa.engine.Connection]:
+        with self._db_lock:
+            engine = self._engine(shard)
+            if shard not in self._initialized_dbs:
+                self._initdb(engine)
+                self._initialized_dbs.add(shard)
+            with engine.connect() as conn:
+                with conn.begin():
+                    yield conn
+
+    def has_table(self, table_name: str) -> bool:
+        with self._engine(INDEX_SHARD_NAME).connect() as conn:
+            return bool(conn.dialect.has_table(conn, table_name))
+
+
+class _SqliteStorage(DagsterSqliteStorage):
+    """Dagster's SQLite storage with the event log above."""
+
+    def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
+        super().__init__(base_dir, inst_data)
+        self._event_log_storage = _EventLogStorage(os.path.join(base_dir, "history", "runs", ""))

@@ -74,8 +74,8 @@ def main(config_path: str) -> int:
     os.environ["DAGSTER_HOME"] = cfg["home"]
     home = Path(cfg["home"])
     home.mkdir(parents=True, exist_ok=True)
-    if not (home / "dagster.yaml").exists():
-        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    if not (home / "dagster.yaml").exists():  # the project's instance (SQLite here: DAGSTER_PG_* are not passed on)
+        (home / "dagster.yaml").write_bytes((Path(__file__).resolve().parents[2] / "dagster.yaml").read_bytes())
     import dagster as dg
 
     from crawl_assets.orchestration.assets import derived_assets, raw_asset

@@ -60,3 +60,30 @@ def test_ui_shows_no_first_visit_community_dialog(dagster_home: Path):
     with dg.DagsterInstance.get() as instance:
         assert instance.nux_enabled is False
         assert instance.telemetry_enabled is False
+
+
+def test_the_sqlite_event_log_keeps_one_engine_per_shard(dagster_home: Path):
+    """Not a new SQLAlchemy engine (and its dialect set-up) for each event written or read."""
+    import sqlalchemy as sa
+
+    engines: list[int] = []
+
+    def connected(conn) -> None:
+        if "/history/runs/" in str(conn.engine.url.database):
+            engines.append(id(conn.engine))
+
+    @dg.asset
+    def probe() -> int:
+        return 1
+
+    with dg.DagsterInstance.get() as instance:
+        sa.event.listen(sa.engine.Engine, "engine_connect", connected)
+        try:
+            result = dg.materialize([probe], instance=instance)
+            assert result.success and len(instance.all_logs(result.run_id)) >= 10
+            records = instance.fetch_materializations(probe.key, limit=1).records
+            assert records and records[0].run_id == result.run_id
+        finally:
+            sa.event.remove(sa.engine.Engine, "engine_connect", connected)
+    assert len(engines) >= 20, "every event is written through a connection"
+    assert len(set(engines)) <= 2, f"{len(set(engines))} engines for the run's shard and the index shard"
