@@ -162,7 +162,7 @@ def main() -> None:
 
 def _pairs(rows: dict[str, list[dict]], name: str) -> list[dict]:
     """The ceilings measured right after each load of ``name``."""
-    order, out = [], []
+    order: list[str] = []
     names = [n for n in rows if n != "ceiling"]
     for run in range(len(rows[name])):
         order += names[run % len(names):] + names[:run % len(names)]

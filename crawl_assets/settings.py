@@ -146,7 +146,7 @@ class Settings:
     api_rate_per_minute: int = 600  # CRAWL_API_RATE: requests per key and minute
     api_es_timeout_seconds: float = 30.0  # CRAWL_API_ES_TIMEOUT
     api_release_max_records: int = 100_000  # CRAWL_API_RELEASE_MAX_RECORDS: most records of a release built by the API
-    index_prefix: str = "crawl"  # CRAWL_INDEX_PREFIX: first word of every index, alias and template name
+    index_prefix: str = "crawl"  # CRAWL_INDEX_PREFIX, validated at start; index names read it through index_prefix()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -270,7 +270,8 @@ def check_index_prefix(value: str) -> str:
 
 
 def _index_prefix(env: Mapping[str, str]) -> str:
-    return check_index_prefix(env.get(INDEX_PREFIX_VARIABLE) or DEFAULT_INDEX_PREFIX)
+    value = env.get(INDEX_PREFIX_VARIABLE)  # set but empty is refused: a blank value must not mean the default's indices
+    return DEFAULT_INDEX_PREFIX if value is None else check_index_prefix(value)
 
 
 def index_prefix() -> str:

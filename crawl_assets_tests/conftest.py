@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# The suite names its indices with the default prefix, session fixtures included: a developer's own
+# deployment prefix must neither rename them nor have its indices wiped by the tests.
+os.environ.pop("CRAWL_INDEX_PREFIX", None)
 
 # The real Elasticsearch node of the session (es_url, es_cluster, fault_proxy); the local S3 server (s3_lake);
 # the tiers (unit, integration, system) and the run order; the worlds made once per session (demo_home).
@@ -29,7 +32,7 @@ def isolated_env(tmp_path, monkeypatch):
     monkeypatch.setenv("CRAWL_LAKE", str(tmp_path / "lake"))
     monkeypatch.setenv("CRAWL_REGISTRY", str(tmp_path / "sources.yaml"))
     monkeypatch.setenv("CRAWL_IMPORT_ROOT", str(tmp_path / "imports"))  # instance_for_test moves DAGSTER_HOME
-    for var in ("DAGSTER_PG_URL", "DAGSTER_PG_HOST", "CRAWL_ES_URL", "CRAWL_ES_API_KEY"):
+    for var in ("DAGSTER_PG_URL", "DAGSTER_PG_HOST", "CRAWL_ES_URL", "CRAWL_ES_API_KEY", "CRAWL_INDEX_PREFIX"):
         monkeypatch.delenv(var, raising=False)
     return home
 

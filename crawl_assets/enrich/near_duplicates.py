@@ -32,7 +32,7 @@ import pyarrow as pa
 from crawl_assets.enrich.base import STAMP_NAMES, CombineContext, Enricher, feature_document
 from crawl_assets.enrich.columns import CONTEXT_COLUMNS, CONTEXT_FIELDS, _iso, context, positions
 from crawl_assets.enrich import signatures
-from crawl_assets.enrich.signatures import _MIX, distinct_rows, latest_signatures
+from crawl_assets.enrich.signatures import distinct_rows, latest_signatures, row_hash
 
 _TS = pa.timestamp("us", tz="UTC")
 _LINK = re.compile(r"https?://\S+|www\.\S+|[@#][\w\u200c]+")
@@ -291,11 +291,7 @@ def _band_buckets(band: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray, np.nd
     adds a candidate, which the exact check drops). Those of two to LARGE_BUCKET rows as (row order, starts,
     sizes) for ``_bucket_pairs``, and the row numbers (ascending) of each larger bucket."""
     rows = len(band)
-    key = np.zeros(rows, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for column in band.T.astype(np.uint64):
-            key = (key ^ column) * _MIX
-            key ^= key >> np.uint64(29)
+    key = row_hash(band)
     order = np.argsort(key, kind="stable")
     ordered = key[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
@@ -311,11 +307,14 @@ def _bucket_pairs(order: np.ndarray, starts: np.ndarray, sizes: np.ndarray, limi
     rows = len(order)
     counts = sizes * (sizes - 1) // 2
     cut = np.searchsorted(np.cumsum(counts), np.arange(limit, int(counts.sum()) + limit, limit), side="right")
+    done = 0  # buckets already handed out (a bucket larger than the limit spans several cuts: once only)
     for lo, hi in zip(np.r_[0, cut[:-1]], cut):
+        lo = max(int(lo), done)
         if lo == hi and lo < len(sizes):
             hi = lo + 1  # (a single bucket larger than the limit)
         if lo >= hi:
             continue
+        done = int(hi)
         start, size = starts[lo:hi], sizes[lo:hi]
         # every element of a bucket, paired with each element after it in the bucket
         member = np.repeat(start, size) + (np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size))

@@ -40,7 +40,7 @@ def agreeing(sigs: np.ndarray, rows: np.ndarray, others: np.ndarray) -> np.ndarr
     return ((lanes * _BYTES) >> np.uint64(56)).astype(np.int64)
 
 
-def _row_hash(sigs: np.ndarray) -> np.ndarray:
+def row_hash(sigs: np.ndarray) -> np.ndarray:
     """A 64-bit mix of each row's values (equal rows, equal hashes), column by column: no widened copy."""
     key = np.zeros(len(sigs), dtype=np.uint64)
     with np.errstate(over="ignore"):
@@ -59,7 +59,7 @@ def distinct_rows(sigs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = len(sigs)
     if n == 0:
         return sigs, np.zeros(0, np.int64)
-    h = _row_hash(sigs)
+    h = row_hash(sigs)
     order = np.argsort(h, kind="stable")
     ordered = h[order]
     del h

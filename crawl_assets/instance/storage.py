@@ -87,6 +87,14 @@ class _EventLogStorage(SqliteEventLogStorage):
                 with conn.begin():
                     yield conn
 
+    def dispose(self) -> None:
+        with self._engines_lock:
+            engines = list(self._engines.values())
+            self._engines.clear()
+        for engine in engines:
+            engine.dispose()
+        super().dispose()
+
     def has_table(self, table_name: str) -> bool:
         with self._engine(INDEX_SHARD_NAME).connect() as conn:
             return bool(conn.dialect.has_table(conn, table_name))

@@ -197,3 +197,14 @@ def test_agreeing_positions_are_counted_as_count_nonzero_counts_them():
         sigs = rng.integers(0, 3, size=(500, width), dtype=np.uint32)
         i, j = rng.integers(0, 500, 2000), rng.integers(0, 500, 2000)
         assert np.array_equal(agreeing(sigs, i, j), np.count_nonzero(sigs[i] == sigs[j], axis=1)), width
+
+
+def test_a_bucket_larger_than_the_pair_limit_is_handed_out_once():
+    import numpy as np
+
+    from crawl_assets.enrich.near_duplicates import _bucket_pairs
+
+    order, starts, sizes = np.arange(20), np.array([0, 10]), np.array([5, 5])  # two buckets of 10 pairs each
+    for limit in (3, 4, 10, 100):
+        pairs = np.concatenate(list(_bucket_pairs(order, starts, sizes, limit))).tolist()
+        assert len(pairs) == len(set(pairs)) == 20, limit

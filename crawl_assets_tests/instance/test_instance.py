@@ -22,6 +22,8 @@ def test_a_dagster_yaml_naming_the_old_module_still_loads(dagster_home: Path):
     with dg.DagsterInstance.get() as instance:
         assert type(instance.run_storage).__name__ == "SqliteRunStorage"
         assert instance.run_storage is not None and (dagster_home / "storage").is_dir()
+        assert type(instance.event_log_storage).__name__ == "_EventLogStorage"  # ours, not Dagster's default
+
 
 def test_sqlite_by_default_with_one_run_per_partition_and_run_retries(dagster_home: Path):
     with dg.DagsterInstance.get() as instance:

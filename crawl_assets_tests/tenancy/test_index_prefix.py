@@ -26,7 +26,7 @@ TENANT = "demo"
 DEPLOYMENTS = {"crawl": range(0, 4), "crawl2": range(0, 6)}
 
 
-@pytest.mark.parametrize("bad", ["Crawl", "a-b", "crawl*", "_crawl", "a,b", "9lives", "a_b", "x" * 21, "ab c"])
+@pytest.mark.parametrize("bad", ["", "Crawl", "a-b", "crawl*", "_crawl", "a,b", "9lives", "a_b", "x" * 21, "ab c"])
 def test_a_bad_index_prefix_is_refused_naming_the_variable(bad: str, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValueError, match="CRAWL_INDEX_PREFIX"):
         Settings.from_env({"CRAWL_INDEX_PREFIX": bad})
