@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -63,3 +64,17 @@ def record_documents(rows: pa.Table, payload_fields: tuple[str, ...]) -> Iterato
                "edited_at": _iso(row["edited_at"]), "deleted_at": _iso(row["deleted_at"]),
                "provenance": {"collected_at": _iso(row["collected_at"])}}
         yield ref, {name: row[name] for name in payload_fields}
+
+
+def last_rows(keys: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Mask of each key's last row (rows are in collection order, so the last is the latest; a null key is
+    one key)."""
+    n = len(keys)
+    live = np.ones(n, bool)
+    if pc.count_distinct(keys).as_py() != n:
+        ids = pc.dictionary_encode(keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys).indices
+        codes = pc.fill_null(ids, -1).to_numpy()
+        last = n - 1 - np.unique(codes[::-1], return_index=True)[1]
+        live[:] = False
+        live[last] = True
+    return live

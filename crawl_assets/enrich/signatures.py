@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from crawl_assets.enrich.trends import _last_rows
+from crawl_assets.enrich.columns import last_rows
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 ROW_CHUNK = 100_000  # signature rows copied at once (25 MB at 64 permutations) when comparing or moving rows
@@ -113,7 +113,7 @@ def latest_signatures(rows: Iterable[pa.Table], num_perm: int,
         return pa.table({c: pa.array([], pa.string()) for c in columns}), buf, np.zeros(0, np.int64)
     table = pa.concat_tables(metas)
     del metas
-    live = _last_rows(table.column("key"))
+    live = last_rows(table.column("key"))
     valid = np.concatenate(valid_of)
     kept = compact_rows(buf[:filled], np.flatnonzero(live[valid]))
     buf.resize((len(kept), num_perm), refcheck=False)  # (the rows past them back to the system)

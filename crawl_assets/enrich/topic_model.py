@@ -13,7 +13,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from crawl_assets.enrich.columns import CONTEXT_FIELDS, _iso
+from crawl_assets.enrich.columns import CONTEXT_FIELDS, _iso, last_rows
 
 TS = pa.timestamp("us", tz="UTC")
 RECORD, FORM = "record", "form"
@@ -75,7 +75,7 @@ class Corpus:
         term_ids = np.concatenate(ids)
         del ids
         repost = np.concatenate(reposts)
-        latest = _latest(table.column("key"))  # a key in several parts: its latest part's row
+        latest = last_rows(table.column("key"))  # a key in several parts: its latest part's row
         if not latest.all():
             term_ids, lengths, repost = term_ids[np.repeat(latest, lengths)], lengths[latest], repost[latest]
             table = table.filter(pa.array(latest))
@@ -143,18 +143,6 @@ class Corpus:
             if have is None or count > have[0] or (count == have[0] and form < have[1]):
                 best[stem] = (count, form)
         return {stem: form for stem, (_, form) in best.items()}
-
-
-def _latest(keys: pa.ChunkedArray) -> np.ndarray:
-    """Mask of each key's last row (parts are read in collection order, so the last is the latest)."""
-    n = len(keys)
-    if pc.count_distinct(keys).as_py() == n:
-        return np.ones(n, bool)
-    codes = pc.dictionary_encode(keys.combine_chunks()).indices.to_numpy()
-    last = n - 1 - np.unique(codes[::-1], return_index=True)[1]
-    mask = np.zeros(n, bool)
-    mask[last] = True
-    return mask
 
 
 class Model:

@@ -41,9 +41,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawl_assets.enrich.base import CombineContext, Enricher, feature_document
-from crawl_assets.enrich.columns import CONTEXT_COLUMNS, CONTEXT_FIELDS, _iso, context
+from crawl_assets.enrich.columns import CONTEXT_COLUMNS, CONTEXT_FIELDS, _iso, context, last_rows
 from crawl_assets.enrich.terms import terms as text_terms
-from crawl_assets.enrich.topic_model import (FORM, RECORD, TRANSFORM_CHUNK, TS, Corpus, Model, _latest, match_ids,
+from crawl_assets.enrich.topic_model import (FORM, RECORD, TRANSFORM_CHUNK, TS, Corpus, Model, match_ids,
                                              registry_table)
 
 LABEL_FORMS = 3
@@ -94,7 +94,7 @@ class Topics(Enricher):
     def extract(self, records: pa.Table) -> pa.Table:
         """One ``record`` row per key (its last row in the part) with its stems, and the part's (stem, form)
         counts as ``form`` rows."""
-        rows = np.flatnonzero(_latest(records.column("key")))
+        rows = np.flatnonzero(last_rows(records.column("key")))
         texts = records.column("text_clean")
         stems: list[pa.Array] = []  # per slice of records: the Python terms of EXTRACT_SLICE records at a time
         forms: dict[tuple[str, str], int] = {}

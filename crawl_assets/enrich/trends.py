@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawl_assets.enrich.base import STAMP_NAMES, CombineContext, Enricher, feature_document
-from crawl_assets.enrich.columns import _iso
+from crawl_assets.enrich.columns import _iso, last_rows
 from crawl_assets.enrich.stopwords import STOPWORDS
 
 _TS = pa.timestamp("us", tz="UTC")
@@ -83,7 +83,7 @@ class RisingTerms(Enricher):
         """The part's counts per (term, window) (``count`` rows, numbered by ``cell``), and one ``record`` row
         per key (its latest row in the part) listing the cells it added one to (``cells``): what ``combine``
         takes away when a later part observed the record again."""
-        live = _last_rows(records.column("key"))
+        live = last_rows(records.column("key"))
         created = pc.cast(records.column("created_at"), pa.int64())
         dated = live & np.asarray(pc.is_valid(created).to_numpy(zero_copy_only=False), bool)
         step = self.params["window_hours"] * 3600 * 1_000_000
@@ -249,19 +249,6 @@ class RisingTerms(Enricher):
             yield feature_document(self, f"{row['term_kind']}:{term_id}:{start}", "trend",
                                    tenant=context.tenant, created_at=start, updated_at=_iso(context.generated_at),
                                    trends=info)
-
-
-def _last_rows(keys: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """Mask of each key's last row (a key twice in one part: its latest row is its observation there)."""
-    n = len(keys)
-    live = np.ones(n, bool)
-    if pc.count_distinct(keys).as_py() != n:
-        ids = pc.dictionary_encode(keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys).indices
-        codes = pc.fill_null(ids, -1).to_numpy()
-        last = n - 1 - np.unique(codes[::-1], return_index=True)[1]
-        live[:] = False
-        live[last] = True
-    return live
 
 
 def _tag_pairs(lists: Any) -> tuple[np.ndarray, np.ndarray, pa.Array]:
