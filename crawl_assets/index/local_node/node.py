@@ -236,6 +236,10 @@ class RealNode:
     def stop(self, timeout: float = 60.0) -> None:
         atexit.unregister(self.stop)
         server = self._server_pid()
+        if server is not None and self._throwaway():
+            # its folder is removed below: nothing is worth a graceful shutdown, which can wait out the timeout
+            # (a node that still answers requests in flight, or lost its cluster's master)
+            os.kill(server, signal.SIGKILL)
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)  # the launcher stops the server JVM and waits for it
             try:
@@ -252,9 +256,13 @@ class RealNode:
             self._log.close()
             self._log = None
         self.proc = None
-        if self.workdir is not None and self.fixed_workdir is None and not settings.local_node().keep_workdir:
+        if self.workdir is not None and self._throwaway():
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
+
+    def _throwaway(self) -> bool:
+        """A node whose data goes with it (no folder given, none kept for debugging)."""
+        return self.fixed_workdir is None and not settings.local_node().keep_workdir
 
     def log_tail(self, lines: int = 40) -> str:
         """The last lines the node printed (its console carries the log), else of its log files."""
