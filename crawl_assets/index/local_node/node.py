@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import http.client
 import json
 import os
 import pwd
@@ -206,8 +207,8 @@ class RealNode:
                                             timeout=10) as resp:
                     if json.loads(resp.read()).get("status") in ("green", "yellow"):
                         return
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                pass
+            except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError):
+                pass  # not answering yet, or an HTTP layer still starting (a cut or malformed answer)
             time.sleep(0.5)
         raise NodeStartError(f"no yellow/green health within {self.start_timeout:.0f}s")
 
