@@ -151,10 +151,10 @@ class RealNode:
         """Wait for yellow/green health; on failure (or Ctrl-C) stop the node and raise ``NodeStartError``."""
         try:
             self._wait_healthy()
-        except BaseException:  # a failed start (or Ctrl-C while waiting) leaves no JVM behind
+        except BaseException as exc:  # a failed start (or Ctrl-C while waiting) leaves no JVM behind
             tail = self.log_tail()
             self.stop()
-            raise NodeStartError(f"Elasticsearch did not start on {self.url}; log tail:\n{tail}") from None
+            raise NodeStartError(f"Elasticsearch did not start on {self.url} ({exc!r}); log tail:\n{tail}") from None
 
     @staticmethod
     def _runtime_user() -> tuple[str, str] | None:
