@@ -14,8 +14,8 @@ from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
 
-from crawl_assets.api.errors import ApiProblem
-from crawl_assets.api.ratelimit import retry_after_header
+from crawl_assets.api.answers import ApiProblem
+from crawl_assets.api.state import retry_after_header
 
 bearer = HTTPBearer(auto_error=False, description="An API key from `crawl-assets api keys create`")
 header_key = APIKeyHeader(name="X-API-Key", auto_error=False, description="The same key, in a header of its own")

@@ -18,7 +18,7 @@ from fastapi import Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from crawl_assets.api.auth import CallerDep
-from crawl_assets.api.errors import bad_request
+from crawl_assets.api.answers import bad_request
 from crawl_assets.query.filters import RecordFilter
 from crawl_assets.schema.record import Platform
 
