@@ -15,7 +15,7 @@ import dagster as dg
 from crawl_assets import settings
 from crawl_assets.core.spec import EXPORT_COLLECTOR, SourceSpec, resolve
 from crawl_assets.lake import RawBatch
-from crawl_assets.lake.tempfiles import source_folders, sweep
+from crawl_assets.lake.layout import source_folders, sweep
 from crawl_assets.orchestration.checkpoints import CHECKPOINT_KEY, ObservationCheckpointer
 from crawl_assets.orchestration.monitoring.health import load_health, mark_pending, record_success
 from crawl_assets.orchestration.monitoring.partition_events import SyncFailure, report_failure

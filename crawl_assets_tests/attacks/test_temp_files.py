@@ -84,7 +84,7 @@ def test_the_next_sync_of_the_source_sweeps_what_killed_writers_left(lake, tmp_p
 
 def test_retention_sweeps_abandoned_temporary_files_and_keeps_live_ones(lake):
     from crawl_assets.retention import RetentionPolicy, enforce
-    from crawl_assets.lake.tempfiles import temp_name
+    from crawl_assets.lake.layout import temp_name
 
     live = Path(lake.root) / "tables" / "relation_edges" / "acme" / "x" / SOURCE / temp_name()  # this process: alive
     live.parent.mkdir(parents=True)
