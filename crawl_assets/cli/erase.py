@@ -120,7 +120,7 @@ def _run(lake, client, selector) -> None:
     from crawl_assets.erasure import ErasureIncomplete
     from crawl_assets.erasure import erase as run_erasure
     from crawl_assets.erasure.log import ErasureKeyError
-    from crawl_assets.locks.sources import SourceBusy
+    from crawl_assets.locks.shared import SourceBusy
 
     try:
         report = run_erasure(lake, client, selector)

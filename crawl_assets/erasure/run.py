@@ -25,7 +25,7 @@ from crawl_assets.index.erasure import (
 )  # fmt: skip
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import discovery_file, sweep, tenant_folders
-from crawl_assets.locks.sources import source_lock
+from crawl_assets.locks.shared import source_lock
 
 
 @dataclass(frozen=True)

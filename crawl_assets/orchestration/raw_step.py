@@ -23,7 +23,7 @@ from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.orchestration.policies import TRANSIENT_RETRY
 from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.registry.models import redact_secrets
-from crawl_assets.locks.sources import SourceBusy, source_lock
+from crawl_assets.locks.shared import SourceBusy, source_lock
 from crawl_assets.scheduling.policy import SourceHealth
 from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.sdk.errors import PauseSource, RetryLater
