@@ -71,7 +71,7 @@ def _client(es_url: str | None):
     url = es_url or settings.elasticsearch().url
     if not url:
         return None
-    from crawl_assets.orchestration.resources.elasticsearch import CredentialsInUrl, ElasticsearchResource
+    from crawl_assets.orchestration.resources import CredentialsInUrl, ElasticsearchResource
 
     try:
         return ElasticsearchResource.from_env(url).get_client()

@@ -16,7 +16,7 @@ import pytest
 from crawl_assets import settings
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import RECORDS_SCHEMA, records_to_arrow
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 
 SOURCE = "acme.x.dump"
 ARCHIVE = 'window.YTD.tweets.part0 = [{"tweet": {"id_str": "1", "id": "1", "full_text": "hi", ' \

@@ -15,7 +15,7 @@ from crawl_assets.orchestration.checkpoints import load_checkpoint
 from crawl_assets.orchestration.jobs import build_batch_job
 from crawl_assets.orchestration.monitoring.health import load_health, record_failure, record_success
 from crawl_assets.registry import load_registry
-from crawl_assets.orchestration.resources.lake import RegistryResource
+from crawl_assets.orchestration.resources import RegistryResource
 from crawl_assets.locks.shared import SourceBusy, source_lock
 from crawl_assets_tests.orchestration.conftest import x_registry
 
