@@ -14,10 +14,13 @@ search_index (the derived ones are platform-independent), each a thin Dagster sh
   get their own edge files and their counts added (``incremental``); anything else rebuilds (``full``).
 * ``search_index``: the source's records and edges in Elasticsearch, over the index stage
   (``pipeline/index/stage.py``).
+
+Each runs its plain stage (``pipeline/stage.py``) as a step (``run_stage``): its context from the step's env, its report turned into
+a ``MaterializeResult`` with its checks, its notes on the source shown on the raw partition.
 """
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache, partial
 from typing import Any
 
@@ -29,14 +32,13 @@ from crawl_assets.core import catalog
 from crawl_assets.lake import Lake
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.orchestration.source_checks import materialize_with_checks, source_check
-from crawl_assets.orchestration.stage_result import run_stage
 from crawl_assets.orchestration.steps import StepEnv, StepFn
 from crawl_assets.pipeline.index import MISSING_CLUSTER
 from crawl_assets.pipeline.normalize.batch import MAX_REJECTED_SHARE, TABLE as RECORDS
 from crawl_assets.pipeline.normalize.stage import run_normalize
 from crawl_assets.pipeline.relate.stage import run_relate
 from crawl_assets.pipeline.relate.tables import TABLE as EDGES
-from crawl_assets.pipeline.stage import StageContext, StageReport
+from crawl_assets.pipeline.stage import MetadataPath, StageContext, StageReport
 
 
 def derived_assets(platform: str, raw: dg.AssetsDefinition, *, cluster_configured: bool = True) -> list[dg.AssetsDefinition]:
@@ -266,3 +268,46 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
         yield from materialize_with_checks(context, run_search_index(platform, StepEnv.of_asset(context)), key)
 
     return _index
+
+
+def stage_context(env: StepEnv, *, cluster: Any = None) -> StageContext:
+    return StageContext(lake=env.resources.lake.lake(), source=env.partition_key, run_id=env.run.run_id, log=env.log,
+                        cluster=cluster, previous=lambda name: previous_value(env, name))
+
+
+def run_stage(platform: str, env: StepEnv, stage: Callable[[str, StageContext], StageReport | None], *,
+              cluster: Any = None, keyed: bool = False,
+              metadata: Callable[[StageContext, StageReport], dict[str, Any]] | None = None
+              ) -> dg.MaterializeResult | None:
+    """``stage`` run for the step's source. ``keyed``: the result and its checks name the step's asset key;
+    ``metadata``: the step's own metadata added to the report's (a Dagster-only view)."""
+    ctx = stage_context(env, cluster=cluster)
+    report = stage(platform, ctx)
+    if report is None:
+        return None
+    if report.source_notes:
+        env.log_event(dg.AssetObservation(asset_key=dg.AssetKey([platform, catalog.spec(platform).raw_asset]),
+                                          partition=env.partition_key, metadata=report.source_notes))
+    shown = metadata(ctx, report) if metadata is not None else report.metadata
+    return materialize_result(report, shown, env.asset_key if keyed else None)
+
+
+def materialize_result(report: StageReport, metadata: dict[str, Any], asset_key: dg.AssetKey | None
+                       ) -> dg.MaterializeResult:
+    return dg.MaterializeResult(
+        asset_key=asset_key,
+        metadata={k: dg.MetadataValue.path(v.path) if isinstance(v, MetadataPath) else v for k, v in metadata.items()},
+        check_results=[dg.AssetCheckResult(check_name=c.name, asset_key=asset_key, passed=c.passed,
+                                           metadata=c.metadata, description=c.description)
+                       for c in report.checks],
+    )
+
+
+def previous_value(env: StepEnv, name: str) -> Any:
+    """Metadata ``name`` of the partition's previous materialization of the step's asset (None without one)."""
+    records = env.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=env.asset_key, asset_partitions=[env.partition_key]), limit=1).records
+    if not records or records[0].asset_materialization is None:
+        return None
+    value = records[0].asset_materialization.metadata.get(name)
+    return value.value if value is not None else None
