@@ -104,7 +104,7 @@ def derived_steps(platform: str) -> dict[dg.AssetKey, StepFn]:
 def raw_step(platform: str) -> StepFn:
     """The plain function behind the raw asset of ``platform`` (the batch op runs it too)."""
     from crawl_assets.orchestration.raw_step import build_raw_step
-    from crawl_assets.sdk.pull import live_collector
+    from crawl_assets.sdk.sync import live_collector
 
     spec = catalog.spec(platform)
     return build_raw_step(spec, live_collector(spec))

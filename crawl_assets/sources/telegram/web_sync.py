@@ -29,8 +29,8 @@ from crawl_assets.core.spec import PullSpec, resolve
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.errors import PermanentError, SourceConfigError
 from crawl_assets.sdk.http import Page
-from crawl_assets.sdk.sync import Budget, CollectEnv, Collected, PageBuffer, StoreBatch, SyncResult, SyncStats, require_kind
-from crawl_assets.sdk.pull import opened, run_engine, sync_metadata
+from crawl_assets.sdk.sync import (Budget, CollectEnv, Collected, PageBuffer, StoreBatch, SyncResult, SyncStats, opened,
+                                   require_kind, run_engine, sync_metadata)
 from crawl_assets.sources.telegram.tme_links import channel_name
 from crawl_assets.sources.telegram.web_client import TelegramWebClient, new_client
 from crawl_assets.sources.telegram.web_page import WebPage, parse_page
