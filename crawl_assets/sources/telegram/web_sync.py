@@ -1,7 +1,7 @@
 """The ``web_channel`` kind: a public channel read from its web preview pages (``t.me/s/<channel>``), no account.
 
 Declared as a pull spec on the shared kit (``WEB_KIND``: the client, the engine, the raw format); the engine is a
-plain ``sync(client, entry, state, store, budget)`` run by ``sdk.pull.run_engine``, so a page is in the lake
+plain ``sync(client, entry, state, store, budget)`` run by ``sdk.sync.run_engine``, so a page is in the lake
 before the cursor that covers it is saved. Cursor (``WebCursor``)::
 
     newest_id, oldest_id   every message between them that the pages showed is stored
