@@ -108,7 +108,7 @@ def run_phase(phase: str, url: str, n: int, tenant: str) -> dict[str, Any]:
         import tempfile
 
         from crawl_assets.index.sink import index_documents
-        from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
+        from crawl_assets.orchestration.resources import ElasticsearchResource
 
         client = ElasticsearchResource(hosts=[url], request_timeout=120).get_client()
         client.cluster.health()

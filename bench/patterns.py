@@ -1,4 +1,4 @@
-"""Bench: the secret-detection patterns (``crawl_assets/registry/secrets.py``) on hostile shapes, beside the same
+"""Bench: the secret-detection patterns (``crawl_assets/registry/models.py``) on hostile shapes, beside the same
 patterns as they were before issue 30 (item 3), the named peer.
 
 For each pattern and each adversarial shape of ``crawl_assets_tests/attacks/test_secret_patterns.py`` (no secret
@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from crawl_assets.registry import secrets  # noqa: E402
+from crawl_assets.registry import models as secrets  # noqa: E402
 from crawl_assets.registry.models import find_secret  # noqa: E402
 from crawl_assets_tests.attacks.test_secret_patterns import ADVERSARIAL  # noqa: E402
 

@@ -49,7 +49,7 @@ def read_back(client: Any, tenant: str, target: str) -> list[bytes]:
     records get their ``text_lemma`` back (the template keeps it out of ``_source``; the load sent it)."""
     from elasticsearch import helpers
 
-    from crawl_assets.index.generations import logical_name
+    from crawl_assets.index.naming import logical_name
     from crawl_assets.index.lemma_field import with_lemmas
     from crawl_assets.index.naming import index_prefix, read_alias
 

@@ -95,7 +95,7 @@ def _warm(_: int) -> int:
 def tick(defs, instance, cursor: str | None = None):
     import dagster as dg
 
-    from crawl_assets.orchestration.resources.lake import RegistryResource
+    from crawl_assets.orchestration.resources import RegistryResource
 
     sensor = defs.get_repository_def().get_sensor_def("x_scheduler")
     context = dg.build_sensor_context(instance_ref=instance.get_ref(), definitions=defs, cursor=cursor,
@@ -275,7 +275,7 @@ def run(args, storage: str, tmp: Path, accounts: list[str]) -> None:
 
     from crawl_assets.definitions import build_definitions
     from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
-    from crawl_assets.orchestration.resources.lake import RegistryResource
+    from crawl_assets.orchestration.resources import RegistryResource
     from crawl_assets.scheduling import registry_view as view
     from crawl_assets.orchestration.sensors.registry_sensor import build_registry_sensor
     from crawl_assets.settings import Settings

@@ -14,8 +14,7 @@ from crawl_assets.orchestration.catalog_notes import describe_empty_platform, pl
 from crawl_assets.orchestration.sensors.webhook_sensor import build_webhook_sensor
 from crawl_assets.orchestration.jobs import build_batch_job, build_sync_job
 from crawl_assets.orchestration.monitoring.checks import build_health_checks, health_check_job_and_schedule, sources_asset
-from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import ElasticsearchResource, LakeResource, RegistryResource
 from crawl_assets.orchestration.sensors.index_backlog import build_index_backlog_sensor
 from crawl_assets.orchestration.sensors.registry_sensor import build_registry_sensor
 from crawl_assets.orchestration.sensors.scheduling import build_scheduling_sensor

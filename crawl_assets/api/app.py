@@ -11,12 +11,11 @@ from typing import Any
 from elasticsearch import AsyncElasticsearch, Elasticsearch
 from fastapi import FastAPI
 
-from crawl_assets.api import (cursor, errors, routes_analysis, routes_features, routes_records, routes_releases,
+from crawl_assets.api import (answers, cursor, routes_analysis, routes_features, routes_records, routes_releases,
                               routes_signals, routes_streams)
 from crawl_assets.api.keys import KeyStore
 from crawl_assets.api.models import Health
-from crawl_assets.api.ratelimit import RateLimiter, StreamSlots
-from crawl_assets.api.state import FAILED_LOGINS_PER_MINUTE, ApiState
+from crawl_assets.api.state import FAILED_LOGINS_PER_MINUTE, ApiState, RateLimiter, StreamSlots
 from crawl_assets.lake import Lake
 
 DESCRIPTION = """Search, aggregate and export one tenant's collected records (crawl_assets).
@@ -39,7 +38,7 @@ def create_app(es: Elasticsearch, keys: KeyStore, *, rate_per_minute: int = 600,
                              failed_logins=RateLimiter(failed_logins_per_minute),
                              snapshots=cursor.Snapshots(snapshots_per_key), async_client=async_client, lake=lake,
                              release_max_records=release_max_records, release_tmp=release_tmp)
-    errors.install(app)
+    answers.install(app)
 
     @app.get("/healthz", response_model=Health, tags=["service"], summary="The API process is up (no key needed)")
     async def healthz() -> Health:

@@ -13,12 +13,20 @@ the comparison is constant-time. The full key is shown once, at creation; it is 
 listed.
 
 Verified keys are cached for ``cache_seconds`` (default 5): a revocation takes effect within that time.
+
+The API's signing secrets (the one that signs cursors) live apart: never in the database the API reads, which
+also holds the key hashes and which more people and processes can read than need this secret.
+``CRAWL_API_CURSOR_SECRET`` (any text of 32 characters or more, the same for every worker on every machine)
+when it is set; else a file of 32 random bytes made once, 0600 in a 0700 folder, under
+``$DAGSTER_HOME/secrets/`` (every worker on this machine reads the same one; workers on several machines need
+the variable).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import re
 import secrets
 import threading
@@ -29,15 +37,16 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from crawl_assets import settings
 from crawl_assets.core import names
+from crawl_assets.core.private import make_dirs, open_new, private_file
 from crawl_assets.instance import db as instance_db
-from crawl_assets.api.signing import signing_secret
-from crawl_assets.core.private import private_file
 
 PREFIX = "cak_"
 KEY_RE = re.compile(r"cak_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
 ID_RE = re.compile(r"[0-9a-f]{12}")
 MAX_NAME = 200
+MIN_CHARS = 32  # of CRAWL_API_CURSOR_SECRET
 
 metadata = sa.MetaData()
 keys_table = sa.Table(
@@ -169,7 +178,7 @@ class KeyStore:
 
     def shared_secret(self, name: str) -> bytes:
         """A random 256-bit secret, the same for every worker (signs cursors): kept out of this database
-        (``api/signing.py``); one an earlier version stored here is deleted."""
+        (``signing_secret`` below); one an earlier version stored here is deleted."""
         with self.engine.begin() as conn:
             conn.execute(meta_table.delete().where(meta_table.c.name == name))
         return signing_secret(name)
@@ -180,3 +189,31 @@ class KeyStore:
             return v.replace(tzinfo=timezone.utc) if v is not None and v.tzinfo is None else v
 
         return ApiKey(r.key_id, r.tenant, r.name, r.rate_per_minute, utc(r.created_at), utc(r.revoked_at))
+
+
+def secret_path(name: str) -> Path:
+    return settings.dagster_home() / "secrets" / f"api-{name}.key"
+
+
+def signing_secret(name: str) -> bytes:
+    """The secret ``name`` (32 bytes): from the environment, else from its owner-only file (made the first time)."""
+    configured = settings.api_cursor_secret() if name == "cursor_secret" else ""
+    if configured:
+        if len(configured) < MIN_CHARS:
+            raise ValueError(f"CRAWL_API_CURSOR_SECRET must be at least {MIN_CHARS} characters")
+        return hashlib.sha256(configured.encode()).digest()
+    path = secret_path(name)
+    make_dirs(path.parent)
+    try:
+        with open_new(path, exclusive=True) as fh:  # of two workers starting at once, one writes it
+            fh.write(secrets.token_hex(32).encode())
+    except FileExistsError:
+        pass
+    if path.stat().st_mode & 0o077:
+        os.chmod(path, 0o600)
+    for _ in range(50):  # the writer may not have finished its 64 characters yet
+        text = path.read_text().strip()
+        if len(text) == 64:
+            return bytes.fromhex(text)
+        time.sleep(0.01)
+    raise ValueError(f"{path}: not a signing secret (64 hexadecimal characters); remove it to have a new one made")

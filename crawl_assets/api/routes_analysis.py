@@ -10,12 +10,10 @@ from zoneinfo import ZoneInfo
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
-from crawl_assets.api.answers import answer, answer_query
+from crawl_assets.api.answers import ERROR_RESPONSES, ErrorBody, answer, answer_query, bad_request, not_found
 from crawl_assets.api.state import ApiState
-from crawl_assets.api.auth import CallerDep
-from crawl_assets.api.errors import ERROR_RESPONSES, ErrorBody, bad_request, not_found
+from crawl_assets.api.request import PRINTABLE, CallerDep, instant, record_filter, utc, zone as _zone
 from crawl_assets.api.models import AuthorProfile, Counts, Timeline, Top, Trends
-from crawl_assets.api.params import PRINTABLE, instant, record_filter, utc, zone as _zone
 from crawl_assets.query import aggregations, trends as trend_index
 from crawl_assets.query.aggregations import TooManyBuckets
 from crawl_assets.index.naming import parse_instant

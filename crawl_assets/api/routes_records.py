@@ -9,12 +9,11 @@ from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
 from crawl_assets.api import cursor as cursors
-from crawl_assets.api.answers import answer, answer_query
+from crawl_assets.api.answers import (ERROR_RESPONSES, ApiProblem, ErrorBody, answer, answer_query, bad_request,
+                                      not_found)
 from crawl_assets.api.state import ApiState
-from crawl_assets.api.auth import CallerDep
-from crawl_assets.api.errors import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request, not_found
+from crawl_assets.api.request import CallerDep, record_filter
 from crawl_assets.api.models import RecordDetail, SearchPage, Thread
-from crawl_assets.api.params import record_filter
 from crawl_assets.query.conversations import MAX_THREAD, record_query, thread
 from crawl_assets.query.filters import RecordFilter
 from crawl_assets.query.pages import CursorExpired, HitPage, close_all, page_query

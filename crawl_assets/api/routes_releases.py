@@ -17,8 +17,8 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstrai
 from starlette.concurrency import run_in_threadpool
 
 from crawl_assets.api.state import ApiState
-from crawl_assets.api.auth import CallerDep
-from crawl_assets.api.errors import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request
+from crawl_assets.api.request import CallerDep
+from crawl_assets.api.answers import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request
 from crawl_assets.core.bodies import read_capped
 from crawl_assets.query.filters import RecordFilter, source_keys
 from crawl_assets.lake import Lake

@@ -72,7 +72,7 @@ def register_samples(registry_path: Path | str) -> list[str]:
 @click.option("--es-url", default=None, help="Elasticsearch URL to index into (default: $CRAWL_ES_URL; unset skips indexing).")
 def demo(home: Path | None, es_url: str | None) -> None:
     """Run the whole graph on the bundled sample data and print what it produced."""
-    from crawl_assets.orchestration.resources.elasticsearch import CredentialsInUrl, check_hosts
+    from crawl_assets.orchestration.resources import CredentialsInUrl, check_hosts
 
     home_given = home is not None
     home = settings.use_dagster_home(home)

@@ -71,7 +71,7 @@ def _client(es_url: str | None):
     url = es_url or settings.elasticsearch().url
     if not url:
         return None
-    from crawl_assets.orchestration.resources.elasticsearch import CredentialsInUrl, ElasticsearchResource
+    from crawl_assets.orchestration.resources import CredentialsInUrl, ElasticsearchResource
 
     try:
         return ElasticsearchResource.from_env(url).get_client()
@@ -120,7 +120,7 @@ def _run(lake, client, selector) -> None:
     from crawl_assets.erasure import ErasureIncomplete
     from crawl_assets.erasure import erase as run_erasure
     from crawl_assets.erasure.log import ErasureKeyError
-    from crawl_assets.locks.sources import SourceBusy
+    from crawl_assets.locks.shared import SourceBusy
 
     try:
         report = run_erasure(lake, client, selector)

@@ -92,7 +92,7 @@ class Sample:
 @dataclass(frozen=True)
 class PullSpec:
     """A pull-based REST source, wired without code of its own: the shared collector runs ``sync`` with a
-    client from ``client`` and stores raw batches of ``raw_format`` (``crawl_assets.sdk.pull``); the shared
+    client from ``client`` and stores raw batches of ``raw_format`` (``crawl_assets.sdk.sync``); the shared
     resource (``crawl_assets.sdk.rest_resource``, key = the platform) holds ``CRAWL_<PLATFORM>_BASE_URL``,
     the per-tenant secrets ``CRAWL_<PLATFORM>_<secret>[__TENANT[__NAME]]``, retries and the run budget.
 

@@ -24,9 +24,8 @@ from crawl_assets.index.erasure import (
     AuthorTerms, erase_documents, erase_feature_documents, erase_matching, selector_query,
 )  # fmt: skip
 from crawl_assets.lake import Lake
-from crawl_assets.lake.layout import discovery_file
-from crawl_assets.lake.tempfiles import sweep, tenant_folders
-from crawl_assets.locks.sources import source_lock
+from crawl_assets.lake.layout import discovery_file, sweep, tenant_folders
+from crawl_assets.locks.shared import source_lock
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Building an Elasticsearch client from settings, without Dagster (the API and the CLI use it directly;
-``resources.elasticsearch.ElasticsearchResource`` is the Dagster face of the same settings).
+``orchestration.resources.ElasticsearchResource`` is the Dagster face of the same settings).
 
 Variables (``client_settings_from_env``): ``CRAWL_ES_URL`` (comma-separated), ``CRAWL_ES_API_KEY``,
 ``CRAWL_ES_USERNAME``, ``CRAWL_ES_PASSWORD``, ``CRAWL_ES_CA_CERTS``, ``CRAWL_ES_VERIFY_CERTS``.

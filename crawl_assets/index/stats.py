@@ -7,8 +7,7 @@ from typing import Any, Literal
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from crawl_assets.index.generations import parse_physical
-from crawl_assets.index.naming import FAMILIES, check_family, index_pattern, read_alias
+from crawl_assets.index.naming import FAMILIES, check_family, index_pattern, parse_physical, read_alias
 
 
 def count_query(tenant: str, source: str | None = None, include_tombstones: bool = False,

@@ -1,7 +1,7 @@
 """Lake I/O on any fsspec filesystem: raw batches written once, derived Parquet parts, quarantine.
 
 Every write goes to a temporary name first and is moved into place, so a crash leaves either the
-whole file or nothing under its final name (temporary files a crash leaves are swept: ``tempfiles``).
+whole file or nothing under its final name (temporary files a crash leaves are swept: ``layout``).
 A raw batch counts only once its manifest exists. On an object store (S3) there is no rename: an object
 appears whole when its upload completes, and a move is a server-side copy (as atomic) then a delete, so the
 same holds.
@@ -26,7 +26,6 @@ from isal import igzip
 from crawl_assets.core.private import make_dirs, open_new
 from crawl_assets.lake import layout
 from crawl_assets.lake.areas import LakeAreas
-from crawl_assets.lake.tempfiles import temp_name
 
 # Arrow buffers from the C library's allocator: pyarrow's default (mimalloc) keeps freed pages, so a process
 # that streams parts batch after batch holds more at its peak (docs/OPERATIONS.md).
@@ -172,7 +171,7 @@ class Lake(LakeAreas):
             raise FileExistsError(f"refusing to overwrite {self.url(relative)}")
         parent = final.rsplit("/", 1)[0]
         self._makedirs(parent)
-        tmp = f"{parent}/{temp_name()}"
+        tmp = f"{parent}/{layout.temp_name()}"
         with self._create(tmp) as fh:
             fh.write(data)
         self.fs.mv(tmp, final)
@@ -227,7 +226,7 @@ class Lake(LakeAreas):
         if self.fs.exists(final):
             raise FileExistsError(f"refusing to overwrite {self.url(f'{base}/{batch_id}.jsonl.gz')}")
         self._makedirs(self.path(base))
-        tmp = self.path(f"{base}/{temp_name()}")
+        tmp = self.path(f"{base}/{layout.temp_name()}")
         digest, size, items = hashlib.sha256(), 0, 0
         try:
             with self._create(tmp) as raw_fh, igzip.GzipFile(fileobj=raw_fh, mode="wb", compresslevel=RAW_GZIP_LEVEL, mtime=0) as gz:
@@ -322,7 +321,7 @@ class Lake(LakeAreas):
         final = self.path(relative)
         parent = final.rsplit("/", 1)[0]
         self._makedirs(parent)
-        tmp = f"{parent}/{temp_name()}"
+        tmp = f"{parent}/{layout.temp_name()}"
         rows = 0
         try:
             with self._create(tmp) as fh, pq.ParquetWriter(fh, schema, compression="zstd") as writer:

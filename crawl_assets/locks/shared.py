@@ -11,8 +11,17 @@ the session ends: a SIGKILLed holder's kernel closes its socket at once, and TCP
 of a holder whose machine vanished (about a minute), so no lock outlives its holder, as with ``flock``.
 
 Both kinds exclude every other holder, threads of the same process included (re-entrancy, where wanted, is
-the caller's: ``sources``). A lock may carry a short note kept for its next holder (the Telegram
+the caller's: ``source_lock``). A lock may carry a short note kept for its next holder (the Telegram
 pacer's time of the last request): in the lock file, or in the table ``crawl_lock_notes`` on Postgres.
+
+One sync of a source at a time, whatever launched it and on whichever machine: an exclusive lock per source.
+
+Dagster's run tag limit (dagster.yaml) keeps two single-source runs apart, but batch runs and
+single-run range backfills carry no per-partition tag; this lock covers them all. With the instance on
+Postgres it is an advisory lock in the instance's database (runs on several machines exclude each other);
+on SQLite an ``flock`` on ``$DAGSTER_HOME/locks/sources/<key>.lock`` (``source_lock`` below). Either
+is dropped when its holder dies (a SIGKILLed run worker never leaves a stale lock), and it is re-entrant
+inside one process (a batch holds it around all steps of a source, and the raw step inside takes it again).
 """
 
 from __future__ import annotations
@@ -28,8 +37,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
+from crawl_assets import settings
 from crawl_assets.core.private import FILE_MODE, make_dirs
 from crawl_assets.instance import db as instance_db
+
 
 log = logging.getLogger(__name__)
 NOTES_TABLE = "crawl_lock_notes"
@@ -242,3 +253,46 @@ def _forget_inherited_sessions() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_inherited_sessions)
+
+
+_held: dict[str, tuple[HeldLock, int]] = {}  # key -> (lock, depth) held by this process
+_guard = threading.Lock()
+
+
+class SourceBusy(RuntimeError):
+    """Another process is syncing this source."""
+
+
+def lock_dir() -> Path:
+    return settings.dagster_home() / "locks" / "sources"
+
+
+@contextmanager
+def source_lock(key: str, wait_seconds: float = 0.0, poll_seconds: float = 0.2) -> Iterator[None]:
+    """Hold the lock of source ``key``; wait up to ``wait_seconds`` for another holder, then ``SourceBusy``."""
+    with _guard:
+        if key in _held:
+            held, depth = _held[key]
+            _held[key] = (held, depth + 1)
+            acquired = None
+        else:
+            acquired = False
+    if acquired is None:
+        try:
+            yield
+        finally:
+            with _guard:
+                held, depth = _held[key]
+                _held[key] = (held, depth - 1)
+        return
+    lock = acquire(f"source:{key}", lock_dir() / f"{key}.lock", wait_seconds, poll_seconds)
+    if lock is None:
+        raise SourceBusy(f"source {key!r} is being synced by another run")
+    with _guard:
+        _held[key] = (lock, 1)
+    try:
+        yield
+    finally:
+        with _guard:
+            _held.pop(key)
+        lock.release()

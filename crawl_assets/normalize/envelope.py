@@ -1,10 +1,11 @@
-"""The raw line of the REST sources: the API's answer as received, wrapped with what it does not say.
+"""The raw line of the REST sources and of webhook deliveries: the API's answer (or the delivered body) as
+received, wrapped with what it does not say; written by ``wrap_line`` (the sync engines in ``sources/``, the
+webhook landing in ``lake/landing.py``), read back into records by ``normalize_envelopes``.
 
 ``{"crawl": {"endpoint": ..., "host"/"package"/"workspace": ..., "retrieved_at": ...}, "response": <body>}``
 
 A record key needs the forum host, app package or workspace id, which the answers themselves do not
-carry; the envelope keeps them next to the untouched body so a normalizer needs nothing else. The line
-format itself, ``wrap_line``, is ``crawl_assets.core.envelope``'s.
+carry; the envelope keeps them next to the untouched body so a normalizer needs nothing else.
 """
 
 from __future__ import annotations
@@ -13,10 +14,23 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import IO, Any
 
+import orjson
+
 from crawl_assets.normalize.build import Batch, InputError, Item, iter_json_lines, parse_instant
 from crawl_assets.schema.record import Rejection
 
-__all__ = ["iter_envelopes", "crawl_field", "retrieved_at", "normalize_envelopes"]
+# The "_" of the raw line a collector writes when a post it stored is gone (X, Telegram): a tombstone to the
+# normalizer
+DELETED = "crawl_assets.deleted"
+
+
+def wrap_line(body: bytes, **crawl: Any) -> bytes:
+    """One raw lake line. The body's bytes are kept; only newlines, which in valid JSON can only be
+    whitespace between tokens (inside strings they are escaped), become spaces so it fits on one line."""
+    return b'{"crawl":' + orjson.dumps(crawl) + b',"response":' + body.replace(b"\r", b" ").replace(b"\n", b" ") + b"}"
+
+
+__all__ = ["DELETED", "wrap_line", "iter_envelopes", "crawl_field", "retrieved_at", "normalize_envelopes"]
 
 
 ENVELOPE_EXPECTED = "expected an envelope {\"crawl\": {...}, \"response\": ...}"

@@ -20,12 +20,12 @@ import re
 from collections.abc import Callable, Collection
 from typing import Any
 
-from crawl_assets.normalize.finglish import is_finglish
 from crawl_assets.normalize.lang_rules import (
     SCRIPT_LANGUAGE,
     arabic_script_evidence,
     cyrillic_candidates,
     host_script,
+    is_finglish,
     latin_candidates,
 )
 

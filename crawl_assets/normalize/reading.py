@@ -37,7 +37,7 @@ HEAD_BYTES = 4096
 PIECE_BYTES = 32 << 10  # a failing read loses what it decompressed: read in pieces so little is lost
 MAX_GZIP_LAYERS = 3
 _READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile, ValueError)
-# A live sync's raw line: one API answer (at most 16 MiB, ``sdk.bounded.MAX_RESPONSE_BYTES``) in its envelope.
+# A live sync's raw line: one API answer (at most 16 MiB, ``sdk.http.MAX_RESPONSE_BYTES``) in its envelope.
 LIVE_LINE_BYTES = 17 << 20
 LONG_LINE_HEAD = 2000  # bytes of an over-long line kept for its rejection's snippet
 

@@ -27,8 +27,8 @@ from crawl_assets.orchestration.monitoring.health import load_health, mark_pendi
 from crawl_assets.orchestration.monitoring.partition_events import SyncFailure, plan_materialization, report_failure
 from crawl_assets.orchestration.run_names import BATCH_CONFIG_FIELD, PLATFORM_TAG, batch_op_name, sync_job_name
 from crawl_assets.orchestration.source_checks import evaluations
-from crawl_assets.orchestration.steps import StepEnv, StepFn
-from crawl_assets.locks.sources import SourceBusy, source_lock
+from crawl_assets.orchestration.assets.chain import StepEnv, StepFn
+from crawl_assets.locks.shared import SourceBusy, source_lock
 
 
 

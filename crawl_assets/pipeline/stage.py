@@ -1,7 +1,7 @@
 """The contract every stage of a source's chain keeps, without Dagster: a stage is ``run(platform, ctx)``
 returning a ``StageReport`` (its metadata and check outcomes as data), or ``None`` when it had nothing to
-materialize (it logged why). The CLI, a test or Dagster runs the same stage; ``orchestration/stage_result.py``
-turns a report into a ``MaterializeResult`` with its checks.
+materialize (it logged why). The CLI, a test or Dagster runs the same stage; ``run_stage`` in
+``orchestration/assets/chain.py`` turns a report into a ``MaterializeResult`` with its checks.
 """
 
 from __future__ import annotations

@@ -11,10 +11,9 @@ from elasticsearch import Elasticsearch
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
 from crawl_assets.erasure.lake import rebuild_relations
 from crawl_assets.index.bootstrap import delete_expired_months
-from crawl_assets.lake import Lake
-from crawl_assets.lake import layout
+from crawl_assets.lake import Lake, layout
 from crawl_assets.lake.landing import landing_deliveries, landing_events
-from crawl_assets.lake.tempfiles import sweep, tenant_folders
+from crawl_assets.lake.layout import sweep, tenant_folders
 from crawl_assets.retention.policy import RetentionPolicy
 
 

@@ -116,7 +116,7 @@ def _run(base: Path, es_url: str, tenant: str, tracer: Tracer | None) -> int:
     from crawl_assets.api.keys import KeyStore
     from crawl_assets.core import catalog
     from crawl_assets.orchestration.assets import derived_assets, raw_asset
-    from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+    from crawl_assets.orchestration.resources import LakeResource, RegistryResource
     from crawl_assets.sdk.rest_resource import resource_class
     from crawl_assets_tests.es_node.fixtures import resource
     from crawl_assets_tests.sources.hackernews.standin import HackerNewsServer, make_items

@@ -14,7 +14,7 @@ import pytest
 
 from crawl_assets import settings
 from crawl_assets.lake import Lake
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 
 CANARY = "CANARYexp0rt5ecretV4lue"
 ARCHIVE = 'window.YTD.tweets.part0 = [{"tweet": {"id_str": "1", "id": "1", "full_text": "hi", ' \

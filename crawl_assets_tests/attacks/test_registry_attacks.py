@@ -15,7 +15,7 @@ import pytest
 
 from crawl_assets.core import names
 from crawl_assets.registry import RegistryFileError, SourceEntry, load_registry
-from crawl_assets.registry import secrets as detector
+from crawl_assets.registry import models as detector
 from crawl_assets.scheduling import registry_view as view_module
 from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.orchestration.raw_step import pause_source

@@ -10,7 +10,7 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 import pytest
 
 from crawl_assets.registry import load_registry
-from crawl_assets.registry import secrets as detector
+from crawl_assets.registry import models as detector
 from crawl_assets.registry.models import SourceStatus
 from crawl_assets_tests.fakes import (FAKE_API_HASH, FAKE_AWS_KEY_ID, FAKE_GITLAB_TOKEN, FAKE_HEX64_KEY,
                                       FAKE_INTERCOM_TOKEN, FAKE_JWT, FAKE_URL_API_KEY, FAKE_X_BEARER_LONG)

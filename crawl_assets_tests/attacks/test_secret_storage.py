@@ -37,8 +37,8 @@ def test_an_es_url_with_a_password_is_refused_and_stored_nowhere(tmp_path, monke
     assert not hits, f"the password is in the instance's storage: {hits}"
     assert result.returncode == 2, result.stdout + result.stderr
     assert "CRAWL_ES_PASSWORD" in result.stderr and CANARY not in result.stdout + result.stderr
-    from crawl_assets.orchestration.resources import elasticsearch
+    from crawl_assets.orchestration import resources
 
     with pytest.raises(ValueError) as caught:
         definitions.build_definitions()
-    assert isinstance(caught.value, getattr(elasticsearch, "CredentialsInUrl")) and CANARY not in str(caught.value)
+    assert isinstance(caught.value, getattr(resources, "CredentialsInUrl")) and CANARY not in str(caught.value)

@@ -16,7 +16,7 @@ import pytest
 from crawl_assets import settings
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import RECORDS_SCHEMA, records_to_arrow
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 
 SOURCE = "acme.x.dump"
 ARCHIVE = 'window.YTD.tweets.part0 = [{"tweet": {"id_str": "1", "id": "1", "full_text": "hi", ' \
@@ -84,7 +84,7 @@ def test_the_next_sync_of_the_source_sweeps_what_killed_writers_left(lake, tmp_p
 
 def test_retention_sweeps_abandoned_temporary_files_and_keeps_live_ones(lake):
     from crawl_assets.retention import RetentionPolicy, enforce
-    from crawl_assets.lake.tempfiles import temp_name
+    from crawl_assets.lake.layout import temp_name
 
     live = Path(lake.root) / "tables" / "relation_edges" / "acme" / "x" / SOURCE / temp_name()  # this process: alive
     live.parent.mkdir(parents=True)

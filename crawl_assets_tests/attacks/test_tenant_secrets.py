@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from crawl_assets.registry import SourceEntry
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.sdk.tenant_secrets import secret_var
 from crawl_assets.webhooks.signatures import SCHEMES, sign
 from crawl_assets_tests.standins.x_api import XAPIServer

@@ -13,7 +13,7 @@ from crawl_assets.cli.main import cli
 from crawl_assets.core.display import shown, shown_json
 from crawl_assets.orchestration.monitoring.health import record_failure
 from crawl_assets.registry import load_registry
-from crawl_assets.registry.secrets import redact_secrets
+from crawl_assets.registry.models import redact_secrets
 
 HOSTILE = {
     "CR": "\r", "LF": "\n", "tab": "\t", "ANSI clear screen": "\x1b[2J", "ANSI window title": "\x1b]0;owned\x07",

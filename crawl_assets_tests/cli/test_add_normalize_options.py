@@ -11,7 +11,7 @@ from crawl_assets.cli.main import cli
 from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry, load_registry
 from crawl_assets.registry.store import Registry
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.sources.export_file.collect import ingest_export_file
 from crawl_assets.sources.export_file.stats import export_record_stats
 from crawl_assets.sdk.exports import tenant_import_root

@@ -28,7 +28,7 @@ from crawl_assets.orchestration.checkpoints import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.orchestration.monitoring.health import load_health, save_health
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.sdk.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.resource import XResource
 from crawl_assets.orchestration.monitoring.inflight import ACTIVE_STATUSES

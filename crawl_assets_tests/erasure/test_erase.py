@@ -165,12 +165,12 @@ def test_erasure_waits_for_a_running_sync_of_the_tenant(synced):
 
     from crawl_assets.erasure import Selector, erase
     from crawl_assets.erasure.authors import Author
-    from crawl_assets.locks.sources import SourceBusy
+    from crawl_assets.locks.shared import SourceBusy
     from crawl_assets_tests.conftest import REPO
 
     _, keys, lake = synced
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom crawl_assets.locks.sources import source_lock\n"
+        [sys.executable, "-c", "import sys, time\nfrom crawl_assets.locks.shared import source_lock\n"
          f"with source_lock({keys[0]!r}):\n    print('held', flush=True)\n    time.sleep(30)"],
         stdout=subprocess.PIPE, text=True, cwd=REPO)
     try:

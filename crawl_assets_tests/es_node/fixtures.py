@@ -32,7 +32,7 @@ from typing import TypeVar
 import pytest
 from elasticsearch import Elasticsearch
 
-from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.orchestration.resources import ElasticsearchResource
 from crawl_assets_tests.es_node.distribution import ES_VERSION, Unavailable, major
 from crawl_assets_tests.es_node.inspect import restore, snapshot, wipe
 from crawl_assets_tests.es_node.node import NodeStartError, RealNode

@@ -29,8 +29,8 @@ def telegram_world(cfg: dict[str, Any]) -> Any:
 
 
 def resources(cfg: dict[str, Any]) -> dict[str, Any]:
-    from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
-    from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+    from crawl_assets.orchestration.resources import ElasticsearchResource
+    from crawl_assets.orchestration.resources import LakeResource, RegistryResource
     from crawl_assets.sources.telegram.resource import TelegramCredential, TelegramResource
     from crawl_assets.sdk.tenant_secrets import TenantSecret
     from crawl_assets.sources.x.resource import XResource

@@ -8,7 +8,7 @@ import dagster as dg
 import pytest
 from elasticsearch.serializer import OrjsonSerializer
 
-from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.orchestration.resources import ElasticsearchResource
 from crawl_assets_tests.index.conftest import EsTarget
 
 

@@ -22,7 +22,7 @@ from crawl_assets.index.replay import replay_deadletters
 from crawl_assets.index.sink import BulkSink, SinkAborted, edge_id, index_documents
 from crawl_assets.index.stats import count_documents
 from crawl_assets.index.versioning import observation_version
-from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.orchestration.resources import ElasticsearchResource
 from crawl_assets_tests.es_node.proxy import spawn
 from crawl_assets_tests.index.conftest import EsTarget
 from crawl_assets_tests.index.docs import edge, record

@@ -19,7 +19,7 @@ from crawl_assets.normalize.edges import EDGE_COLUMNS, document_edges
 from crawl_assets.lake.tables import records_to_arrow
 from crawl_assets.normalize.dedupe import BlockBuilder
 from crawl_assets.normalize.output import edge_lines, record_line
-from crawl_assets.pipeline.record_rows import add_row, rows_table
+from crawl_assets.pipeline.normalize.part import add_row, rows_table
 from crawl_assets.schema import Record, Rejection
 from crawl_assets.sources.x.normalize import normalize_v2
 

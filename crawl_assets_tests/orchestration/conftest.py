@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.sdk.tenant_secrets import TenantSecret
 from crawl_assets.sources.x.resource import XResource
 from crawl_assets_tests.standins.x_api import XAPIServer

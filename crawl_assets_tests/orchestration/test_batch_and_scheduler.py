@@ -15,8 +15,8 @@ from crawl_assets.orchestration.checkpoints import load_checkpoint
 from crawl_assets.orchestration.jobs import build_batch_job
 from crawl_assets.orchestration.monitoring.health import load_health, record_failure, record_success
 from crawl_assets.registry import load_registry
-from crawl_assets.orchestration.resources.lake import RegistryResource
-from crawl_assets.locks.sources import SourceBusy, source_lock
+from crawl_assets.orchestration.resources import RegistryResource
+from crawl_assets.locks.shared import SourceBusy, source_lock
 from crawl_assets_tests.orchestration.conftest import x_registry
 
 x_posts_raw = raw_asset("x")
@@ -110,7 +110,7 @@ def test_rerunning_a_batch_converges(tmp_path, instance, resources, x_server):
 
 def test_source_lock_excludes_other_processes(isolated_env):
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time\nfrom crawl_assets.locks.sources import source_lock\n"
+        "import sys, time\nfrom crawl_assets.locks.shared import source_lock\n"
         "with source_lock('acme.x.a'):\n    print('held', flush=True)\n    time.sleep(30)\n")],
         stdout=subprocess.PIPE, text=True)
     try:

@@ -7,7 +7,7 @@ import dagster as dg
 
 from crawl_assets.orchestration.assets import derived_assets, raw_asset
 from crawl_assets.orchestration.jobs import build_batch_job
-from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
+from crawl_assets.orchestration.resources import ElasticsearchResource
 from crawl_assets_tests.orchestration.conftest import x_registry
 
 x_posts_raw = raw_asset("x")

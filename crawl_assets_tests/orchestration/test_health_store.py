@@ -11,10 +11,11 @@ import dagster as dg
 import pytest
 import sqlalchemy as sa
 
-from crawl_assets.orchestration.monitoring import health_table
 from crawl_assets.orchestration.monitoring.health import (
+    FILENAME,
     LEGACY_PREFIX,
     database_url,
+    engine as health_engine,
     load_health,
     mark_pending,
     record_failure,
@@ -43,7 +44,7 @@ def test_the_table_is_in_the_instance_database(instance, dagster_home: Path):
     if os.environ.get("DAGSTER_PG_URL"):
         assert url == os.environ["DAGSTER_PG_URL"]  # the test URL already names psycopg2
     else:
-        assert url == f"sqlite:///{dagster_home / 'storage' / health_table.FILENAME}"
+        assert url == f"sqlite:///{dagster_home / 'storage' / FILENAME}"
     record_failure(instance, "t.x.a", "boom", run_id="r1", now=100.0)
     assert SourceHealth.from_json(_rows(instance)["t.x.a"]).failures == 1
     # nothing is written to Dagster's cursor store any more
@@ -64,7 +65,7 @@ def test_thousands_of_sources_load_in_a_few_statements(instance):
     keys = [f"t.x.s{i}" for i in range(5000)]
     save_health(instance, {k: SourceHealth(last_success=float(i + 1)) for i, k in enumerate(keys)})
     statements: list[str] = []
-    engine = health_table.engine(database_url(instance))
+    engine = health_engine(database_url(instance))
     listener = lambda conn, cursor, statement, *args: statements.append(statement)  # noqa: E731
     sa.event.listen(engine, "before_cursor_execute", listener)
     try:

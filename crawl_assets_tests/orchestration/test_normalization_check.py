@@ -13,7 +13,7 @@ from crawl_assets.cli.main import cli
 from crawl_assets.definitions import defs
 from crawl_assets.lake import Lake
 from crawl_assets.orchestration.monitoring.health import record_success
-from crawl_assets.orchestration.resources.lake import LakeResource
+from crawl_assets.orchestration.resources import LakeResource
 from crawl_assets_tests.normalize.shapes import x_page, x_tweet
 from crawl_assets_tests.orchestration.conftest import x_registry
 

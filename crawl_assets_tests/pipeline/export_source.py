@@ -10,7 +10,7 @@ from pathlib import Path
 import dagster as dg
 
 from crawl_assets.cli.demo import sample_file
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.sources.telegram.resource import TelegramResource
 
 KEY = "acme.telegram.export"

@@ -14,7 +14,7 @@ import orjson
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import source_dir
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.orchestration.resources.lake import LakeResource
+from crawl_assets.orchestration.resources import LakeResource
 
 
 @dataclass

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from crawl_assets.lake import Lake
-from crawl_assets.pipeline.key_tally import KeyTally
+from crawl_assets.pipeline.normalize.part import KeyTally
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.normalize.batch import normalize_batch
 from crawl_assets.pipeline.relate.parts import BATCH_ROWS, READ_COLUMNS, edges_of, last_positions, superseded

@@ -1,6 +1,6 @@
 """A raw batch's records part is the same whether one process normalizes it or two (``normalize_batch``'s
 ``jobs``): same rows in the same order, edits resolved against an earlier part, repeated observations deduped,
-tombstones merged with the earlier content they name; and rows read into Arrow in bulk (``record_rows``)
+tombstones merged with the earlier content they name; and rows read into Arrow in bulk (``pipeline.normalize.part``)
 hold what the records as dicts held."""
 
 from __future__ import annotations

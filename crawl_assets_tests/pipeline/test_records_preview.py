@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pyarrow as pa
 
-from crawl_assets.orchestration.assets.records_preview import PREVIEW_ROWS, newest_rows, preview_table
+from crawl_assets.orchestration.assets.chain import PREVIEW_ROWS, newest_rows, preview_table
 
 
 def test_newest_rows_give_the_same_preview_as_all_rows():

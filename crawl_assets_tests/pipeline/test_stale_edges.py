@@ -8,7 +8,7 @@ import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.orchestration.resources.lake import LakeResource
+from crawl_assets.orchestration.resources import LakeResource
 from crawl_assets_tests.es_node.inspect import sources
 
 SOURCE = "acme.telegram.news"

@@ -5,7 +5,7 @@ import dagster as dg
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.orchestration.resources.lake import LakeResource
+from crawl_assets.orchestration.resources import LakeResource
 
 SOURCE = "acme.telegram.news"
 

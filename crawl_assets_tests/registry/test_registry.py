@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from crawl_assets.registry import RegistryFileError, SourceEntry, SourceStatus, load_registry
-from crawl_assets.registry.secrets import looks_like_secret
+from crawl_assets.registry.models import looks_like_secret
 from crawl_assets_tests.fakes import FAKE_API_HASH, FAKE_HTTP_BEARER, FAKE_INTERCOM_TOKEN, FAKE_X_BEARER_LONG
 
 GOOD = """\

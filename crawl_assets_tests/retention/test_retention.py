@@ -13,7 +13,7 @@ from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
 from crawl_assets.index.sink import index_documents
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import new_batch_id
-from crawl_assets.orchestration.resources.lake import LakeResource
+from crawl_assets.orchestration.resources import LakeResource
 from crawl_assets.retention import load_policy
 from crawl_assets_tests.es_node.fixtures import EsCluster
 

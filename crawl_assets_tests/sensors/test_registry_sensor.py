@@ -1,7 +1,7 @@
 import dagster as dg
 import pytest
 
-from crawl_assets.orchestration.resources.lake import RegistryResource
+from crawl_assets.orchestration.resources import RegistryResource
 from crawl_assets.orchestration.sensors.registry_sensor import build_registry_sensor
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 def lock_for(kind: str, name: str) -> AbstractContextManager[Any]:
     if kind == "source":
-        from crawl_assets.locks.sources import source_lock
+        from crawl_assets.locks.shared import source_lock
 
         return source_lock(name, wait_seconds=0)
     from crawl_assets.sources.telegram.pacing import AccountLock
@@ -25,7 +25,7 @@ def lock_for(kind: str, name: str) -> AbstractContextManager[Any]:
 
 
 def main(kind: str, name: str) -> int:
-    from crawl_assets.locks.sources import SourceBusy
+    from crawl_assets.locks.shared import SourceBusy
     from crawl_assets.sources.telegram.errors import AccountBusy
 
     try:

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from crawl_assets.locks.sources import SourceBusy, source_lock
-from crawl_assets.locks.shared import lock_key
+from crawl_assets.locks.shared import SourceBusy, lock_key, source_lock
 from crawl_assets.sources.telegram.errors import AccountBusy
 from crawl_assets.sources.telegram.pacing import AccountLock
 from crawl_assets_tests.conftest import REPO

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.landing import claim_delivery
-from crawl_assets.lake.tempfiles import source_folders, sweep
+from crawl_assets.lake.layout import source_folders, sweep
 from crawl_assets_tests.conftest import REPO
 from crawl_assets_tests.shared.s3_server import BUCKET, s3_prefix
 

@@ -17,7 +17,7 @@ from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.registry import SourceEntry
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.schema.record import Record, Rejection
 
 

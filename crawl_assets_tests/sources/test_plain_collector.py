@@ -14,8 +14,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.errors import (BadRequest, MissingCredential, PauseSource, PermanentError, RateLimitWait, RetryLater,
                                      SourceConfigError)
-from crawl_assets.sdk.sync import CollectEnv, StoreBatch, SyncResult
-from crawl_assets.sdk.pull import opened, run_engine
+from crawl_assets.sdk.sync import CollectEnv, StoreBatch, SyncResult, opened, run_engine
 
 
 class MemoryCheckpointer:
@@ -108,6 +107,6 @@ def test_a_client_that_cannot_be_built_pauses_the_source(error):
 
 
 def test_the_collectors_import_no_dagster():
-    code = ("import sys; import crawl_assets.sdk.pull, crawl_assets.sources.x.collect, "
+    code = ("import sys; import crawl_assets.sdk.sync, crawl_assets.sources.x.collect, "
             "crawl_assets.sources.telegram.collect; print('dagster' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"

@@ -14,7 +14,7 @@ from crawl_assets.orchestration.assets import derived_assets, raw_asset
 from crawl_assets.index.naming import read_alias
 from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceEntry, load_registry
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.sources.intercom.resource import IntercomResource
 from crawl_assets.sources.play.resource import PlayResource
 from crawl_assets.sdk.tenant_secrets import MissingCredential, secret_var

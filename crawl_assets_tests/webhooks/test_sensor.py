@@ -6,7 +6,7 @@ import dagster as dg
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.landing import land_event, landed_events
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.orchestration.jobs import build_sync_job
 from crawl_assets.orchestration.sensors.webhook_sensor import build_webhook_sensor
 from crawl_assets.orchestration.assets import raw_asset
@@ -61,7 +61,7 @@ def test_pings_paused_and_unknown_sources_start_no_run(tmp_path):
 
 def test_the_sensor_loads_in_definitions_with_the_sync_jobs_it_targets():
     from crawl_assets.orchestration.assets import derived_assets
-    from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
+    from crawl_assets.orchestration.resources import ElasticsearchResource
     from crawl_assets.core import catalog
     from crawl_assets.sources.intercom.resource import IntercomResource
     from crawl_assets.sdk.rest_resource import resource_class

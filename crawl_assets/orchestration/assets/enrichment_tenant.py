@@ -21,8 +21,7 @@ from crawl_assets.enrich.run import TenantBusy, combine_tenants
 from crawl_assets.enrich.config import Unusable
 from crawl_assets.orchestration.assets.enrichment import (PREFIX, enricher_metadata, enrichment_key, indexed_check,
                                                           indexed_result, tenant_tables_key, usable_or_fail)
-from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
-from crawl_assets.orchestration.resources.lake import LakeResource
+from crawl_assets.orchestration.resources import ElasticsearchResource, LakeResource
 
 TENANT_TABLES_JOB = "enrich_tenant_tables"
 # Where sources are enriched without pause (some run always queued or in progress), the tables do not wait

@@ -6,8 +6,7 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from crawl_assets.orchestration.resources.elasticsearch import ElasticsearchResource
-from crawl_assets.orchestration.resources.lake import LakeResource
+from crawl_assets.orchestration.resources import ElasticsearchResource, LakeResource
 
 
 class RetentionConfig(dg.Config):

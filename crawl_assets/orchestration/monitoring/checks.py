@@ -18,7 +18,7 @@ from typing import Any
 import dagster as dg
 
 from crawl_assets.orchestration.monitoring.status import FAILURE_STREAK, source_statuses
-from crawl_assets.orchestration.resources.lake import RegistryResource
+from crawl_assets.orchestration.resources import RegistryResource
 from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets import settings
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import dagster as dg
 
 from crawl_assets.orchestration.monitoring.health import record_failure
-from crawl_assets.registry.secrets import redact_secrets
+from crawl_assets.registry.models import redact_secrets
 
 FAILURE_KEY = "sync_failed"  # the observation metadata naming a failure (never a checkpoint)
 MAX_REASON = 2000

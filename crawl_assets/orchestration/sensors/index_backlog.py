@@ -18,7 +18,7 @@ import dagster as dg
 
 from crawl_assets import settings
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.pipeline.index.pending import pending_parts
 from crawl_assets.scheduling.registry_view import registry_view
 

@@ -14,7 +14,7 @@ import dagster as dg
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets import settings
 from crawl_assets.registry import Registry, RegistryFileError
-from crawl_assets.orchestration.resources.lake import RegistryResource
+from crawl_assets.orchestration.resources import RegistryResource
 from crawl_assets.scheduling.registry_view import registry_view
 
 

@@ -23,7 +23,7 @@ from crawl_assets.orchestration.run_names import BATCH_CONFIG_FIELD, PLATFORM_TA
 from crawl_assets.orchestration.monitoring.health import load_health
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.registry import Registry, RegistryFileError, SourceEntry
-from crawl_assets.orchestration.resources.lake import RegistryResource
+from crawl_assets.orchestration.resources import RegistryResource
 from crawl_assets.scheduling.policy import Plan, plan_tick, window_slice
 from crawl_assets.scheduling.registry_view import registry_view
 from crawl_assets.orchestration.monitoring.inflight import in_flight

@@ -18,7 +18,7 @@ import dagster as dg
 
 from crawl_assets.lake.landing import LandedEvent, landed_events, read_event
 from crawl_assets.registry import RegistryFileError, SourceKind
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.core import catalog
 
 MAX_EVENTS_PER_TICK = 5000

@@ -16,9 +16,8 @@ from crawl_assets.normalize.build import CONTEXT_MISSING
 from crawl_assets.normalize.dedupe import Deduper
 from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.normalize.parallel import auto_jobs, normalize_encoded
-from crawl_assets.pipeline.edit_versions import earlier_versions, resolved, stored_histories
-from crawl_assets.pipeline.key_tally import KeyTally
-from crawl_assets.pipeline.record_rows import add_row, rows_table
+from crawl_assets.pipeline.normalize.part import (KeyTally, add_row, earlier_versions, resolved, rows_table,
+                                                 stored_histories)
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 from crawl_assets.schema import Record, Rejection
 
@@ -109,7 +108,7 @@ def failed_batch(batch: RawBatch, exc: Exception) -> BatchResult:
 
 def normalize_batch(lake: Lake, batch: RawBatch, part: str, *, jobs: int | None = None) -> BatchResult:
     """Normalize one raw batch into its Parquet part, streaming: records are born as rows of the part's table
-    (``record_rows``; on ``jobs`` processes, by default ``auto_jobs`` of the batch's size), go through the
+    (``part``; on ``jobs`` processes, by default ``auto_jobs`` of the batch's size), go through the
     (spilling) dedupe and are read into Arrow a block at a time, so a large export never sits in memory
     whole. Only rows changed after their birth (an edit resolved, a tombstone merged, an earlier version
     re-stored) are handled as dicts, and validated by pydantic as they are stored."""

@@ -14,7 +14,7 @@ from crawl_assets.pipeline.normalize.batch import (
 )
 from crawl_assets.pipeline.stage import Check, StageContext, StageReport
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
-from crawl_assets.registry.secrets import redact_secrets
+from crawl_assets.registry.models import redact_secrets
 
 
 def run_normalize(platform: str, ctx: StageContext) -> StageReport:

@@ -34,9 +34,8 @@ from crawl_assets.normalize.build import (
 from crawl_assets.normalize.damage import with_flag
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
-from crawl_assets.normalize.text import fold_tag, unique
+from crawl_assets.normalize.text import fold_tag, html_text, unique
 from crawl_assets.normalize.envelope import crawl_field, normalize_envelopes
-from crawl_assets.normalize.html_text import html_text
 
 PERSONS = PersonIds(  # a post's author is its user_id (one forum's); topics list participants and posters
     owner_keys=("user_id",), containers=("participants", "users"), per_site=True,

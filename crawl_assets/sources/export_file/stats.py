@@ -25,7 +25,7 @@ from crawl_assets.normalize import NormalizeContext
 from crawl_assets.normalize.dedupe import BlockBuilder, key_hashes
 from crawl_assets.normalize.parallel import auto_jobs, normalize_encoded
 
-RECORDS_TABLE = "normalized_records"  # the table ``crawl_assets.orchestration.assets.normalized_records`` writes
+RECORDS_TABLE = "normalized_records"  # the table the normalized_records asset writes
 
 
 _NONE = -(2**63)  # edited_at absent

@@ -22,9 +22,8 @@ from crawl_assets.normalize.build import (
 )  # fmt: skip
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
-from crawl_assets.normalize.text import unique
+from crawl_assets.normalize.text import html_text, unique
 from crawl_assets.normalize.envelope import normalize_envelopes
-from crawl_assets.normalize.html_text import html_text
 
 PERSONS = PersonIds(owner_keys=("author",))  # Algolia hits name their author by username, the author_id
 

@@ -18,8 +18,7 @@ from crawl_assets.normalize.build import Batch, InputError, Item, as_dict, as_id
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.envelope import crawl_field, normalize_envelopes
-from crawl_assets.normalize.html_text import html_text
-from crawl_assets.normalize.text import unique
+from crawl_assets.normalize.text import html_text, unique
 
 PERSONS = PersonIds(  # author_id = "{author.type}:{author.id}"; contacts and teammates are people (before 2.0:
     # the conversation's "user", "customers" and "assignee")

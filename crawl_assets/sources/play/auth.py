@@ -19,7 +19,7 @@ import jwt
 import orjson
 
 from crawl_assets.sdk.errors import PermanentError, TransientError
-from crawl_assets.sdk.bounded import BodyTooLarge, read_capped
+from crawl_assets.sdk.http import BodyTooLarge, read_capped
 
 SCOPE = "https://www.googleapis.com/auth/androidpublisher"
 GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"

@@ -5,7 +5,7 @@ Errors are sorted once here: a long ``FLOOD_WAIT`` (or a busy account) ends the 
 the server's wait; a permanent error (``errors.permanent_reason``) raises ``PauseSource`` with the reason;
 anything else is raised for the asset's transient retry policy (backoff with jitter). Progress already
 checkpointed survives every one of them. Its engine is async and writes through a ``LakeSink`` (messages,
-replies, media), so it does not share ``sdk.pull.run_engine``; its resource opens the connection.
+replies, media), so it does not share ``sdk.sync.run_engine``; its resource opens the connection.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The ``web_channel`` kind: a public channel read from its web preview pages (``t.me/s/<channel>``), no account.
 
 Declared as a pull spec on the shared kit (``WEB_KIND``: the client, the engine, the raw format); the engine is a
-plain ``sync(client, entry, state, store, budget)`` run by ``sdk.pull.run_engine``, so a page is in the lake
+plain ``sync(client, entry, state, store, budget)`` run by ``sdk.sync.run_engine``, so a page is in the lake
 before the cursor that covers it is saved. Cursor (``WebCursor``)::
 
     newest_id, oldest_id   every message between them that the pages showed is stored
@@ -24,13 +24,13 @@ from typing import Any
 
 import orjson
 
-from crawl_assets.core.envelope import wrap_line
+from crawl_assets.normalize.envelope import wrap_line
 from crawl_assets.core.spec import PullSpec, resolve
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.errors import PermanentError, SourceConfigError
 from crawl_assets.sdk.http import Page
-from crawl_assets.sdk.sync import Budget, CollectEnv, Collected, PageBuffer, StoreBatch, SyncResult, SyncStats, require_kind
-from crawl_assets.sdk.pull import opened, run_engine, sync_metadata
+from crawl_assets.sdk.sync import (Budget, CollectEnv, Collected, PageBuffer, StoreBatch, SyncResult, SyncStats, opened,
+                                   require_kind, run_engine, sync_metadata)
 from crawl_assets.sources.telegram.tme_links import channel_name
 from crawl_assets.sources.telegram.web_client import TelegramWebClient, new_client
 from crawl_assets.sources.telegram.web_page import WebPage, parse_page

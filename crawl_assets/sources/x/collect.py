@@ -1,5 +1,5 @@
 """The live collector of ``x_posts_raw``: one X source per sync, run by the shared engine path
-(``crawl_assets.sdk.pull.run_engine``: raw batches of format ``x-v2``, one response page per line, then
+(``crawl_assets.sdk.sync.run_engine``: raw batches of format ``x-v2``, one response page per line, then
 the checkpoint). What is X's own: the client is the resource's (reused for the run), the budget counts pages
 and time, threads are completed from the lake, a refused request pauses the source, and the metadata.
 """
@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.http import ClientStats
-from crawl_assets.sdk.sync import Budget, CollectEnv, Collected, SyncResult
+from crawl_assets.sdk.sync import Budget, CollectEnv, Collected, SyncResult, opened, run_engine
 from crawl_assets.sdk.id_lists import ID_LIST
-from crawl_assets.sdk.pull import opened, run_engine
 from crawl_assets.sources.x.hydrate import collect_ids
 from crawl_assets.sources.x.ids import id_time
 from crawl_assets.sources.x.plan import SyncPlan

@@ -24,9 +24,8 @@ from typing import TYPE_CHECKING, Any
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.errors import PauseSource, SourceConfigError
 from crawl_assets.sdk.http import ClientStats
-from crawl_assets.sdk.sync import Budget, CollectEnv, Collected, PageBuffer, StoreBatch, SyncResult
+from crawl_assets.sdk.sync import Budget, CollectEnv, Collected, PageBuffer, StoreBatch, SyncResult, opened, run_engine
 from crawl_assets.sdk.id_lists import IdList, read_id_list
-from crawl_assets.sdk.pull import opened, run_engine
 from crawl_assets.sources.x.client import TWEETS, XClient
 from crawl_assets.sources.x.normalize_unavailable import names_a_post, unavailable_reason
 

@@ -13,14 +13,14 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from crawl_assets.core.envelope import DELETED
+from crawl_assets.normalize.envelope import DELETED
 from crawl_assets.normalize.build import (
     GUARDED, Batch, InputError, Item, as_dict, as_id, iter_json_lines, media_doc, opt_str, parse_instant, parse_json,
 )  # fmt: skip
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.damage import INVALID_UTF8, has_replacement, with_flag
-from crawl_assets.normalize.finglish import with_script
+from crawl_assets.normalize.lang_rules import with_script
 from crawl_assets.normalize.lang import detect_lang, platform_lang
 from crawl_assets.normalize.text import clean_text, fold_tag, unique
 from crawl_assets.sources.x.normalize_unavailable import (

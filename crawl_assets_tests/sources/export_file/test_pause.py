@@ -10,7 +10,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.orchestration.assets import derived_assets, raw_asset
 from crawl_assets.orchestration.jobs import build_batch_job
 from crawl_assets.sources.export_file.collect import ingest_export_file
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.registry import SourceEntry, load_registry
 from crawl_assets.registry.store import Registry
 from crawl_assets.sdk.errors import PauseSource

@@ -75,7 +75,7 @@ def test_console_export_is_an_export_file_source(tmp_path, server):  # noqa: F81
 
 def test_developer_replies_become_reply_relations(tmp_path, server):  # noqa: F811
     from crawl_assets.orchestration.assets import derived_assets
-    from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+    from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 
     (tmp_path / "sources.yaml").write_text(REGISTRY)
     normalized, edges, _ = derived_assets("play", play_reviews_raw)

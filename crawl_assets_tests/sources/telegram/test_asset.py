@@ -11,7 +11,7 @@ import pytest
 from crawl_assets.orchestration.checkpoints import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceStatus, load_registry, update_registry
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.sources.telegram.resource import TelegramResource
 from crawl_assets_tests.sources.telegram.conftest import SESSION, entry, make_resource
 from crawl_assets_tests.fakes import FAKE_API_HASH

@@ -18,7 +18,7 @@ from crawl_assets.cli.main import cli
 from crawl_assets.definitions import defs
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import discovery_file
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.pipeline import discovery
 from crawl_assets.registry import load_registry
 from crawl_assets.sources.telegram.discovery import candidate_of, identifier_of, references

@@ -235,7 +235,7 @@ def test_a_failing_proxy_pauses_each_source_of_the_account_in_the_registry_and_l
     from pathlib import Path
 
     from crawl_assets.orchestration.assets import raw_asset
-    from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+    from crawl_assets.orchestration.resources import LakeResource, RegistryResource
     from crawl_assets.registry import SourceStatus, load_registry, update_registry
 
     proxy = network.proxy("socks5", password="the-right-one")

@@ -10,7 +10,7 @@ import pytest
 from crawl_assets.orchestration.checkpoints import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.registry import load_registry
-from crawl_assets.orchestration.resources.lake import LakeResource, RegistryResource
+from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.sdk.exports import tenant_import_root
 from crawl_assets.orchestration.assets import raw_asset
 from crawl_assets.sdk.tenant_secrets import TenantSecret

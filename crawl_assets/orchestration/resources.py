@@ -1,5 +1,6 @@
-"""Elasticsearch connection as a Dagster resource: the official 8.x client (pinned <9: it talks to 8.x and
-9.x clusters), orjson, auth from ``EnvVar``."""
+"""The resources not owned by one platform, so assets never read paths or clients from globals: the lake and the
+registry, and the Elasticsearch connection (the official 8.x client, pinned <9: it talks to 8.x and 9.x clusters;
+orjson; auth from ``EnvVar``)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,35 @@ from typing import TYPE_CHECKING
 import dagster as dg
 from pydantic import Field
 
-from crawl_assets.index.client import DEFAULT_URL, CredentialsInUrl, build_client, check_hosts
 from crawl_assets import settings
+from crawl_assets.index.client import DEFAULT_URL, CredentialsInUrl, build_client, check_hosts
+from crawl_assets.lake import Lake
+from crawl_assets.registry import Registry, load_registry
 from crawl_assets.settings import ElasticsearchSettings
 
 if TYPE_CHECKING:  # the client loads in the steps that build one (``get_client``), not with the definitions
     from elasticsearch import Elasticsearch
 
-__all__ = ["DEFAULT_URL", "CredentialsInUrl", "ElasticsearchResource", "check_hosts"]
+__all__ = ["DEFAULT_URL", "CredentialsInUrl", "ElasticsearchResource", "LakeResource", "RegistryResource",
+           "check_hosts"]
+
+
+class LakeResource(dg.ConfigurableResource):
+    """Lake root; empty means ``CRAWL_LAKE`` or ``$DAGSTER_HOME/lake``."""
+
+    root: str = ""
+
+    def lake(self) -> Lake:
+        return Lake(self.root or settings.lake_root())
+
+
+class RegistryResource(dg.ConfigurableResource):
+    """Registry file; empty means ``CRAWL_REGISTRY`` or ``$DAGSTER_HOME/sources.yaml``."""
+
+    path: str = ""
+
+    def load(self) -> Registry:
+        return load_registry(self.path or settings.registry_path())
 
 
 class ElasticsearchResource(dg.ConfigurableResource):
