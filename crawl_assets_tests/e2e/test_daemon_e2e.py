@@ -1,5 +1,6 @@
-"""End to end with the real services: dagster-daemon + dagster-webserver on a Postgres instance, X sources
-served by the v2 stand-in, the index on the real Elasticsearch node.
+"""End to end with the real services: dagster-daemon + dagster-webserver on a Postgres instance, both reaching
+one code server over gRPC as docker-compose.yml deploys them, X sources served by the v2 stand-in, the index
+on the real Elasticsearch node (the daemon's backfill loop every 2 s instead of 30 s: ``daemon.py``).
 
 1. the sensors turn the registry into partitions and sync every source (batch runs);
 2. new posts arrive and the sources fall due: the scheduler runs an incremental sync;
@@ -14,6 +15,7 @@ import os
 import re
 import shutil
 import signal
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -129,7 +131,7 @@ def stack(tmp_path, pg_url, monkeypatch, es_cluster):
             env.pop(var, None)
         for k in ("DAGSTER_HOME", "DAGSTER_PG_URL", "CRAWL_LAKE", "CRAWL_REGISTRY"):
             monkeypatch.setenv(k, env[k])
-        services = Services(env, REPO, tmp_path)
+        services = Services(env, REPO, tmp_path, daemon=[sys.executable, "-m", "crawl_assets_tests.e2e.daemon"])
         try:
             with dg.DagsterInstance.get() as instance:
                 yield {"instance": instance, "services": services, "x_api": x_api, "es": es, "corpus": corpus,
@@ -250,6 +252,7 @@ def test_sensors_backfill_and_killed_worker_converge(stack):
     # 4. Same lake and index as one uninterrupted sync.
     lake = Lake(str(stack["tmp"] / "lake"))
     services.stop()  # nothing writes to the index any more: it is read, emptied, and synced again for reference
+    phase("services stopped")
     got_index = _indexed(stack["es"])
     want_records, want_index = _reference(stack["tmp"], x_api, stack["registry"], stack["es"])
     assert _latest_records(lake) == want_records
