@@ -71,10 +71,11 @@ def _client(es_url: str | None):
     url = es_url or settings.elasticsearch().url
     if not url:
         return None
-    from crawl_assets.orchestration.resources import CredentialsInUrl, ElasticsearchResource
+    from crawl_assets.index.client import CredentialsInUrl, build_client, client_settings_from_env
 
     try:
-        return ElasticsearchResource.from_env(url).get_client()
+        config = client_settings_from_env(url)
+        return build_client(config.pop("hosts"), **config)
     except CredentialsInUrl as exc:
         raise click.UsageError(str(exc)) from None
 

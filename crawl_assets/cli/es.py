@@ -20,12 +20,12 @@ from elasticsearch import ApiError, Elasticsearch
 from crawl_assets import settings
 from crawl_assets.cli.common import fail, open_registry, registry_option
 from crawl_assets.index.bootstrap import setup_indices
+from crawl_assets.index.client import CredentialsInUrl, build_client, client_settings_from_env
 from crawl_assets.index.deadletter import pending_files
 from crawl_assets.index.naming import FAMILIES, logical_name, parse_index
 from crawl_assets.index.legacy_names import MigrationError, migrate_legacy_indices
 from crawl_assets.index.replay import replay_deadletters
 from crawl_assets.index.stats import index_stats
-from crawl_assets.orchestration.resources import CredentialsInUrl, ElasticsearchResource
 
 url_option = click.option("--url", default=None, help="Cluster URL(s), comma-separated (default: $CRAWL_ES_URL).")
 lake_option = click.option("--lake", default=None, help="Lake root (default: $CRAWL_LAKE or $DAGSTER_HOME/lake).")
@@ -37,13 +37,15 @@ def _redact(url: str) -> str:
 
 @contextlib.contextmanager
 def _client(url: str | None) -> Iterator[Elasticsearch]:
+    # The client straight from the settings, not through the Dagster resource: these commands never load Dagster.
     try:
-        resource = ElasticsearchResource.from_env(url)
+        config = client_settings_from_env(url)
     except CredentialsInUrl as exc:
         fail(str(exc))
-    where = ", ".join(_redact(h) for h in resource.hosts)
+    hosts = config.pop("hosts")
+    where = ", ".join(_redact(h) for h in hosts)
     try:
-        with resource.get_client() as client:
+        with build_client(hosts, **config) as client:
             yield client
     except ApiError as exc:
         fail(f"Elasticsearch at {where} answered {exc.status_code} {exc.error}")

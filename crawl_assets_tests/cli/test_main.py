@@ -25,6 +25,11 @@ def test_light_commands_do_not_load_heavy_libraries():
     assert loaded_by("normalize", "--help") == "[]"
 
 
+def test_es_commands_do_not_load_dagster():
+    """The cluster's commands (setup, stats, replay, reindex) build their client from the settings alone."""
+    assert "'dagster'" not in loaded_by("es", "stats", "--help")
+
+
 def test_help_lists_every_command():
     listing = subprocess.run([sys.executable, "-m", "crawl_assets.cli.main", "--help"], capture_output=True,
                              text=True, timeout=120, cwd=REPO).stdout

@@ -147,13 +147,13 @@ def world(tmp_path: Path, demo_home: Path) -> tuple[Path, Path]:
 
 
 def user_env(home: Path, bin_dir: Path) -> dict[str, str]:
-    """A newcomer's environment: no DAGSTER_HOME (the CLI then uses ./.crawl_home), no CRAWL_* setting."""
+    """A newcomer's environment: no DAGSTER_HOME (the CLI then uses ./.crawl_home), no CRAWL_* setting, and
+    Python's default bytecode cache (no PYTHONDONTWRITEBYTECODE: each command would compile its imports again)."""
     keep = ("LANG", "LC_ALL", "TMPDIR", "CRAWL_TEST_M2_REPO", "CRAWL_TEST_ES_CACHE", "CRAWL_TEST_ES_VERSION",
             "ES_JAVA_HOME", "JAVA_HOME")
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env.update({"HOME": str(home), "PATH": os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent),
-                                                            os.environ.get("PATH", "/usr/bin:/bin")]),
-                "PYTHONDONTWRITEBYTECODE": "1"})
+                                                            os.environ.get("PATH", "/usr/bin:/bin")])})
     return env
 
 
