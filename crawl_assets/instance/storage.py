@@ -8,7 +8,9 @@ second config file to keep in sync. The choice and its variables live in ``crawl
 
 from __future__ import annotations
 
+import functools
 import os
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -16,9 +18,13 @@ from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from dagster._core.storage.base_storage import DagsterStorage
+from dagster._core.storage.event_log.schema import SqlEventLogStorageMetadata
+from dagster._core.storage.event_log.sqlite import sqlite_event_log
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME, SqliteEventLogStorage
-from dagster._core.storage.sql import create_engine
+from dagster._core.storage.sql import create_engine, get_alembic_config, safe_commit
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
 from dagster._serdes import ConfigurableClass, ConfigurableClassData
@@ -50,6 +56,13 @@ class EnvSelectedStorage(DagsterStorage, ConfigurableClass):
 
 # Run shards whose engines are kept (a run writes to its own shard while it runs; older ones are rarely read).
 _KEPT_RUN_ENGINES = 32
+
+
+@functools.cache
+def event_log_migrations() -> ScriptDirectory:
+    """Dagster's migration scripts of the SQLite event log, read once per process (reading them parses every
+    script file, which Dagster did twice for each run's new shard)."""
+    return ScriptDirectory.from_config(get_alembic_config(sqlite_event_log.__file__))
 
 
 class _EventLogStorage(SqliteEventLogStorage):
@@ -86,6 +99,24 @@ class _EventLogStorage(SqliteEventLogStorage):
             with engine.connect() as conn:
                 with conn.begin():
                     yield conn
+
+    def _initdb(self, engine: sa.engine.Engine, for_index_shard: bool = False) -> None:
+        """A run's shard as Dagster makes it (tables, WAL, stamped at the head revision), with the migration
+        scripts read once per process; the index shard, and a shard another process is initialising at the
+        same moment, go through Dagster's own path (which handles legacy databases and retries)."""
+        if not for_index_shard:
+            try:
+                with engine.connect() as conn:
+                    context = MigrationContext.configure(conn)
+                    if context.get_current_revision() is None:
+                        SqlEventLogStorageMetadata.create_all(engine)
+                        conn.execute(sa.text("PRAGMA journal_mode=WAL;"))
+                        context.stamp(event_log_migrations(), "head")
+                        safe_commit(conn)
+                return
+            except (sa.exc.DatabaseError, sqlite3.DatabaseError):
+                pass
+        super()._initdb(engine, for_index_shard=for_index_shard)
 
     def dispose(self) -> None:
         with self._engines_lock:

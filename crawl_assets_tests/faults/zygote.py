@@ -29,9 +29,11 @@ def _preload() -> None:
     import crawl_assets_tests.standins.telegram_mtproto  # noqa: F401
     from crawl_assets.orchestration.assets import raw_asset
     from crawl_assets.core import catalog
+    from crawl_assets.instance.storage import event_log_migrations
 
     for platform in catalog.platforms():
         raw_asset(platform)
+    event_log_migrations()  # read once here, not in each child's new run shards
 
 
 def _child(request: dict) -> None:

@@ -89,3 +89,42 @@ def test_the_sqlite_event_log_keeps_one_engine_per_shard(dagster_home: Path):
             sa.event.remove(sa.engine.Engine, "engine_connect", connected)
     assert len(engines) >= 20, "every event is written through a connection"
     assert len(set(engines)) <= 2, f"{len(set(engines))} engines for the run's shard and the index shard"
+
+
+def test_a_runs_new_event_log_shard_is_dagsters_own_with_the_migration_scripts_read_once(tmp_path: Path, monkeypatch):
+    """A run's shard is made as Dagster makes it (same tables and indices, WAL, stamped at the head revision),
+    but the migration scripts (88 files, compiled from source on each read) are read once per process, not
+    twice for each run."""
+    import sqlite3
+
+    from alembic.script import ScriptDirectory
+
+    from crawl_assets.instance import storage
+
+    dagsters_class = storage._EventLogStorage.__mro__[1]  # Dagster's SqliteEventLogStorage
+    assert dagsters_class.__name__ == "SqliteEventLogStorage"
+
+    storage.event_log_migrations.cache_clear()
+    reads: list[object] = []
+    real = ScriptDirectory.from_config.__func__
+    monkeypatch.setattr(ScriptDirectory, "from_config", classmethod(lambda cls, cfg: reads.append(cfg) or real(cls, cfg)))
+    ours = storage._EventLogStorage(str(tmp_path / "ours") + "/")
+    reads.clear()  # creating the index shard goes through Dagster's own path
+    for run in ("run-a", "run-b", "run-c"):
+        with ours._connect(run):
+            pass
+    assert len(reads) == 1, f"the migration scripts were read {len(reads)} times for three new run shards"
+    dagsters = dagsters_class(str(tmp_path / "dagster") + "/")
+    with dagsters._connect("run-a"):
+        pass
+
+    def shape(path: Path) -> tuple:
+        with sqlite3.connect(path) as conn:
+            return (sorted(conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall()),
+                    conn.execute("SELECT version_num FROM alembic_version").fetchall(),
+                    conn.execute("PRAGMA journal_mode").fetchall())
+
+    assert shape(tmp_path / "ours" / "run-a.db") == shape(tmp_path / "dagster" / "run-a.db")
+    assert shape(tmp_path / "ours" / "run-c.db")[2] == [("wal",)]
+    ours.dispose()
+    dagsters.dispose()
