@@ -135,6 +135,8 @@ def best_replay(client: Any, lines: list[bytes], target: str, *, body_mib: int =
                 in_flights: tuple[int, ...] = (2, 3, 4)) -> Replayed:
     """The ceiling tuned: ``lines`` replayed with each number of requests in flight (``target`` dropped after
     each), the fastest kept; ``tried`` names them all."""
+    if not lines:  # a ceiling of nothing is no ceiling (the load's indices were dropped under the bench?)
+        raise SystemExit(f"nothing to replay into {target}: the load's documents are not in the node")
     runs = []
     for in_flight in in_flights:
         runs.append(replay(client, lines, target, body_mib=body_mib, in_flight=in_flight))
