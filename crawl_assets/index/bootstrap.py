@@ -52,19 +52,23 @@ def ensure_template(client: Elasticsearch, family: str) -> None:
         put_template(client, family)
 
 
-def ensure_index(client: Elasticsearch, index: str, family: str, tenant: str) -> None:
-    """Create ``index`` (mappings from the template) with the tenant's read alias; add the alias if it exists.
+def ensure_index(client: Elasticsearch, index: str, family: str, tenant: str,
+                 settings: dict[str, Any] | None = None) -> bool:
+    """Create ``index`` (mappings from the template, ``settings`` over the template's) with the tenant's read
+    alias; add the alias if it exists. True when it was created here (``settings`` then apply).
 
     A name that is an alias already is a reindexed index (``generations``): its aliases are the reindex's."""
     alias = read_alias(family, tenant)
     try:
-        client.indices.create(index=index, aliases={alias: {}})
+        client.indices.create(index=index, aliases={alias: {}}, settings=settings)
+        return True
     except BadRequestError as exc:
         if exc.error == "invalid_index_name_exception" and "exists as alias" in str(_reason(exc)):
-            return
+            return False
         if exc.error != "resource_already_exists_exception":
             raise
         client.indices.put_alias(index=index, name=alias)
+        return False
 
 
 def template_refresh(family: str) -> str | None:

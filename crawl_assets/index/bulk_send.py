@@ -43,10 +43,64 @@ class BulkBody:
         return self.body[self.ends[i - 1] if i else 0:self.ends[i]]
 
 
+class SendPool:
+    """Worker threads sending the closed batches of one or more sinks, taken from one bounded queue: a pool
+    shared by a load's families keeps ``concurrency`` requests in flight whichever family has bodies ready.
+    It holds at most ``(queue_batches + concurrency + 1)`` bodies (queued, in flight, one being put)."""
+
+    def __init__(self, concurrency: int, queue_batches: int) -> None:
+        if concurrency < 1 or queue_batches < 1:
+            raise ValueError("concurrency and queue_batches must be positive")
+        self._queue: queue.Queue[tuple[BulkSender, BulkBody] | None] = queue.Queue(maxsize=queue_batches)
+        self._lock = threading.Lock()
+        self.buffered = self.peak_buffered = 0  # bytes of the bodies queued or in flight
+        self._users = 0
+        self._workers = [threading.Thread(target=self._work, name=f"es-bulk-{i}", daemon=True)
+                         for i in range(concurrency)]
+        for worker in self._workers:
+            worker.start()
+
+    def attach(self) -> None:
+        with self._lock:
+            self._users += 1
+
+    def submit(self, sender: BulkSender, body: BulkBody) -> bool:
+        """Queue a body (blocks while the queue is full: backpressure); True when it had to wait."""
+        with self._lock:
+            self.buffered += body.size
+            self.peak_buffered = max(self.peak_buffered, self.buffered)
+        waits = self._queue.full()
+        self._queue.put((sender, body))
+        return waits
+
+    def detach(self) -> None:
+        """A sink is done with the pool; the last one stops the workers (what is queued is sent first)."""
+        with self._lock:
+            self._users -= 1
+            last = self._users == 0
+        if last:
+            for _ in self._workers:
+                self._queue.put(None)
+            for worker in self._workers:
+                worker.join()
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            sender, body = item
+            try:
+                sender._process(body)
+            finally:
+                with self._lock:
+                    self.buffered -= body.size
+
+
 class BulkSender:
     """The worker side of ``crawl_assets.index.sink.BulkSink`` (its base class)."""
 
-    def __init__(self, client: Elasticsearch, deadletters: DeadLetterWriter, *, queue_batches: int,
+    def __init__(self, client: Elasticsearch, deadletters: DeadLetterWriter, pool: SendPool, *,
                  max_item_retries: int, max_request_retries: int, backoff_base_s: float, backoff_max_s: float,
                  request_timeout_s: float, write_block_wait_s: float) -> None:
         self.max_item_retries, self.max_request_retries = max_item_retries, max_request_retries
@@ -63,27 +117,42 @@ class BulkSender:
         self.deadletters = deadletters
         self.stats = SinkStats()
         self._lock = threading.Lock()
-        self._queue: queue.Queue[BulkBody | None] = queue.Queue(maxsize=queue_batches)
-        self._buffered = 0
+        self._pool = pool
+        pool.attach()
+        self._outstanding = 0  # this sender's bodies queued or in flight in the pool
+        self._all_sent = threading.Condition(self._lock)
         self._fatal: Exception | None = None
 
-    def _work(self) -> None:
-        while True:
-            batch = self._queue.get()
-            if batch is None:
-                return
-            outcome = bytearray(len(batch))  # 1 once an item is counted or dead-lettered
-            try:
-                self._send(batch, outcome)
-            except Exception as exc:  # noqa: BLE001 - never lose a batch to an unexpected error
-                log.exception("bulk worker failed; dead-lettering the rest of the batch")
-                for i in range(len(batch)):
-                    if not outcome[i]:
-                        self._dead_letter_item(batch.item(i), None, "sink_error", f"{type(exc).__name__}: {exc}", 1)
-                        outcome[i] = 1
-            finally:
-                with self._lock:
-                    self._buffered -= batch.size
+    def _submit(self, batch: BulkBody) -> None:
+        with self._lock:
+            self._outstanding += 1
+        if self._pool.submit(self, batch):
+            self.stats.producer_waits += 1
+        with self._lock:
+            self.stats.peak_buffered_bytes = max(self.stats.peak_buffered_bytes, self._pool.peak_buffered)
+
+    def _wait_sent(self) -> None:
+        """Wait until every body this sender submitted has an outcome, then leave the pool."""
+        with self._all_sent:
+            while self._outstanding:
+                self._all_sent.wait()
+        self._pool.detach()
+
+    def _process(self, batch: BulkBody) -> None:
+        """Send one body (in a pool worker) and account for each of its documents, whatever happens."""
+        outcome = bytearray(len(batch))  # 1 once an item is counted or dead-lettered
+        try:
+            self._send(batch, outcome)
+        except Exception as exc:  # noqa: BLE001 - never lose a batch to an unexpected error
+            log.exception("bulk worker failed; dead-lettering the rest of the batch")
+            for i in range(len(batch)):
+                if not outcome[i]:
+                    self._dead_letter_item(batch.item(i), None, "sink_error", f"{type(exc).__name__}: {exc}", 1)
+                    outcome[i] = 1
+        finally:
+            with self._all_sent:
+                self._outstanding -= 1
+                self._all_sent.notify_all()
 
     def _send(self, items: BulkBody, outcome: bytearray) -> None:
         """Send a batch; re-send its rejected items with backoff until each one has an outcome."""

@@ -12,6 +12,8 @@ Shape (after elastic/connectors' sink, plus what it lacks):
   are sized in bytes, not documents: a node indexes a few large requests faster than many small ones, and
   an edge document is a fifth of a record's size;
 * ``concurrency`` worker threads send batches with ``client.bulk`` (the official client is the transport);
+  sinks of several families may share one ``SendPool`` (its queue and workers), so the cluster gets the same
+  number of requests whichever family has bodies ready, and ``close_together`` ends them with one refresh;
 * each item is accounted: created, updated, noop (409 version conflict: an older observation lost),
   failed (dead-lettered with the reason). Per-item 429 / ``es_rejected_execution_exception`` are re-sent
   with exponential backoff and full jitter, up to ``max_item_retries`` rounds; writes refused by an index
@@ -36,7 +38,6 @@ answer means is ``refusals`` (data), the lines themselves ``documents``, the fig
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterable, Mapping
 from itertools import accumulate
 from typing import Any, Literal
@@ -47,7 +48,7 @@ from elasticsearch import ApiError, Elasticsearch
 
 from crawl_assets.index import bootstrap
 from crawl_assets.index.arrow_documents import Encoded, iter_fast
-from crawl_assets.index.bulk_send import BulkBody, BulkSender
+from crawl_assets.index.bulk_send import BulkBody, BulkSender, SendPool
 from crawl_assets.index.deadletter import DeadLetterWriter
 from crawl_assets.index.documents import action_head, document_id, edge_id, prepared_line, source_bytes
 from crawl_assets.index.lemma_field import with_lemmas
@@ -56,7 +57,7 @@ from crawl_assets.index.refusals import write_blocked
 from crawl_assets.index.sink_stats import SinkStats
 from crawl_assets.index.versioning import observation_version
 
-__all__ = ["BulkSink", "MiB", "SinkAborted", "SinkStats", "document_id", "edge_id", "index_documents",
+__all__ = ["BulkSink", "MiB", "SendPool", "SinkAborted", "SinkStats", "document_id", "edge_id", "index_documents",
            "write_blocked"]
 
 log = logging.getLogger(__name__)
@@ -93,13 +94,15 @@ class BulkSink(BulkSender):
         max_failures: int | None = None,
         write_block_wait_s: float = 600.0,
         relax_refresh: bool = False,
+        pool: SendPool | None = None,
     ) -> None:
         self.family = check_family(family)
         self.tenant = check_tenant(tenant)
         if batch_docs < 1 or batch_bytes < 1 or concurrency < 1 or queue_batches < 1:
             raise ValueError("batch_docs, batch_bytes, concurrency and queue_batches must be positive")
+        # Its own workers (``concurrency``, ``queue_batches``) unless given a pool shared with other sinks.
         super().__init__(client, DeadLetterWriter(deadletter_root, family, tenant, run_id),
-                         queue_batches=queue_batches, max_item_retries=max_item_retries,
+                         pool or SendPool(concurrency, queue_batches), max_item_retries=max_item_retries,
                          max_request_retries=max_request_retries, backoff_base_s=backoff_base_s,
                          backoff_max_s=backoff_max_s, request_timeout_s=request_timeout_s,
                          write_block_wait_s=write_block_wait_s)
@@ -119,17 +122,13 @@ class BulkSink(BulkSender):
         self._monthly = self.family in MONTHLY
         self._default_version = 0 if self.family == "edges" else None
         self._template_checked = False
-        self._closed = False
-        self._workers = [threading.Thread(target=self._work, name=f"es-bulk-{i}", daemon=True)
-                         for i in range(concurrency)]
-        for worker in self._workers:
-            worker.start()
+        self._finished = self._closed = False
 
     # ---- producer side ------------------------------------------------------------------------------
     def add(self, doc: Mapping[str, Any], version: int | None = None) -> None:
         """Queue one document (with ``version`` when given, else its observation's); blocks while the queue is
         full (backpressure)."""
-        if self._closed or self._fatal is not None or self.max_failures is not None:
+        if self._finished or self._fatal is not None or self.max_failures is not None:
             self._check_accepting()
         try:
             line = self._prepare(doc, version)
@@ -144,7 +143,7 @@ class BulkSink(BulkSender):
 
     def add_encoded(self, encoded: Encoded) -> None:
         """Queue a batch built by ``arrow_documents``: its fast rows as they are, the others through ``add``."""
-        if self._closed or self._fatal is not None or self.max_failures is not None:
+        if self._finished or self._fatal is not None or self.max_failures is not None:
             self._check_accepting()
         routes, heads, append = self._routes, self._head_of, self._append
         for doc_id, route, version, source in iter_fast(encoded):
@@ -170,7 +169,7 @@ class BulkSink(BulkSender):
 
     def _check_accepting(self) -> None:
         """Raise when the sink must not take another document (closed, broken dead letters, too many failures)."""
-        if self._closed:
+        if self._finished:
             raise RuntimeError("sink is closed")
         if self._fatal is not None:
             raise RuntimeError(f"the sink cannot record failures any more: {self._fatal}") from self._fatal
@@ -216,13 +215,16 @@ class BulkSink(BulkSender):
         return action_head(index)
 
     def _ensure(self, index: str) -> None:
+        relaxed = False  # a relaxed load's new index is created with refresh off (one request, not two)
         if self.ensure_indices:
             if not self._template_checked:
                 bootstrap.ensure_template(self.client, self.family)
                 self._template_checked = True
-            bootstrap.ensure_index(self.client, index, self.family, self.tenant)
+            relaxed = bootstrap.ensure_index(self.client, index, self.family, self.tenant,
+                                             {"index": {"refresh_interval": "-1"}} if self.relax_refresh else None)
         if self.relax_refresh:
-            bootstrap.set_refresh(self.client, [index], "-1")
+            if not relaxed:
+                bootstrap.set_refresh(self.client, [index], "-1")
             self._relaxed.append(index)
         self._known_indices.add(index)
 
@@ -231,46 +233,34 @@ class BulkSink(BulkSender):
             return
         batch = BulkBody(b"".join(self._open), list(accumulate(map(len, self._open))))
         self._open, self._open_size = [], 0
-        with self._lock:
-            # Bytes held by the sink: queued and in-flight bodies plus this one (the open batch is bounded
-            # by batch_bytes, so the peak stays within (queue_batches + concurrency + 2) * batch_bytes).
-            self._buffered += batch.size
-            self.stats.peak_buffered_bytes = max(self.stats.peak_buffered_bytes, self._buffered)
-        if self._queue.full():
-            self.stats.producer_waits += 1
-        self._queue.put(batch)
+        # Bytes held: the pool's queued and in-flight bodies plus this one (the open batch is bounded by
+        # batch_bytes, so the peak stays within (queue_batches + concurrency + 2) * batch_bytes).
+        self._submit(batch)
+
+    def finish(self) -> None:
+        """Send the open batch and take no more documents; the workers go on with what is queued."""
+        if self._finished:
+            return
+        self._finished = True
+        self._close_batch()
 
     def close(self) -> SinkStats:
         """Send what is left, wait for every batch, close the dead-letter file; returns the stats."""
-        if self._closed:
-            return self.stats
-        self._close_batch()
-        for _ in self._workers:
-            self._queue.put(None)
-        for worker in self._workers:
-            worker.join()
+        close_together([self])
+        return self.stats
+
+    def _drain(self) -> None:
+        """After ``finish``: wait for this sink's bodies, close the dead letters, name the indices written."""
+        self._wait_sent()
         self._closed = True
         self.stats.deadletter_path = self.deadletters.close()
         self.stats.indices = sorted(self._known_indices)
-        if self._relaxed:
-            try:
-                bootstrap.set_refresh(self.client, self._relaxed, bootstrap.template_refresh(self.family))
-            except (ApiError, TransportError) as exc:
-                log.warning("refresh of %s not turned back on (the next index step does): %s", self._relaxed, exc)
-        if self.refresh and self._known_indices:
-            self._refresh()
+
+    def _settled(self) -> None:
         if self.stats.unaccounted:
             log.error("%d documents without an outcome", self.stats.unaccounted)
         if self._fatal is not None:
             raise RuntimeError(f"dead letters could not be written: {self._fatal}") from self._fatal
-        return self.stats
-
-    def _refresh(self) -> None:
-        """Make this run's writes visible (counts checked right after a materialization must see them)."""
-        try:
-            self.client.indices.refresh(index=",".join(sorted(self._known_indices)), ignore_unavailable=True)
-        except (ApiError, TransportError) as exc:
-            log.warning("refresh after indexing failed: %s", exc)
 
     def __enter__(self) -> "BulkSink":
         return self
@@ -309,3 +299,40 @@ def index_documents(
     finally:
         stats = sink.close()
     return stats
+
+
+def close_together(sinks: Iterable[BulkSink]) -> None:
+    """Close several sinks as one: every open batch is sent before any sink is waited for (a family's last
+    body does not wait behind another's drain), then the relaxed indices get their refresh back and the
+    written ones are refreshed, one request each."""
+    sinks = [s for s in sinks if not s._closed]
+    try:
+        for sink in sinks:
+            sink.finish()
+    finally:
+        for sink in sinks:
+            sink._drain()
+    if not sinks:
+        return
+    client = sinks[0].client
+    for interval, indices in _relaxed_by_interval(sinks).items():
+        try:
+            bootstrap.set_refresh(client, indices, interval)
+        except (ApiError, TransportError) as exc:
+            log.warning("refresh of %s not turned back on (the next index step does): %s", indices, exc)
+    written = sorted({i for s in sinks if s.refresh for i in s._known_indices})
+    if written:  # counts checked right after a materialization must see this run's writes
+        try:
+            client.indices.refresh(index=",".join(written), ignore_unavailable=True)
+        except (ApiError, TransportError) as exc:
+            log.warning("refresh after indexing failed: %s", exc)
+    for sink in sinks:
+        sink._settled()
+
+
+def _relaxed_by_interval(sinks: list[BulkSink]) -> dict[str | None, list[str]]:
+    out: dict[str | None, list[str]] = {}
+    for sink in sinks:
+        if sink._relaxed:
+            out.setdefault(bootstrap.template_refresh(sink.family), []).extend(sink._relaxed)
+    return out

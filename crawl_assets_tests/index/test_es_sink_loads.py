@@ -7,7 +7,7 @@ from pathlib import Path
 from crawl_assets.index.bootstrap import restore_refresh
 from crawl_assets.index.naming import index_name, read_alias
 from crawl_assets.index.replay import replay_deadletters
-from crawl_assets.index.sink import BulkSink, edge_id
+from crawl_assets.index.sink import BulkSink, SendPool, close_together, edge_id
 from crawl_assets.index.stats import count_documents
 from crawl_assets_tests.es_node.inspect import all_docs
 from crawl_assets_tests.index.conftest import EsTarget
@@ -59,3 +59,28 @@ def test_replay_sends_a_document_with_the_version_it_was_first_sent_with(es: EsT
 
     assert report.replayed == 1 and report.still_failed == 0
     assert all_docs(es.client, read_alias("edges", es.tenant))[edge_id(doc)].version == 123_456_789
+
+
+def test_two_families_share_one_pool_and_close_together_with_every_write_visible(es: EsTarget, tmp_path: Path) -> None:
+    pool = SendPool(concurrency=2, queue_batches=1)
+    batch_bytes = 4 * 1024
+    common = {"tenant": es.tenant, "deadletter_root": str(tmp_path), "batch_bytes": batch_bytes, "pool": pool,
+              "relax_refresh": True, **FAST}
+    records = BulkSink(es.client, family="records", **common)
+    edges = BulkSink(es.client, family="edges", **common)
+    for i in range(120):
+        records.add(record(i, es.tenant, month=1 + i % 2))
+        edges.add(edge(i, es.tenant))
+    close_together([records, edges])
+
+    for stats in (records.stats, edges.stats):
+        assert (stats.created, stats.failed, stats.unaccounted) == (120, 0, 0)
+        assert stats.bulk_requests > 1, "bodies of a few KiB: several requests per family"
+        assert stats.peak_buffered_bytes <= (1 + 2 + 1) * batch_bytes, "the pool's bound, for both families"
+    # one refresh at the end, with refresh back on: both families' writes are visible at once
+    assert count_documents(es.client, es.tenant) == 120
+    assert count_documents(es.client, es.tenant, family="edges") == 120
+    intervals = es.client.indices.get_settings(index=",".join(records.stats.indices + edges.stats.indices),
+                                               name="index.refresh_interval", flat_settings=True)
+    assert {v["settings"].get("index.refresh_interval") for v in intervals.values()} == {"5s"}
+    assert not any(t.is_alive() for t in pool._workers), "the last sink to leave stops the pool's workers"

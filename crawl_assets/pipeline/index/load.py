@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from elasticsearch import Elasticsearch
 
 from crawl_assets.index.arrow_documents import EDGE_FIELDS, edge_documents, record_documents, record_versions
-from crawl_assets.index.sink import BulkSink, SinkStats
+from crawl_assets.index.sink import BulkSink, SendPool, SinkStats, close_together
 from crawl_assets.index.stale_edges import stale_edge_tombstones
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import TIME_COLUMNS
@@ -35,9 +35,9 @@ from crawl_assets.pipeline.relate.tables import TABLE as EDGES_TABLE
 
 ENCODE_ROWS = 1_000  # rows encoded at once (their Python values are what the producer holds)
 RELAX_AT = 20_000  # records: a load at least this large turns the indices' refresh off while it runs
-# Per family: bodies of 8 MiB, 2 in flight, 1 queued (both families: 4 requests at once, about what the node's
-# write threads take on 2 cores)
-SINK_TUNING = {"batch_bytes": 8 * 1024 * 1024, "concurrency": 2, "queue_batches": 1}
+# Bodies of 8 MiB; both families share 4 requests in flight and 2 queued bodies, so the node's write threads
+# always have the next body waiting, whichever family the producer is on
+SINK_TUNING = {"batch_bytes": 8 * 1024 * 1024, "concurrency": 4, "queue_batches": 2}
 VERSION_COLUMNS = ["key", *TIME_COLUMNS, "provenance"]
 
 
@@ -163,17 +163,26 @@ def latest_versions(lake: Lake, tenant: str, platform: str, source: str, keys: p
 def load(client: Elasticsearch, lake: Lake, tenant: str, platform: str, source: str, pending: Pending,
          seen_before: Collection[str], *, run_id: str | None, **tuning: Any) -> Loaded:
     """Send ``pending`` (records and their edges), then prune the stale edges of records seen before."""
-    sinks = {"tenant": tenant, "deadletter_root": lake.root, "run_id": run_id,
-             "relax_refresh": len(pending) >= RELAX_AT, **SINK_TUNING, **tuning}
-    with BulkSink(client, family="records", **sinks) as records, BulkSink(client, family="edges", **sinks) as edges:
+    tuned = {**SINK_TUNING, **tuning}
+    pool = SendPool(tuned.pop("concurrency"), tuned.pop("queue_batches"))  # one pipe for both families
+    sinks = {"tenant": tenant, "deadletter_root": lake.root, "run_id": run_id, "pool": pool,
+             "relax_refresh": len(pending) >= RELAX_AT, **tuned}
+    records = BulkSink(client, family="records", **sinks)
+    edges = None
+    try:
+        edges = BulkSink(client, family="edges", **sinks)
         work = _Load(lake, tenant, platform, source, set(seen_before), records, edges)
         for batch_id, (path, mask) in zip(pending.ids, pending.parts):
             work.part(batch_id, path, mask)
         late = work.resolve_late()
         work.unchanged_edges(pending.ids)
+    finally:  # both families' last bodies in flight at once, then one refresh
+        close_together([records] if edges is None else [records, edges])
     stale = stale_edge_tombstones(client, tenant, work.reobserved, work.keep)
-    with BulkSink(client, family="edges", tenant=tenant, deadletter_root=lake.root, run_id=run_id) as prune:
-        for doc, version in stale:
-            prune.add(doc, version)
-    return Loaded(records.stats, edges.stats, prune.stats, len(stale), late, work.reobserved)
-
+    pruned = SinkStats()
+    if stale:
+        with BulkSink(client, family="edges", tenant=tenant, deadletter_root=lake.root, run_id=run_id) as prune:
+            for doc, version in stale:
+                prune.add(doc, version)
+        pruned = prune.stats
+    return Loaded(records.stats, edges.stats, pruned, len(stale), late, work.reobserved)
