@@ -47,7 +47,7 @@ OUT = HERE / "out"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
-from normalize import PERSIAN, TAGS, make_input, measure  # noqa: E402  (bench/normalize.py)
+from normalize import PERSIAN, TAGS, _tree_rss, make_input, measure  # noqa: E402  (bench/normalize.py)
 from pipeline_index import TENANT, drop_tenants, index_vs_ceiling, met, node_cpu  # noqa: E402  (bench/pipeline_index.py)
 
 FORMATS = {"x": "x-v2", "telegram": "telegram-export"}
@@ -103,21 +103,34 @@ def input_file(platform: str, n: int) -> Path:
 
 
 class CpuSampler(threading.Thread):
-    """(wall time, process CPU seconds) every 20 ms, to split the run's CPU time by step."""
+    """(wall time, process CPU seconds, RSS of the process tree) every 20 ms (the RSS every 100 ms), to split
+    the run's CPU time and peak memory by step."""
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
         self.samples: list[tuple[float, float]] = []
+        self.rss: list[tuple[float, int]] = []
         self.stopping = threading.Event()
 
     def run(self) -> None:
+        ticks = 0
         while not self.stopping.is_set():
             self.samples.append((time.time(), time.process_time()))
+            if ticks % 5 == 0:
+                self.rss.append((time.time(), _tree_rss(os.getpid())))
+            ticks += 1
             time.sleep(0.02)
 
     def cpu_between(self, start: float, end: float) -> float:
         inside = [cpu for wall, cpu in self.samples if start <= wall <= end]
         return inside[-1] - inside[0] if len(inside) > 1 else 0.0
+
+    def rss_between(self, start: float, end: float) -> tuple[float, float]:
+        """(MiB at the step's start, peak MiB during it) of the process tree."""
+        before = [rss for wall, rss in self.rss if wall <= start]
+        inside = [rss for wall, rss in self.rss if start <= wall <= end]
+        first = before[-1] if before else (inside[0] if inside else 0)
+        return first / 2**20, max(inside, default=first) / 2**20
 
 
 def lake_files(root: Path) -> dict[str, int]:
@@ -231,8 +244,9 @@ def run_once(instance: Any, job: Any, partition: str, work: Path, label: str, ru
             opened[event.step_key] = record.timestamp
         elif event.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE") and event.step_key in opened:
             start = opened[event.step_key]
-            steps[event.step_key] = {"wall": record.timestamp - start,
-                                     "cpu": sampler.cpu_between(start, record.timestamp)}
+            rss_start, rss_peak = sampler.rss_between(start, record.timestamp)
+            steps[event.step_key] = {"wall": record.timestamp - start, "cpu": sampler.cpu_between(start, record.timestamp),
+                                     "rss_start": rss_start, "rss_peak": rss_peak}
     figures: dict[str, Any] = {}
     for event in result.get_asset_materialization_events():
         mat = event.event_specific_data.materialization
@@ -289,7 +303,8 @@ def report(platform: str, n: int, data: Path, es_url: str | None) -> None:
     b_wall, b_cpu, records = bare_normalize(platform, data)
     if records == 0:
         raise SystemExit("bare normalize wrote no records: nothing to compare")
-    print(f"{'what':<44}{'wall s':>8}{'CPU s':>8}{'records/s':>11}{'vs bare':>9}{'peak RSS':>10}")
+    print(f"{'what':<44}{'wall s':>8}{'CPU s':>8}{'records/s':>11}{'vs bare':>9}{'peak RSS':>10}  (a step: RSS at its "
+          f"start -> its peak)")
     print(f"{'bare crawl-assets normalize (+ edges)':<44}{b_wall:>8.2f}{b_cpu:>8.2f}{records / b_wall:>11,.0f}"
           f"{'1.00x':>9}")
     jobs = [f"{platform}_sync_no_index"] + ([f"{platform}_sync"] if es_url else [])
@@ -302,7 +317,8 @@ def report(platform: str, n: int, data: Path, es_url: str | None) -> None:
         if written != records:
             print(f"  ! {job_name} wrote {written} records, bare normalize {records}: the chains disagree")
         for step, fig in first["steps"].items():
-            print(f"  {step:<42}{fig['wall']:>8.2f}{fig['cpu']:>8.2f}{records / max(fig['wall'], 1e-9):>11,.0f}")
+            print(f"  {step:<42}{fig['wall']:>8.2f}{fig['cpu']:>8.2f}{records / max(fig['wall'], 1e-9):>11,.0f}"
+                  f"{'':>9}{fig['rss_start']:>5.0f} -> {fig['rss_peak']:.0f} MiB")
         ratio = (records / first["wall"]) / (records / b_wall)
         print(f"{job_name + ', one run, end to end':<44}{first['wall']:>8.2f}{first['cpu']:>8.2f}"
               f"{records / first['wall']:>11,.0f}{ratio:>8.2f}x{rss:>7.0f} MiB")

@@ -361,9 +361,12 @@ class Lake(LakeAreas):
     def iter_part_batches(self, relative: str, *, columns: list[str] | None = None, batch_size: int = 2_000,
                           use_threads: bool = True) -> Iterator[pa.RecordBatch]:
         """The rows of one part as record batches of at most ``batch_size`` rows (bounded memory: a part is
-        never read whole); ``use_threads=False`` decodes on the caller's thread (less memory held)."""
+        never read whole); ``use_threads=False`` decodes on the caller's thread (less memory held). Not
+        pre-buffered: Arrow's read cache keeps every column chunk read until the reader closes (the part's
+        compressed columns, growing with it)."""
         with self.fs.open(self.path(relative), "rb") as fh:
-            yield from pq.ParquetFile(fh).iter_batches(batch_size=batch_size, columns=columns, use_threads=use_threads)
+            yield from pq.ParquetFile(fh, pre_buffer=False).iter_batches(batch_size=batch_size, columns=columns,
+                                                                         use_threads=use_threads)
 
     def iter_part_row_groups(self, relative: str, *, columns: list[str] | None = None) -> Iterator[pa.Table]:
         """The row groups of one part in order, one table each (empty ones too); nothing when it does not exist."""

@@ -25,6 +25,7 @@ EDGE_ORDER = [("type", "ascending"), ("src", "ascending"), ("dst", "ascending")]
 READ_COLUMNS = ["key", "created_at", "platform", "tenant", "author_id", "reply_to", "quote_of", "repost_of",
                 "mentions", "hashtags", "metadata"]
 BATCH_ROWS = 5_000
+SEARCH_ROWS = 1 << 16  # hashes looked up at a time among the repeated ones
 
 
 def latest_rows(lake: Lake, tenant: str, platform: str, source: str, ids: Collection[str]
@@ -49,39 +50,43 @@ def latest_rows(lake: Lake, tenant: str, platform: str, source: str, ids: Collec
 
 def latest_masks(lake: Lake, tenant: str, platform: str, source: str, ids: Collection[str],
                  hash_key: Callable[[str], int] = key_hash) -> list[tuple[str, np.ndarray]]:
-    """``latest_rows``' masks from 64-bit key hashes (8 bytes a row, the key columns streamed, not held): the
-    last row of each hash wins; rows whose hash repeats are decided by their keys, read back (exact)."""
+    """``latest_rows``' masks from 64-bit key hashes (8 bytes a row, the key columns streamed, not held): a row
+    whose hash no other row has is its key's only one; rows whose hash repeats are decided by their keys, read
+    back (exact). One array of the hashes and one sorted copy (freed before the masks are made) are held."""
     found: list[str] = []
-    hashes: list[np.ndarray] = []
+    pieces: list[np.ndarray] = []
     wanted = set(ids)
     for batch_id in [i for i in lake.part_ids(RECORDS_TABLE, tenant, platform, source) if i in wanted]:
         part = lake.table_part(RECORDS_TABLE, tenant, platform, source, batch_id)
+        hashes = np.fromiter((hash_key(k) for batch in lake.iter_part_batches(part, columns=["key"],
+                                                                             batch_size=BATCH_ROWS)
+                              for k in batch.column(0).to_pylist()), dtype=np.uint64)
         found.append(batch_id)
-        hashes.append(np.fromiter((hash_key(k) for batch in lake.iter_part_batches(part, columns=["key"],
-                                                                                   batch_size=BATCH_ROWS)
-                                   for k in batch.column(0).to_pylist()), dtype=np.uint64))
-    every = np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.uint64)
-    order = np.argsort(every, kind="stable")  # equal hashes keep their positions' order
-    ordered = every[order]
-    last = np.ones(len(every), dtype=bool)
-    last[:-1] = ordered[1:] != ordered[:-1]
-    chosen = np.zeros(len(every), dtype=bool)
-    chosen[order[last]] = True
-    shared = np.zeros(len(every), dtype=bool)  # rows whose hash another row has: decided by their keys
-    shared[:-1] = ordered[1:] == ordered[:-1]
-    shared[1:] |= ordered[1:] == ordered[:-1]
-    repeated = np.sort(order[shared])
+        pieces.append(hashes)
+    sizes = [len(h) for h in pieces]
+    every = pieces[0] if len(pieces) == 1 else np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.uint64)
+    del pieces
+    ordered = np.sort(every)
+    twice = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])  # the hashes more than one row has
+    del ordered
+    shared = np.zeros(len(every), dtype=bool)
+    if len(twice):
+        for start in range(0, len(every), SEARCH_ROWS):  # in slices: all at once would hold 8 bytes a row
+            piece = every[start:start + SEARCH_ROWS]
+            at = np.minimum(np.searchsorted(twice, piece), len(twice) - 1)
+            shared[start:start + len(piece)] = twice[at] == piece
+    chosen = ~shared
+    repeated = np.flatnonzero(shared)
     if len(repeated):
-        keys = _keys_at(lake, tenant, platform, source, found, [len(h) for h in hashes], repeated)
-        chosen[repeated] = False
+        keys = _keys_at(lake, tenant, platform, source, found, sizes, repeated)
         latest: dict[str, int] = {}
         for position, key in zip(repeated.tolist(), keys):
             latest[key] = position
         chosen[list(latest.values())] = True
     masks, offset = [], 0
-    for batch_id, h in zip(found, hashes):
-        masks.append((batch_id, chosen[offset:offset + len(h)]))
-        offset += len(h)
+    for batch_id, size in zip(found, sizes):
+        masks.append((batch_id, chosen[offset:offset + size]))
+        offset += size
     return masks
 
 
