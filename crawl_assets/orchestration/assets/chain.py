@@ -124,13 +124,10 @@ def normalized_records_step(platform: str) -> StepFn:
 
 def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.AssetsDefinition:
     key = dg.AssetKey([platform, RECORDS])
-
-    @dg.multi_asset(
-        name=f"{platform}__{RECORDS}",
-        specs=[dg.AssetSpec(key, deps=[raw.key], partitions_def=SOURCE_PARTITIONS[platform], group_name=platform,
-                            kinds={"pandas", "parquet"}, description=f"{platform} records in the public schema "
-                            "(docs/SCHEMA.md), one Parquet part per raw batch.")],
-        check_specs=[
+    return stage_asset(
+        key, run_normalized_records, deps=[raw.key], kinds={"pandas", "parquet"}, resources={"lake"},
+        description=f"{platform} records in the public schema (docs/SCHEMA.md), one Parquet part per raw batch.",
+        checks=[
             source_check(platform, "no_duplicate_keys", key, blocking=True,
                          description="Each part holds one record per key (latest observation wins)."),
             source_check(platform, "records_match_schema", key, blocking=True,
@@ -143,14 +140,29 @@ def build_normalized_records(platform: str, raw: dg.AssetsDefinition) -> dg.Asse
                                      f"{MAX_REJECTED_SHARE:.0%} of the items read were rejected; a source over "
                                      "it is degraded (an error, not blocking: the other batches are stored; the "
                                      "first reason in the result, all in the quarantine files)."),
-        ],
-        can_subset=True,
-        required_resource_keys={"lake"},
-    )
-    def _normalized(context: dg.AssetExecutionContext) -> Iterator[Any]:
-        yield from materialize_with_checks(context, run_normalized_records(platform, StepEnv.of_asset(context)))
+        ])
 
-    return _normalized
+
+def stage_asset(key: dg.AssetKey, run: Callable[[str, StepEnv], "dg.MaterializeResult | None"], *,
+                deps: Sequence[dg.AssetKey], kinds: set[str], resources: set[str], description: str,
+                checks: Sequence[dg.AssetCheckSpec], keyed: bool = False, skippable: bool = False
+                ) -> dg.AssetsDefinition:
+    """The thin shell of a derived step: one source partition of ``key`` materialized by ``run``, with its
+    checks. ``keyed``: the result names ``key`` (the index step's optional output)."""
+    platform, table = key.path
+
+    @dg.multi_asset(
+        name=f"{platform}__{table}",
+        specs=[dg.AssetSpec(key, deps=deps, partitions_def=SOURCE_PARTITIONS[platform], group_name=platform,
+                            kinds=kinds, description=description, skippable=skippable)],
+        check_specs=list(checks),
+        can_subset=True,
+        required_resource_keys=resources,
+    )
+    def _step(context: dg.AssetExecutionContext) -> Iterator[Any]:
+        yield from materialize_with_checks(context, run(platform, StepEnv.of_asset(context)), key if keyed else None)
+
+    return _step
 
 
 def run_normalized_records(platform: str, env: StepEnv) -> dg.MaterializeResult | None:
@@ -239,23 +251,12 @@ def relation_edges_step(platform: str) -> StepFn:
 
 def build_relation_edges(platform: str, normalized: dg.AssetsDefinition) -> dg.AssetsDefinition:
     key = dg.AssetKey([platform, EDGES])
-
-    @dg.multi_asset(
-        name=f"{platform}__{EDGES}",
-        specs=[dg.AssetSpec(key, deps=[normalized.key], partitions_def=SOURCE_PARTITIONS[platform], group_name=platform,
-                            kinds={"pandas", "parquet"}, description=f"Relations between {platform} records (reply, "
-                            "quote, repost, mention, hashtag) and co-occurrence tables, for one source.")],
-        check_specs=[
-            source_check(platform, "edge_sources_exist", key, blocking=True,
-                         description="Every edge starts at a record of this source."),
-        ],
-        can_subset=True,
-        required_resource_keys={"lake"},
-    )
-    def _edges(context: dg.AssetExecutionContext) -> Iterator[Any]:
-        yield from materialize_with_checks(context, run_relation_edges(platform, StepEnv.of_asset(context)))
-
-    return _edges
+    return stage_asset(
+        key, run_relation_edges, deps=[normalized.key], kinds={"pandas", "parquet"}, resources={"lake"},
+        description=f"Relations between {platform} records (reply, quote, repost, mention, hashtag) and "
+                    "co-occurrence tables, for one source.",
+        checks=[source_check(platform, "edge_sources_exist", key, blocking=True,
+                             description="Every edge starts at a record of this source.")])
 
 
 def run_relation_edges(platform: str, env: StepEnv) -> dg.MaterializeResult | None:
@@ -295,19 +296,9 @@ def build_search_index(platform: str, normalized: dg.AssetsDefinition, edges: dg
     if not cluster_configured:
         description += f"\n\nNot materialized: {MISSING_CLUSTER}."
 
-    @dg.multi_asset(
-        name=f"{platform}__search_index",
-        specs=[dg.AssetSpec(key, deps=[normalized.key, edges.key], partitions_def=SOURCE_PARTITIONS[platform],
-                            group_name=platform, kinds={"elasticsearch"}, description=description,
-                            skippable=True)],
-        check_specs=index_checks(platform, key) if cluster_configured else [],
-        can_subset=True,
-        required_resource_keys={"lake", "elasticsearch"},
-    )
-    def _index(context: dg.AssetExecutionContext) -> Iterator[Any]:
-        yield from materialize_with_checks(context, run_search_index(platform, StepEnv.of_asset(context)), key)
-
-    return _index
+    return stage_asset(key, run_search_index, deps=[normalized.key, edges.key], kinds={"elasticsearch"},
+                       resources={"lake", "elasticsearch"}, description=description, keyed=True, skippable=True,
+                       checks=index_checks(platform, key) if cluster_configured else [])
 
 
 def stage_context(env: StepEnv, *, cluster: Any = None) -> StageContext:
