@@ -114,7 +114,7 @@ def main() -> None:
     from elasticsearch import Elasticsearch
 
     from crawl_assets_tests.es_node.node import RealNode
-    from replay import best_replay, drop, read_back
+    from replay import best_replay, drop, read_back, warm
 
     node = None if args.url else RealNode(heap=args.heap).start()
     url = args.url or node.url  # type: ignore[union-attr]
@@ -123,6 +123,7 @@ def main() -> None:
             lake, source = build_lake(Path(tmp), args.records, "lakebench")
             load_before = os.getloadavg()
             load_once(client, lake, "lakebench", source, "warm", {})  # JIT and caches warmed
+            warm(client, "warm")
             drop(client, "warm")
             rows: dict[str, list[dict]] = {name: [] for name in (*CONTENDERS, "ceiling")}
             names = list(CONTENDERS)

@@ -48,7 +48,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
 from normalize import PERSIAN, TAGS, _tree_rss, make_input, measure  # noqa: E402  (bench/normalize.py)
-from pipeline_index import TENANT, drop_tenants, index_vs_ceiling, met, node_cpu  # noqa: E402  (bench/pipeline_index.py)
+from pipeline_index import TENANT, NodeCpuSampler, drop_tenants, index_vs_ceiling, met, node_cpu, warm_node  # noqa: E402  (bench/pipeline_index.py)
 
 FORMATS = {"x": "x-v2", "telegram": "telegram-export"}
 
@@ -223,15 +223,18 @@ def run_once(instance: Any, job: Any, partition: str, work: Path, label: str, ru
     """One run of the job for the partition: wall/CPU per step, lake files written, some figures."""
     before = lake_files(work / "lake") if (work / "lake").exists() else {}
     node_before = node_cpu()
-    sampler = CpuSampler()
+    sampler, node_sampler = CpuSampler(), NodeCpuSampler()
     sampler.start()
+    node_sampler.start()
     started, cpu0 = time.time(), time.process_time()
     result = job.execute_in_process(partition_key=partition, instance=instance, raise_on_error=False,
                                     run_config=run_config)
     wall, cpu = time.time() - started, time.process_time() - cpu0
     node_after = node_cpu()
     sampler.stopping.set()
+    node_sampler.stopping.set()
     sampler.join()
+    node_sampler.join()
     after = lake_files(work / "lake")
     written = sorted(path for path, mtime in after.items() if before.get(path) != mtime)
     steps: dict[str, dict[str, float]] = {}
@@ -246,7 +249,7 @@ def run_once(instance: Any, job: Any, partition: str, work: Path, label: str, ru
             start = opened[event.step_key]
             rss_start, rss_peak = sampler.rss_between(start, record.timestamp)
             steps[event.step_key] = {"wall": record.timestamp - start, "cpu": sampler.cpu_between(start, record.timestamp),
-                                     "rss_start": rss_start, "rss_peak": rss_peak}
+                                     "rss_start": rss_start, "rss_peak": rss_peak, "start": start}
     figures: dict[str, Any] = {}
     for event in result.get_asset_materialization_events():
         mat = event.event_specific_data.materialization
@@ -257,7 +260,8 @@ def run_once(instance: Any, job: Any, partition: str, work: Path, label: str, ru
                 figures[f"{mat.asset_key.path[-1]}.{name}"] = value.value
     return {"label": label, "success": result.success, "wall": wall, "cpu": cpu, "steps": steps,
             "written": written, "figures": figures,
-            "node_cpu": None if node_before is None else node_after - node_before}
+            "node_cpu": None if node_before is None else node_after - node_before,
+            "node_cpu_index": node_sampler.since_index_step(steps, node_after)}
 
 
 # --------------------------------------------------------------------------------------------------- parent
@@ -376,10 +380,11 @@ def main() -> None:
         node = RealNode(heap="1g").start()
         es_url = node.url
     try:
-        if es_url and not args.no_warmup:  # a fresh node's JIT makes the first load ~1.7x slower: warm it first
-            warm = min(args.records, 20_000)
+        if es_url and not args.no_warmup:  # a fresh node's JIT makes the first loads slower: warm it first
+            warm = min(args.records, 50_000)
             drop_tenants(es_url)
             run_child(platforms[0], input_file(platforms[0], warm), f"{platforms[0]}_sync", es_url)
+            warm_node(es_url)
         for platform in platforms:
             report(platform, args.records, input_file(platform, args.records), es_url)
     finally:

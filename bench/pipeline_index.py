@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from typing import Any
 
 TENANT = "bench"
@@ -26,6 +28,35 @@ def node_cpu() -> float | None:
         return node_cpu_seconds(client)
 
 
+class NodeCpuSampler(threading.Thread):
+    """The node's process CPU seconds every 0.5 s during a run (no merge wait), to charge each step its own."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.samples: list[tuple[float, float]] = []
+        self.stopping = threading.Event()
+        self.url = os.environ.get("CRAWL_ES_URL")
+
+    def run(self) -> None:
+        if not self.url:
+            return
+        from elasticsearch import Elasticsearch
+
+        with Elasticsearch(self.url) as client:
+            while not self.stopping.is_set():
+                stats = client.nodes.stats(metric="process")["nodes"]
+                cpu = sum(n["process"]["cpu"]["total_in_millis"] for n in stats.values()) / 1000
+                self.samples.append((time.time(), cpu))
+                self.stopping.wait(0.5)
+
+    def since_index_step(self, steps: dict[str, dict[str, float]], after: float | None) -> float | None:
+        """The node's CPU from the index step's start to ``after`` (read once its merges ended); None without
+        the step or a node."""
+        start = next((fig["start"] for key, fig in steps.items() if key.endswith("search_index")), None)
+        before = [cpu for wall, cpu in self.samples if start is not None and wall <= start]
+        return None if not before or after is None else after - before[-1]
+
+
 def drop_tenants(es_url: str) -> None:
     from elasticsearch import Elasticsearch
 
@@ -34,6 +65,16 @@ def drop_tenants(es_url: str) -> None:
     with Elasticsearch(es_url, request_timeout=300) as client:
         for tenant in (TENANT, CEILING):
             drop(client, tenant)
+
+
+def warm_node(es_url: str) -> None:
+    """After the warm-up sync: its documents replayed twice more (``replay.warm``)."""
+    from elasticsearch import Elasticsearch
+
+    from replay import warm
+
+    with Elasticsearch(es_url, request_timeout=300) as client:
+        warm(client, TENANT)
 
 
 def index_vs_ceiling(first: dict[str, Any], es_url: str, records: int, bare_rate: float) -> None:
@@ -50,10 +91,12 @@ def index_vs_ceiling(first: dict[str, Any], es_url: str, records: int, bare_rate
         lines = read_back(client, TENANT, CEILING)
         ceiling = best_replay(client, lines, CEILING, body_mib=8)
     rate = sent / step["wall"]
-    node = first.get("node_cpu")
+    node = first.get("node_cpu_index")  # from the step's start to the end of its merges
+    whole = first.get("node_cpu")
     print(f"  {'index step (first sync)':<42}{step['wall']:>8.2f}{step['cpu']:>8.2f}{rate:>11,.0f} docs/s; "
           f"{sent:,} documents ({sent / records:.2f} per record); node CPU "
-          + (f"{node:.1f} s = {1e6 * node / records:.0f} µs per record" if node is not None else "n/a"))
+          + (f"{node:.1f} s = {1e6 * node / records:.0f} µs per record (whole run {1e6 * whole / records:.0f})"
+             if node is not None and whole is not None else "n/a"))
     print(f"  {'replay ceiling (same documents, read back)':<42}{ceiling.seconds:>8.2f}{'':>8}"
           f"{ceiling.docs_per_s:>11,.0f} docs/s; {ceiling.docs:,} documents; node CPU {ceiling.node_cpu_s:.1f} s = "
           f"{1e6 * ceiling.node_cpu_s / ceiling.docs * sent / records:.0f} µs per record; tried {ceiling.tried}")

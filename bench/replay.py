@@ -146,6 +146,16 @@ def best_replay(client: Any, lines: list[bytes], target: str, *, body_mib: int =
     return best
 
 
+def warm(client: Any, tenant: str, rounds: int = 2) -> None:
+    """Warm the node's JIT on the documents a warm-up load left in ``tenant``: they are replayed ``rounds``
+    times into a scratch tenant (one load is not enough: a node's indexing CPU per document keeps falling
+    over its first few hundred thousand documents, and a cold step beside a warm ceiling is no comparison)."""
+    lines = read_back(client, tenant, "warmup-replay")
+    for _ in range(rounds):
+        replay(client, lines, "warmup-replay")
+        drop(client, "warmup-replay")
+
+
 def drop(client: Any, tenant: str) -> None:
     """Delete the tenant's record and edge indices (by name: clusters refuse wildcard deletes by default)."""
     from crawl_assets.index.naming import index_pattern
