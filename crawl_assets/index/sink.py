@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
+from bisect import bisect_right
 from itertools import accumulate
 from typing import Any, Literal
 
@@ -145,22 +146,32 @@ class BulkSink(BulkSender):
         """Queue a batch built by ``arrow_documents``: its fast rows as they are, the others through ``add``."""
         if self._finished or self._fatal is not None or self.max_failures is not None:
             self._check_accepting()
-        routes, heads, append = self._routes, self._head_of, self._append
-        for doc_id, route, version, source in iter_fast(encoded):
-            head = routes.get(route) or heads(route)
-            self.stats.docs += 1
-            append(prepared_line(head, doc_id, version, source))
+        routes, heads, line = self._routes, self._head_of, prepared_line
+        lines = [line(routes.get(route) or heads(route), doc_id, version, source)
+                 for doc_id, route, version, source in iter_fast(encoded)]
+        self.stats.docs += len(lines)
+        self._append_lines(lines)
         for doc in encoded.slow:
             self.add(doc)
 
     def _append(self, line: bytes) -> None:
-        size = len(line)
-        if self._open and self._open_size + size > self.batch_bytes:
-            self._close_batch()
-        self._open.append(line)
-        self._open_size += size
-        if len(self._open) >= self.batch_docs or self._open_size >= self.batch_bytes:
-            self._close_batch()
+        self._append_lines([line])
+
+    def _append_lines(self, lines: list[bytes]) -> None:
+        """Add lines to the open batch, closing it at ``batch_bytes`` (a line never split from its batch: one
+        larger than that goes alone) or ``batch_docs``; the cut points found over the lines' summed sizes."""
+        ends = list(accumulate(map(len, lines)))
+        start, n = 0, len(lines)
+        while start < n:
+            base = ends[start - 1] if start else 0
+            fit = bisect_right(ends, base + self.batch_bytes - self._open_size, start) - start
+            take = min(max(fit, 0 if self._open else 1), self.batch_docs - len(self._open))
+            if take:
+                self._open.extend(lines[start:start + take])
+                self._open_size += ends[start + take - 1] - base
+                start += take
+            if start < n or len(self._open) >= self.batch_docs or self._open_size >= self.batch_bytes:
+                self._close_batch()
 
     def add_many(self, docs: Iterable[Mapping[str, Any]]) -> None:
         add = self.add
