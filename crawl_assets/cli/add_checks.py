@@ -94,7 +94,7 @@ def unset_credentials(entry: SourceEntry) -> list[str]:
     else its pull spec's ``secret``), each named exactly; nothing for an export file."""
     from crawl_assets import settings
     from crawl_assets.core import catalog
-    from crawl_assets.core.spec import resolve
+    from crawl_assets.core.catalog import resolve
     from crawl_assets.core.names import secret_variable
 
     if entry.kind is SourceKind.export_file:

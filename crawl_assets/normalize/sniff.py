@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from crawl_assets.core import catalog
-from crawl_assets.core.spec import FormatSpec, resolve
+from crawl_assets.core.catalog import FormatSpec, resolve
 
 _ENVELOPE = re.compile(rb'^\{\s*"crawl"\s*:\s*\{([^{}]*)\}')
 

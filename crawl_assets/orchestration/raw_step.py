@@ -13,7 +13,7 @@ from typing import Any
 import dagster as dg
 
 from crawl_assets import settings
-from crawl_assets.core.spec import EXPORT_COLLECTOR, SourceSpec, resolve
+from crawl_assets.core.catalog import EXPORT_COLLECTOR, SourceSpec, resolve
 from crawl_assets.lake import RawBatch
 from crawl_assets.lake.layout import source_folders, sweep
 from crawl_assets.orchestration.checkpoints import CHECKPOINT_KEY, ObservationCheckpointer
