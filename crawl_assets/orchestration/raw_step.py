@@ -16,7 +16,7 @@ from crawl_assets import settings
 from crawl_assets.core.catalog import EXPORT_COLLECTOR, SourceSpec, resolve
 from crawl_assets.lake import RawBatch
 from crawl_assets.lake.layout import source_folders, sweep
-from crawl_assets.orchestration.checkpoints import CHECKPOINT_KEY, ObservationCheckpointer
+from crawl_assets.orchestration.partition_state import CHECKPOINT_KEY, ObservationCheckpointer
 from crawl_assets.orchestration.monitoring.health import load_health, mark_pending, record_success
 from crawl_assets.orchestration.monitoring.partition_events import SyncFailure, report_failure
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
