@@ -38,9 +38,8 @@ from pyarrow import json as pa_json
 from crawl_assets.core import catalog
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import JSON_COLUMNS, LIST_COLUMNS, RECORDS_SCHEMA, arrow_to_records, records_to_arrow
-from crawl_assets.normalize.dedupe import BlockBuilder
+from crawl_assets.normalize.dedupe import BlockBuilder, key_hash
 from crawl_assets.normalize.edits import FIELD, EditHistories
-from crawl_assets.normalize.key_hash import key_hash
 from crawl_assets.normalize.output import commit_document, record_line
 
 _encode_into = msgspec.json.Encoder().encode_into
