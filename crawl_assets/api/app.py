@@ -11,7 +11,7 @@ from typing import Any
 from elasticsearch import AsyncElasticsearch, Elasticsearch
 from fastapi import FastAPI
 
-from crawl_assets.api import (answers, cursor, routes_analysis, routes_features, routes_records, routes_releases,
+from crawl_assets.api import (answers, pages, routes_analysis, routes_features, routes_records, routes_releases,
                               routes_signals, routes_streams)
 from crawl_assets.api.keys import KeyStore
 from crawl_assets.api.models import Health
@@ -29,14 +29,14 @@ Networks show observed interactions and co-occurrences: proximity is not evidenc
 
 
 def create_app(es: Elasticsearch, keys: KeyStore, *, rate_per_minute: int = 600, streams_per_key: int = 2,
-               snapshots_per_key: int = cursor.SNAPSHOTS_PER_KEY, failed_logins_per_minute: int = FAILED_LOGINS_PER_MINUTE,
+               snapshots_per_key: int = pages.SNAPSHOTS_PER_KEY, failed_logins_per_minute: int = FAILED_LOGINS_PER_MINUTE,
                async_client: Callable[[], AsyncElasticsearch] | None = None, lake: Lake | None = None,
                release_max_records: int = 100_000, release_tmp: str | None = None, **extra: Any) -> FastAPI:
     app = FastAPI(title="crawl_assets API", version="1", description=DESCRIPTION, docs_url="/docs",
                   redoc_url=None, **extra)
     app.state.api = ApiState(es, keys, RateLimiter(rate_per_minute), StreamSlots(streams_per_key),
                              failed_logins=RateLimiter(failed_logins_per_minute),
-                             snapshots=cursor.Snapshots(snapshots_per_key), async_client=async_client, lake=lake,
+                             snapshots=pages.Snapshots(snapshots_per_key), async_client=async_client, lake=lake,
                              release_max_records=release_max_records, release_tmp=release_tmp)
     answers.install(app)
 

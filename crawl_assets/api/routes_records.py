@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
-from crawl_assets.api import cursor as cursors
+from crawl_assets.api import pages
 from crawl_assets.api.answers import (ERROR_RESPONSES, ApiProblem, ErrorBody, answer, answer_query, bad_request,
                                       not_found)
 from crawl_assets.api.state import ApiState
@@ -16,7 +16,6 @@ from crawl_assets.api.request import CallerDep, record_filter
 from crawl_assets.api.models import RecordDetail, SearchPage, Thread
 from crawl_assets.query.conversations import MAX_THREAD, record_query, thread
 from crawl_assets.query.filters import RecordFilter
-from crawl_assets.query.pages import CursorExpired, HitPage, close_all, page_query
 
 MAX_PAGE = 500
 KEY_PATTERN = r"^[a-z]+:[^\s/]{1,500}$"
@@ -32,29 +31,29 @@ async def search(request: Request, who: CallerDep, flt: FilterDep,
                  sort: Annotated[Literal["relevance", "newest", "oldest"], Query(
                      description="relevance (needs q; else newest), newest or oldest; ties by key")] = "relevance",
                  size: Annotated[int, Query(ge=1, le=MAX_PAGE, description=f"Records per page (1-{MAX_PAGE})")] = 20,
-                 cursor: Annotated[str | None, Query(max_length=cursors.MAX_CURSOR,
+                 cursor: Annotated[str | None, Query(max_length=pages.MAX_CURSOR,
                                                      description="`next` of the previous page")] = None) -> Response:
     state: ApiState = request.app.state.api
-    fingerprint = cursors.query_fingerprint(who.tenant, flt, sort, size)
+    fingerprint = pages.query_fingerprint(who.tenant, flt, sort, size)
     try:
-        paging = cursors.Paging.start(state.cursor_secret, state.snapshots, who.key_id, fingerprint, cursor,
+        paging = pages.Paging.start(state.cursor_secret, state.snapshots, who.key_id, fingerprint, cursor,
                                       state.clock())
-    except cursors.ExpiredCursor as exc:
+    except pages.ExpiredCursor as exc:
         raise ApiProblem(410, "cursor_expired", str(exc)) from None
-    except cursors.BadCursor as exc:
+    except pages.BadCursor as exc:
         raise bad_request(str(exc)) from None
 
-    def build(page: HitPage) -> SearchPage:
+    def build(page: pages.HitPage) -> SearchPage:
         return SearchPage(records=page.records, total=page.total, total_exact=page.total_exact,
                           next=paging.next_cursor(page.next))
 
     try:
-        response = await answer_query(state, page_query(who.tenant, flt, sort=sort, size=size, cont=paging.cont), build)
-    except CursorExpired as exc:
+        response = await answer_query(state, pages.page_query(who.tenant, flt, sort=sort, size=size, cont=paging.cont), build)
+    except pages.CursorExpired as exc:
         paging.gone()
         raise ApiProblem(410, "cursor_expired", str(exc)) from None
     if paging.to_close:  # after the answer is sent
-        response.background = BackgroundTask(close_all, state.es, paging.to_close)
+        response.background = BackgroundTask(pages.close_all, state.es, paging.to_close)
     return response
 
 

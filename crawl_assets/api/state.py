@@ -22,7 +22,7 @@ from typing import Any
 
 from elasticsearch import AsyncElasticsearch, Elasticsearch
 
-from crawl_assets.api import cursor
+from crawl_assets.api import pages
 from crawl_assets.api.keys import KeyStore
 from crawl_assets.lake import Lake
 
@@ -126,7 +126,7 @@ class ApiState:
     streams: StreamSlots = field(default_factory=StreamSlots)
     failed_logins: RateLimiter = field(default_factory=lambda: RateLimiter(FAILED_LOGINS_PER_MINUTE))  # per address
     cursor_secret: bytes = b""
-    snapshots: cursor.Snapshots = field(default_factory=cursor.Snapshots)
+    snapshots: pages.Snapshots = field(default_factory=pages.Snapshots)
     clock: Callable[[], float] = time.time  # cursor lifetimes
     # Builds the asyncio client the one-request endpoints await on the event loop (None: they run the blocking
     # client in a worker thread). One client per event loop: a client's connections belong to the loop they
@@ -140,7 +140,7 @@ class ApiState:
 
     def __post_init__(self) -> None:
         if not self.cursor_secret:
-            self.cursor_secret = cursor.secret(self.keys)
+            self.cursor_secret = pages.secret(self.keys)
 
     def async_es(self) -> AsyncElasticsearch | None:
         if self.async_client is None:
