@@ -17,12 +17,11 @@ from starlette.background import BackgroundTask
 
 from crawl_assets.api import (answers, pages, routes_analysis, routes_features, routes_releases, routes_signals,
                               routes_streams)
+from crawl_assets.api.access import FAILED_LOGINS_PER_MINUTE, ApiState, KeyStore, RateLimiter, StreamSlots
 from crawl_assets.api.answers import (ERROR_RESPONSES, ApiProblem, ErrorBody, answer, answer_query, bad_request,
                                       not_found)
-from crawl_assets.api.keys import KeyStore
 from crawl_assets.api.models import Health, RecordDetail, SearchPage, Thread
 from crawl_assets.api.request import CallerDep, record_filter
-from crawl_assets.api.state import FAILED_LOGINS_PER_MINUTE, ApiState, RateLimiter, StreamSlots
 from crawl_assets.lake import Lake
 from crawl_assets.query.conversations import MAX_THREAD, record_query, thread
 from crawl_assets.query.filters import RecordFilter

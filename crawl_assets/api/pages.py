@@ -33,7 +33,7 @@ import secrets
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import orjson
 from cryptography.exceptions import InvalidTag
@@ -43,9 +43,6 @@ from elasticsearch import ApiError, Elasticsearch, NotFoundError, TransportError
 from crawl_assets.index.naming import read_alias
 from crawl_assets.query import steps
 from crawl_assets.query.filters import RecordFilter, scoped_query
-
-if TYPE_CHECKING:
-    from crawl_assets.api.keys import KeyStore
 
 Sort = Literal["relevance", "newest", "oldest"]
 SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
@@ -166,11 +163,6 @@ class BadCursor(ValueError):
 
 class ExpiredCursor(BadCursor):
     pass
-
-
-def secret(keys: KeyStore) -> bytes:
-    """The secret cursors are sealed with: the same for every worker process."""
-    return keys.shared_secret("cursor_secret")
 
 
 def query_fingerprint(tenant: str, flt: RecordFilter, sort: str, size: int) -> str:
