@@ -25,7 +25,7 @@ from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.registry.models import redact_secrets
 from crawl_assets.locks.shared import SourceBusy, source_lock
 from crawl_assets.scheduling.policy import SourceHealth
-from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.registry.store import registry_view
 from crawl_assets.sdk.errors import PauseSource, RetryLater
 from crawl_assets.sdk.sync import Collected, CollectEnv, LiveCollector
 from crawl_assets.sdk.exports import export_fingerprint
