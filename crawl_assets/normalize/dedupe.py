@@ -62,7 +62,7 @@ class Block:
     side: bytes | bytearray
     side_ends: array
     unavailable: int = 0  # observations that a post is gone or hidden (X errors, deletion lines), for summaries
-    histories: tuple[list[str], ...] = ()  # edit histories seen (``normalize.edits``), joined after the run
+    histories: tuple[list[str], ...] = ()  # edit histories seen (``output.EditHistories``), joined after the run
 
     def __len__(self) -> int:
         return len(self.edited)
