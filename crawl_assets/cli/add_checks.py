@@ -70,7 +70,7 @@ def unreadable_as(entry: SourceEntry, fmt: str) -> str | None:
     The file is opened as the sync opens it (confined, no link followed) and read as the pipeline reads it
     (gzip, BOM)."""
     from crawl_assets.normalize import NormalizeContext
-    from crawl_assets.normalize.formats import normalize_stream
+    from crawl_assets.normalize.reading import normalize_stream
     from crawl_assets.normalize.reading import decode_input
     from crawl_assets.schema import Rejection
     from crawl_assets.sdk.exports import open_export

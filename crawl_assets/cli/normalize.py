@@ -28,7 +28,7 @@ from crawl_assets.normalize.dedupe import Deduper
 from crawl_assets.normalize.edges import is_superseded
 from crawl_assets.core import catalog
 from crawl_assets.core.catalog import resolve
-from crawl_assets.normalize.formats import get_normalizer
+from crawl_assets.normalize.reading import get_normalizer
 from crawl_assets.normalize.output import EditHistories, rewritten_line
 from crawl_assets.normalize.parallel import MAX_AUTO_JOBS, auto_jobs, normalize_encoded, splittable_formats
 from crawl_assets.schema.record import Edge, Rejection, record_json_schema

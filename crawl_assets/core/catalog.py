@@ -42,7 +42,7 @@ def resolve(target: str) -> Any:
 class FormatSpec:
     """One raw format a source type writes or imports, and how ``crawl-assets normalize`` reads it.
 
-    - ``normalizer``: ``"module:function"`` (the ``Normalizer`` protocol of ``crawl_assets.normalize.formats``);
+    - ``normalizer``: ``"module:function"`` (the ``Normalizer`` protocol of ``crawl_assets.normalize.reading``);
     - ``description``: what a file of this format is, for "this looks like …, not …" refusals;
     - ``numbered_lines``: one self-contained item (or API page) per line, so an early end names its line; such
       a format's lines are capped (``normalize.reading.line_cap``: a longer line is rejected unread);
