@@ -20,7 +20,7 @@ from typing import Any
 from api_corpus import START, TENANT, search_words
 from crawl_assets.query.filters import RecordFilter, scoped_query
 from crawl_assets.index.naming import read_alias
-from crawl_assets.query.pages import search_body
+from crawl_assets.api.pages import search_body
 
 ALIAS = read_alias("records", TENANT)
 PER_ENDPOINT = 30

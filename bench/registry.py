@@ -97,7 +97,7 @@ class Store:
 
 def sensors_and_run(store: Store) -> dict[str, tuple[float, float]]:
     from crawl_assets.registry import validate
-    from crawl_assets.scheduling import registry_view as view
+    from crawl_assets.registry import store as view
 
     def cold() -> None:
         view._cache.clear()

@@ -276,7 +276,7 @@ def run(args, storage: str, tmp: Path, accounts: list[str]) -> None:
     from crawl_assets.definitions import build_definitions
     from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
     from crawl_assets.orchestration.resources import RegistryResource
-    from crawl_assets.scheduling import registry_view as view
+    from crawl_assets.registry import store as view
     from crawl_assets.orchestration.sensors.registry_sensor import build_registry_sensor
     from crawl_assets.settings import Settings
 

@@ -288,7 +288,7 @@ def erasure_key_secret() -> str:
 
 def api_cursor_secret() -> str:
     """``CRAWL_API_CURSOR_SECRET``: what signs the API's cursors, shared by workers on several machines ("" when
-    unset: an owner-only file under ``DAGSTER_HOME`` then, ``api/keys.py``)."""
+    unset: an owner-only file under ``DAGSTER_HOME`` then, ``api/access.py``)."""
     return os.environ.get("CRAWL_API_CURSOR_SECRET", "")
 
 

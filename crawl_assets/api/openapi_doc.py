@@ -19,7 +19,7 @@ def served_schema() -> dict[str, Any]:
     from elasticsearch import Elasticsearch
 
     from crawl_assets.api.app import create_app
-    from crawl_assets.api.keys import KeyStore
+    from crawl_assets.api.access import KeyStore
 
     keys = KeyStore("sqlite://")  # in memory: the schema does not depend on any key
     try:

@@ -27,7 +27,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from starlette.concurrency import run_in_threadpool
 
 from crawl_assets.api.answers import ApiProblem, bad_request
-from crawl_assets.api.state import retry_after_header
+from crawl_assets.api.access import retry_after_header
 from crawl_assets.query.filters import RecordFilter
 from crawl_assets.schema.record import Platform
 

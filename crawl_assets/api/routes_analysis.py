@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
 from crawl_assets.api.answers import ERROR_RESPONSES, ErrorBody, answer, answer_query, bad_request, not_found
-from crawl_assets.api.state import ApiState
+from crawl_assets.api.access import ApiState
 from crawl_assets.api.request import PRINTABLE, CallerDep, instant, record_filter, utc, zone as _zone
 from crawl_assets.api.models import AuthorProfile, Counts, Timeline, Top, Trends
 from crawl_assets.query import aggregations, trends as trend_index

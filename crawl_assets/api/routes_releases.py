@@ -16,7 +16,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from crawl_assets.api.state import ApiState
+from crawl_assets.api.access import ApiState
 from crawl_assets.api.request import CallerDep
 from crawl_assets.api.answers import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request
 from crawl_assets.core.bodies import read_capped

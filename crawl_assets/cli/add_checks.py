@@ -70,7 +70,7 @@ def unreadable_as(entry: SourceEntry, fmt: str) -> str | None:
     The file is opened as the sync opens it (confined, no link followed) and read as the pipeline reads it
     (gzip, BOM)."""
     from crawl_assets.normalize import NormalizeContext
-    from crawl_assets.normalize.formats import normalize_stream
+    from crawl_assets.normalize.reading import normalize_stream
     from crawl_assets.normalize.reading import decode_input
     from crawl_assets.schema import Rejection
     from crawl_assets.sdk.exports import open_export
@@ -94,7 +94,7 @@ def unset_credentials(entry: SourceEntry) -> list[str]:
     else its pull spec's ``secret``), each named exactly; nothing for an export file."""
     from crawl_assets import settings
     from crawl_assets.core import catalog
-    from crawl_assets.core.spec import resolve
+    from crawl_assets.core.catalog import resolve
     from crawl_assets.core.names import secret_variable
 
     if entry.kind is SourceKind.export_file:

@@ -50,7 +50,7 @@ def keys() -> None:
 
 
 def _store():  # noqa: ANN202
-    from crawl_assets.api.keys import KeyStore
+    from crawl_assets.api.access import KeyStore
 
     return KeyStore()
 

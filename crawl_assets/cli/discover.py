@@ -40,7 +40,7 @@ def _spec(platform: str) -> Any:
 
 def _table(tenant: str, platform: str, refresh: bool) -> dict[str, Any]:
     from crawl_assets import settings
-    from crawl_assets.core.spec import resolve
+    from crawl_assets.core.catalog import resolve
     from crawl_assets.lake import Lake
     from crawl_assets.core.names import check_tenant
     from crawl_assets.pipeline import discovery
@@ -55,7 +55,7 @@ def _table(tenant: str, platform: str, refresh: bool) -> dict[str, Any]:
 
 
 def _registered(registry: Any, tenant: str, platform: str) -> set[str]:
-    from crawl_assets.core.spec import resolve
+    from crawl_assets.core.catalog import resolve
 
     candidate_of = resolve(_spec(platform).registered)
     return {c for e in registry.entries if e.tenant == tenant and e.platform == platform
@@ -113,7 +113,7 @@ def list_(tenant, platform, refresh, show_all, min_count, as_json, registry_path
 def approve(candidate, name, tenant, platform, kind, identifier, credential, interval_minutes, history_horizon_days,
             registry_path) -> None:
     """Register one of the tenant's candidates as a source: collected from its next sync on."""
-    from crawl_assets.core.spec import resolve
+    from crawl_assets.core.catalog import resolve
 
     platform = _platform(platform)
     spec = _spec(platform)

@@ -26,11 +26,10 @@ from crawl_assets.normalize.build import InputError, UnknownFormatError, parse_i
 from crawl_assets.normalize.context import NormalizeContext, normalize_options
 from crawl_assets.normalize.dedupe import Deduper
 from crawl_assets.normalize.edges import is_superseded
-from crawl_assets.normalize.edits import EditHistories
 from crawl_assets.core import catalog
-from crawl_assets.core.spec import resolve
-from crawl_assets.normalize.formats import get_normalizer
-from crawl_assets.normalize.output import rewritten_line
+from crawl_assets.core.catalog import resolve
+from crawl_assets.normalize.reading import get_normalizer
+from crawl_assets.normalize.output import EditHistories, rewritten_line
 from crawl_assets.normalize.parallel import MAX_AUTO_JOBS, auto_jobs, normalize_encoded, splittable_formats
 from crawl_assets.schema.record import Edge, Rejection, record_json_schema
 

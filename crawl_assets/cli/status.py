@@ -52,7 +52,7 @@ def status(platform, states, as_json, registry_path) -> None:
     from crawl_assets import settings
     from crawl_assets.orchestration.monitoring.normalization import normalization_problems
     from crawl_assets.orchestration.monitoring.status import source_statuses
-    from crawl_assets.scheduling.registry_view import registry_view
+    from crawl_assets.registry.store import registry_view
 
     try:
         reg, _ = registry_view(registry_path or settings.registry_path())

@@ -1,4 +1,8 @@
-"""The installed source types: every ``SourceSpec`` registered under the ``crawl_assets.sources`` entry points.
+"""The source types: what one declares (its ``SourceSpec``) and the installed ones (the catalog).
+
+A spec is data. It names code by ``"module:attribute"`` strings, resolved when first used, so the registry,
+the schema, the CLI and the catalog read every spec without importing HTTP clients, Telethon, Dagster or
+pandas (a test checks it in a fresh process). docs/ADDING_A_SOURCE.md walks through writing one.
 
 A source type is a folder ``crawl_assets/sources/<platform>/`` with a ``spec.py`` and one line in
 ``pyproject.toml``::
@@ -12,14 +16,187 @@ Platforms are listed by name (entry point order is not defined). The catalog is 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
 
-from crawl_assets.core.spec import EXPORT_FILE, FormatSpec, SourceSpec, resolve
+from crawl_assets.core.options import SourceOptions
 
+EXPORT_FILE = "export_file"  # the kind of every source that imports a file the user already has
+EXPORT_COLLECTOR = "crawl_assets.sources.export_file.collect:collect_export"  # that source type's collector
+
+
+def resolve(target: str) -> Any:
+    """``"package.module:attr.sub"`` → the object."""
+    module, _, attr = target.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """One raw format a source type writes or imports, and how ``crawl-assets normalize`` reads it.
+
+    - ``normalizer``: ``"module:function"`` (the ``Normalizer`` protocol of ``crawl_assets.normalize.reading``);
+    - ``description``: what a file of this format is, for "this looks like …, not …" refusals;
+    - ``numbered_lines``: one self-contained item (or API page) per line, so an early end names its line; such
+      a format's lines are capped (``normalize.reading.line_cap``: a longer line is rejected unread);
+    - ``splittable``: lines are independent, so ``normalize --jobs N`` may split a file across processes;
+    - ``envelope_field``: for the crawl envelopes of REST answers, the ``crawl`` field only this format's
+      lines carry (how a file's format is recognised);
+    - ``export_owner``: for an export file of this format, the account it belongs to (stored with the
+      batch as the ``account_id`` normalization option when the source does not set one);
+      ``owner_beside``: the same for a file named by a path (``crawl-assets normalize``), ``"module:function(path)
+      -> account id | None"``;
+    - ``sniff``: ``"module:function(head, first_line) -> bool"``: whether a file's first bytes (and its first
+      line parsed, when complete) unmistakably are this format; ``sniff_rank``: when several formats
+      recognise one file, the lowest rank wins.
+    """
+
+    name: str
+    normalizer: str
+    description: str
+    numbered_lines: bool = False
+    splittable: bool = False
+    envelope_field: str = ""
+    sniff: str = ""
+    sniff_rank: int = 20
+    export_owner: str = ""  # "module:function(entry) -> account id | None": whose export file this is
+    owner_beside: str = ""  # "module:function(path) -> account id | None": the same, for the CLI's files
+
+
+@dataclass(frozen=True)
+class WebhookSpec:
+    """How the platform signs, names and dates the deliveries it pushes (``crawl-assets webhooks serve``).
+
+    Only what the signature covers can be trusted against replays: a signed id field identifies a delivery
+    (else the hash of its body), a signed time field bounds its age (else there is no time to check).
+    """
+
+    header: str  # lower-case request header carrying the signature
+    prefix: str  # "sha1=" / "sha256="
+    digest: str  # hashlib name
+    secret: str = "WEBHOOK_SECRET"  # per-tenant secret variable: CRAWL_<PLATFORM>_<secret>[__TENANT[__NAME]]
+    topic_header: str = ""
+    delivery_header: str = ""
+    signed_id_field: str = ""
+    signed_time_field: str = ""
+    ignored_topics: frozenset[str] = frozenset({"ping"})
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A bundled sample export ``crawl-assets demo`` registers (``path`` under ``crawl_assets/sample_data``)."""
+
+    name: str
+    format: str
+    path: str
+
+
+@dataclass(frozen=True)
+class PullSpec:
+    """A pull-based REST source, wired without code of its own: the shared collector runs ``sync`` with a
+    client from ``client`` and stores raw batches of ``raw_format`` (``crawl_assets.sdk.sync``); the shared
+    resource (``crawl_assets.sdk.rest_resource``, key = the platform) holds ``CRAWL_<PLATFORM>_BASE_URL``,
+    the per-tenant secrets ``CRAWL_<PLATFORM>_<secret>[__TENANT[__NAME]]``, retries and the run budget.
+
+    - ``sync``: ``"module:function"``, ``sync(client, entry, state, store, budget) -> SyncResult``;
+    - ``raw_format``: the format of the raw batches it writes (one of the spec's formats);
+    - ``client``: ``"module:function"``, ``open_client(resource, entry) -> client`` (an ``HttpClient``); its
+      ``http`` is closed after the sync;
+    - ``secret``: the credential's variable suffix ("" = the API needs none).
+
+    A platform that still has a resource of its own (``SourceSpec.resource``) builds its client there.
+    """
+
+    sync: str
+    raw_format: str
+    client: str = ""
+    secret: str = ""
+
+
+@dataclass(frozen=True)
+class ReleaseTerms:
+    """What the platform's terms let a dataset release carry (``crawl_assets.release``): full records, or only
+    their ids (``ids_only``: recipients hydrate them under their own agreement), with a note for the publisher."""
+
+    ids_only: bool
+    note: str
+
+
+@dataclass(frozen=True)
+class DiscoverySpec:
+    """How a platform's records name other sources it could collect (``crawl-assets discover``): candidates a
+    person approves into the registry, never collected before that.
+
+    - ``references``: ``"module:function(row) -> iterable of (candidate, label, way)"``: the chats one record names
+      (``row``: a record's ``key``, ``created_at``, ``urls``, ``mentions`` and ``metadata`` as JSON text); ``way``
+      says how (``forward``, ``link``, ``mention``), ``self`` is the record's own chat;
+    - ``registered``: ``"module:function(identifier) -> candidate | None"``: the candidate a registry identifier is;
+    - ``identifier``: ``"module:function(candidate) -> identifier | None"``: the identifier an approval registers;
+    - ``kinds``: the kinds an approved candidate may be registered as (the first is the default).
+    """
+
+    references: str
+    registered: str
+    identifier: str
+    kinds: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """One source type (platform).
+
+    Names that Dagster keeps history under derive from ``platform`` and ``raw_asset`` (the asset keys
+    ``[platform, raw_asset]`` and ``[platform, normalized_records|relation_edges|search_index]``, partitions
+    ``{platform}_sources``, jobs ``{platform}_sync…``): never rename them once sources exist.
+    """
+
+    platform: str  # slug: asset key prefix, partitions "<platform>_sources", variables "CRAWL_<PLATFORM>_*"
+    description: str
+    raw_asset: str  # the raw asset's name, e.g. "hackernews_items_raw"
+    raw_description: str
+    kinds: tuple[str, ...]  # kinds it syncs live; EXPORT_FILE is allowed when export_formats is not empty
+    formats: tuple[FormatSpec, ...]
+    export_formats: tuple[str, ...] = ()  # formats an export file may hold; the first is the default
+    identifier_hints: Mapping[str, str] = field(default_factory=dict)  # kind -> what --identifier takes
+    persons: str = ""  # "module:attr" of its PersonIds (where its payloads name people; erasure uses it)
+    options_model: type[SourceOptions] = SourceOptions  # the registry options of its live kinds (default: none)
+    pull: PullSpec | None = None  # a pull-based REST source: collector and resource are the shared ones
+    live: str = ""  # "module:function": a live collector of its own (``crawl_assets.sdk.sync.LiveCollector``, plain)
+    resource: str = ""  # "module:factory" of a resource of its own, keyed by the platform (temporary)
+    webhook: WebhookSpec | None = None
+    max_runs_per_credential: int = 0  # runs of one credential at a time (0: no limit)
+    # "module:function", (entry, environ) -> the variables a live source of ``entry`` needs that are unset;
+    # "": a pull spec's ``secret`` is needed as CRAWL_<PLATFORM>_<secret>[__TENANT[__NAME]], else nothing
+    credentials: str = ""
+    edit_histories: bool = False  # records carry the ids of every version of a post (metadata edit_history_tweet_ids)
+    snowflake_author_ids: bool = False  # author ids are Snowflake ids: they carry the account's creation time
+    samples: tuple[Sample, ...] = ()
+    release_terms: ReleaseTerms | None = None  # None: released as ids only, with no note
+    discovery: DiscoverySpec | None = None  # the chats its records name become candidates (crawl-assets discover)
+
+    def has_resource(self) -> bool:
+        return bool(self.resource or self.pull)
+
+    def allowed_kinds(self) -> tuple[str, ...]:
+        return self.kinds + ((EXPORT_FILE,) if self.export_formats else ())
+
+    def register_hint(self) -> str:
+        """The command that registers a first source of this platform (its first live kind, else an export)."""
+        kind = self.allowed_kinds()[0]
+        hint = self.identifier_hints.get(kind) or (
+            "<export file> --option format=<format>" if kind == EXPORT_FILE else "<identifier>")
+        return (f"crawl-assets sources add --platform {self.platform} --kind {kind} --identifier {hint} "
+                "--name <name>")
+
+
+# -- the installed source types ---------------------------------------------------------------------------
 GROUP = "crawl_assets.sources"
 
 

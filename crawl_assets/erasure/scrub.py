@@ -19,7 +19,7 @@ from functools import cache
 from typing import Any
 
 from crawl_assets.core import catalog
-from crawl_assets.core.spec import resolve
+from crawl_assets.core.catalog import resolve
 from crawl_assets.normalize.persons import PersonIds
 
 ITEM_ID_KEYS = ("id", "id_str", "reviewId", "objectID")

@@ -1,7 +1,7 @@
 """Which database the Dagster instance uses, chosen by the environment, without importing Dagster.
 
 Postgres when ``DAGSTER_PG_URL`` or ``DAGSTER_PG_HOST`` is set, else SQLite under ``$DAGSTER_HOME/storage``.
-``instance.storage`` hands this choice to Dagster; the API's key store (``crawl_assets.api.keys``) puts its
+``instance.storage`` hands this choice to Dagster; the API's key store (``crawl_assets.api.access``) puts its
 table in the same database. Variables:
 
 - ``DAGSTER_PG_URL``: a full SQLAlchemy URL, e.g. ``postgresql+psycopg2://user:pw@host:5432/db``; or

@@ -2,7 +2,7 @@
 
     landing/{tenant}/{platform}/{source}/{YYYYMMDD}/{event_id}.json
 
-Each file is one envelope line (``crawl_assets.normalize.envelope.wrap_line``): the request body exactly
+Each file is one envelope line (``crawl_assets.normalize.build.wrap_line``): the request body exactly
 as received, plus when it arrived and the event's topic and delivery id. Event ids sort by arrival
 time, so a reader (the webhook sensor) keeps one cursor — the last id it handled — and lists only the
 days from the cursor's day on. Writes are atomic and never overwrite (a new id per request).
@@ -24,7 +24,7 @@ import orjson
 
 from crawl_assets.lake.layout import LANDING, source_dir
 from crawl_assets.lake.store import Lake
-from crawl_assets.normalize.envelope import wrap_line
+from crawl_assets.normalize.build import wrap_line
 from crawl_assets.core.private import FILE_MODE, make_dirs
 
 AREA = LANDING

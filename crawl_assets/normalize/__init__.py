@@ -17,9 +17,9 @@ _LAZY = {"get_normalizer", "normalize_stream", "normalize_documents", "Normalize
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        from crawl_assets.normalize import formats
+        from crawl_assets.normalize import reading
 
-        return getattr(formats, name)
+        return getattr(reading, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -40,6 +40,12 @@ def key_hashes(keys: list[str]) -> bytes:
     return b"".join([_blake2b(k.encode("utf-8", "surrogatepass"), digest_size=16).digest() for k in keys])
 
 
+def key_hash(key: str) -> int:
+    """A record key as a 64-bit number, for tallies of many keys held as arrays (8 bytes a key, not a Python
+    string each): the pipeline's ``KeyTally``, the relation tables, a release's counts. Any string."""
+    return int.from_bytes(_blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
+
 @dataclass(slots=True, frozen=True)
 class Block:
     """Observations added together: per observation a key hash, two times and two payloads.
@@ -56,7 +62,7 @@ class Block:
     side: bytes | bytearray
     side_ends: array
     unavailable: int = 0  # observations that a post is gone or hidden (X errors, deletion lines), for summaries
-    histories: tuple[list[str], ...] = ()  # edit histories seen (``normalize.edits``), joined after the run
+    histories: tuple[list[str], ...] = ()  # edit histories seen (``output.EditHistories``), joined after the run
 
     def __len__(self) -> int:
         return len(self.edited)

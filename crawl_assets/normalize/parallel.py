@@ -34,7 +34,10 @@ from crawl_assets.normalize.build import Item
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.dedupe import Block, BlockBuilder
 from crawl_assets.normalize.output import add_document
-from crawl_assets.normalize.reading import LongLine, decode_input, line_blocks, line_cap
+from crawl_assets.normalize.reading import (
+    LongLine, closing_rejection, decode_input, format_chosen_by_user, get_normalizer, line_blocks, line_cap,
+    long_line_rejections, normalize_input, opening_rejection,
+)
 from crawl_assets.schema.record import Rejection
 
 CHUNK_BYTES = 4 << 20
@@ -83,8 +86,6 @@ Chunk = bytes | tuple[int, int, int]
 
 
 def _work(task: tuple[str, str, NormalizeContext, int, Chunk, AddDocument]) -> Encoded:
-    from crawl_assets.normalize.formats import get_normalizer
-
     fmt, name, context, first_line, chunk, add = task
     blob = chunk if isinstance(chunk, bytes) else _pread(*chunk)
     chunk_context = dataclasses.replace(context, first_line=first_line)
@@ -151,13 +152,6 @@ def normalize_encoded(
 ) -> Iterator[Encoded]:  # fmt: skip
     """Encoded records and rejections of one stream, in input order, on ``jobs`` processes for line formats;
     each record document goes into its block through ``add``."""
-    from crawl_assets.normalize.formats import (
-        closing_rejection,
-        format_chosen_by_user,
-        normalize_input,
-        opening_rejection,
-    )
-
     if jobs <= 1 or fmt not in splittable_formats():
         items = iter(normalize_input(fmt, stream, name=name, context=context, validate=False))
         while True:
@@ -181,8 +175,6 @@ def _pooled(fmt: str, stream: IO[bytes], name: str, context: NormalizeContext, j
             chunk_bytes: int, add: AddDocument, cap: int) -> Iterator[Encoded]:  # fmt: skip
     """``normalize_encoded`` of decoded content on ``jobs`` processes: chunks of whole lines (a line longer than
     ``cap`` is read through unkept and comes back as its rejection, in its place)."""
-    from crawl_assets.normalize.formats import long_line_rejections
-
     workers = jobs - 1
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     switch_interval = sys.getswitchinterval()

@@ -4,7 +4,7 @@ Used to say "this is a Telegram Desktop export, use --format telegram-export" in
 rejection per line when a file is normalized with the wrong format. Only unmistakable signatures count:
 when the head fits the requested format, or nothing clearly, the file is read as asked. Each format's
 signature is declared by its source type (``FormatSpec.sniff``, or ``envelope_field`` for the crawl
-envelopes of REST answers, ``crawl_assets.normalize.envelope``).
+envelopes of REST answers, ``crawl_assets.normalize.build``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from crawl_assets.core import catalog
-from crawl_assets.core.spec import FormatSpec, resolve
+from crawl_assets.core.catalog import FormatSpec, resolve
 
 _ENVELOPE = re.compile(rb'^\{\s*"crawl"\s*:\s*\{([^{}]*)\}')
 

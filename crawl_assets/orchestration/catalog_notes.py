@@ -16,7 +16,7 @@ import dagster as dg
 
 from crawl_assets import settings
 from crawl_assets.registry import RegistryFileError
-from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.registry.store import registry_view
 from crawl_assets.core import catalog
 
 

@@ -26,7 +26,7 @@ from crawl_assets.orchestration.assets import derived_steps, raw_step
 from crawl_assets.orchestration.monitoring.health import load_health, mark_pending
 from crawl_assets.orchestration.monitoring.partition_events import SyncFailure, plan_materialization, report_failure
 from crawl_assets.orchestration.run_names import BATCH_CONFIG_FIELD, PLATFORM_TAG, batch_op_name, sync_job_name
-from crawl_assets.orchestration.source_checks import evaluations
+from crawl_assets.orchestration.partition_state import evaluations
 from crawl_assets.orchestration.assets.chain import StepEnv, StepFn
 from crawl_assets.locks.shared import SourceBusy, source_lock
 
@@ -35,7 +35,7 @@ from crawl_assets.locks.shared import SourceBusy, source_lock
 def build_sync_job(platform: str, raw: dg.AssetsDefinition, *, include_index: bool = True) -> "dg.UnresolvedAssetJobDefinition":
     # enrichment assets (and the tenant-wide tables after them) are downstream too, but run by their own job
     # (crawl_assets.orchestration.assets.enrichment, enrichment_tenant)
-    # the checks are not planned: each step records its results on its source's partition (source_checks)
+    # the checks are not planned: each step records its results on its source's partition (partition_state)
     selection = (dg.AssetSelection.assets(raw).downstream()
                  - dg.AssetSelection.key_prefixes([platform, "enrichment"], ["enrichment"])).without_checks()
     name = sync_job_name(platform, include_index)

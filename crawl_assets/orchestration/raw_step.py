@@ -13,10 +13,10 @@ from typing import Any
 import dagster as dg
 
 from crawl_assets import settings
-from crawl_assets.core.spec import EXPORT_COLLECTOR, SourceSpec, resolve
+from crawl_assets.core.catalog import EXPORT_COLLECTOR, SourceSpec, resolve
 from crawl_assets.lake import RawBatch
 from crawl_assets.lake.layout import source_folders, sweep
-from crawl_assets.orchestration.checkpoints import CHECKPOINT_KEY, ObservationCheckpointer
+from crawl_assets.orchestration.partition_state import CHECKPOINT_KEY, ObservationCheckpointer
 from crawl_assets.orchestration.monitoring.health import load_health, mark_pending, record_success
 from crawl_assets.orchestration.monitoring.partition_events import SyncFailure, report_failure
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
@@ -25,7 +25,7 @@ from crawl_assets.registry import Registry, SourceEntry, SourceKind
 from crawl_assets.registry.models import redact_secrets
 from crawl_assets.locks.shared import SourceBusy, source_lock
 from crawl_assets.scheduling.policy import SourceHealth
-from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.registry.store import registry_view
 from crawl_assets.sdk.errors import PauseSource, RetryLater
 from crawl_assets.sdk.sync import Collected, CollectEnv, LiveCollector
 from crawl_assets.sdk.exports import export_fingerprint

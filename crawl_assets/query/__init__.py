@@ -2,7 +2,7 @@
 answer with.
 
 - ``filters.RecordFilter`` / ``scoped_query``: one tenant's filter, the base of every query
-- ``pages``: search pages and their cursors; ``conversations``: a record and its thread
+- ``conversations``: a record and its thread (the API's paged search and its cursors: ``api.pages``)
 - ``aggregations``, ``trends``, ``profiles``, ``networks``: counts, timelines, rising words, authors, graphs
 - ``exports`` (the plan: snapshot and pages) → ``export_formats`` (its encoders: JSON lines, CSV, Parquet, XLSX)
 - ``graph_formats``: GEXF, GraphML, CSV; ``csv_cells``, ``xlsx``, ``arrow_columns``: the cell encoders

@@ -18,7 +18,7 @@ from pydantic_core import PydanticCustomError
 
 from crawl_assets.core import catalog, names
 from crawl_assets.core.display import shown
-from crawl_assets.core.spec import EXPORT_FILE
+from crawl_assets.core.catalog import EXPORT_FILE
 
 # Each pattern runs on at most SCAN_LIMIT characters and is written so that it cannot backtrack: repeats are
 # possessive (``++``, ``{n,}+``: never given back, safe because the next literal is outside the repeated class)

@@ -5,116 +5,48 @@ Edits go through ruamel.yaml's round-trip mode so the comments and order a user 
 (``registry.storage``); a registry remembers the version it was read at and ``save`` refuses to overwrite
 another one (``RegistryConflict``); ``update_registry`` re-reads and redoes its change then.
 
-The registry's text is cut at its entries (``EntryTexts``), so that an edit rewrites only the entry it changes.
-Reading 20,000 entries with ruamel's round-trip loader to pause one of them took 40 s; the fast loader already
-knows where each item of the ``sources`` block sequence starts and ends, so an edit re-reads (with ruamel, comments
-kept) and re-writes only its own entry, and leaves every other byte as it was. Each rewritten entry is read back
-by the fast loader and must give exactly the data meant; whatever cannot be cut or checked so goes through the
-round-trip loader whole, as before.
+The registry's text is cut at its entries (``yaml_safe.EntryTexts``), so that an edit rewrites only the entry
+it changes.
+
+``registry_view``: the cached, read-only view sensors, runs and the webhook receiver read. It is parsed as above
+(``parse_registry``) and validated by the same validation (``registry.validate``; an entry whose text is unchanged
+since the last read is not validated again), cached by file size and mtime in memory and, on the single-machine
+SQLite default, as JSON under ``$DAGSTER_HOME/cache`` (a new run process skips the YAML parse; the cached entries
+go through the same validation again, so the cache never holds anything the file itself could not). With the
+instance on Postgres a local disk keeps nothing of ours: no file cache then. A registry in S3 or Postgres is asked
+on every call whether it changed since the version held in memory (a conditional GET, a version comparison in
+SQL); the memory only spares the parse of an unchanged one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
-import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError, YAMLError as RoundTripError
+from ruamel.yaml.error import YAMLError
 
+from crawl_assets import settings
 from crawl_assets.core.display import shown
+from crawl_assets.core.private import make_dirs, open_new
+from crawl_assets.instance import db as instance_db
 from crawl_assets.registry.models import SourceEntry, SourceStatus, redact_secrets
 from crawl_assets.registry.storage import RegistryConflict, is_remote, storage_of
-from crawl_assets.registry.validate import (EntryError, RegistryFileError, anchors_refused, tenant_clashes,
-                                            validate_indexed)
-from crawl_assets.registry.yaml_safe import AnchorRefused, Lines, Unusual, fast_load, roundtrip
+from crawl_assets.registry.validate import (EntryError, RegistryFileError, anchors_refused, read_registry_bytes,
+                                            tenant_clashes, validate_entries, validate_indexed)
+from crawl_assets.registry.yaml_safe import AnchorRefused, EntryTexts, Unusual, fast_load, roundtrip
 
-_WRAP = "sources:\n"
-# line ends libyaml counts (CR alone, NEL, LS, PS) or str.splitlines does (VT, FF, FS, GS, RS) beside LF and CRLF
-_OTHER_BREAKS = re.compile(r"\r(?!\n)|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-
-
-@dataclass
-class EntryTexts:
-    head: str  # up to the first entry
-    items: list[str]  # each entry's lines, with the comments and blank lines after it up to the next entry
-    tail: str  # after the last entry's last line with content
-    dash: int  # column of the entries' '-'
-    column: int  # column of their content
-
-    @classmethod
-    def cut(cls, text: str, lines: Lines) -> EntryTexts | None:
-        """The cut of ``text`` (read by :func:`fast_load` into ``lines``), or None when its layout is unusual:
-        no block ``sources`` list or no entry yet, entries not each on their own lines after a '-' at one column,
-        line breaks other than LF and CRLF."""
-        if not lines.sources_block or not lines.items or _OTHER_BREAKS.search(text):
-            return None
-        rows = text.splitlines(keepends=True)  # on LF and CRLF only, the others being absent
-        column = lines.items[0][2]
-        dash = rows[lines.items[0][0]].find("-")
-        lead = " " * dash + "-" + " " * (column - dash - 1)
-        starts = [first for first, _, _ in lines.items]
-        if dash < 0 or any(col != column or not rows[first].startswith(lead) for first, _, col in lines.items) \
-                or starts != sorted(set(starts)):
-            return None
-        last = lines.items[-1][1]
-        items = ["".join(rows[a:b]) for a, b in zip(starts, starts[1:])] + ["".join(rows[starts[-1]:last + 1])]
-        return cls("".join(rows[:starts[0]]), items, "".join(rows[last + 1:]), dash, column)
-
-    def text(self) -> str:
-        return self.head + "".join(self.items) + self.tail
-
-    def new_item(self, data: dict[str, Any]) -> str | None:
-        """``data`` as one more item, or None when it would not read back as ``data``."""
-        out = io.StringIO()
-        roundtrip().dump(data, out)
-        rows = out.getvalue().splitlines(keepends=True)
-        lead = " " * self.dash + "-" + " " * (self.column - self.dash - 1)
-        item = lead + rows[0] + "".join(" " * self.column + row if row.strip() else row for row in rows[1:])
-        return item if _reads_as(item, data) else None
-
-    def append(self, item: str) -> None:
-        if self.items and not self.items[-1].endswith("\n"):
-            self.items[-1] += "\n"
-        self.items.append(item)
-
-    def changed_item(self, index: int, change: Callable[[Any], None], plain: Callable[[Any], Any]) -> str | None:
-        """Item ``index`` read by ruamel (its comments kept), changed by ``change`` and written again; None when
-        the result would not read back as the changed entry."""
-        y = roundtrip()
-        y.indent(mapping=2, sequence=self.column, offset=self.dash)
-        try:
-            doc = y.load(_WRAP + self.items[index])
-        except (RoundTripError, AnchorRefused):
-            return None
-        if not isinstance(doc, dict) or not isinstance(doc.get("sources"), list) or len(doc["sources"]) != 1:
-            return None
-        change(doc["sources"][0])
-        out = io.StringIO()
-        y.dump(doc, out)
-        text = out.getvalue()
-        if not text.startswith(_WRAP):
-            return None
-        item = text[len(_WRAP):]
-        return item if _reads_as(item, plain(doc["sources"][0])) else None
-
-
-def _reads_as(item: str, data: Any) -> bool:
-    """Whether ``item``, as an entry of the ``sources`` list, reads back as exactly ``data``."""
-    try:
-        doc, _ = fast_load((_WRAP + item).encode("utf-8"))
-    except (yaml.YAMLError, AnchorRefused, Unusual):
-        return False
-    return isinstance(doc, dict) and doc.get("sources") == [data] and repr(doc["sources"][0]) == repr(data)
-
-
-__all__ = ["EntryError", "Registry", "RegistryConflict", "RegistryFileError", "load_registry", "update_registry"]
+__all__ = ["EntryError", "Registry", "RegistryConflict", "RegistryFileError", "load_registry", "registry_view",
+           "update_registry"]
 UPDATE_ATTEMPTS = 20
 
 
@@ -362,3 +294,103 @@ def _parse_roundtrip(reg: Registry, text: str) -> Registry:
     kept, reg.errors = validate_indexed(reg.path, [_plain(r) for r in raws], locate)
     _fill(reg, len(raws), kept)
     return reg
+
+
+# -- the cached read-only view ------------------------------------------------------------------------------
+_cache: dict[Path | str, tuple[tuple[int, int] | str, Registry, dict[str, SourceEntry]]] = {}
+_lock = threading.Lock()
+
+
+def _fingerprint(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def _parse(path: Path | str, data: bytes, version: str = "") -> Registry:
+    """The registry read once (``parse_registry``: libyaml's events, lines kept for errors), kept read-only."""
+    reg = parse_registry(Registry(path=path, version=version), data)
+    reg._text = reg._source = reg._doc = None  # the cache holds entries, not the text
+    return reg
+
+
+def _validated(path: Path | str, raws: list) -> Registry:
+    entries, errors = validate_entries(path, raws, lambda index, loc: None)
+    if errors:  # the same errors, with line numbers
+        return _parse(path, read_registry_bytes(Path(path)))
+    return Registry(path=path, entries=entries)
+
+
+def _remote_view(location: str) -> tuple[Registry, dict[str, SourceEntry]]:
+    with _lock:
+        hit = _cache.get(location)
+    snap = storage_of(location).read_if_changed(str(hit[0]) if hit is not None else "")
+    if snap is None and hit is not None:
+        return hit[1], hit[2]
+    assert snap is not None
+    reg = Registry(path=location) if snap.data is None else _parse(location, snap.data, snap.version)
+    by_key = reg.by_key()
+    with _lock:
+        _cache[location] = (snap.version, reg, by_key)
+    return reg, by_key
+
+
+def registry_view(path: str | os.PathLike[str]) -> tuple[Registry, dict[str, SourceEntry]]:
+    """The registry at ``path`` and its entries by key, re-read only when the file changed.
+
+    Treat both as read-only; edit through ``update_registry``. A missing file is an empty registry.
+    """
+    if is_remote(path):
+        return _remote_view(str(path))
+    p = Path(path).resolve()
+    if not p.exists():
+        return Registry(path=p), {}
+    fp = _fingerprint(p)
+    with _lock:
+        hit = _cache.get(p)
+        if hit is not None and hit[0] == fp:
+            return hit[1], hit[2]
+    reg = _load_snapshot(p, fp)
+    if reg is None:
+        reg = _parse(p, read_registry_bytes(p))
+        if not reg.errors:
+            _save_snapshot(p, fp, reg)
+    by_key = reg.by_key()
+    with _lock:
+        _cache[p] = (fp, reg, by_key)
+    return reg, by_key
+
+
+def _snapshot_path(path: Path) -> Path | None:
+    if instance_db.postgres_configured():
+        return None
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:16]
+    return settings.dagster_home() / "cache" / f"registry-{digest}.json"
+
+
+def _load_snapshot(path: Path, fp: tuple[int, int]) -> Registry | None:
+    """The cached entries, validated again like the file's; None when missing, stale or not ours."""
+    snap_path = _snapshot_path(path)
+    if snap_path is None:
+        return None
+    try:
+        with snap_path.open("rb") as fh:
+            snap = orjson.loads(fh.read())
+        if not isinstance(snap, dict) or tuple(snap.get("fingerprint") or ()) != fp or not isinstance(snap.get("entries"), list):
+            return None
+        return _validated(path, snap["entries"])
+    except (OSError, orjson.JSONDecodeError, RegistryFileError, TypeError):
+        return None
+
+
+def _save_snapshot(path: Path, fp: tuple[int, int], reg: Registry) -> None:
+    snap = _snapshot_path(path)
+    if snap is None:
+        return
+    try:
+        make_dirs(snap.parent)
+        tmp = snap.with_suffix(f".{os.getpid()}.tmp")
+        with open_new(tmp) as fh:  # the entries: as private as the registry
+            fh.write(orjson.dumps({"fingerprint": list(fp), "entries": [e.model_dump(mode="json") for e in reg.entries]}))
+        os.replace(tmp, snap)
+    except OSError:
+        pass  # a cache only

@@ -33,7 +33,7 @@ from crawl_assets.erasure.log import erasure_key, subject_digest
 from crawl_assets.erasure.scrub import persons_of
 from crawl_assets.lake import Lake, layout
 from crawl_assets.lake.tables import EDGES_SCHEMA, RECORDS_SCHEMA
-from crawl_assets.normalize.key_hash import key_hash
+from crawl_assets.normalize.dedupe import key_hash
 from crawl_assets.pipeline.reader import latest_batches
 from crawl_assets.pipeline.relate.tables import TABLE as EDGES_TABLE
 from crawl_assets.pipeline.version import NORMALIZER_VERSION

@@ -4,7 +4,7 @@ records, or only their ids ("dehydrated"). A platform that declares nothing is r
 from __future__ import annotations
 
 from crawl_assets.core import catalog
-from crawl_assets.core.spec import ReleaseTerms
+from crawl_assets.core.catalog import ReleaseTerms
 
 UNKNOWN = ReleaseTerms(True, "No terms declared for this platform: released as ids only.")
 

@@ -1,6 +1,6 @@
-"""What every source type builds on: one HTTP kit (``http``: the request loop, ``errors``: what can go wrong
-and how an API's answers are sorted, as data; ``ratelimit``: pacing strategies; ``bounded``: capped reads); the
-shared collector (``pull``, ``sync``); export files and id lists under the tenant's import root (``exports``,
+"""What every source type builds on: one HTTP kit (``http``: the request loop, its pacing strategies and capped
+reads; ``errors``: what can go wrong and how an API's answers are sorted, as data); the shared collector
+(``sync``); export files and id lists under the tenant's import root (``exports``,
 ``id_lists``); per-tenant secrets (``tenant_secrets``) and the REST resource built from a ``PullSpec``
 (``rest_resource``).
 

@@ -17,7 +17,7 @@ import dagster as dg
 from pydantic import Field
 
 from crawl_assets import settings
-from crawl_assets.core.spec import SourceSpec, resolve
+from crawl_assets.core.catalog import SourceSpec, resolve
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.sync import Budget
 from crawl_assets.sdk.http import RetrySettings

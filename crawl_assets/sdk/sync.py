@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Generic, Protocol, TypeVar
 
-from crawl_assets.core.spec import SourceSpec, resolve
+from crawl_assets.core.catalog import SourceSpec, resolve
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
 from crawl_assets.registry import SourceEntry

@@ -49,7 +49,7 @@ from crawl_assets.lake.landing import claim_delivery, land_event, release_delive
 from crawl_assets.core.names import env_part
 from crawl_assets.registry import RegistryFileError, SourceEntry
 from crawl_assets.registry.storage import is_remote
-from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.registry.store import registry_view
 from crawl_assets.sdk.tenant_secrets import (MissingCredential, TenantSecret, pick_secret, plain,
                                                  secrets_from_env)
 from crawl_assets.webhooks.signatures import SCHEMES, Scheme, delivery_key, sign, signed_time, verify

@@ -54,7 +54,7 @@ def build_world(es_url: str, base: Path) -> World:
     import dagster as dg
 
     from crawl_assets import settings
-    from crawl_assets.api.keys import KeyStore
+    from crawl_assets.api.access import KeyStore
     from crawl_assets.cli.demo import QUIET, register_samples
     from crawl_assets.definitions import build_definitions
     from crawl_assets.registry import load_registry
@@ -114,7 +114,7 @@ def async_twin(es: object):  # noqa: ANN201
 
 def make_client(world: World, es: Elasticsearch | None = None, **app_options) -> TestClient:  # noqa: ANN003
     from crawl_assets.api.app import create_app
-    from crawl_assets.api.keys import KeyStore
+    from crawl_assets.api.access import KeyStore
 
     from crawl_assets.lake import Lake
 

@@ -44,7 +44,7 @@ def test_a_bad_parameter_is_a_400_that_names_it(api, world, path: str, params: d
 
 
 def test_missing_unknown_malformed_and_revoked_keys_are_401(api, world) -> None:
-    from crawl_assets.api.keys import KeyStore
+    from crawl_assets.api.access import KeyStore
 
     assert api.get("/v1/search").status_code == 401
     assert api.get("/v1/search", headers={"Authorization": "Bearer nope"}).status_code == 401

@@ -12,7 +12,7 @@ from schemathesis.core.failures import AcceptedNegativeData, FailureGroup
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
 from crawl_assets.api.app import create_app
-from crawl_assets.api.keys import KEY_RE, KeyStore
+from crawl_assets.api.access import KEY_RE, KeyStore
 from crawl_assets_tests.api.conftest import auth, make_client
 
 # The schema is read from the app at collection time; its collaborators (the session's node, the world's

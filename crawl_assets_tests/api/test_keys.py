@@ -45,7 +45,7 @@ def _lifecycle(env: dict[str, str], url: str) -> None:
     import hashlib
 
     assert hashlib.sha256(secret.encode()).hexdigest() in stored
-    from crawl_assets.api.keys import KeyStore
+    from crawl_assets.api.access import KeyStore
 
     store = KeyStore(url, cache_seconds=0)
     assert store.verify(key).tenant == "acme"

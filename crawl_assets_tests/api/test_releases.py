@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from crawl_assets.api.keys import KeyStore
+from crawl_assets.api.access import KeyStore
 from crawl_assets.query.filters import RecordFilter
 from crawl_assets.lake import Lake
 from crawl_assets.release import ReleaseQuery, create_release, verify_package

@@ -13,7 +13,7 @@ TENANT = "forum"
 
 @pytest.fixture(scope="module")
 def forum(world: World, tmp_path_factory: pytest.TempPathFactory):
-    from crawl_assets.api.keys import KeyStore
+    from crawl_assets.api.access import KeyStore
     from crawl_assets.index.bootstrap import setup_indices
     from crawl_assets.lake import Lake
     from crawl_assets.pipeline.index.pending import pending_records, scan_keys

@@ -113,7 +113,7 @@ def _run(base: Path, es_url: str, tenant: str, tracer: Tracer | None) -> int:
     from fastapi.testclient import TestClient
 
     from crawl_assets.api.app import create_app
-    from crawl_assets.api.keys import KeyStore
+    from crawl_assets.api.access import KeyStore
     from crawl_assets.core import catalog
     from crawl_assets.orchestration.assets import derived_assets, raw_asset
     from crawl_assets.orchestration.resources import LakeResource, RegistryResource

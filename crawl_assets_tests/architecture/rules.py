@@ -149,7 +149,7 @@ def renamed_class_imports() -> set[str]:
 
 
 def deletion_marker_spellings() -> set[str]:
-    """Product modules spelling the raw deletion line's marker (one constant, ``normalize/envelope.py: DELETED``)."""
+    """Product modules spelling the raw deletion line's marker (one constant, ``normalize/build.py: DELETED``)."""
     return {rel(path) for path in python_files("crawl_assets") if "crawl_assets.deleted" in _strings(_tree(path))}
 
 

@@ -14,7 +14,7 @@ MOVES = 1116
 def test_one_record_travels_through_few_files(tmp_path, es_cluster):
     journey, hits = trace(tmp_path, es_cluster.url)
     assert hits == 1, "the story is found through the API"
-    touched = {"sources/hackernews/normalize.py", "pipeline/relate/parts.py", "index/sink.py", "api/routes_records.py"}
+    touched = {"sources/hackernews/normalize.py", "pipeline/relate/parts.py", "index/sink.py", "api/app.py"}
     assert touched <= set(journey.entered), "the trace follows the record through every stage"
     others = {f for f in journey.entered if f.startswith("sources/") and f.count("/") > 1
               and not f.startswith("sources/hackernews/")}

@@ -18,7 +18,7 @@ from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
 from crawl_assets.cli.main import cli
 from crawl_assets.lake import Lake
 from crawl_assets.lake.landing import land_event, landed_events
-from crawl_assets.normalize.envelope import wrap_line
+from crawl_assets.normalize.build import wrap_line
 from crawl_assets_tests.standins.intercom_api import make_conversation
 
 SOURCE = "acme.intercom.support"

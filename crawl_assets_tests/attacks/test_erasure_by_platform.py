@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from crawl_assets import settings
 from crawl_assets.cli.main import cli
-from crawl_assets.normalize.envelope import wrap_line
+from crawl_assets.normalize.build import wrap_line
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch

@@ -16,8 +16,8 @@ import pytest
 from crawl_assets.core import names
 from crawl_assets.registry import RegistryFileError, SourceEntry, load_registry
 from crawl_assets.registry import models as detector
-from crawl_assets.scheduling import registry_view as view_module
-from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.registry import store as view_module
+from crawl_assets.registry.store import registry_view
 from crawl_assets.orchestration.raw_step import pause_source
 from crawl_assets_tests.fakes import (FAKE_AWS_KEY_ID, FAKE_GITLAB_TOKEN, FAKE_HEX64_KEY, FAKE_JWT, FAKE_JWT_SHORT,
                                       FAKE_URL_API_KEY, FAKE_X_BEARER)

@@ -11,7 +11,7 @@ import pytest
 
 from crawl_assets.core import catalog
 from crawl_assets.core.options import SourceOptions
-from crawl_assets.core.spec import EXPORT_FILE, SourceSpec, resolve
+from crawl_assets.core.catalog import EXPORT_FILE, SourceSpec, resolve
 
 SOURCES = Path(catalog.__file__).resolve().parents[1] / "sources"
 HEAVY = ("dagster", "httpx", "telethon", "pandas", "pyarrow", "elasticsearch", "fsspec", "sqlalchemy")

@@ -26,7 +26,7 @@ import pytest
 
 from crawl_assets.orchestration.assets import derived_assets, raw_asset
 from crawl_assets.orchestration.assets.enrichment import AUTOMATION_SENSOR
-from crawl_assets.orchestration.checkpoints import load_checkpoint
+from crawl_assets.orchestration.partition_state import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.orchestration.monitoring.health import load_health, save_health

@@ -83,7 +83,7 @@ def _through_the_api(es: EsTarget, tmp_path, tabriz: str, group_id: str) -> None
     from fastapi.testclient import TestClient
 
     from crawl_assets.api.app import create_app
-    from crawl_assets.api.keys import KeyStore
+    from crawl_assets.api.access import KeyStore
 
     store = KeyStore(f"sqlite:///{tmp_path / 'keys.db'}", cache_seconds=0)
     headers = {"Authorization": f"Bearer {store.create(es.tenant, 'places test')[1]}"}

@@ -78,7 +78,7 @@ def test_topics_and_entities_join_their_records(es: EsTarget, tmp_path):
 @pytest.fixture
 def api(es: EsTarget, tmp_path):
     from crawl_assets.api.app import create_app
-    from crawl_assets.api.keys import KeyStore
+    from crawl_assets.api.access import KeyStore
 
     store = KeyStore(f"sqlite:///{tmp_path / 'keys.db'}")
     keys = {t: store.create(t, "test")[1] for t in (es.tenant, f"{es.tenant}b")}

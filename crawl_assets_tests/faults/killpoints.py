@@ -80,8 +80,8 @@ SITES: dict[str, Site] = {
                            _file_path("/tables/normalized_records/")),
     "s3.marker_copied": Site("s3fs.core", "S3FileSystem._cp_file", "after", "index",
                              _contains(2, "path2", "/index_state/", ".done")),
-    "checkpoint.before_save": Site("crawl_assets.orchestration.checkpoints", "ObservationCheckpointer.save", "before", "lake"),
-    "checkpoint.saved": Site("crawl_assets.orchestration.checkpoints", "ObservationCheckpointer.save", "after", "lake"),
+    "checkpoint.before_save": Site("crawl_assets.orchestration.partition_state", "ObservationCheckpointer.save", "before", "lake"),
+    "checkpoint.saved": Site("crawl_assets.orchestration.partition_state", "ObservationCheckpointer.save", "after", "lake"),
     # normalization
     "normalize.start": Site("crawl_assets.pipeline.normalize.stage", "normalize_batch", "before", "normalize"),
     "normalize.done": Site("crawl_assets.pipeline.normalize.stage", "normalize_batch", "after", "normalize"),

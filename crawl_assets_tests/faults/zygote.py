@@ -20,7 +20,7 @@ def _preload() -> None:
 
     import crawl_assets.orchestration.assets  # noqa: F401
     import crawl_assets.index.sink  # noqa: F401
-    import crawl_assets.normalize.formats  # noqa: F401
+    import crawl_assets.normalize.reading  # noqa: F401
     import crawl_assets.orchestration.resources  # noqa: F401
     import crawl_assets.sources.telegram.collect  # noqa: F401
     import crawl_assets.sources.x.collect  # noqa: F401

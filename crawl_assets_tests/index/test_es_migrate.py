@@ -260,7 +260,7 @@ def test_indices_of_template_3_gain_word_forms_by_reindex_while_search_keeps_ans
     maps it in place and names the ``_source`` difference; ``es reindex`` computes it for every document it copies,
     and the search finds every form of a word from then on, without missing what it found before meanwhile."""
     from crawl_assets.query.filters import RecordFilter
-    from crawl_assets.query.pages import search_page
+    from crawl_assets.api.pages import search_page
 
     put_older_template(es, json.loads(V3.read_text("utf-8")))
     texts = ["کتاب تازه", f"کتاب{ZWNJ}هایمان را آوردیم", "کتابهای قدیمی", "باران آمد"]

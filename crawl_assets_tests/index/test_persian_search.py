@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from crawl_assets.query.filters import RecordFilter
-from crawl_assets.query.pages import search_page
+from crawl_assets.api.pages import search_page
 from crawl_assets.index.sink import index_documents
 from crawl_assets_tests.index.conftest import EsTarget
 from crawl_assets_tests.index.docs import record

@@ -11,7 +11,7 @@ import dagster as dg
 import pytest
 
 from crawl_assets.orchestration.assets import derived_assets, raw_asset
-from crawl_assets.orchestration.checkpoints import load_checkpoint
+from crawl_assets.orchestration.partition_state import load_checkpoint
 from crawl_assets.orchestration.jobs import build_batch_job
 from crawl_assets.orchestration.monitoring.health import load_health, record_failure, record_success
 from crawl_assets.registry import load_registry

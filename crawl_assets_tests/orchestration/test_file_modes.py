@@ -48,7 +48,7 @@ def test_a_sync_writes_its_lake_and_registry_files_owner_only(tmp_path, instance
 
 
 def test_the_api_database_is_owner_only_and_holds_no_signing_secret(isolated_env, loose_umask, monkeypatch):
-    from crawl_assets.api.keys import KeyStore, meta_table
+    from crawl_assets.api.access import KeyStore, meta_table
 
     old = KeyStore()
     with old.engine.begin() as conn:  # what an earlier version stored: the secret in clear in the database

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from crawl_assets.orchestration.checkpoints import CHECKPOINT_KEY, PAGE, load_checkpoint
+from crawl_assets.orchestration.partition_state import CHECKPOINT_KEY, PAGE, load_checkpoint
 from crawl_assets.orchestration.monitoring.partition_events import FAILURE_KEY, SyncFailure
 
 RAW = dg.AssetKey(["x", "x_posts_raw"])

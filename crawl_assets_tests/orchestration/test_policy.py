@@ -125,7 +125,7 @@ def test_plan_never_requests_a_source_twice_or_an_ineligible_one(specs, slots):
 
 def test_fast_registry_view_reads_like_the_round_trip_loader(tmp_path, isolated_env):
     from crawl_assets.registry import load_registry
-    from crawl_assets.scheduling.registry_view import registry_view
+    from crawl_assets.registry.store import registry_view
 
     path = tmp_path / "sources.yaml"
     # export files: their options (beyond format) are not a typed model, so every scalar reaches the entry as parsed

@@ -11,7 +11,7 @@ from ruamel.yaml.composer import Composer
 from crawl_assets.registry import SourceEntry, SourceStatus, load_registry, update_registry
 from crawl_assets.registry.models import SourceEntry as Model
 from crawl_assets.registry.store import Registry, _parse_roundtrip, parse_registry
-from crawl_assets.scheduling import registry_view as view_module
+from crawl_assets.registry import store as view_module
 
 N = 300
 

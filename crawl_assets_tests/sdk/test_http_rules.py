@@ -12,8 +12,7 @@ import orjson
 import pytest
 
 from crawl_assets.sdk.errors import BadRequest, PermanentError, RateLimitWait, TransientError
-from crawl_assets.sdk.http import HttpClient, RetrySettings
-from crawl_assets.sdk.ratelimit import RateHeaders
+from crawl_assets.sdk.http import HttpClient, RateHeaders, RetrySettings
 from crawl_assets.sources.x.client import XClient, XRetrySettings
 
 T0 = 1_700_000_000.0

@@ -13,7 +13,7 @@ import pytest
 from crawl_assets import settings
 from crawl_assets.registry import RegistryConflict, RegistryFileError, SourceEntry, SourceStatus, load_registry, update_registry
 from crawl_assets.registry.storage import TABLE, storage_of
-from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.registry.store import registry_view
 from crawl_assets_tests.shared.s3_server import BUCKET
 
 BACKENDS = ["file", "s3", "postgres"]
@@ -149,7 +149,7 @@ def test_an_alias_bomb_in_any_store_is_refused_by_every_reader(location, monkeyp
     """Issue 30, item 1: the bytes of an S3 object or a Postgres row go through the same loaders as a file's."""
     from ruamel.yaml.composer import Composer
 
-    from crawl_assets.scheduling import registry_view as view_module
+    from crawl_assets.registry import store as view_module
     from crawl_assets_tests.attacks.test_registry_attacks import named_alias_bomb
 
     monkeypatch.setattr(Composer, "return_alias", lambda self, node: pytest.fail("an alias was composed"))

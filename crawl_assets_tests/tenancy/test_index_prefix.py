@@ -15,7 +15,7 @@ from crawl_assets.index.erasure import erase_documents
 from crawl_assets.query.filters import RecordFilter
 from crawl_assets.index.naming import (FAMILIES, family_alias, index_name, index_pattern, parse_index, read_alias,
                                        template_name)
-from crawl_assets.query.pages import search_page
+from crawl_assets.api.pages import search_page
 from crawl_assets.index.sink import index_documents
 from crawl_assets.settings import Settings
 from crawl_assets_tests.es_node.inspect import wipe

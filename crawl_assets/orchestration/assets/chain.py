@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 from crawl_assets.core import catalog
 from crawl_assets.lake import Lake
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
-from crawl_assets.orchestration.source_checks import materialize_with_checks, source_check
+from crawl_assets.orchestration.partition_state import materialize_with_checks, source_check
 from crawl_assets.pipeline.index import MISSING_CLUSTER
 from crawl_assets.pipeline.normalize.batch import MAX_REJECTED_SHARE, TABLE as RECORDS
 from crawl_assets.pipeline.normalize.stage import run_normalize

@@ -6,7 +6,7 @@ import dagster as dg
 
 from crawl_assets.core import catalog
 from crawl_assets.core.display import shown
-from crawl_assets.core.spec import resolve
+from crawl_assets.core.catalog import resolve
 from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS
 

@@ -19,7 +19,7 @@ import dagster as dg
 
 from crawl_assets.orchestration.monitoring.status import FAILURE_STREAK, source_statuses
 from crawl_assets.orchestration.resources import RegistryResource
-from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.registry.store import registry_view
 from crawl_assets import settings
 
 EXAMPLES = 20

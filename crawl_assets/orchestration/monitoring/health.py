@@ -3,7 +3,7 @@
 One small JSON value per source in our own table of the instance's database
 (``crawl_source_health``, below), so the scheduler reads the state of thousands of sources in a
 few queries, and every kind of run (sensor batch, single retry, UI backfill, CLI) updates it through the
-raw asset. The checkpoint itself stays with the asset (``crawl_assets.orchestration.checkpoints``); this is scheduling state.
+raw asset. The checkpoint itself stays with the asset (``crawl_assets.orchestration.partition_state``); this is scheduling state.
 
 Earlier versions kept these values in Dagster's daemon cursor store under ``crawl_assets/health/<key>``. A
 source with no row yet is looked up there once per process (public ``RunStorage.get_cursor_values``) and

@@ -12,7 +12,7 @@ ends (failed), and one that succeeds is Materialized as before.
 
 Each failure is also recorded as an ``AssetObservation`` of the partition (:func:`report_failure`): the
 partition's detail then shows the reason, the failed run (a link) and, for a paused source, the pause
-reason. Checkpoints are observations of the raw partition too; ``crawl_assets.orchestration.checkpoints`` reads past
+reason. Checkpoints are observations of the raw partition too; ``crawl_assets.orchestration.partition_state`` reads past
 failure observations to the latest checkpoint.
 """
 

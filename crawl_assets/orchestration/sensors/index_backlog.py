@@ -20,7 +20,7 @@ from crawl_assets import settings
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.orchestration.resources import LakeResource, RegistryResource
 from crawl_assets.pipeline.index.pending import pending_parts
-from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.registry.store import registry_view
 
 NAME = "index_backlog_sensor"
 SOURCES_PER_TICK = 500  # index markers listed per tick (one folder listing per source)

@@ -15,7 +15,7 @@ from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets import settings
 from crawl_assets.registry import Registry, RegistryFileError
 from crawl_assets.orchestration.resources import RegistryResource
-from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.registry.store import registry_view
 
 
 def partition_changes(

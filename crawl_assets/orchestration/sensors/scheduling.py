@@ -25,7 +25,7 @@ from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.registry import Registry, RegistryFileError, SourceEntry
 from crawl_assets.orchestration.resources import RegistryResource
 from crawl_assets.scheduling.policy import Plan, plan_tick, window_slice
-from crawl_assets.scheduling.registry_view import registry_view
+from crawl_assets.registry.store import registry_view
 from crawl_assets.orchestration.monitoring.inflight import in_flight
 from crawl_assets.sdk.exports import export_fingerprint
 

@@ -14,7 +14,7 @@ from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_t
 from crawl_assets.normalize import NormalizeContext
 from crawl_assets.normalize.build import CONTEXT_MISSING
 from crawl_assets.normalize.dedupe import Deduper
-from crawl_assets.normalize.edits import EditHistories
+from crawl_assets.normalize.output import EditHistories
 from crawl_assets.normalize.parallel import auto_jobs, normalize_encoded
 from crawl_assets.pipeline.normalize.part import (KeyTally, add_row, earlier_versions, resolved, rows_table,
                                                  stored_histories)

@@ -17,7 +17,7 @@ exactly, by reading the written part's key column back only when two hashes are 
 given keys are among them.
 
 Edited X posts across raw batches: the version records an earlier part holds are marked superseded
-when a later batch brings a newer version (``crawl_assets.normalize.edits`` resolves within a batch).
+when a later batch brings a newer version (``crawl_assets.normalize.output.EditHistories`` resolves within a batch).
 """
 
 from __future__ import annotations
@@ -38,10 +38,8 @@ from pyarrow import json as pa_json
 from crawl_assets.core import catalog
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.tables import JSON_COLUMNS, LIST_COLUMNS, RECORDS_SCHEMA, arrow_to_records, records_to_arrow
-from crawl_assets.normalize.dedupe import BlockBuilder
-from crawl_assets.normalize.edits import FIELD, EditHistories
-from crawl_assets.normalize.key_hash import key_hash
-from crawl_assets.normalize.output import commit_document, record_line
+from crawl_assets.normalize.dedupe import BlockBuilder, key_hash
+from crawl_assets.normalize.output import FIELD, EditHistories, commit_document, record_line
 
 _encode_into = msgspec.json.Encoder().encode_into
 # orjson writes UTC datetimes with "Z" (as msgspec does in record lines), so a JSON column holds the same

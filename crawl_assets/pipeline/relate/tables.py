@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
 from crawl_assets.normalize.edges import Summaries, is_superseded
-from crawl_assets.normalize.key_hash import key_hash
+from crawl_assets.normalize.dedupe import key_hash
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
 from crawl_assets.lake.tables import EDGES_SCHEMA
 from crawl_assets.pipeline.relate.parts import latest_masks, part_edge_batches

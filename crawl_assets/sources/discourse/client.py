@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from crawl_assets.sdk.http import HttpClient, Page, RetrySettings, new_http_client
-from crawl_assets.sdk.ratelimit import RateHeaders
+from crawl_assets.sdk.http import HttpClient, Page, RateHeaders, RetrySettings, new_http_client
 
 POSTS = "posts"
 TOPIC = "topic"

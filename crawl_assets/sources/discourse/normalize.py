@@ -29,13 +29,13 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from crawl_assets.normalize.build import (
-    CONTEXT_MISSING, Batch, InputError, Item, as_dict, as_id, as_list, media_doc, opt_int, opt_str, parse_instant,
+    CONTEXT_MISSING, Batch, InputError, Item, as_dict, as_id, as_list, crawl_field, media_doc, normalize_envelopes,
+    opt_int, opt_str, parse_instant,
 )  # fmt: skip
 from crawl_assets.normalize.damage import with_flag
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.text import fold_tag, html_text, unique
-from crawl_assets.normalize.envelope import crawl_field, normalize_envelopes
 
 PERSONS = PersonIds(  # a post's author is its user_id (one forum's); topics list participants and posters
     owner_keys=("user_id",), containers=("participants", "users"), per_site=True,

@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 
 from crawl_assets.core.options import AtLeast, Flag, OptionalText, SourceOptions
-from crawl_assets.core.spec import FormatSpec, PullSpec, ReleaseTerms, SourceSpec, WebhookSpec
+from crawl_assets.core.catalog import FormatSpec, PullSpec, ReleaseTerms, SourceSpec, WebhookSpec
 from crawl_assets.core.names import secret_variable
 
 

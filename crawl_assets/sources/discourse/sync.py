@@ -32,7 +32,7 @@ from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.discourse.client import IDS_PER_REQUEST, DiscourseClient, forum_host
 from crawl_assets.sources.discourse.normalize import ACTION_POST_TYPES, quote_targets, reply_target
 from crawl_assets.sources.discourse.spec import DiscourseOptions
-from crawl_assets.normalize.envelope import wrap_line
+from crawl_assets.normalize.build import wrap_line
 from crawl_assets.sdk.sync import Budget, PageBuffer, StoreBatch, SyncResult, SyncStats, begin, require_kind
 from crawl_assets.sdk.errors import PermanentError, TransientError
 from crawl_assets.sdk.http import Page

@@ -15,7 +15,7 @@ import orjson
 
 from crawl_assets.core import catalog
 from crawl_assets.core.display import shown
-from crawl_assets.core.spec import resolve
+from crawl_assets.core.catalog import resolve
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.lake.layout import new_batch_id
 from crawl_assets.normalize.context import normalize_options

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crawl_assets.sdk.http import HttpClient, Page, RetrySettings, new_http_client
-from crawl_assets.sdk.ratelimit import RateHeaders
+from crawl_assets.sdk.http import HttpClient, Page, RateHeaders, RetrySettings, new_http_client
 
 DEFAULT_BASE_URL = "https://hn.algolia.com"
 SEARCH = "search_by_date"

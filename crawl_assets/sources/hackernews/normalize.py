@@ -18,12 +18,11 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from crawl_assets.normalize.build import (
-    Batch, InputError, Item, as_id, as_list, from_unix, opt_int, opt_str, parse_instant,
+    Batch, InputError, Item, as_id, as_list, from_unix, normalize_envelopes, opt_int, opt_str, parse_instant,
 )  # fmt: skip
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.text import html_text, unique
-from crawl_assets.normalize.envelope import normalize_envelopes
 
 PERSONS = PersonIds(owner_keys=("author",))  # Algolia hits name their author by username, the author_id
 

@@ -1,7 +1,7 @@
 """Hacker News: stories and comments matching a search (public Algolia HN API)."""
 
 from crawl_assets.core.options import AtLeast, Clamped, SourceOptions, TextOr
-from crawl_assets.core.spec import FormatSpec, PullSpec, ReleaseTerms, SourceSpec
+from crawl_assets.core.catalog import FormatSpec, PullSpec, ReleaseTerms, SourceSpec
 
 
 class HackerNewsOptions(SourceOptions):

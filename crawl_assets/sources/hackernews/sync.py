@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from crawl_assets.registry import SourceEntry
-from crawl_assets.normalize.envelope import wrap_line
+from crawl_assets.normalize.build import wrap_line
 from crawl_assets.sources.hackernews.client import HackerNewsClient
 from crawl_assets.sources.hackernews.spec import HackerNewsOptions
 from crawl_assets.sdk.sync import Budget, StoreBatch, SyncResult, begin, require_kind

@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import IO, Any
 
-from crawl_assets.normalize.build import Batch, InputError, Item, as_dict, as_id, as_list, from_unix, media_doc, opt_int, opt_str
+from crawl_assets.normalize.build import (
+    Batch, InputError, Item, as_dict, as_id, as_list, crawl_field, from_unix, media_doc, normalize_envelopes, opt_int,
+    opt_str,
+)
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
-from crawl_assets.normalize.envelope import crawl_field, normalize_envelopes
 from crawl_assets.normalize.text import html_text, unique
 
 PERSONS = PersonIds(  # author_id = "{author.type}:{author.id}"; contacts and teammates are people (before 2.0:

@@ -1,7 +1,7 @@
 """Intercom: conversations of a workspace through the REST API; each part is a record."""
 
 from crawl_assets.core.options import AtLeast, Clamped, SourceOptions
-from crawl_assets.core.spec import FormatSpec, PullSpec, ReleaseTerms, SourceSpec, WebhookSpec
+from crawl_assets.core.catalog import FormatSpec, PullSpec, ReleaseTerms, SourceSpec, WebhookSpec
 
 
 class IntercomOptions(SourceOptions):

@@ -22,7 +22,7 @@ from crawl_assets.registry import SourceEntry
 from crawl_assets.sources.intercom.spec import IntercomOptions
 from crawl_assets.sources.intercom.client import IntercomClient
 from crawl_assets.sdk.sync import Budget, StoreBatch, SyncResult, begin, require_kind
-from crawl_assets.normalize.envelope import wrap_line
+from crawl_assets.normalize.build import wrap_line
 from crawl_assets.sdk.errors import PermanentError, TransientError
 
 RAW_FORMAT = "intercom"

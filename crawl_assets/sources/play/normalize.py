@@ -20,11 +20,13 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from crawl_assets.normalize.build import Batch, InputError, Item, as_dict, as_id, as_list, from_unix, opt_int, opt_str, parse_instant
+from crawl_assets.normalize.build import (
+    Batch, InputError, Item, as_dict, as_id, as_list, crawl_field, from_unix, normalize_envelopes, opt_int, opt_str,
+    parse_instant,
+)
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.reading import LongLine, Prefixed, capped_text_lines, line_cap
-from crawl_assets.normalize.envelope import crawl_field, normalize_envelopes
 
 # Reviews carry no stable author id (only authorName): erase a reviewer with --author-name. Developer replies
 # (author_id "developer:<package>") are the app owner's, not a person's: erase them with --source.

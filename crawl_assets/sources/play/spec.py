@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 from crawl_assets.core.options import AtLeast, Clamped, OptionalText, PositiveOr, SourceOptions
-from crawl_assets.core.spec import FormatSpec, PullSpec, ReleaseTerms, SourceSpec
+from crawl_assets.core.catalog import FormatSpec, PullSpec, ReleaseTerms, SourceSpec
 
 WINDOW_DAYS = 7.0  # reviews.list returns the reviews created or modified in about the last week
 

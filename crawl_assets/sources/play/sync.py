@@ -20,7 +20,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from crawl_assets.registry import SourceEntry
-from crawl_assets.normalize.envelope import wrap_line
+from crawl_assets.normalize.build import wrap_line
 from crawl_assets.sources.play.client import PlayClient
 from crawl_assets.sources.play.spec import PlayOptions
 from crawl_assets.sdk.sync import Budget, StoreBatch, SyncResult, begin, require_kind

@@ -20,10 +20,9 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import IO, Any
 
-from crawl_assets.normalize.envelope import DELETED
 from crawl_assets.normalize.build import (
-    SERVICE_MESSAGE, Batch, InputError, Item, as_dict, as_id, as_list, iter_json_lines, media_doc, opt_int, opt_str,
-    parse_instant,
+    DELETED, SERVICE_MESSAGE, Batch, InputError, Item, as_dict, as_id, as_list, iter_json_lines, media_doc, opt_int,
+    opt_str, parse_instant,
 )  # fmt: skip
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import IO, Any
 
-from crawl_assets.normalize.build import SERVICE_MESSAGE, Batch, InputError, Item, media_doc, parse_instant
+from crawl_assets.normalize.build import (
+    SERVICE_MESSAGE, Batch, InputError, Item, crawl_field, media_doc, normalize_envelopes, parse_instant,
+)
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.text import fold_tag, unique
-from crawl_assets.normalize.envelope import crawl_field, normalize_envelopes
 from crawl_assets.sources.telegram.normalize_peers import message_key
 from crawl_assets.sources.telegram.web_page import WebMessage, parse_page
 

@@ -24,7 +24,7 @@ import orjson
 from telethon.tl import TLObject, types
 from telethon.tl.tlobject import _json_default
 
-from crawl_assets.normalize.envelope import DELETED
+from crawl_assets.normalize.build import DELETED
 from crawl_assets.sources.telegram.state import Peer
 
 

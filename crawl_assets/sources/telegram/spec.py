@@ -1,7 +1,7 @@
 """Telegram: channels and groups through Telethon (MTProto), and Telegram Desktop exports."""
 
 from crawl_assets.core.options import Flag, PositiveOr, SourceOptions
-from crawl_assets.core.spec import DiscoverySpec, FormatSpec, ReleaseTerms, Sample, SourceSpec
+from crawl_assets.core.catalog import DiscoverySpec, FormatSpec, ReleaseTerms, Sample, SourceSpec
 
 
 class TelegramOptions(SourceOptions):

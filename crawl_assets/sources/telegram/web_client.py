@@ -16,8 +16,7 @@ from typing import Any
 import httpx
 
 from crawl_assets.sdk.errors import ErrorRules
-from crawl_assets.sdk.http import HttpClient, Page, RetrySettings, new_http_client
-from crawl_assets.sdk.ratelimit import HeaderBudget, Pacing, RateHeaders
+from crawl_assets.sdk.http import HeaderBudget, HttpClient, Pacing, Page, RateHeaders, RetrySettings, new_http_client
 from crawl_assets.sources.telegram.tme_links import is_username
 
 DEFAULT_BASE_URL = "https://t.me"

@@ -24,8 +24,8 @@ from typing import Any
 
 import orjson
 
-from crawl_assets.normalize.envelope import wrap_line
-from crawl_assets.core.spec import PullSpec, resolve
+from crawl_assets.normalize.build import wrap_line
+from crawl_assets.core.catalog import PullSpec, resolve
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.errors import PermanentError, SourceConfigError
 from crawl_assets.sdk.http import Page

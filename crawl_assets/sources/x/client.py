@@ -13,9 +13,8 @@ from typing import Any, ClassVar
 import httpx
 
 from crawl_assets.sdk.errors import ErrorRules, TransientError
-from crawl_assets.sdk.http import HttpClient, Page, RetrySettings
+from crawl_assets.sdk.http import EndpointWindows, HttpClient, Page, Pacing, RateHeaders, RetrySettings
 from crawl_assets.sdk.http import new_http_client as _new_http_client
-from crawl_assets.sdk.ratelimit import EndpointWindows, Pacing, RateHeaders
 from crawl_assets.sources.x.fields import post_params
 from crawl_assets.sources.x.rules import X_RULES, resource_failure
 

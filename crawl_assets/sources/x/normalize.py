@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from crawl_assets.normalize.envelope import DELETED
 from crawl_assets.normalize.build import (
-    GUARDED, Batch, InputError, Item, as_dict, as_id, iter_json_lines, media_doc, opt_str, parse_instant, parse_json,
+    DELETED, GUARDED, Batch, InputError, Item, as_dict, as_id, iter_json_lines, media_doc, opt_str, parse_instant,
+    parse_json,
 )  # fmt: skip
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds

@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 
 from crawl_assets.core.options import AtLeast, Flag, OneOf, OptionalText, SourceOptions
-from crawl_assets.core.spec import FormatSpec, ReleaseTerms, Sample, SourceSpec
+from crawl_assets.core.catalog import FormatSpec, ReleaseTerms, Sample, SourceSpec
 from crawl_assets.core.names import secret_variable
 
 TOKEN_BASE = "CRAWL_X_BEARER_TOKEN"  # the app-only bearer token, per tenant and credential name

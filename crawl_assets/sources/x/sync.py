@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from crawl_assets.normalize.envelope import DELETED
+from crawl_assets.normalize.build import DELETED
 from crawl_assets.registry import SourceEntry, SourceKind
 from crawl_assets.sdk.http import Page
 from crawl_assets.sdk.sync import Budget, PageBuffer, StoreBatch, SyncResult

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from crawl_assets.orchestration.checkpoints import load_checkpoint
+from crawl_assets.orchestration.partition_state import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.normalize import NormalizeContext, normalize_stream
 from crawl_assets.registry import load_registry

@@ -8,7 +8,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from crawl_assets.orchestration.checkpoints import load_checkpoint
+from crawl_assets.orchestration.partition_state import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.registry import SourceStatus, load_registry, update_registry
 from crawl_assets.orchestration.resources import LakeResource, RegistryResource

@@ -7,7 +7,7 @@ import dagster as dg
 import orjson
 import pytest
 
-from crawl_assets.orchestration.checkpoints import load_checkpoint
+from crawl_assets.orchestration.partition_state import load_checkpoint
 from crawl_assets.lake import Lake
 from crawl_assets.registry import load_registry
 from crawl_assets.orchestration.resources import LakeResource, RegistryResource
