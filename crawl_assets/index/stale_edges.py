@@ -16,7 +16,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from crawl_assets.index.arrow_documents import EDGE_FIELDS
+from crawl_assets.index.documents import EDGE_FIELDS
 from crawl_assets.index.naming import read_alias
 
 _CHUNK = 100  # records per search (a record has few edges; a fuller group is split)

@@ -288,7 +288,7 @@ def test_an_index_whose_lemmas_another_lemmatizer_made_is_named_for_a_reindex_th
         es: EsTarget, tmp_path: Path) -> None:
     """A lemmatizer change (its declared ``LEMMA_VERSION``) leaves documents with the old ``text_lemma``: ``es setup``
     names the index, and ``es reindex`` recomputes every lemma and stamps the new generation."""
-    from crawl_assets.index.lemma_field import LEMMA_META
+    from crawl_assets.index.documents import LEMMA_META
     from crawl_assets.persian.lemma import LEMMA_VERSION
 
     setup_indices(es.client, [es.tenant])
