@@ -33,8 +33,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from crawl_assets.index.naming import RoutingError
-from crawl_assets.index.versioning import DELAY_BITS, EPOCH, MAX_DELAY, MAX_EDIT, _seconds
+from crawl_assets.index.naming import DELAY_BITS, EPOCH, MAX_DELAY, MAX_EDIT, RoutingError, _seconds
 from crawl_assets.lake.tables import JSON_COLUMNS, TIME_COLUMNS, arrow_to_records
 from crawl_assets.persian.lemma import lemma_text
 
