@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from crawl_assets.index.bootstrap import load_template, setup_indices, tenant_indices
-from crawl_assets.index.deadletter import read_file
+from crawl_assets.index.outcomes import read_file
 from crawl_assets.index.naming import index_name, read_alias, template_name, observation_version
 from crawl_assets.query.clauses import search_text
 from crawl_assets.index.reindex import ReindexResult, reindex

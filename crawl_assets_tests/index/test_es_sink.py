@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from crawl_assets.index.bootstrap import tenant_indices
-from crawl_assets.index.deadletter import pending_files, read_file
+from crawl_assets.index.outcomes import pending_files, read_file
 from crawl_assets.index.erasure import erase_documents
 from crawl_assets.index.naming import index_name, read_alias, observation_version
 from crawl_assets.index.replay import replay_deadletters
