@@ -78,8 +78,7 @@ def synthetic_records(n: int, tenant: str = "bench", pool: int = 4096) -> Iterat
 
 def helper_actions(n: int, tenant: str) -> Iterator[dict[str, Any]]:
     """The sink's writes as helper actions: month index, ``_id``, external version."""
-    from crawl_assets.index.naming import index_for
-    from crawl_assets.index.versioning import observation_version
+    from crawl_assets.index.naming import index_for, observation_version
 
     for doc in synthetic_records(n, tenant):
         yield {"_index": index_for("records", tenant, doc["created_at"]), "_id": doc["key"],

@@ -1,6 +1,6 @@
 """Bench: what ``text_lemma`` costs the index step, beside the same step without it.
 
-The index step builds each record's bulk document from Arrow (``index.arrow_documents.record_documents``,
+The index step builds each record's bulk document from Arrow (``index.documents.record_documents``,
 what ``pipeline/index_load.py`` sends); with the lemma field it also lemmatizes ``text_clean`` word by word
 (``persian.lemma``, one cache lookup per word already seen). Measured in this process, client side only
 (the node's indexing of one more whitespace-analyzed field is in ``bench/es_sink.py``'s node CPU):
@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-import crawl_assets.index.arrow_documents as arrow_documents  # noqa: E402
+import crawl_assets.index.documents as documents  # noqa: E402
 from crawl_assets.lake.tables import records_to_arrow  # noqa: E402
 from crawl_assets.persian import lemma as lemma_module  # noqa: E402
 from es_sink import synthetic_records  # noqa: E402  bench/es_sink.py
@@ -66,12 +66,12 @@ def batches(n: int, size: int) -> list[Any]:
 
 @contextmanager
 def no_lemmas():
-    saved = arrow_documents.lemmas_of
-    arrow_documents.lemmas_of = lambda *_: None  # the counterfactual: the same step less the field
+    saved = documents.lemmas_of
+    documents.lemmas_of = lambda *_: None  # the counterfactual: the same step less the field
     try:
         yield
     finally:
-        arrow_documents.lemmas_of = saved
+        documents.lemmas_of = saved
 
 
 def clear_caches() -> None:
@@ -83,7 +83,7 @@ def clear_caches() -> None:
 def one_run(parts: list[Any]) -> tuple[float, int]:
     start, size = time.perf_counter(), 0
     for batch in parts:
-        encoded = arrow_documents.record_documents(batch, "bench")
+        encoded = documents.record_documents(batch, "bench")
         size += sum(len(s) for s in encoded.sources)
     return time.perf_counter() - start, size
 

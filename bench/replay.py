@@ -54,7 +54,7 @@ def read_back(client: Any, tenant: str, target: str) -> list[bytes]:
     from elasticsearch import helpers
 
     from crawl_assets.index.naming import logical_name
-    from crawl_assets.index.lemma_field import with_lemmas
+    from crawl_assets.index.documents import with_lemmas
     from crawl_assets.index.naming import index_prefix, read_alias
 
     lines = []

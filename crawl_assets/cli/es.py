@@ -21,11 +21,11 @@ from crawl_assets import settings
 from crawl_assets.cli.common import fail, open_registry, registry_option
 from crawl_assets.index.bootstrap import setup_indices
 from crawl_assets.index.client import CredentialsInUrl, build_client, client_settings_from_env
-from crawl_assets.index.deadletter import pending_files
-from crawl_assets.index.naming import FAMILIES, logical_name, parse_index
 from crawl_assets.index.legacy_names import MigrationError, migrate_legacy_indices
+from crawl_assets.index.naming import FAMILIES, logical_name, parse_index
+from crawl_assets.index.outcomes import pending_files
+from crawl_assets.index.readback import index_stats
 from crawl_assets.index.replay import replay_deadletters
-from crawl_assets.index.stats import index_stats
 
 url_option = click.option("--url", default=None, help="Cluster URL(s), comma-separated (default: $CRAWL_ES_URL).")
 lake_option = click.option("--lake", default=None, help="Lake root (default: $CRAWL_LAKE or $DAGSTER_HOME/lake).")

@@ -4,7 +4,7 @@ Entry points (import from the modules; this package re-exports nothing, so impor
 
 - ``sink.index_documents(client, docs, family=..., tenant=..., deadletter_root=..., run_id=...) -> SinkStats``
 - ``bootstrap.setup_indices(client, tenants, retention_months=None)`` (idempotent)
-- ``stats.count_documents(client, tenant, source=None, family="records", include_tombstones=False)``
+- ``readback.count_documents(client, tenant, source=None, family="records", include_tombstones=False)``
 - ``replay.replay_deadletters(client, lake_root, ...)``; ``erasure.erase_documents(client, tenant, ids)``
 - ``migrate.migrate_index`` (run by ``setup_indices``); ``reindex.reindex(client, logical, family, tenant)``
 - the read side (queries, the API's answers, exports) is ``crawl_assets.query``

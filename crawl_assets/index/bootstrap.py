@@ -18,7 +18,7 @@ from elasticsearch import BadRequestError, Elasticsearch, NotFoundError
 
 from crawl_assets.index.naming import (FAMILIES, MONTHLY, by_logical, check_tenant, family_alias, index_pattern,
                                       parse_physical, read_alias, template_name)
-from crawl_assets.index.lemma_field import LEMMA_META
+from crawl_assets.index.documents import LEMMA_META
 from crawl_assets.index.migrate import MigrationReport, migrate_index
 from crawl_assets.persian.lemma import LEMMA_VERSION
 

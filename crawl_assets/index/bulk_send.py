@@ -15,11 +15,9 @@ from typing import Any
 from elastic_transport import TransportError
 from elasticsearch import ApiError, Elasticsearch
 
-from crawl_assets.index.deadletter import DeadLetterWriter
-from crawl_assets.index.documents import unpack
-from crawl_assets.index.lemma_field import without_lemmas
+from crawl_assets.index.documents import unpack, without_lemmas
+from crawl_assets.index.outcomes import DeadLetterWriter, SinkStats
 from crawl_assets.index.refusals import BULK_FILTER_PATH, backoff, item_outcome, request_failure, write_blocked
-from crawl_assets.index.sink_stats import SinkStats
 
 log = logging.getLogger("crawl_assets.index.sink")
 

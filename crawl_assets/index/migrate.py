@@ -17,7 +17,7 @@ from typing import Any
 
 from elasticsearch import BadRequestError, Elasticsearch, NotFoundError
 
-from crawl_assets.index.lemma_field import FIELD, LEMMA_META
+from crawl_assets.index.documents import LEMMA_FIELD, LEMMA_META
 from crawl_assets.persian.lemma import LEMMA_VERSION
 
 DYNAMIC_SETTINGS = ("refresh_interval", "mapping.total_fields.limit")
@@ -157,7 +157,7 @@ def migrate_index(client: Elasticsearch, index: str, family: str, tenant: str, t
         made_by = (mapping.get("_meta") or {}).get(LEMMA_META)
         if made_by != LEMMA_VERSION:
             report.needs_reindex.append(Incompatible(
-                index, family, tenant, FIELD, f"made by lemmatizer {made_by or 'of before 2026.12.4'}, this one is "
+                index, family, tenant, LEMMA_FIELD, f"made by lemmatizer {made_by or 'of before 2026.12.4'}, this one is "
                 f"{LEMMA_VERSION}: a reindex recomputes it"))
     applied = []
     report.needs_reindex += [Incompatible(index, family, tenant, path, "mapped by the index, no longer by the template")

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from elasticsearch import Elasticsearch
 
 from crawl_assets.index.naming import by_logical, family_alias, generation, physical_name, read_alias
-from crawl_assets.index.lemma_field import with_lemmas
+from crawl_assets.index.documents import with_lemmas
 from crawl_assets.index.scan import copy_documents
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
-from crawl_assets.index.deadletter import BadLine, mark_replayed, pending_files, read_file
+from crawl_assets.index.outcomes import BadLine, mark_replayed, pending_files, read_file
 from crawl_assets.index.sink import BulkSink, SinkStats
 
 

@@ -48,15 +48,13 @@ from elastic_transport import TransportError
 from elasticsearch import ApiError, Elasticsearch
 
 from crawl_assets.index import bootstrap
-from crawl_assets.index.arrow_documents import Encoded, iter_fast
 from crawl_assets.index.bulk_send import BulkBody, BulkSender, SendPool
-from crawl_assets.index.deadletter import DeadLetterWriter
-from crawl_assets.index.documents import action_head, document_id, edge_id, prepared_line, source_bytes
-from crawl_assets.index.lemma_field import with_lemmas
-from crawl_assets.index.naming import MONTHLY, RoutingError, check_family, check_tenant, index_name, month_of
+from crawl_assets.index.documents import (Encoded, action_head, document_id, edge_id, iter_fast, prepared_line,
+                                         source_bytes, with_lemmas)
+from crawl_assets.index.naming import (MONTHLY, RoutingError, check_family, check_tenant, index_name, month_of,
+                                      observation_version)
+from crawl_assets.index.outcomes import DeadLetterWriter, SinkStats
 from crawl_assets.index.refusals import write_blocked
-from crawl_assets.index.sink_stats import SinkStats
-from crawl_assets.index.versioning import observation_version
 
 __all__ = ["BulkSink", "MiB", "SendPool", "SinkAborted", "SinkStats", "document_id", "edge_id", "index_documents",
            "write_blocked"]

@@ -17,7 +17,7 @@ from elasticsearch import Elasticsearch, NotFoundError
 
 from crawl_assets.query import steps
 from crawl_assets.query.filters import RecordFilter, scoped_query
-from crawl_assets.index.lemma_field import group_forms
+from crawl_assets.index.documents import group_forms
 from crawl_assets.index.naming import parse_instant, read_alias
 from crawl_assets.persian import jalali
 

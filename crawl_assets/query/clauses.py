@@ -22,7 +22,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from crawl_assets.index.lemma_field import FIELD as LEMMA_FIELD
+from crawl_assets.index.documents import LEMMA_FIELD
 from crawl_assets.index.naming import check_tenant, read_alias
 from crawl_assets.persian.lemma import lemma_text
 

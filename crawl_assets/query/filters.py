@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Literal, get_args
 
-from crawl_assets.index.lemma_field import FIELD as LEMMA_FIELD
+from crawl_assets.index.documents import LEMMA_FIELD
 from crawl_assets.index.naming import check_tenant
 from crawl_assets.query.clauses import TEXT_FIELDS, author_query
 from crawl_assets.persian.lemma import query_lemmas

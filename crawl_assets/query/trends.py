@@ -34,7 +34,7 @@ from elasticsearch import Elasticsearch
 
 from crawl_assets.query.aggregations import run
 from crawl_assets.query.filters import RecordFilter, scoped_query
-from crawl_assets.index.lemma_field import FIELD as LEMMA_FIELD, group_forms
+from crawl_assets.index.documents import LEMMA_FIELD, group_forms
 from crawl_assets.normalize.text import clean_text
 
 TREND_FIELDS = {"hashtags": "hashtags", "mentions": "mentions", "words": "text_clean"}

@@ -121,7 +121,7 @@ def _letters(lake: Lake) -> list[dict]:
 def test_erase_author_scrubs_dead_letter_files(synced, fault_proxy):
     """Documents the index refused are full copies in the lake's dead-letter files: erased there too,
     pending and already-replayed files alike; other people's letters stay for replay."""
-    from crawl_assets.index.deadletter import pending_files
+    from crawl_assets.index.outcomes import pending_files
     from crawl_assets.index.sink import index_documents
 
     es, _, lake = synced

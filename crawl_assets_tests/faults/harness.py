@@ -24,7 +24,7 @@ from elasticsearch import Elasticsearch
 
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.relate.tables import TABLE as EDGES_TABLE
-from crawl_assets.index.versioning import decompose, observation_version
+from crawl_assets.index.naming import decompose, observation_version
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.registry import SourceEntry, update_registry

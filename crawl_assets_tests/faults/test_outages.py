@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from crawl_assets.index.deadletter import iter_letters
+from crawl_assets.index.outcomes import iter_letters
 from crawl_assets.index.replay import replay_deadletters
 from crawl_assets_tests.faults.private_postgres import postgres_bin, private_postgres
 from crawl_assets_tests.faults.harness import TENANT, TG_KEY, X_KEY, Snapshot, SyncWorld, differences, take_snapshot

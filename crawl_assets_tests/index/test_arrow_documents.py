@@ -9,10 +9,9 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from crawl_assets.index.arrow_documents import edge_documents, instants, record_documents
-from crawl_assets.index.documents import document_id, edge_id, source_bytes
-from crawl_assets.index.lemma_field import with_lemmas
-from crawl_assets.index.versioning import observation_version
+from crawl_assets.index.documents import (document_id, edge_documents, edge_id, instants, record_documents,
+                                         source_bytes, with_lemmas)
+from crawl_assets.index.naming import observation_version
 from crawl_assets.lake.tables import EDGES_SCHEMA, arrow_to_records, records_to_arrow
 from crawl_assets_tests.index.docs import record
 

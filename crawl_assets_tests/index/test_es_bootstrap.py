@@ -9,8 +9,8 @@ import pytest
 
 from crawl_assets.index.bootstrap import expired_months, load_template, setup_indices, tenant_indices
 from crawl_assets.index.naming import FAMILIES, index_name, read_alias, template_name
+from crawl_assets.index.readback import count_documents, index_stats
 from crawl_assets.index.sink import index_documents
-from crawl_assets.index.stats import count_documents, index_stats
 from crawl_assets_tests.index.conftest import EsTarget
 from crawl_assets_tests.index.docs import record
 

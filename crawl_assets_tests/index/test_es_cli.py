@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from crawl_assets.cli.main import cli
-from crawl_assets.index.deadletter import pending_files
+from crawl_assets.index.outcomes import pending_files
 from crawl_assets.index.naming import index_name
 from crawl_assets.index.sink import index_documents
 from crawl_assets_tests.index.conftest import EsTarget

@@ -18,9 +18,8 @@ from pathlib import Path
 import pytest
 from elasticsearch import Elasticsearch
 
-from crawl_assets.index.naming import index_name, read_alias
+from crawl_assets.index.naming import index_name, read_alias, observation_version
 from crawl_assets.index.sink import BulkSink, MiB
-from crawl_assets.index.versioning import observation_version
 from crawl_assets_tests.es_node.cluster import RealCluster
 from crawl_assets_tests.es_node.fixtures import external_url, resource, start_or_skip
 from crawl_assets_tests.es_node.inspect import all_docs

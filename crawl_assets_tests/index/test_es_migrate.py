@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from crawl_assets.index.bootstrap import load_template, setup_indices, tenant_indices
-from crawl_assets.index.deadletter import read_file
-from crawl_assets.index.naming import index_name, read_alias, template_name
+from crawl_assets.index.naming import index_name, read_alias, template_name, observation_version
+from crawl_assets.index.outcomes import read_file
 from crawl_assets.query.clauses import search_text
+from crawl_assets.index.readback import count_documents, index_stats
 from crawl_assets.index.reindex import ReindexResult, reindex
 from crawl_assets.index.sink import BulkSink, index_documents
-from crawl_assets.index.stats import count_documents, index_stats
-from crawl_assets.index.versioning import observation_version
 from crawl_assets_tests.es_node.inspect import all_docs
 from crawl_assets_tests.index.conftest import EsTarget
 from crawl_assets_tests.index.docs import record
@@ -288,7 +287,7 @@ def test_an_index_whose_lemmas_another_lemmatizer_made_is_named_for_a_reindex_th
         es: EsTarget, tmp_path: Path) -> None:
     """A lemmatizer change (its declared ``LEMMA_VERSION``) leaves documents with the old ``text_lemma``: ``es setup``
     names the index, and ``es reindex`` recomputes every lemma and stamps the new generation."""
-    from crawl_assets.index.lemma_field import LEMMA_META
+    from crawl_assets.index.documents import LEMMA_META
     from crawl_assets.persian.lemma import LEMMA_VERSION
 
     setup_indices(es.client, [es.tenant])

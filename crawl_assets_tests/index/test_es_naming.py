@@ -8,14 +8,16 @@ from hypothesis import strategies as st
 
 from crawl_assets.index.naming import (
     RoutingError,
+    compose,
+    decompose,
     index_for,
     index_name,
     month_of,
+    observation_version,
     parse_index,
     parse_instant,
     read_alias,
 )
-from crawl_assets.index.versioning import compose, decompose, observation_version
 
 
 @pytest.mark.parametrize("value, month", [

@@ -15,13 +15,12 @@ import orjson
 import pytest
 
 from crawl_assets.index.bootstrap import tenant_indices
-from crawl_assets.index.deadletter import pending_files, read_file
 from crawl_assets.index.erasure import erase_documents
-from crawl_assets.index.naming import index_name, read_alias
+from crawl_assets.index.naming import index_name, read_alias, observation_version
+from crawl_assets.index.outcomes import pending_files, read_file
+from crawl_assets.index.readback import count_documents
 from crawl_assets.index.replay import replay_deadletters
 from crawl_assets.index.sink import BulkSink, SinkAborted, edge_id, index_documents
-from crawl_assets.index.stats import count_documents
-from crawl_assets.index.versioning import observation_version
 from crawl_assets.orchestration.resources import ElasticsearchResource
 from crawl_assets_tests.es_node.proxy import spawn
 from crawl_assets_tests.index.conftest import EsTarget

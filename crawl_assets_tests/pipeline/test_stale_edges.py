@@ -76,7 +76,7 @@ def test_edit_dropping_a_hashtag_and_a_mention_removes_their_edges(tmp_path, es_
 
         # The older observation's edges sent again (a backfill, another source holding the same message):
         # older version than the tombstones, so no-ops; the dropped edges stay dropped.
-        from crawl_assets.index.arrow_documents import edge_documents, record_versions
+        from crawl_assets.index.documents import edge_documents, record_versions
         from crawl_assets.index.sink import BulkSink
         from crawl_assets.pipeline.relate.parts import edges_of
         [(_, first_part), *_] = list(lake.read_parts("normalized_records", "acme", "telegram", SOURCE))

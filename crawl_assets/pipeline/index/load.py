@@ -23,9 +23,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from elasticsearch import Elasticsearch
 
-from crawl_assets.index.arrow_documents import EDGE_FIELDS, edge_documents, record_documents, record_versions
+from crawl_assets.index.documents import EDGE_FIELDS, edge_documents, record_documents, record_versions
+from crawl_assets.index.readback import stale_edge_tombstones
 from crawl_assets.index.sink import BulkSink, SendPool, SinkStats, close_together
-from crawl_assets.index.stale_edges import stale_edge_tombstones
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import TIME_COLUMNS
 from crawl_assets.pipeline.index.pending import Pending

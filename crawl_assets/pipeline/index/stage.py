@@ -7,7 +7,7 @@ With every part accounted for, nothing is sent and only the live documents are c
 """
 
 from crawl_assets.index.bootstrap import restore_refresh, setup_indices
-from crawl_assets.index.stats import count_documents
+from crawl_assets.index.readback import count_documents
 # looked up here at call time (fault-injection sites patch this module's names)
 from crawl_assets.pipeline.index.load import load
 from crawl_assets.pipeline.index.pending import live_key_count, marker_body, pending_parts, pending_records, scan_keys
