@@ -1,4 +1,4 @@
-"""Bench: the index load alone (``pipeline/index/load.py``) beside the replay ceiling, interleaved, on one warmed node.
+"""Bench: the index load alone (``pipeline/index/stage.py: load``) beside the replay ceiling, interleaved, on one warmed node.
 
 N generated X records (``bench/normalize.py``'s input) are normalized and related into a lake once; then, per
 repetition, each contender loads the pending parts into a fresh tenant (the index step's load, client CPU and
@@ -60,7 +60,7 @@ def load_once(client, lake, lake_tenant: str, source: str, tenant: str, tuning: 
     """The index step's load of every part of the lake's source into ``tenant``'s indices (the lake's parts are
     read as the step reads them; only the tenant written to differs)."""
     from crawl_assets.index.bootstrap import setup_indices
-    from crawl_assets.pipeline.index.load import load
+    from crawl_assets.pipeline.index.stage import load
     from crawl_assets.pipeline.index.pending import pending_parts, pending_records, scan_keys
     from replay import node_cpu_seconds
 
@@ -88,7 +88,7 @@ def load_once(client, lake, lake_tenant: str, source: str, tenant: str, tuning: 
 
 def _load_as(load, client, lake, lake_tenant, tenant, source, pending, seen, tuning):
     """``load`` writing to ``tenant``'s indices while reading the lake's ``lake_tenant`` parts."""
-    from crawl_assets.pipeline.index import load as module
+    from crawl_assets.pipeline.index import stage as module
 
     real = module.BulkSink
 

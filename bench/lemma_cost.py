@@ -1,7 +1,7 @@
 """Bench: what ``text_lemma`` costs the index step, beside the same step without it.
 
 The index step builds each record's bulk document from Arrow (``index.documents.record_documents``,
-what ``pipeline/index_load.py`` sends); with the lemma field it also lemmatizes ``text_clean`` word by word
+what ``pipeline/index/stage.py`` sends); with the lemma field it also lemmatizes ``text_clean`` word by word
 (``persian.lemma``, one cache lookup per word already seen). Measured in this process, client side only
 (the node's indexing of one more whitespace-analyzed field is in ``bench/es_sink.py``'s node CPU):
 

@@ -32,7 +32,7 @@ Deletions are not special: a record with ``deleted: true`` is indexed like any o
 carrying the newest edit time, wins over older snapshots.
 
 This module is the producer side; the in-flight side is ``bulk_send`` (the sink's base class), what each
-answer means is ``refusals`` (data), the lines themselves ``documents``, the figures ``sink_stats``.
+answer means is ``refusals`` (data), the lines themselves ``documents``, the figures and dead letters ``outcomes``.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class BulkSink(BulkSender):
             self._append(line)
 
     def add_encoded(self, encoded: Encoded) -> None:
-        """Queue a batch built by ``arrow_documents``: its fast rows as they are, the others through ``add``."""
+        """Queue a batch built by ``documents.record_documents`` or ``edge_documents``: its fast rows as they are, the others through ``add``."""
         if self._finished or self._fatal is not None or self.max_failures is not None:
             self._check_accepting()
         routes, heads, line = self._routes, self._head_of, prepared_line

@@ -1,5 +1,5 @@
 """The index stage (``stage.py``): what a source has not indexed yet (``pending.py``) and its load of records
-and edges into Elasticsearch (``load.py``). Light: the definitions import only this message."""
+and edges into Elasticsearch (``stage.py``). Light: the definitions import only this message."""
 
 MISSING_CLUSTER = (
     "no Elasticsearch cluster is configured: set CRAWL_ES_URL (e.g. http://localhost:9200; "

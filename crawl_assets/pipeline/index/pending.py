@@ -35,7 +35,7 @@ def pending_parts(lake: Lake, tenant: str, platform: str, source: str) -> tuple[
 
 @dataclass
 class Pending:
-    """The parts not indexed yet (``index_load`` streams them in record batches, never a whole part): per part,
+    """The parts not indexed yet (``stage.load`` streams them in record batches, never a whole part): per part,
     a mask of the rows that are their key's latest observation among the pending parts."""
 
     lake: Lake

@@ -4,17 +4,55 @@ Only normalized parts not yet indexed are sent (a marker per part in the lake's 
 after the sink accounted for every document), so a sync indexes what is new or changed. Writes are idempotent
 and order-safe (``_id`` = key, external versions), so re-sending after a crash converges to the same index.
 With every part accounted for, nothing is sent and only the live documents are counted (``mode: up_to_date``).
+
+The load (``load``): the pending records and the edges the relation step wrote for them, sent together.
+
+Records go a record batch at a time, their bulk lines built straight from Arrow (``index.documents``);
+after each batch, the edge file's row group of the same batch (the relation step writes one per record batch
+of ``BATCH_ROWS`` rows, read the same way here) goes to the edge sink with its records' versions: the two
+families are in flight at once, and neither the records nor the edges are ever held whole. An edge whose
+record is not in its batch's rows sent here (an edge file another layout wrote, or a key whose latest
+observation is in a later part) is resolved at the end from the parts' version columns. Records seen in
+earlier parts (``seen_before``) also get the edges that stayed in an earlier part's file (their edge fields did
+not change), and their stale edges become tombstones.
+
+A large load turns refresh off on the indices it writes and back on at the end (``BulkSink.relax_refresh``).
 """
 
-from crawl_assets.index.bootstrap import restore_refresh, setup_indices
-from crawl_assets.index.readback import count_documents
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from elasticsearch import Elasticsearch
+
 # looked up here at call time (fault-injection sites patch this module's names)
-from crawl_assets.pipeline.index.load import load
-from crawl_assets.pipeline.index.pending import live_key_count, marker_body, pending_parts, pending_records, scan_keys
-from crawl_assets.pipeline.normalize.batch import split_source_key
-from crawl_assets.pipeline.relate.stage import refresh_relations
+from crawl_assets.index.bootstrap import restore_refresh, setup_indices
+from crawl_assets.index.documents import EDGE_FIELDS, edge_documents, record_documents, record_versions
+from crawl_assets.index.readback import count_documents, stale_edge_tombstones
+from crawl_assets.index.sink import BulkSink, SendPool, SinkStats, close_together
+from crawl_assets.lake import Lake
+from crawl_assets.lake.tables import TIME_COLUMNS
 from crawl_assets.pipeline.index import MISSING_CLUSTER
+from crawl_assets.pipeline.index.pending import (Pending, live_key_count, marker_body, pending_parts, pending_records,
+                                                 scan_keys)
+from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.batch import split_source_key
+from crawl_assets.pipeline.relate.parts import BATCH_ROWS
+from crawl_assets.pipeline.relate.stage import refresh_relations
+from crawl_assets.pipeline.relate.tables import TABLE as EDGES_TABLE
 from crawl_assets.pipeline.stage import Check, StageContext, StageReport
+
+ENCODE_ROWS = 1_000  # rows encoded at once (their Python values are what the producer holds)
+RELAX_AT = 20_000  # records: a load at least this large turns the indices' refresh off while it runs
+# Bodies of 8 MiB; both families share 4 requests in flight and 2 queued bodies, so the node's write threads
+# always have the next body waiting, whichever family the producer is on
+SINK_TUNING = {"batch_bytes": 8 * 1024 * 1024, "concurrency": 4, "queue_batches": 2}
+VERSION_COLUMNS = ["key", *TIME_COLUMNS, "provenance"]
 
 
 def run_index(platform: str, ctx: StageContext) -> StageReport | None:
@@ -76,3 +114,150 @@ def index_checks(accounted: bool, dead_lettered: int, live: int, expected: int) 
         Check("no_unaccounted_failures", accounted, {"dead_lettered": dead_lettered}),
         Check("index_count_matches", live == expected, {"index": live, "normalized_live": expected}),
     ]
+
+
+@dataclass
+class Loaded:
+    """What one load sent: per family the sink's figures, the tombstones of stale edges, and how many edges
+    needed the slow path (their record was not in their batch)."""
+
+    records: SinkStats
+    edges: SinkStats
+    pruned: SinkStats
+    stale: int
+    resolved_late: int = 0
+    reobserved: dict[str, int] = field(default_factory=dict)
+
+
+class _Load:
+    def __init__(self, lake: Lake, tenant: str, platform: str, source: str, seen_before: Collection[str],
+                 records: BulkSink, edges: BulkSink) -> None:
+        self.lake, self.tenant, self.platform, self.source = lake, tenant, platform, source
+        self.seen_before = seen_before
+        self.records, self.edges = records, edges
+        self.reobserved: dict[str, int] = {}  # key seen in another part -> the version sent now
+        self.keep: dict[str, set[str]] = {}  # such a key -> its current edges' ids
+        self.late: list[tuple[str, int, np.ndarray]] = []  # (edge part, row group, rows) resolved at the end
+
+    def part(self, batch_id: str, path: str, mask: pa.Array) -> None:
+        """Send a part's chosen records, each batch followed by its edges."""
+        edge_path = self.lake.table_part(EDGES_TABLE, self.tenant, self.platform, self.source, batch_id)
+        groups = self.lake.iter_part_row_groups(edge_path, columns=list(EDGE_FIELDS))
+        offset = group_no = 0
+        for batch in self.lake.iter_part_batches(path, batch_size=BATCH_ROWS, use_threads=False):
+            rows = batch.filter(mask.slice(offset, batch.num_rows))
+            offset += batch.num_rows
+            versions: dict[str, int] = {}
+            for start in range(0, rows.num_rows, ENCODE_ROWS):  # a slice's Python values at a time
+                encoded = record_documents(rows.slice(start, ENCODE_ROWS), self.tenant)
+                self.records.add_encoded(encoded)
+                versions.update(zip(encoded.ids, encoded.versions))
+            if self.seen_before:
+                self.reobserved.update((k, v) for k, v in versions.items() if k in self.seen_before)
+            group = next(groups, None)
+            if group is not None:
+                self.send_edges(group, versions, edge_path, group_no)
+                group_no += 1
+        for group in groups:  # more row groups than record batches: another layout; resolved at the end
+            self.late.append((edge_path, group_no, np.arange(group.num_rows)))
+            group_no += 1
+
+    def send_edges(self, group: pa.Table, versions: dict[str, int], edge_path: str, group_no: int) -> None:
+        srcs = group.column("src").to_pylist()
+        found = [versions.get(s) for s in srcs]
+        missing = [i for i, v in enumerate(found) if v is None]
+        if missing:
+            self.late.append((edge_path, group_no, np.array(missing)))
+            keep = np.ones(len(srcs), dtype=bool)
+            keep[missing] = False
+            group, srcs = group.filter(pa.array(keep)), [s for s, k in zip(srcs, keep) if k]
+            found = [v for v in found if v is not None]
+        self.send(group, srcs, found)
+
+    def send(self, group: pa.Table, srcs: list[str], versions: list[int]) -> None:
+        encoded = edge_documents(group, versions)
+        self.edges.add_encoded(encoded)
+        if self.seen_before:
+            for src, edge in zip(srcs, encoded.ids):
+                if src in self.seen_before:
+                    self.keep.setdefault(src, set()).add(edge)
+
+    def resolve_late(self) -> int:
+        """Send the edges whose record was not in their batch, with the version of their key's latest
+        observation in any part. Returns how many were sent."""
+        if not self.late:
+            return 0
+        wanted = pa.array(sorted({s for path, group_no, rows in self.late
+                                  for s in self._group(path, group_no).column("src").take(pa.array(rows)).to_pylist()}),
+                          pa.string())
+        versions = latest_versions(self.lake, self.tenant, self.platform, self.source, wanted)
+        sent = 0
+        for path, group_no, rows in self.late:
+            group = self._group(path, group_no).take(pa.array(rows))
+            srcs = group.column("src").to_pylist()
+            known = [versions.get(s) is not None for s in srcs]
+            group = group.filter(pa.array(known))
+            srcs = [s for s, k in zip(srcs, known) if k]
+            self.send(group, srcs, [versions[s] for s in srcs])
+            sent += len(srcs)
+        return sent
+
+    def _group(self, path: str, group_no: int) -> pa.Table:
+        for i, group in enumerate(self.lake.iter_part_row_groups(path, columns=list(EDGE_FIELDS))):
+            if i == group_no:
+                return group
+        raise LookupError(f"{path} has no row group {group_no}")
+
+    def unchanged_edges(self, pending_ids: Collection[str]) -> None:
+        """Edges of records seen before whose edges stayed in an earlier part's file (their edge fields did
+        not change): sent again with the version sent now, and kept."""
+        left = pa.array(sorted(k for k in self.reobserved if k not in self.keep), pa.string())
+        if not len(left):
+            return
+        pending = set(pending_ids)
+        for _, table in self.lake.read_parts(EDGES_TABLE, self.tenant, self.platform, self.source,
+                                             columns=list(EDGE_FIELDS), include=lambda i: i not in pending):
+            hits = table.filter(pc.is_in(table.column("src"), value_set=left))
+            if hits.num_rows:
+                srcs = hits.column("src").to_pylist()
+                self.send(hits, srcs, [self.reobserved[s] for s in srcs])
+
+
+def latest_versions(lake: Lake, tenant: str, platform: str, source: str, keys: pa.Array) -> dict[str, int]:
+    """The version of each key's latest observation among all the source's parts (only rows of ``keys`` read
+    into Python)."""
+    out: dict[str, int] = {}
+    for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=VERSION_COLUMNS):
+        rows = table.filter(pc.is_in(table.column("key"), value_set=keys))
+        if rows.num_rows:
+            versions, usable = record_versions(rows)
+            out.update((k, int(v)) for k, v, ok in zip(rows.column("key").to_pylist(), versions, usable) if ok)
+    return out
+
+
+def load(client: Elasticsearch, lake: Lake, tenant: str, platform: str, source: str, pending: Pending,
+         seen_before: Collection[str], *, run_id: str | None, **tuning: Any) -> Loaded:
+    """Send ``pending`` (records and their edges), then prune the stale edges of records seen before."""
+    tuned = {**SINK_TUNING, **tuning}
+    pool = SendPool(tuned.pop("concurrency"), tuned.pop("queue_batches"))  # one pipe for both families
+    sinks = {"tenant": tenant, "deadletter_root": lake.root, "run_id": run_id, "pool": pool,
+             "relax_refresh": len(pending) >= RELAX_AT, **tuned}
+    records = BulkSink(client, family="records", **sinks)
+    edges = None
+    try:
+        edges = BulkSink(client, family="edges", **sinks)
+        work = _Load(lake, tenant, platform, source, set(seen_before), records, edges)
+        for batch_id, (path, mask) in zip(pending.ids, pending.parts):
+            work.part(batch_id, path, mask)
+        late = work.resolve_late()
+        work.unchanged_edges(pending.ids)
+    finally:  # both families' last bodies in flight at once, then one refresh
+        close_together([records] if edges is None else [records, edges])
+    stale = stale_edge_tombstones(client, tenant, work.reobserved, work.keep)
+    pruned = SinkStats()
+    if stale:
+        with BulkSink(client, family="edges", tenant=tenant, deadletter_root=lake.root, run_id=run_id) as prune:
+            for doc, version in stale:
+                prune.add(doc, version)
+        pruned = prune.stats
+    return Loaded(records.stats, edges.stats, pruned, len(stale), late, work.reobserved)
