@@ -315,8 +315,10 @@ class Lake(LakeAreas):
         pq.write_table(table, buf, compression="zstd")
         return self._write_atomic(relative, buf.getvalue(), overwrite=True)
 
-    def write_part_chunks(self, relative: str, chunks: Iterable[pa.Table], schema: pa.Schema, *, version: str) -> int:
-        """Write a derived Parquet part from a stream of tables (bounded memory); returns rows written."""
+    def write_part_chunks(self, relative: str, chunks: Iterable[pa.Table], schema: pa.Schema, *, version: str,
+                          statistics: list[str] | None = None) -> int:
+        """Write a derived Parquet part from a stream of tables (bounded memory), one row group per chunk, with
+        min/max statistics for the ``statistics`` column paths only (all by default); returns rows written."""
         schema = schema.with_metadata({**(schema.metadata or {}), b"crawl_assets.deriver": version.encode()})
         final = self.path(relative)
         parent = final.rsplit("/", 1)[0]
@@ -324,7 +326,8 @@ class Lake(LakeAreas):
         tmp = f"{parent}/{layout.temp_name()}"
         rows = 0
         try:
-            with self._create(tmp) as fh, pq.ParquetWriter(fh, schema, compression="zstd") as writer:
+            with self._create(tmp) as fh, pq.ParquetWriter(
+                    fh, schema, compression="zstd", write_statistics=True if statistics is None else statistics) as writer:
                 for chunk in chunks:
                     writer.write_table(chunk.replace_schema_metadata(schema.metadata))
                     rows += chunk.num_rows

@@ -30,6 +30,12 @@ RECORDS_SCHEMA = pa.schema(
     + [pa.field(c, pa.string()) for c in JSON_COLUMNS]
 )
 
+# the records columns a part keeps min/max statistics for: not the free text, URLs or JSON columns, whose values
+# readers never prune by and whose min/max (up to 4 KiB each, per row group) made the footer, held in memory
+# while a part is written or read, grow with the part
+RECORDS_STATISTICS = [*(c for c in STRING_COLUMNS if c not in ("text", "text_clean")), *TIME_COLUMNS, "deleted",
+                      "hashtags.list.element", "mentions.list.element"]
+
 EDGES_SCHEMA = pa.schema(
     [
         pa.field("type", pa.string()),

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import RECORDS_SCHEMA
 from crawl_assets.normalize.edges import Summaries
-from crawl_assets.pipeline.normalize.part import KeyTally
+from crawl_assets.pipeline.normalize.part import KeyTally, rows_with_keys
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.normalize.batch import normalize_batch
 from crawl_assets.pipeline.relate.parts import (
@@ -30,6 +30,7 @@ from crawl_assets.pipeline.relate.parts import (
     superseded,
 )
 from crawl_assets.pipeline.relate.tables import TABLE, write_relations
+from crawl_assets.sources.export_file.stats import export_record_stats
 from crawl_assets_tests.normalize.shapes import x_page, x_tweet
 from crawl_assets_tests.pipeline.lake_normalize import RawInput, write_batches
 
@@ -116,16 +117,24 @@ def _wide_rows(start: int, rows: int) -> pa.Table:
     return pa.table([pa.array(columns[c], schema.field(c).type) for c in READ_COLUMNS], schema=schema)
 
 
+WIDE_ROWS = 60 * 400  # a part of 60 row groups of 400 wide rows
+
+
+def _wide_part(root: Path) -> tuple[Lake, str, int]:
+    """(lake, batch id, bytes) of a records part of ``WIDE_ROWS`` wide rows (``_wide_rows``) in 60 row groups."""
+    lake = Lake(str(root))
+    batch_id = "20240502T110000000001Z-r1-0000"
+    part = lake.table_part(RECORDS_TABLE, TENANT, "x", SOURCE, batch_id)
+    lake.write_part_chunks(part, (_wide_rows(g * 400, 400) for g in range(60)),
+                           pa.schema([RECORDS_SCHEMA.field(c) for c in READ_COLUMNS]), version="v")
+    return lake, batch_id, os.path.getsize(lake.path(part))
+
+
 def test_a_parts_edges_are_read_holding_about_one_row_group(tmp_path: Path) -> None:
     """Read a record batch at a time, a part of 60 row groups costs the relation step well under a tenth of
     the part in Python memory (a pre-buffered Parquet read kept every column chunk it read until the end: the
     whole part, growing with it)."""
-    lake = Lake(str(tmp_path))
-    batch_id, groups, rows = "20240502T110000000001Z-r1-0000", 60, 400
-    part = lake.table_part(RECORDS_TABLE, TENANT, "x", SOURCE, batch_id)
-    lake.write_part_chunks(part, (_wide_rows(g * rows, rows) for g in range(groups)),
-                           pa.schema([RECORDS_SCHEMA.field(c) for c in READ_COLUMNS]), version="v")
-    size = os.path.getsize(lake.path(part))
+    lake, batch_id, size = _wide_part(tmp_path)
     list(part_edge_batches(lake, TENANT, "x", SOURCE, batch_id, None, Summaries()))  # imports are not the work
     tracemalloc.start()
     try:
@@ -134,6 +143,52 @@ def test_a_parts_edges_are_read_holding_about_one_row_group(tmp_path: Path) -> N
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert sum(n for _, n in done) == groups * rows
-    assert sum(e for e, _ in done) == groups * rows + groups * rows // 3  # a mention each, a reply every third
+    assert sum(n for _, n in done) == WIDE_ROWS
+    assert sum(e for e, _ in done) == WIDE_ROWS + WIDE_ROWS // 3  # a mention each, a reply every third
+    assert peak < 0.1 * size, (peak, size)
+
+
+def _export_count_peak(root: Path, tweets: int) -> tuple[int, dict]:
+    """Python memory at the peak of counting a stored export of ``tweets`` tweets (one process), and the counts."""
+    pages = [x_page(*[x_tweet(str(1_000_000 + n), f"post {n}") for n in range(start, min(start + 100, tweets))])
+             for start in range(0, tweets, 100)]
+    lake = write_batches(root, TENANT, "x", SOURCE, [RawInput("20240502T110000000001Z-r1-0000", "x-v2", pages)])
+    [batch] = lake.raw_batches(TENANT, "x", SOURCE)
+    export_record_stats(lake, batch, jobs=1)  # imports and first-use caches are not the work
+    tracemalloc.start()
+    try:
+        counts = export_record_stats(lake, batch, jobs=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak, counts
+
+
+def test_counting_an_export_holds_a_block_not_the_export(tmp_path: Path) -> None:
+    """Counting 4x more records costs well under 10 bytes a record more at the peak: the live records' key
+    hashes and times are spilled by bucket (holding 33 bytes a record, joined and copied, grew ~35 a record)."""
+    small, large = 5_000, 20_000
+    peak_small, counts_small = _export_count_peak(tmp_path / "small", small)
+    peak_large, counts_large = _export_count_peak(tmp_path / "large", large)
+    assert (counts_small["records_fetched"], counts_small["records_new"]) == (small, small)
+    assert (counts_large["records_fetched"], counts_large["records_new"], counts_large["records_updated"]) == (large, large, 0)
+    assert peak_large - peak_small < 10 * (large - small), (peak_small, peak_large)
+
+
+def test_rows_with_keys_reads_a_large_part_a_batch_at_a_time(tmp_path: Path) -> None:
+    """Looking up a few keys in an earlier part of 60 row groups returns their rows in part order and holds
+    well under a tenth of the part in Python memory (its key column as Python strings, or the part read whole,
+    grew with it)."""
+    lake, batch_id, size = _wide_part(tmp_path)
+    wanted = {"x:23999", "x:5", "x:absent"}
+    list(rows_with_keys(lake, RECORDS_TABLE, TENANT, "x", SOURCE, [batch_id], wanted))
+    tracemalloc.start()
+    try:
+        found = [key for table in rows_with_keys(lake, RECORDS_TABLE, TENANT, "x", SOURCE, [batch_id], wanted)
+                 for key in table.column("key").to_pylist()]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found == ["x:5", "x:23999"]
+    assert list(rows_with_keys(lake, RECORDS_TABLE, TENANT, "x", SOURCE, [batch_id], ())) == []
     assert peak < 0.1 * size, (peak, size)

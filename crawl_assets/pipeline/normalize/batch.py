@@ -10,14 +10,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake, RawBatch
-from crawl_assets.lake.tables import RECORDS_SCHEMA, arrow_to_records, records_to_arrow
+from crawl_assets.lake.tables import RECORDS_SCHEMA, RECORDS_STATISTICS, arrow_to_records, records_to_arrow
 from crawl_assets.normalize import NormalizeContext
 from crawl_assets.normalize.build import CONTEXT_MISSING
 from crawl_assets.normalize.dedupe import Deduper
 from crawl_assets.normalize.output import EditHistories
 from crawl_assets.normalize.parallel import auto_jobs, normalize_encoded
 from crawl_assets.pipeline.normalize.part import (KeyTally, add_row, earlier_versions, resolved, rows_table,
-                                                 stored_histories)
+                                                 rows_with_keys, stored_histories)
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 from crawl_assets.schema import Record, Rejection
 
@@ -44,13 +44,8 @@ def merge_earlier(lake: Lake, batch: RawBatch, rows: list[dict[str, Any]]) -> li
     m = batch.manifest
     prior: dict[str, dict[str, Any]] = {}
     earlier = [p for p in lake.part_ids(TABLE, m.tenant, m.platform, m.source) if p < m.batch_id]
-    # the key column of every earlier part is cheap to read; whole rows only of the parts that hold a hit
-    holding = {part_id for part_id, keys in lake.read_parts(TABLE, m.tenant, m.platform, m.source, columns=["key"],
-                                                            include=set(earlier).__contains__)
-               if any(k in wanted for k in keys.column("key").to_pylist())}
-    for _, table in lake.read_parts(TABLE, m.tenant, m.platform, m.source, include=holding.__contains__):
-        hits = [i for i, k in enumerate(table.column("key").to_pylist()) if k in wanted]
-        for row in arrow_to_records(table.take(hits)) if hits else ():
+    for table in rows_with_keys(lake, TABLE, m.tenant, m.platform, m.source, earlier, wanted):
+        for row in arrow_to_records(table):
             if not (row.get("metadata") or {}).get("tombstone"):
                 prior[row["key"]] = row
     for key, i in wanted.items():
@@ -181,7 +176,8 @@ def normalize_batch(lake: Lake, batch: RawBatch, part: str, *, jobs: int | None 
                 result.invalid.append(f"{row.get('key')}: {str(exc).splitlines()[0]}")
         return table
 
-    result.rows = lake.write_part_chunks(part, chunks(), RECORDS_SCHEMA, version=NORMALIZER_VERSION)
+    result.rows = lake.write_part_chunks(part, chunks(), RECORDS_SCHEMA, version=NORMALIZER_VERSION,
+                                         statistics=RECORDS_STATISTICS)
     result.duplicates = seen.repeated(keys.column("key").to_pylist() for keys in lake.iter_part_batches(part, columns=["key"]))
     return result
 

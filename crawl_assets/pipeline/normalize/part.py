@@ -41,6 +41,7 @@ from crawl_assets.lake.tables import JSON_COLUMNS, LIST_COLUMNS, RECORDS_SCHEMA,
 from crawl_assets.normalize.dedupe import BlockBuilder, key_hash
 from crawl_assets.normalize.output import FIELD, EditHistories, commit_document, record_line
 
+BATCH_ROWS = 8_192  # rows of an earlier part read at a time when looking for given keys
 _encode_into = msgspec.json.Encoder().encode_into
 # orjson writes UTC datetimes with "Z" (as msgspec does in record lines), so a JSON column holds the same
 # text as when the record's line is parsed and the column re-encoded (``records_to_arrow``)
@@ -145,16 +146,30 @@ def earlier_versions(lake: Lake, batch: RawBatch, table: str, edits: EditHistori
     if not wanted:
         return []
     m = batch.manifest
-    earlier = {p for p in lake.part_ids(table, m.tenant, m.platform, m.source) if p < m.batch_id}
-    holding = {part_id for part_id, keys in lake.read_parts(table, m.tenant, m.platform, m.source, columns=["key"],
-                                                            include=earlier.__contains__)
-               if not wanted.isdisjoint(keys.column("key").to_pylist())}  # fmt: skip
+    earlier = [p for p in lake.part_ids(table, m.tenant, m.platform, m.source) if p < m.batch_id]
     latest: dict[str, dict[str, Any]] = {}
-    for _, part in lake.read_parts(table, m.tenant, m.platform, m.source, include=holding.__contains__):
-        hits = [i for i, k in enumerate(part.column("key").to_pylist()) if k in wanted]
-        for row in arrow_to_records(part.take(hits)) if hits else ():
+    for rows in rows_with_keys(lake, table, m.tenant, m.platform, m.source, earlier, wanted):
+        for row in arrow_to_records(rows):
             latest[row["key"]] = row
     return [resolved(edits, row) for row in latest.values()]
+
+
+def rows_with_keys(lake: Lake, table: str, tenant: str, platform: str, source: str, parts: Iterable[str],
+                   keys: Iterable[str], columns: list[str] | None = None) -> Iterator[pa.Table]:
+    """The rows of ``parts`` (in order, rows in part order) whose key is one of ``keys``, a record batch at a
+    time: key columns first, whole rows only of the parts holding a hit (a large part is never read whole)."""
+    values = pa.array(sorted(set(keys)), pa.string())
+    if not len(values):
+        return
+    for part_id in parts:
+        part = lake.table_part(table, tenant, platform, source, part_id)
+        if not any(pc.any(pc.is_in(rows.column(0), value_set=values)).as_py()
+                   for rows in lake.iter_part_batches(part, columns=["key"], batch_size=BATCH_ROWS)):
+            continue
+        for rows in lake.iter_part_batches(part, columns=columns, batch_size=BATCH_ROWS):
+            hit = pc.is_in(rows.column("key"), value_set=values)
+            if pc.any(hit).as_py():
+                yield pa.Table.from_batches([rows]).filter(hit)
 
 
 def stored_histories(lake: Lake, batch: RawBatch, table: str) -> dict[str, list[list[str]]]:

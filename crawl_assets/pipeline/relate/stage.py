@@ -68,10 +68,7 @@ def add_parts(lake: Lake, tenant: str, platform: str, source: str, mark: Inputs,
     again = pa.array([], pa.string())
     if new:
         keys = pa.array(list(new), pa.string())
-        holding = {part_id for part_id, table in lake.read_parts(
-            RECORDS_TABLE, tenant, platform, source, columns=["key"], include=set(ids[:mark.parts]).__contains__)
-            if pc.any(pc.is_in(table.column("key"), value_set=keys)).as_py()}
-        before = tables.edge_views(lake, tenant, platform, source, holding, keys)
+        before = tables.edge_views(lake, tenant, platform, source, ids[:mark.parts], keys)
         for key, view in before.items():
             if view != new[key]:
                 return None

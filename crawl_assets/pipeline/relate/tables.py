@@ -29,6 +29,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.normalize.edges import Summaries, is_superseded
 from crawl_assets.normalize.dedupe import key_hash
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.part import rows_with_keys
 from crawl_assets.lake.tables import EDGES_SCHEMA
 from crawl_assets.pipeline.relate.parts import latest_masks, part_edge_batches
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
@@ -107,10 +108,13 @@ def edge_views(lake: Lake, tenant: str, platform: str, source: str, parts: Colle
     """Per key (of ``keys`` when given), its latest observation among ``parts`` as the fields edges read,
     None when that is a superseded version of an edited X post. For the few records a sync adds."""
     latest: dict[str, EdgeView | None] = {}
-    for _, table in lake.read_parts(RECORDS_TABLE, tenant, platform, source, columns=[*EdgeView._fields, "metadata"],
-                                    include=set(parts).__contains__):
-        if keys is not None:
-            table = table.filter(pc.is_in(table.column("key"), value_set=keys))
+    read = [*EdgeView._fields, "metadata"]
+    wanted = set(parts)
+    ids = [p for p in lake.part_ids(RECORDS_TABLE, tenant, platform, source) if p in wanted]
+    tables = (rows_with_keys(lake, RECORDS_TABLE, tenant, platform, source, ids, keys.to_pylist(), read)
+              if keys is not None else (pa.Table.from_batches([rows]) for p in ids for rows in lake.iter_part_batches(
+                  lake.table_part(RECORDS_TABLE, tenant, platform, source, p), columns=read)))
+    for table in tables:  # a record batch at a time: a large part is never read whole
         columns = [table.column(name).to_pylist() for name in EdgeView._fields]
         for row, meta in zip(zip(*columns), table.column("metadata").to_pylist()):
             gone = bool(meta) and '"superseded_by"' in meta and is_superseded(orjson.loads(meta))

@@ -12,7 +12,10 @@ only): *new* = a key no earlier part holds; *updated* = a key held before with a
 
 from __future__ import annotations
 
+import os
 import struct
+import tempfile
+from array import array
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -73,48 +76,97 @@ def export_record_stats(lake: Lake, batch: RawBatch, now: datetime | None = None
                                collected_at=datetime.fromisoformat(m.collected_at), raw_pointer=batch.path,
                                text_fields=False,
                                **m.extra.get("normalize", {}))  # as normalize_batch reads it
-    # per record of the export: times in microseconds and whether it is a deletion (17 bytes) and its key's
-    # hash (16: not a Python string and datetimes per record, so a million records are counted in bounded
-    # memory), made where the record is born (on two processes for a large line-based export)
-    blocks: list[bytes] = []
-    key_blocks: list[bytes] = []
-    with lake.open_raw(batch) as stream:
+    # per record of the export: times in microseconds and whether it is a deletion, and its key's hash, made
+    # where the record is born (on two processes for a large line-based export); counted a block at a time,
+    # the live records' (key hash, edited_at) pairs spilled by hash bucket, so memory follows a block, not N
+    fetched = deleted = 0
+    newest_micros = _NONE
+    with _Buckets() as read, _Buckets() as held, lake.open_raw(batch) as stream:
         for block, _rejections in normalize_encoded(m.format, stream, name=batch.path, context=context,
                                                     jobs=auto_jobs(m.bytes) if jobs is None else jobs, add=add_count):
-            blocks.append(bytes(block.main))  # a rejection: normalized_records quarantines it with its reason
-            key_blocks.append(bytes(block.hashes))
-    counted = np.frombuffer(b"".join(blocks), _COUNTED)
-    counted_keys = _key64(b"".join(key_blocks))
-    fetched = len(counted)
-    gone = counted["deleted"] != 0
-    deleted = int(gone.sum())
-    live = counted[~gone]
-    created = live["created"][live["created"] != _NONE]
-    newest = _EPOCH + timedelta(microseconds=int(created.max())) if len(created) else None
-    hashes, stamps = counted_keys[~gone], live["edited"]
-    # each key once, with its latest observation in the export (the last one read)
-    keys, last = np.unique(hashes[::-1], return_index=True)
-    edited = stamps[::-1][last]
-    known = np.full(len(keys), _UNKNOWN, np.int64)  # edited_at of the key's latest earlier observation
-    earlier = {p for p in lake.part_ids(RECORDS_TABLE, m.tenant, m.platform, m.source) if p < m.batch_id}
-    for part_id in sorted(earlier):
-        part = lake.table_part(RECORDS_TABLE, m.tenant, m.platform, m.source, part_id)
-        for rows in lake.iter_part_batches(part, columns=["key", "edited_at"]):
-            held = _key64(key_hashes(rows.column("key").to_pylist()))
-            at = np.searchsorted(keys, held) if len(keys) else np.zeros(len(held), np.int64)
+            counted = np.frombuffer(bytes(block.main), _COUNTED)  # a rejection: normalized_records quarantines it
+            gone = counted["deleted"] != 0
+            fetched += len(counted)
+            deleted += int(gone.sum())
+            live = counted[~gone]
+            created = live["created"]
+            newest_micros = max(newest_micros, int(created.max()) if len(created) else _NONE)
+            read.add(_key64(bytes(block.hashes))[~gone], live["edited"])
+        earlier = {p for p in lake.part_ids(RECORDS_TABLE, m.tenant, m.platform, m.source) if p < m.batch_id}
+        for part_id in sorted(earlier):
+            part = lake.table_part(RECORDS_TABLE, m.tenant, m.platform, m.source, part_id)
+            for rows in lake.iter_part_batches(part, columns=["key", "edited_at"]):
+                when = pc.fill_null(rows.column("edited_at").cast(pa.int64()), _NONE).to_numpy(zero_copy_only=False)
+                held.add(_key64(key_hashes(rows.column("key").to_pylist())), when)
+        new = updated = 0
+        for bucket in range(_Buckets.COUNT):
+            hashes, stamps = read.bucket(bucket)
+            # each key once, with its latest observation in the export (the last one read)
+            keys, last = np.unique(hashes[::-1], return_index=True)
+            edited = stamps[::-1][last]
+            known = np.full(len(keys), _UNKNOWN, np.int64)  # edited_at of the key's latest earlier observation
+            before, when = held.bucket(bucket)  # in part order: a later part's observation wins
+            at = np.searchsorted(keys, before) if len(keys) else np.zeros(len(before), np.int64)
             hit = at < len(keys)
-            hit[hit] = keys[at[hit]] == held[hit]
-            when = pc.fill_null(rows.column("edited_at").cast(pa.int64()), _NONE).to_numpy(zero_copy_only=False)
+            hit[hit] = keys[at[hit]] == before[hit]
             known[at[hit]] = when[hit]
+            new += int((known == _UNKNOWN).sum())
+            updated += int(((known != _UNKNOWN) & (known != edited)).sum())
+    newest = _EPOCH + timedelta(microseconds=newest_micros) if newest_micros != _NONE else None
     stats: dict[str, Any] = {
         "records_fetched": fetched,
-        "records_new": int((known == _UNKNOWN).sum()),
-        "records_updated": int(((known != _UNKNOWN) & (known != edited)).sum()),
+        "records_new": new,
+        "records_updated": updated,
         "records_deleted": deleted,
     }
     if newest is not None:
         stats["newest_event_lag_seconds"] = round(((now or datetime.now(timezone.utc)) - newest).total_seconds(), 1)
     return stats
+
+
+class _Buckets:
+    """(64-bit key hash, time) pairs appended to a temporary file in ``COUNT`` buckets by the hash's top bits,
+    read back a bucket at a time in the order they were added (a bucket holds ~1/COUNT of the pairs)."""
+
+    COUNT = 64
+    _PAIR = np.dtype([("key", "<u8"), ("at", "<i8")])
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile(prefix="crawl-export-counts-")
+        self._spans = [array("q") for _ in range(self.COUNT)]  # (offset, length) pairs of each bucket
+
+    def __enter__(self) -> _Buckets:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._file.close()
+
+    def add(self, keys: np.ndarray, at: np.ndarray) -> None:
+        if not len(keys):
+            return
+        pairs = np.empty(len(keys), self._PAIR)
+        pairs["key"], pairs["at"] = keys, at
+        which = (keys >> np.uint64(58)).astype(np.intp)  # COUNT = 2**6 buckets
+        order = np.argsort(which, kind="stable")  # stable: each bucket keeps the order pairs were added in
+        bounds = np.searchsorted(which[order], np.arange(self.COUNT + 1))
+        data = pairs[order].tobytes()
+        self._file.seek(0, os.SEEK_END)
+        offset = self._file.tell()
+        self._file.write(data)
+        size = self._PAIR.itemsize
+        for bucket in np.flatnonzero(np.diff(bounds)).tolist():
+            start, stop = int(bounds[bucket]), int(bounds[bucket + 1])
+            self._spans[bucket].extend((offset + start * size, (stop - start) * size))
+
+    def bucket(self, bucket: int) -> tuple[np.ndarray, np.ndarray]:
+        """(hashes, times) of one bucket, in the order added."""
+        chunks = []
+        spans = self._spans[bucket]
+        for offset, length in zip(spans[::2], spans[1::2]):
+            self._file.seek(offset)
+            chunks.append(self._file.read(length))
+        pairs = np.frombuffer(b"".join(chunks), self._PAIR)
+        return pairs["key"], pairs["at"]
 
 
 def nothing_stored() -> dict[str, Any]:
