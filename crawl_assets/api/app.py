@@ -15,13 +15,12 @@ from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.responses import Response
 from starlette.background import BackgroundTask
 
-from crawl_assets.api import (answers, pages, routes_analysis, routes_features, routes_releases, routes_signals,
+from crawl_assets.api import (edge, pages, routes_analysis, routes_features, routes_releases, routes_signals,
                               routes_streams)
 from crawl_assets.api.access import FAILED_LOGINS_PER_MINUTE, ApiState, KeyStore, RateLimiter, StreamSlots
-from crawl_assets.api.answers import (ERROR_RESPONSES, ApiProblem, ErrorBody, answer, answer_query, bad_request,
-                                      not_found)
+from crawl_assets.api.edge import (ERROR_RESPONSES, ApiProblem, CallerDep, ErrorBody, answer, answer_query,
+                                   bad_request, not_found, record_filter)
 from crawl_assets.api.models import Health, RecordDetail, SearchPage, Thread
-from crawl_assets.api.request import CallerDep, record_filter
 from crawl_assets.lake import Lake
 from crawl_assets.query.conversations import MAX_THREAD, record_query, thread
 from crawl_assets.query.filters import RecordFilter
@@ -114,7 +113,7 @@ def create_app(es: Elasticsearch, keys: KeyStore, *, rate_per_minute: int = 600,
                              failed_logins=RateLimiter(failed_logins_per_minute),
                              snapshots=pages.Snapshots(snapshots_per_key), async_client=async_client, lake=lake,
                              release_max_records=release_max_records, release_tmp=release_tmp)
-    answers.install(app)
+    edge.install(app)
 
     @app.get("/healthz", response_model=Health, tags=["service"], summary="The API process is up (no key needed)")
     async def healthz() -> Health:

@@ -10,9 +10,9 @@ from zoneinfo import ZoneInfo
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
-from crawl_assets.api.answers import ERROR_RESPONSES, ErrorBody, answer, answer_query, bad_request, not_found
+from crawl_assets.api.edge import (CallerDep, ERROR_RESPONSES, ErrorBody, PRINTABLE, answer, answer_query, bad_request,
+                                   instant, not_found, record_filter, utc, zone as _zone)
 from crawl_assets.api.access import ApiState
-from crawl_assets.api.request import PRINTABLE, CallerDep, instant, record_filter, utc, zone as _zone
 from crawl_assets.api.models import AuthorProfile, Counts, Timeline, Top, Trends
 from crawl_assets.query import aggregations, trends as trend_index
 from crawl_assets.query.aggregations import TooManyBuckets

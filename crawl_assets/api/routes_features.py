@@ -9,9 +9,9 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
-from crawl_assets.api.answers import ERROR_RESPONSES, ErrorBody, answer, bad_request, not_found
+from crawl_assets.api.edge import (CallerDep, ERROR_RESPONSES, ErrorBody, answer, bad_request, instant, not_found, utc,
+                                   zone as _zone)
 from crawl_assets.api.access import ApiState
-from crawl_assets.api.request import CallerDep, instant, utc, zone as _zone
 from crawl_assets.enrich import search as features
 from crawl_assets.query.aggregations import MAX_TIMELINE_BUCKETS
 

@@ -17,8 +17,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstrai
 from starlette.concurrency import run_in_threadpool
 
 from crawl_assets.api.access import ApiState
-from crawl_assets.api.request import CallerDep
-from crawl_assets.api.answers import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request
+from crawl_assets.api.edge import ApiProblem, CallerDep, ERROR_RESPONSES, ErrorBody, bad_request
 from crawl_assets.core.bodies import read_capped
 from crawl_assets.query.filters import RecordFilter, source_keys
 from crawl_assets.lake import Lake

@@ -11,9 +11,8 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from crawl_assets.api.answers import ERROR_RESPONSES, answer
+from crawl_assets.api.edge import CallerDep, ERROR_RESPONSES, answer
 from crawl_assets.api.access import ApiState
-from crawl_assets.api.request import CallerDep
 from crawl_assets.api.models import Record
 from crawl_assets.api.routes_streams import _BUSY, HeldStream, _slot
 from crawl_assets.enrich import search_signals

@@ -21,8 +21,8 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
 
-from crawl_assets.api.request import CallerDep, record_filter, zone as _zone
-from crawl_assets.api.answers import ERROR_RESPONSES, ApiProblem, ErrorBody, bad_request
+from crawl_assets.api.edge import (ApiProblem, CallerDep, ERROR_RESPONSES, ErrorBody, bad_request, record_filter, zone
+                                   as _zone)
 from crawl_assets.query import exports, graph_formats, networks
 from crawl_assets.query.filters import RecordFilter
 

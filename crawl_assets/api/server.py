@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from fastapi import FastAPI
 
 from crawl_assets.api.app import create_app
-from crawl_assets.api.request import holds_a_key, names_a_secret
+from crawl_assets.api.edge import holds_a_key, names_a_secret
 from crawl_assets.api.access import KeyStore
 from crawl_assets.core.private import owner_only
 from crawl_assets.index.client import (async_transport_installed, build_async_client, build_client,

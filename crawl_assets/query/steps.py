@@ -3,7 +3,7 @@
 A query that needs Elasticsearch is a generator: it yields ``(method, kwargs)`` for each call it makes
 (``"search"``, ``"open_point_in_time"``, ...), receives the call's response body, and returns its answer.
 ``run`` drives it with ``Elasticsearch`` (the CLI, Dagster steps, tests); ``run_async`` with
-``AsyncElasticsearch`` on the event loop (the API: no worker-thread hop per request, see api/answers.py).
+``AsyncElasticsearch`` on the event loop (the API: no worker-thread hop per request, see api/edge.py).
 An error of a call is thrown into the generator at its ``yield``, so ``try/except`` around a ``yield``
 reads like the blocking code it replaces.
 """

@@ -1,4 +1,4 @@
-"""What every request brings before its route runs: who is calling, and the filter it asks for.
+"""The API's HTTP edge: what every request brings before its route runs, and how every answer leaves.
 
 Who is calling: the API key in ``Authorization: Bearer <key>`` (or ``X-API-Key``) names one tenant, and
 that tenant is the only one every query of the request reads. Keys in the URL are refused (URLs end up
@@ -7,29 +7,175 @@ client address (uvicorn takes it from ``X-Forwarded-For`` when the proxy in fron
 
 The query parameters every read shares (the filter), validated with clear messages. Lists are repeated
 parameters (``?platform=x&platform=telegram``); each holds at most ``MAX_VALUES`` values of at most
-``MAX_VALUE`` characters. Instants are exactly what the schema says: an RFC 3339 date-time with ``Z`` or an
-offset (``2026-01-31T10:00:00Z``), or a date (``2026-01-31``: midnight UTC); no epoch numbers, no local times
-without an offset.
+``MAX_VALUE`` characters. Instants are an RFC 3339 date-time with ``Z`` or an offset (``2026-01-31T10:00:00Z``),
+or a date (``2026-01-31``: midnight UTC); no epoch numbers, no local times without an offset.
+
+The answers: endpoints that only query (``answer_query``) run their ``query.steps`` query on the event loop with
+the asyncio client and build the answer there; the others hand their blocking work to ``answer``, one
+worker-thread hop that also serializes the model to JSON with pydantic's serializer. Under load each hop between
+threads waits for a CPU (profiled, docs/API.md): a plain ``def`` endpoint with ``def`` dependencies cost four
+hops. The model is validated once, when the endpoint builds it; a ``Response`` is returned as is, and the
+routes keep ``response_model`` for the OpenAPI schema.
+
+Every failure is one JSON shape ``{"error": code, "message": text}``, never a stack trace: bad parameters 400
+naming the parameter (FastAPI's validation errors rewritten); the index unreachable, overloaded or timing out
+503 with ``Retry-After``; a query the index refuses 400 with Elasticsearch's reason type; anything unexpected
+500 with an incident id (the traceback goes to the server log only).
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 from urllib.parse import unquote_plus
 from zoneinfo import available_timezones
 
-from fastapi import Depends, Query, Request
+from elasticsearch import ApiError, ConnectionError as EsConnectionError, TransportError
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
 
-from crawl_assets.api.answers import ApiProblem, bad_request
 from crawl_assets.api.access import retry_after_header
+from crawl_assets.query import steps
 from crawl_assets.query.filters import RecordFilter
 from crawl_assets.schema.record import Platform
+
+
+def as_json(model: BaseModel) -> Response:
+    """``model`` as FastAPI would answer it for ``response_model=type(model)`` (field aliases used)."""
+    return Response(type(model).__pydantic_serializer__.to_json(model, by_alias=True), media_type="application/json")
+
+
+def _built(work: Callable[..., BaseModel], args: tuple[Any, ...]) -> Response:
+    return as_json(work(*args))
+
+
+async def answer(work: Callable[..., BaseModel], *args: Any) -> Response:
+    """``work(*args)`` run in the thread pool; its model answered as JSON."""
+    return await run_in_threadpool(_built, work, args)
+
+
+async def answer_query(state: Any, query: steps.Query[Any], build: Callable[[Any], BaseModel]) -> Response:
+    """``build(result of query)`` as JSON: the query awaited on the event loop with the state's asyncio client,
+    or run with the blocking client in the thread pool when the app has none."""
+    client = state.async_es()
+    if client is None:
+        return await run_in_threadpool(lambda: as_json(build(steps.run(state.es, query))))
+    return as_json(build(await steps.run_async(client, query)))
+
+
+log = logging.getLogger("crawl_assets.api")
+RETRY_AFTER_SECONDS = 10
+
+
+class ErrorBody(BaseModel):
+    error: str
+    message: str
+
+
+class ApiProblem(Exception):
+    def __init__(self, status: int, error: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.error, self.message, self.headers = status, error, message, headers or {}
+
+
+def bad_request(message: str) -> ApiProblem:
+    return ApiProblem(400, "bad_request", message)
+
+
+def not_found(message: str) -> ApiProblem:
+    return ApiProblem(404, "not_found", message)
+
+
+def _answer(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": error, "message": message}, status_code=status, headers=headers)
+
+
+def unavailable() -> JSONResponse:
+    return _answer(503, "index_unavailable", f"the search index is unreachable or overloaded; retry in "
+                   f"{RETRY_AFTER_SECONDS} seconds", {"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+
+def _location(loc: Any) -> str:
+    parts = [str(p) for p in loc if p not in ("query", "path", "header")]
+    return ".".join(parts) or "request"
+
+
+def describe_validation(exc: RequestValidationError) -> str:
+    problems = []
+    for err in exc.errors()[:10]:
+        problems.append(f"{_location(err.get('loc', ()))}: {err.get('msg', 'invalid')}")
+    return "; ".join(problems)
+
+
+def es_failure(exc: Exception) -> JSONResponse:
+    """The answer for an Elasticsearch failure: 400 when it refused this query, else 503."""
+    if isinstance(exc, ApiError):
+        status = exc.meta.status if exc.meta is not None else 500
+        if status == 400:
+            info = exc.info if isinstance(exc.info, dict) else {}
+            cause = ((info.get("error") or {}).get("root_cause") or [{}])[0] if isinstance(info.get("error"), dict) else {}
+            kind = cause.get("type") or "invalid query"
+            return _answer(400, "query_refused", f"the index refused this query ({kind}); simplify it "
+                           "(fewer words or values)")
+        log.warning("elasticsearch answered %s: %s", status, type(exc).__name__)
+    else:
+        log.warning("elasticsearch unreachable: %s", type(exc).__name__)
+    return unavailable()
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(ApiProblem)
+    async def problem(_: Request, exc: ApiProblem) -> JSONResponse:
+        return _answer(exc.status, exc.error, exc.message, exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return _answer(400, "bad_request", describe_validation(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return _answer(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
+
+    @app.exception_handler(ApiError)
+    async def es_api(_: Request, exc: ApiError) -> JSONResponse:
+        return es_failure(exc)
+
+    @app.exception_handler(EsConnectionError)
+    async def es_down(_: Request, exc: Exception) -> JSONResponse:
+        return es_failure(exc)
+
+    @app.exception_handler(TransportError)
+    async def es_transport(_: Request, exc: Exception) -> JSONResponse:
+        return es_failure(exc)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        incident = secrets.token_hex(4)
+        log.error("unexpected error %s on %s %s", incident, request.method, request.url.path, exc_info=exc)
+        return _answer(500, "internal_error", f"unexpected error (incident {incident}); the server log has the details")
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "A parameter is invalid (the message names it)"},
+    401: {"model": ErrorBody, "description": "Missing, unknown or revoked API key"},
+    429: {"model": ErrorBody, "description": "Rate limit of this key, or failed logins from this address, exceeded "
+                                             "(see Retry-After)"},
+    500: {"model": ErrorBody, "description": "Unexpected error (an incident id, never a stack trace)"},
+    503: {"model": ErrorBody, "description": "The search index is unreachable or overloaded (see Retry-After)"},
+}
 
 bearer = HTTPBearer(auto_error=False, description="An API key from `crawl-assets api keys create`")
 header_key = APIKeyHeader(name="X-API-Key", auto_error=False, description="The same key, in a header of its own")
@@ -70,7 +216,7 @@ async def caller(request: Request,
                  credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
                  x_api_key: Annotated[str | None, Depends(header_key)]) -> Caller:
     """Async: a key verified in the last seconds is checked from the cache on the event loop; only a cache
-    miss (a database read) goes to a worker thread (see answers.py for why hops matter)."""
+    miss (a database read) goes to a worker thread (hops matter: see above)."""
     if any(names_a_secret(name) or holds_a_key(value) for name, value in request.query_params.multi_items()):
         raise ApiProblem(400, "bad_request", "send the API key in the Authorization header, not in the URL")
     presented = credentials.credentials if credentials is not None else x_api_key
@@ -157,7 +303,7 @@ _RULES = {SLUG: "lowercase letters, digits, '-' or '_'", SOURCE: "a source name 
           PRINTABLE: "printable text"}
 
 
-async def record_filter(  # async: checks, and with entity= one search awaited on the loop (answers.py)
+async def record_filter(  # async: checks, and with entity= one search awaited on the loop (see above)
     request: Request,
     who: CallerDep,  # the caller's tenant (for entity=; FastAPI resolves the caller once per request)
     q: Annotated[str | None, Query(max_length=MAX_QUERY, description=(
