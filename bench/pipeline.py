@@ -258,8 +258,9 @@ def run_once(instance: Any, job: Any, partition: str, work: Path, label: str, ru
                         "mode", "records_created", "records_updated", "documents_sent", "records_docs",
                         "edges_docs"):
                 figures[f"{mat.asset_key.path[-1]}.{name}"] = value.value
+    tree = [rss / 2**20 for _, rss in sampler.rss] or [0.0]  # this run's RSS of the process tree, MiB
     return {"label": label, "success": result.success, "wall": wall, "cpu": cpu, "steps": steps,
-            "written": written, "figures": figures,
+            "rss_start": tree[0], "rss_peak": max(tree), "written": written, "figures": figures,
             "node_cpu": None if node_before is None else node_after - node_before,
             "node_cpu_index": node_sampler.since_index_step(steps, node_after)}
 
@@ -326,6 +327,8 @@ def report(platform: str, n: int, data: Path, es_url: str | None) -> None:
         ratio = (records / first["wall"]) / (records / b_wall)
         print(f"{job_name + ', one run, end to end':<44}{first['wall']:>8.2f}{first['cpu']:>8.2f}"
               f"{records / first['wall']:>11,.0f}{ratio:>8.2f}x{rss:>7.0f} MiB")
+        print(f"  peak RSS of the process tree: first sync {first['rss_peak']:.0f} MiB, 1% more {more['rss_peak']:.0f}"
+              f" MiB (from {more['rss_start']:.0f}), whole child {rss:.0f} MiB")
         steps_wall = sum(fig["wall"] for fig in noop["steps"].values())
         derived = {k: v for k, v in noop["steps"].items() if not k.endswith("_raw")}
         derived_wall = sum(fig["wall"] for fig in derived.values())

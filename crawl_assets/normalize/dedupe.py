@@ -1,11 +1,11 @@
 """One output record per key, the latest observation winning, in bounded memory.
 
 A retried API page or an export read twice must not produce a record twice. Holding every record to
-compare them would cost ~5 KB each as pydantic models, so the first pass keeps only a 32-byte row per
-record (128-bit key hash, edit time, collection time) in arrays and spills the serialized record to a
-temporary file; a sort then marks one winner per key (latest ``edited_at``, then latest
-``provenance.collected_at``, then the later input), and the second pass streams the winners back in
-input order. Measured: one million records raise the process peak by ~63 MiB (arrays plus sort scratch).
+compare them would cost ~5 KB each as pydantic models, so the first pass spills the serialized record to a
+temporary file and a 40-byte rank row per record (128-bit key hash, edit time, collection time, position) to
+another, in hash buckets; a sort per bucket marks one winner per key (latest ``edited_at``, then latest
+``provenance.collected_at``, then the later input), and the second pass streams the winners back in input
+order. Memory held is a bucket's rows and one flag byte per record, not the rank rows of every record.
 
 Observations arrive in ``Block``s (built where the records are serialized, e.g. in a worker process:
 keys already hashed, payloads already concatenated), so the process that dedupes does a few bulk
@@ -16,6 +16,7 @@ records all win to the output in one write.
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
 import tempfile
 from array import array
@@ -26,10 +27,10 @@ from typing import IO, TYPE_CHECKING
 
 from crawl_assets.schema.record import Record
 
-if TYPE_CHECKING:  # numpy (~11 MiB) is only needed for the final sort: imported there, not in workers
+if TYPE_CHECKING:  # numpy (~11 MiB) is only needed where ranks are spilled and sorted: not in workers
     import numpy as np
 
-_HEADER = struct.Struct("<QQQ")  # records, main bytes, side bytes of one spilled block
+_HEADER = struct.Struct("<QQQ")  # records, main bytes, side bytes of one spilled block (then its key hashes)
 _NEVER = float("-inf")
 _blake2b = hashlib.blake2b
 _PENDING_BYTES = 1 << 20  # single adds are gathered into blocks of about this size before spilling
@@ -110,9 +111,7 @@ class Deduper:
     """Collects (key, times, payload) then yields the winning payloads in input order."""
 
     def __init__(self) -> None:
-        self._hashes = bytearray()
-        self._edited = array("d")
-        self._collected = array("d")
+        self._ranks = _RankBuckets()
         self._spill = tempfile.TemporaryFile(prefix="crawl-dedupe-")
         self._pending = BlockBuilder()
         self.total = 0
@@ -150,15 +149,14 @@ class Deduper:
             self._append(pending.build())
 
     def _append(self, block: Block) -> None:
-        self._hashes += block.hashes
-        self._edited.extend(block.edited)
-        self._collected.extend(block.collected)
+        self._ranks.add(block, self.total)
         spill = self._spill
         spill.write(_HEADER.pack(len(block), len(block.main), len(block.side)))
         spill.write(block.main_ends)
         spill.write(block.side_ends)
         spill.write(block.main)
         spill.write(block.side)
+        spill.write(block.hashes)
         self.total += len(block)
 
     @property
@@ -169,18 +167,15 @@ class Deduper:
     def _mask(self) -> np.ndarray:
         import numpy as np
 
-        n = self.total
-        mask = np.zeros(n, dtype=bool)
-        if n == 0:
-            return mask
-        pairs = np.frombuffer(self._hashes, dtype="<i8").reshape(-1, 2)
-        hi, lo = pairs[:, 0], pairs[:, 1]
-        # lexsort is stable, so equal (edit, collect) times keep input order: the later input sorts last.
-        order = np.lexsort((np.frombuffer(self._collected), np.frombuffer(self._edited), lo, hi))
-        shi, slo = hi[order], lo[order]
-        last = np.ones(n, dtype=bool)
-        last[:-1] = (shi[1:] != shi[:-1]) | (slo[1:] != slo[:-1])
-        mask[order[last]] = True
+        mask = np.zeros(self.total, dtype=bool)
+        for rows in self._ranks.buckets():
+            hi, lo = rows["hi"], rows["lo"]
+            # equal (edit, collect) times: the later input (position) sorts last
+            order = np.lexsort((rows["at"], rows["collected"], rows["edited"], lo, hi))
+            shi, slo = hi[order], lo[order]
+            last = np.ones(len(rows), dtype=bool)
+            last[:-1] = (shi[1:] != shi[:-1]) | (slo[1:] != slo[:-1])
+            mask[rows["at"][order[last]]] = True
         return mask
 
     def _blocks(self) -> Iterator[tuple[list[bool], array, array, bytes, bytes, bytes]]:
@@ -189,8 +184,7 @@ class Deduper:
         self._flush_pending()
         mask = self._mask()
         self.unique = int(mask.sum())
-        hashes, self._hashes = bytes(self._hashes), bytearray()
-        self._edited = self._collected = array("d")
+        self._ranks.close()
         spill = self._spill
         try:
             spill.flush()
@@ -201,9 +195,8 @@ class Deduper:
                 main_ends, side_ends = array("Q"), array("Q")
                 main_ends.frombytes(spill.read(8 * count))
                 side_ends.frombytes(spill.read(8 * count))
-                main, side = spill.read(main_size), spill.read(side_size)
-                yield mask[start : start + count].tolist(), main_ends, side_ends, main, side, \
-                    hashes[16 * start : 16 * (start + count)]
+                main, side, hashes = spill.read(main_size), spill.read(side_size), spill.read(16 * count)
+                yield mask[start : start + count].tolist(), main_ends, side_ends, main, side, hashes
                 start += count
         finally:
             spill.close()
@@ -238,8 +231,9 @@ class Deduper:
         if not keys:
             return set()
         self._flush_pending()
-        seen = set(_split(bytes(self._hashes)))
-        return {key for key, digest in zip(keys, _split(key_hashes(keys))) if digest in seen}
+        digests = list(_split(key_hashes(keys)))
+        held = self._ranks.held(digests)
+        return {key for key, digest in zip(keys, digests) if digest in held}
 
     def write_winners(self, main_out: IO[bytes], side_out: IO[bytes] | None = None,
                       rewrite: Callable[[bytes], bytes] | None = None, rewrite_keys: Iterable[str] = (),
@@ -284,8 +278,104 @@ class Deduper:
             main_begin, side_begin = main_end, side_end
 
     def close(self) -> None:
-        """Drop the spill file without reading it (on error paths)."""
+        """Drop the spill files without reading them (on error paths)."""
+        self._ranks.close()
         self._spill.close()
+
+
+class BucketSpill:
+    """Rows of a numpy structured dtype appended to a temporary file in ``COUNT`` buckets (chosen by the
+    caller, e.g. by a hash's top bits) and read back a bucket at a time in the order they were added, so
+    work done per bucket holds ~1/COUNT of the rows, however many there are."""
+
+    COUNT = 64
+
+    def __init__(self, dtype: np.dtype, prefix: str) -> None:
+        self.dtype = dtype
+        self._file = tempfile.TemporaryFile(prefix=prefix)
+        self._spans = [array("q") for _ in range(self.COUNT)]  # (offset, length) pairs of each bucket
+
+    def write(self, rows: np.ndarray, which: np.ndarray) -> None:
+        """Append ``rows``, row i to bucket ``which[i]`` (0 <= which < COUNT)."""
+        import numpy as np
+
+        order = np.argsort(which, kind="stable")  # stable: each bucket keeps the order rows were added in
+        bounds = np.searchsorted(which[order], np.arange(self.COUNT + 1))
+        self._file.seek(0, os.SEEK_END)
+        offset = self._file.tell()
+        self._file.write(rows[order].tobytes())
+        size = self.dtype.itemsize
+        for bucket in np.flatnonzero(np.diff(bounds)).tolist():
+            begin, end = int(bounds[bucket]), int(bounds[bucket + 1])
+            self._spans[bucket].extend((offset + begin * size, (end - begin) * size))
+
+    def rows(self, bucket: int) -> np.ndarray:
+        """The rows of one bucket, in the order added."""
+        import numpy as np
+
+        chunks = []
+        spans = self._spans[bucket]
+        for offset, length in zip(spans[::2], spans[1::2]):
+            self._file.seek(offset)
+            chunks.append(self._file.read(length))
+        return np.frombuffer(b"".join(chunks), self.dtype)
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class _RankBuckets(BucketSpill):
+    """The rank rows of every observation (key hash, times, position), gathered into chunks and spilled by
+    the hash's first byte: deciding the winners holds one bucket, however many observations there are."""
+
+    _CHUNK = 8192  # rows gathered before a write
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        fields = [("hi", "<i8"), ("lo", "<i8"), ("edited", "<f8"), ("collected", "<f8"), ("at", "<i8")]
+        super().__init__(np.dtype(fields), "crawl-dedupe-ranks-")
+        self._pending: list[np.ndarray] = []
+        self._count = 0  # rows pending
+
+    def add(self, block: Block, start: int) -> None:
+        """The rows of ``block``, whose first observation is the ``start``-th added."""
+        import numpy as np
+
+        rows = np.empty(len(block), self.dtype)
+        pairs = np.frombuffer(block.hashes, dtype="<i8").reshape(-1, 2)
+        rows["hi"], rows["lo"] = pairs[:, 0], pairs[:, 1]
+        rows["edited"], rows["collected"] = np.frombuffer(block.edited), np.frombuffer(block.collected)
+        rows["at"] = np.arange(start, start + len(block))
+        self._pending.append(rows)
+        self._count += len(rows)
+        if self._count >= self._CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        import numpy as np
+
+        if self._pending:  # one write per _CHUNK rows: the file holds N / _CHUNK spans per bucket
+            rows = np.concatenate(self._pending)
+            self._pending, self._count = [], 0
+            self.write(rows, (rows["hi"] & 0xFF) >> 2)  # the hash's first byte (little-endian): 2**6 buckets
+
+    def buckets(self) -> Iterator[np.ndarray]:
+        """The rows of each non-empty bucket, one bucket at a time."""
+        self._flush()
+        yield from (self.rows(bucket) for bucket in range(self.COUNT) if self._spans[bucket])
+
+    def held(self, digests: Iterable[bytes]) -> set[bytes]:
+        """Those of the 128-bit key hashes ``digests`` added, reading each bucket they fall in once."""
+        self._flush()
+        wanted: dict[int, set[bytes]] = {}
+        for digest in digests:
+            wanted.setdefault(digest[0] >> 2, set()).add(digest)
+        found: set[bytes] = set()
+        for bucket, digests_in in wanted.items():
+            rows = self.rows(bucket)
+            found |= digests_in & set(_split(rows[["hi", "lo"]].astype([("hi", "<i8"), ("lo", "<i8")]).tobytes()))
+        return found
 
 
 def _split(hashes: bytes) -> Iterator[bytes]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from datetime import datetime, timedelta, timezone
 
 from crawl_assets.normalize import Deduper, dedupe_latest
+from crawl_assets.normalize.dedupe import BlockBuilder
 from crawl_assets.schema import Provenance, Record
 
 T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
@@ -67,3 +69,30 @@ def test_keys_that_differ_only_slightly_stay_apart():
     for key in keys:
         deduper.add(key, None, None, key.encode("utf-8", "surrogatepass"))
     assert len(list(deduper.winners())) == len(keys)
+
+
+def _dedupe_peak(records: int) -> int:
+    """Peak bytes Python allocated while ``records`` observations (half of them repeated keys) are deduplicated."""
+    tracemalloc.start()
+    try:
+        deduper = Deduper()
+        for start in range(0, records, 2_000):
+            builder = BlockBuilder()
+            for i in range(start, min(start + 2_000, records)):
+                builder.add(f"x:{i % (records // 2)}", float(i % 5), float(i), b"p")
+            deduper.add_block(builder.build())
+        won = sum(1 for _ in deduper.winners())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert won == deduper.unique == records // 2
+    return peak
+
+
+def test_deciding_the_winners_holds_a_bucket_not_every_observation():
+    """Rank rows are spilled by hash bucket and sorted a bucket at a time: 80k more observations cost a flag
+    byte each and a slightly larger bucket (holding every observation's hash and times, then sorting them
+    all, cost ~70 bytes each)."""
+    _dedupe_peak(2_000)  # imports are not the work
+    small, large = _dedupe_peak(20_000), _dedupe_peak(100_000)
+    assert (large - small) / 80_000 < 4

@@ -4,6 +4,8 @@ quarantined with their reason, and its checks. A new normalizer version re-deriv
 collecting again; one bad batch never blocks the others.
 """
 
+import pyarrow as pa
+
 # normalize_batch is looked up here at call time (a fault-injection site patches this module's name)
 from crawl_assets.pipeline.normalize.batch import (
     TABLE,
@@ -38,6 +40,7 @@ def run_normalize(platform: str, ctx: StageContext) -> StageReport:
         except Exception as exc:  # noqa: BLE001 - one bad batch never blocks the source's other batches
             done = failed_batch(batch, exc)
             failed += 1
+        pa.default_memory_pool().release_unused()  # a batch's freed Arrow buffers back to the system, batch by batch
         rejects = done.rejected
         duplicates.extend(done.duplicates)
         invalid.extend(done.invalid)

@@ -12,10 +12,7 @@ only): *new* = a key no earlier part holds; *updated* = a key held before with a
 
 from __future__ import annotations
 
-import os
 import struct
-import tempfile
-from array import array
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -25,7 +22,7 @@ import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake, RawBatch
 from crawl_assets.normalize import NormalizeContext
-from crawl_assets.normalize.dedupe import BlockBuilder, key_hashes
+from crawl_assets.normalize.dedupe import BlockBuilder, BucketSpill, key_hashes
 from crawl_assets.normalize.parallel import auto_jobs, normalize_encoded
 
 RECORDS_TABLE = "normalized_records"  # the table the normalized_records asset writes
@@ -124,48 +121,31 @@ def export_record_stats(lake: Lake, batch: RawBatch, now: datetime | None = None
     return stats
 
 
-class _Buckets:
-    """(64-bit key hash, time) pairs appended to a temporary file in ``COUNT`` buckets by the hash's top bits,
-    read back a bucket at a time in the order they were added (a bucket holds ~1/COUNT of the pairs)."""
+class _Buckets(BucketSpill):
+    """(64-bit key hash, time) pairs spilled in ``COUNT`` buckets by the hash's top bits, read back a bucket
+    at a time in the order they were added."""
 
-    COUNT = 64
     _PAIR = np.dtype([("key", "<u8"), ("at", "<i8")])
 
     def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile(prefix="crawl-export-counts-")
-        self._spans = [array("q") for _ in range(self.COUNT)]  # (offset, length) pairs of each bucket
+        super().__init__(self._PAIR, "crawl-export-counts-")
 
     def __enter__(self) -> _Buckets:
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        self._file.close()
+        self.close()
 
     def add(self, keys: np.ndarray, at: np.ndarray) -> None:
         if not len(keys):
             return
         pairs = np.empty(len(keys), self._PAIR)
         pairs["key"], pairs["at"] = keys, at
-        which = (keys >> np.uint64(58)).astype(np.intp)  # COUNT = 2**6 buckets
-        order = np.argsort(which, kind="stable")  # stable: each bucket keeps the order pairs were added in
-        bounds = np.searchsorted(which[order], np.arange(self.COUNT + 1))
-        data = pairs[order].tobytes()
-        self._file.seek(0, os.SEEK_END)
-        offset = self._file.tell()
-        self._file.write(data)
-        size = self._PAIR.itemsize
-        for bucket in np.flatnonzero(np.diff(bounds)).tolist():
-            start, stop = int(bounds[bucket]), int(bounds[bucket + 1])
-            self._spans[bucket].extend((offset + start * size, (stop - start) * size))
+        self.write(pairs, (keys >> np.uint64(58)).astype(np.intp))  # COUNT = 2**6 buckets
 
     def bucket(self, bucket: int) -> tuple[np.ndarray, np.ndarray]:
         """(hashes, times) of one bucket, in the order added."""
-        chunks = []
-        spans = self._spans[bucket]
-        for offset, length in zip(spans[::2], spans[1::2]):
-            self._file.seek(offset)
-            chunks.append(self._file.read(length))
-        pairs = np.frombuffer(b"".join(chunks), self._PAIR)
+        pairs = self.rows(bucket)
         return pairs["key"], pairs["at"]
 
 
