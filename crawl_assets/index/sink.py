@@ -153,7 +153,14 @@ class BulkSink(BulkSender):
             self.add(doc)
 
     def _append(self, line: bytes) -> None:
-        self._append_lines([line])
+        """``_append_lines`` for one line (the per-document path: no list, sums or search)."""
+        size = len(line)
+        if self._open and self._open_size + size > self.batch_bytes:
+            self._close_batch()
+        self._open.append(line)
+        self._open_size += size
+        if len(self._open) >= self.batch_docs or self._open_size >= self.batch_bytes:
+            self._close_batch()
 
     def _append_lines(self, lines: list[bytes]) -> None:
         """Add lines to the open batch, closing it at ``batch_bytes`` (a line never split from its batch: one

@@ -1,5 +1,6 @@
 """The sink's bodies: lines go into a body until the next would pass ``batch_bytes`` (a larger line goes alone)
-or the body holds ``batch_docs``; a whole batch of lines is cut the same as lines given one at a time."""
+or the body holds ``batch_docs``; a whole batch of lines is cut the same as lines given one at a time,
+whichever way each call came."""
 
 from __future__ import annotations
 
@@ -51,8 +52,12 @@ def test_bodies_cut_at_bytes_and_docs_as_line_by_line():
         batch_bytes, batch_docs = rng.randint(1, 300), rng.randint(1, 12)
         calls = [[bytes(rng.randint(1, 120)) for _ in range(rng.randint(0, 30))] for _ in range(rng.randint(1, 5))]
         sink = _Bodies(batch_bytes, batch_docs)
-        for call in calls:
-            sink._append_lines(call)
+        for call in calls:  # a batch of lines, or the same lines one at a time (the per-document path)
+            if rng.random() < 0.5:
+                sink._append_lines(call)
+            else:
+                for line in call:
+                    sink._append(line)
         sink._close_batch()
         assert sink.bodies == _one_at_a_time(calls, batch_bytes, batch_docs), (batch_bytes, batch_docs)
 
