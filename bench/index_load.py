@@ -61,7 +61,7 @@ def load_once(client, lake, lake_tenant: str, source: str, tenant: str, tuning: 
     read as the step reads them; only the tenant written to differs)."""
     from crawl_assets.index.bootstrap import setup_indices
     from crawl_assets.pipeline.index.stage import load
-    from crawl_assets.pipeline.index.pending import pending_parts, pending_records, scan_keys
+    from crawl_assets.pipeline.index.stage import pending_parts, pending_records, scan_keys
     from replay import node_cpu_seconds
 
     setup_indices(client, [tenant])

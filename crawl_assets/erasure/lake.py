@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pyarrow.parquet as pq
 
-from crawl_assets.pipeline.index.pending import marker_body
+from crawl_assets.pipeline.index.stage import marker_body
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.normalize.batch import failed_batch, normalize_batch
 from crawl_assets.pipeline.relate.tables import TABLE as EDGES_TABLE

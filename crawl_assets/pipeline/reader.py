@@ -19,7 +19,7 @@ from crawl_assets import settings
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import table_dir
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.pipeline.index.pending import pending_records
+from crawl_assets.pipeline.index.stage import pending_records
 from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
 
 

@@ -16,7 +16,7 @@ def forum(world: World, tmp_path_factory: pytest.TempPathFactory):
     from crawl_assets.api.access import KeyStore
     from crawl_assets.index.bootstrap import setup_indices
     from crawl_assets.lake import Lake
-    from crawl_assets.pipeline.index.pending import pending_records, scan_keys
+    from crawl_assets.pipeline.index.stage import pending_records, scan_keys
     from crawl_assets.pipeline.index.stage import load
     from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
     from crawl_assets.pipeline.reader import latest_records

@@ -14,7 +14,7 @@ from crawl_assets.index.sink import edge_id
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.persian.lemma import lemma_text
-from crawl_assets.pipeline.index.pending import marker_body, pending_parts, pending_records, scan_keys
+from crawl_assets.pipeline.index.stage import marker_body, pending_parts, pending_records, scan_keys
 from crawl_assets.pipeline.index.stage import load
 from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
 from crawl_assets.pipeline.relate.tables import TABLE as EDGES

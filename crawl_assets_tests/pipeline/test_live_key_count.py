@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import records_to_arrow
-from crawl_assets.pipeline.index.pending import live_key_count, scan_keys
+from crawl_assets.pipeline.index.stage import live_key_count, scan_keys
 
 SOURCE = "acme.x.counted"
 

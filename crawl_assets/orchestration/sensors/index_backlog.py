@@ -19,7 +19,6 @@ import dagster as dg
 from crawl_assets import settings
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.orchestration.resources import LakeResource, RegistryResource
-from crawl_assets.pipeline.index.pending import pending_parts
 from crawl_assets.registry.store import registry_view
 
 NAME = "index_backlog_sensor"
@@ -35,6 +34,8 @@ def build_index_backlog_sensor(jobs: Sequence[dg.UnresolvedAssetJobDefinition], 
                description="Indexes the sources synced before an Elasticsearch cluster was configured: one index-only "
                            "run per source with unindexed parts, once per cluster.")
     def _backlog(context: dg.SensorEvaluationContext, lake: LakeResource, registry: RegistryResource):
+        from crawl_assets.pipeline.index.stage import pending_parts  # the stage loads the client: not at definitions load
+
         cursor = json.loads(context.cursor or "{}")
         if cursor.get("cluster") == fingerprint and cursor.get("done"):
             return dg.SkipReason("every source synced before this cluster was configured has been requested")

@@ -1,5 +1,5 @@
-"""The index stage (``stage.py``): what a source has not indexed yet (``pending.py``) and its load of records
-and edges into Elasticsearch (``stage.py``). Light: the definitions import only this message."""
+"""The index stage (``stage.py``): what a source has not indexed yet and its load of records and edges into
+Elasticsearch. Light: the definitions import only this message."""
 
 MISSING_CLUSTER = (
     "no Elasticsearch cluster is configured: set CRAWL_ES_URL (e.g. http://localhost:9200; "
