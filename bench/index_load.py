@@ -40,7 +40,7 @@ CONTENDERS = {  # beside the load's own tuning (``load.SINK_TUNING``: one pool o
 
 def build_lake(root: Path, records: int, tenant: str) -> tuple[object, str]:
     from crawl_assets.lake import Lake
-    from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+    from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
     from crawl_assets.pipeline.relate.stage import refresh_relations
 
     source = f"{tenant}.{PLATFORM}.{SOURCE_NAME}"

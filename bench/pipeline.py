@@ -175,8 +175,8 @@ def relation_work(platform: str, work: Path, source: str) -> dict[str, float]:
     """The relation tables' work alone, in this process (no Dagster step around it), CPU seconds: a rebuild
     from all parts, and the incremental refresh adding the last part to tables derived from the others."""
     from crawl_assets.lake import Lake
-    from crawl_assets.pipeline.normalize.batch import TABLE
-    from crawl_assets.pipeline.relate.tables import all_current, rebuild
+    from crawl_assets.pipeline.normalize.stage import TABLE
+    from crawl_assets.pipeline.relate.stage import all_current, rebuild
     from crawl_assets.pipeline.relate.stage import refresh_relations
 
     lake = Lake(str(work / "lake"))

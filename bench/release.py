@@ -31,7 +31,7 @@ WORDS = ("بازار قیمت گزارش شهر جلسه شورا هوا برف 
 def make_lake(root: Path, records: int) -> None:
     from crawl_assets.lake import Lake
     from crawl_assets.lake.tables import records_to_arrow
-    from crawl_assets.pipeline.relate.tables import write_relations
+    from crawl_assets.pipeline.relate.stage import write_relations
     from crawl_assets.pipeline.version import NORMALIZER_VERSION
 
     lake, rng = Lake(str(root)), random.Random(37)

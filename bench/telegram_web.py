@@ -31,7 +31,7 @@ CHANNEL = "benchchannel"
 
 def ours(url: str, messages: int) -> dict:
     from crawl_assets.lake import Lake
-    from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+    from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
     from crawl_assets.registry import SourceEntry
     from crawl_assets.sdk.sync import CollectEnv
     from crawl_assets.sources.telegram.collect import collect

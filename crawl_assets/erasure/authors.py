@@ -24,7 +24,7 @@ from crawl_assets.core import catalog
 from crawl_assets.erasure.scrub import persons_of
 from crawl_assets.index.erasure import records_with_author_id
 from crawl_assets.lake import Lake
-from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
 
 MAX_ID = 300
 

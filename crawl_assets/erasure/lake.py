@@ -12,10 +12,10 @@ import orjson
 import pyarrow.parquet as pq
 
 from crawl_assets.pipeline.index.stage import marker_body
-from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.normalize.batch import failed_batch, normalize_batch
-from crawl_assets.pipeline.relate.tables import TABLE as EDGES_TABLE
-from crawl_assets.pipeline.relate.tables import write_relations
+from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.stage import failed_batch, normalize_batch
+from crawl_assets.pipeline.relate.stage import TABLE as EDGES_TABLE
+from crawl_assets.pipeline.relate.stage import write_relations
 from crawl_assets.core import catalog
 from crawl_assets.erasure.authors import Author, site_of
 from crawl_assets.erasure.scrub import DROP, Subject, mentions, persons_of, scrub

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from crawl_assets.erasure.authors import Author, author_of
 from crawl_assets.lake import Lake
-from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
 
 
 def records_named(lake: Lake, tenant: str, name: str) -> tuple[dict[Author, tuple[str, int]], set[str]]:

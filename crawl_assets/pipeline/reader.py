@@ -20,7 +20,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import table_dir
 from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.pipeline.index.stage import pending_records
-from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
 
 
 def sources_with_records(lake: Lake, tenant: str, platform: str | None = None, source: str | None = None

@@ -35,7 +35,7 @@ from crawl_assets.lake import Lake, layout
 from crawl_assets.lake.tables import EDGES_SCHEMA, RECORDS_SCHEMA
 from crawl_assets.normalize.dedupe import key_hash
 from crawl_assets.pipeline.reader import latest_batches
-from crawl_assets.pipeline.relate.tables import TABLE as EDGES_TABLE
+from crawl_assets.pipeline.relate.stage import TABLE as EDGES_TABLE
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 from crawl_assets.release import files
 from crawl_assets.release.datasheet import Tally, datasheet, enricher_stamps, source_facts

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake import layout
-from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
 from crawl_assets.release.terms import terms_of
 
 DERIVER_KEY = b"crawl_assets.deriver"

@@ -27,8 +27,8 @@ from crawl_assets.erasure.log import erasure_key, subject_digest
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import new_batch_id
 from crawl_assets.lake.tables import records_to_arrow
-from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.relate.tables import write_relations
+from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.relate.stage import write_relations
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 from crawl_assets.release.files import DATASHEET
 from crawl_assets.release.verify import PackageInvalid, read_manifest, verify_package

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 from elasticsearch import Elasticsearch
 
-from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
 from crawl_assets.erasure.lake import rebuild_relations
 from crawl_assets.index.bootstrap import delete_expired_months
 from crawl_assets.lake import Lake, layout

@@ -18,7 +18,7 @@ def forum(world: World, tmp_path_factory: pytest.TempPathFactory):
     from crawl_assets.lake import Lake
     from crawl_assets.pipeline.index.stage import pending_records, scan_keys
     from crawl_assets.pipeline.index.stage import load
-    from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+    from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
     from crawl_assets.pipeline.reader import latest_records
     from crawl_assets.pipeline.relate.stage import refresh_relations
     from crawl_assets.registry import SourceEntry

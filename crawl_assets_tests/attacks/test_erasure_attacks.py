@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from crawl_assets import settings
-from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
 from crawl_assets.cli.main import cli
 from crawl_assets.lake import Lake
 from crawl_assets.lake.landing import land_event, landed_events

@@ -16,7 +16,7 @@ from crawl_assets.cli.main import cli
 from crawl_assets.normalize.build import wrap_line
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
 
 X_SOURCE, FORUM_A, FORUM_B = "acme.x.timeline", "acme.discourse.forum-a", "acme.discourse.forum-b"
 AT = datetime(2026, 11, 1, tzinfo=timezone.utc)

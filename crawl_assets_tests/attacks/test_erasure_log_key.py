@@ -20,7 +20,7 @@ from crawl_assets import settings
 from crawl_assets.cli.main import cli
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
 
 SOURCE = "acme.telegram.group"
 

@@ -19,7 +19,7 @@ from crawl_assets.enrich.files import FileRun, json_line_tables
 from crawl_assets.lake import Lake
 from crawl_assets.normalize import NormalizeContext, normalize_stream
 from crawl_assets.normalize.parallel import normalize_encoded
-from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
 from crawl_assets.schema import Rejection
 from crawl_assets.sources.export_file.stats import export_record_stats
 

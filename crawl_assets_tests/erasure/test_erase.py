@@ -189,7 +189,7 @@ def test_erasure_waits_for_a_running_sync_of_the_tenant(synced):
 def test_a_rewritten_batch_keeps_its_place_in_collection_order(tmp_path):
     """An erasure rewrites a batch without the erased items; the other items in it must not become the
     latest observation of their keys over what later batches observed (an edit, here)."""
-    from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+    from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
     from crawl_assets.erasure import Selector, erase
     from crawl_assets.erasure.authors import Author
     from crawl_assets.lake.layout import BATCH_ID

@@ -7,7 +7,7 @@ import gzip
 
 import orjson
 
-from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
 from crawl_assets.erasure import Selector, erase
 from crawl_assets.erasure.authors import Author
 from crawl_assets.lake import Lake

@@ -13,7 +13,7 @@ from crawl_assets.erasure import Selector, erase
 from crawl_assets.erasure.authors import Author
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
 from crawl_assets_tests.normalize.shapes import (
     SHIFT_CHAT, SHIFT_USER, export_message, tdesktop_2020_message, tdesktop_chat,
 )  # fmt: skip

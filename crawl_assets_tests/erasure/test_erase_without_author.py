@@ -7,7 +7,7 @@ import json
 
 from click.testing import CliRunner
 
-from crawl_assets.pipeline.normalize.batch import TABLE
+from crawl_assets.pipeline.normalize.stage import TABLE
 from crawl_assets.cli.main import cli
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records

@@ -22,8 +22,8 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
-from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.relate.tables import TABLE as EDGES_TABLE
+from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.relate.stage import TABLE as EDGES_TABLE
 from crawl_assets.index.naming import decompose, observation_version
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records

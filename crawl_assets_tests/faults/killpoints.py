@@ -90,7 +90,7 @@ SITES: dict[str, Site] = {
     "normalize.part_written": Site("crawl_assets.lake.store", "Lake.write_part_chunks", "after", "normalize",
                                    _contains(1, "relative", "tables/normalized_records/")),
     "normalize.quarantine": Site("crawl_assets.lake.store", "Lake.write_quarantine", "before", "normalize"),
-    "edges.read_records": Site("crawl_assets.pipeline.relate.tables", "latest_views", "before", "normalize"),
+    "edges.read_records": Site("crawl_assets.pipeline.relate.stage", "latest_views", "before", "normalize"),
     "edges.part_write": Site("crawl_assets.lake.store", "Lake.write_part", "before", "normalize",
                              _contains(1, "relative", "tables/relation_edges/")),
     "edges.summary_write": Site("crawl_assets.lake.store", "Lake.write_part", "before", "normalize",

@@ -9,7 +9,7 @@ from collections import Counter
 
 from click.testing import CliRunner
 
-from crawl_assets.pipeline.relate.tables import write_relations
+from crawl_assets.pipeline.relate.stage import write_relations
 from crawl_assets.cli.normalize import normalize
 from crawl_assets_tests.normalize.shapes import lines, x_page, x_tweet
 from crawl_assets_tests.normalize.test_x_edits import OBSERVATIONS, V1, V2, V3

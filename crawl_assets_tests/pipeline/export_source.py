@@ -42,7 +42,7 @@ def x_archive_source(tmp_path: Path, with_account: bool):
     from crawl_assets.lake import Lake
     from crawl_assets.lake.tables import arrow_to_records
     from crawl_assets.sources.export_file.collect import ingest_export_file
-    from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+    from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
     from crawl_assets.registry import SourceEntry
     from crawl_assets.registry.store import Registry
     from crawl_assets.sdk.exports import tenant_import_root

@@ -19,8 +19,8 @@ from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import RECORDS_SCHEMA
 from crawl_assets.normalize.edges import Summaries
 from crawl_assets.pipeline.normalize.part import KeyTally, rows_with_keys
-from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.normalize.batch import normalize_batch
+from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.stage import normalize_batch
 from crawl_assets.pipeline.relate.parts import (
     BATCH_ROWS,
     READ_COLUMNS,
@@ -29,7 +29,7 @@ from crawl_assets.pipeline.relate.parts import (
     part_edge_batches,
     superseded,
 )
-from crawl_assets.pipeline.relate.tables import TABLE, write_relations
+from crawl_assets.pipeline.relate.stage import TABLE, write_relations
 from crawl_assets.sources.export_file.stats import export_record_stats
 from crawl_assets_tests.normalize.shapes import x_page, x_tweet
 from crawl_assets_tests.pipeline.lake_normalize import RawInput, write_batches

@@ -16,8 +16,8 @@ from crawl_assets.lake.tables import arrow_to_records
 from crawl_assets.persian.lemma import lemma_text
 from crawl_assets.pipeline.index.stage import marker_body, pending_parts, pending_records, scan_keys
 from crawl_assets.pipeline.index.stage import load
-from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
-from crawl_assets.pipeline.relate.tables import TABLE as EDGES
+from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
+from crawl_assets.pipeline.relate.stage import TABLE as EDGES
 from crawl_assets.pipeline.relate.stage import refresh_relations
 from crawl_assets_tests.es_node.inspect import all_docs
 

@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 
 from crawl_assets.lake import Lake
-from crawl_assets.pipeline.normalize.batch import TABLE
+from crawl_assets.pipeline.normalize.stage import TABLE
 from crawl_assets.pipeline.relate.parts import latest_masks, latest_rows
 
 PARTS = {"20260101T000000000000Z-a-0000": ["x:1", "x:2", "x:3", "x:2"],

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
 from crawl_assets_tests.normalize.shapes import x_not_found, x_page, x_tweet
 from crawl_assets_tests.pipeline.lake_normalize import RawInput, write_batches
 

@@ -11,9 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawl_assets.lake import Lake
-from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.normalize.batch import normalize_batch
-from crawl_assets.pipeline.relate.tables import SUMMARY_TABLES, TABLE, write_relations
+from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.stage import normalize_batch
+from crawl_assets.pipeline.relate.stage import SUMMARY_TABLES, TABLE, write_relations
 from crawl_assets.pipeline.relate.stage import refresh_relations
 from crawl_assets_tests.normalize.shapes import x_page, x_tweet
 from crawl_assets_tests.pipeline.lake_normalize import RawInput, write_batches
@@ -143,7 +143,7 @@ def test_an_edge_file_written_before_a_crash_makes_the_next_sync_rebuild(tmp_pat
 
 
 def test_an_edge_that_starts_at_no_record_of_its_part_is_found(tmp_path):
-    from crawl_assets.pipeline.relate.tables import part_orphans
+    from crawl_assets.pipeline.relate.stage import part_orphans
 
     root = tmp_path / "lake"
     _add_batch(root, 1, FIRST)

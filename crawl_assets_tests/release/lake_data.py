@@ -6,8 +6,8 @@ from __future__ import annotations
 import orjson
 
 from crawl_assets.lake import Lake
-from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
-from crawl_assets.pipeline.relate.tables import write_relations
+from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
+from crawl_assets.pipeline.relate.stage import write_relations
 from crawl_assets_tests.enrich.records import batch_id, record, write_part
 
 CHANNEL = "acme.telegram.news"

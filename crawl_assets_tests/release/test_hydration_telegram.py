@@ -13,7 +13,7 @@ import pytest
 
 from crawl_assets import settings
 from crawl_assets.lake import Lake
-from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
 from crawl_assets.pipeline.reader import latest_records
 from crawl_assets.registry import SourceEntry
 from crawl_assets.release import ReleaseQuery, create_release

@@ -9,7 +9,7 @@ from importlib import resources
 import dagster as dg
 import pytest
 
-from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
 from crawl_assets.index.sink import index_documents
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import new_batch_id

@@ -40,10 +40,10 @@ from crawl_assets.lake import Lake
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
 from crawl_assets.orchestration.partition_state import materialize_with_checks, source_check
 from crawl_assets.pipeline.index import MISSING_CLUSTER
-from crawl_assets.pipeline.normalize.batch import MAX_REJECTED_SHARE, TABLE as RECORDS
+from crawl_assets.pipeline.normalize.stage import MAX_REJECTED_SHARE, TABLE as RECORDS
 from crawl_assets.pipeline.normalize.stage import run_normalize
 from crawl_assets.pipeline.relate.stage import run_relate
-from crawl_assets.pipeline.relate.tables import TABLE as EDGES
+from crawl_assets.pipeline.relate.stage import TABLE as EDGES
 from crawl_assets.pipeline.stage import MetadataPath, StageContext, StageReport
 
 

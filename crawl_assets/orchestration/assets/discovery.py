@@ -8,7 +8,7 @@ from crawl_assets.core import catalog
 from crawl_assets.core.display import shown
 from crawl_assets.core.catalog import resolve
 from crawl_assets.orchestration.resources import LakeResource, RegistryResource
-from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS
+from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS
 
 SHOWN_ROWS = 25
 

@@ -28,7 +28,7 @@ import dagster as dg
 from crawl_assets.enrich import Enricher, EnrichmentConfigError, load_enrichers, store
 from crawl_assets.enrich.config import Unusable
 from crawl_assets.orchestration.partitions import SOURCE_PARTITIONS
-from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE, split_source_key
+from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE, split_source_key
 from crawl_assets.orchestration.resources import ElasticsearchResource, LakeResource
 
 if TYPE_CHECKING:  # imported by the step: the features index loads the Elasticsearch client (~26 MiB)

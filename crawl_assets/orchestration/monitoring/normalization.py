@@ -13,7 +13,7 @@ from crawl_assets.registry import SourceEntry
 
 def normalization_problems(instance: dg.DagsterInstance, entries: Sequence[SourceEntry]) -> dict[str, str]:
     """Source key -> problem, for the sources whose latest normalization has one (one lookup per source)."""
-    from crawl_assets.pipeline.normalize.batch import TABLE, normalization_problem
+    from crawl_assets.pipeline.normalize.stage import TABLE, normalization_problem
 
     out: dict[str, str] = {}
     for entry in entries:

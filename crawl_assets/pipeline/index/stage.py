@@ -39,11 +39,11 @@ from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import index_marker
 from crawl_assets.lake.tables import TIME_COLUMNS
 from crawl_assets.pipeline.index import MISSING_CLUSTER
-from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
-from crawl_assets.pipeline.normalize.batch import split_source_key
+from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.stage import split_source_key
 from crawl_assets.pipeline.relate.parts import BATCH_ROWS, last_positions, latest_rows
 from crawl_assets.pipeline.relate.stage import refresh_relations
-from crawl_assets.pipeline.relate.tables import TABLE as EDGES_TABLE
+from crawl_assets.pipeline.relate.stage import TABLE as EDGES_TABLE
 from crawl_assets.pipeline.stage import Check, StageContext, StageReport
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 

@@ -1,1 +1,2 @@
-"""The normalize stage: raw batches into Parquet parts (``batch.py``), and the stage over a source (``stage.py``)."""
+"""The normalize stage: raw batches into Parquet parts, and the stage over a source (``stage.py``; the rows of
+a part and their keys: ``part.py``)."""

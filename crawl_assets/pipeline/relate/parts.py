@@ -19,7 +19,7 @@ from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import EDGES_SCHEMA
 from crawl_assets.normalize.edges import EDGE_RULES, Summaries, is_superseded
 from crawl_assets.normalize.dedupe import key_hash
-from crawl_assets.pipeline.normalize.batch import TABLE as RECORDS_TABLE
+from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
 
 EDGE_ORDER = [("type", "ascending"), ("src", "ascending"), ("dst", "ascending")]
 READ_COLUMNS = ["key", "created_at", "platform", "tenant", "author_id", "reply_to", "quote_of", "repost_of",

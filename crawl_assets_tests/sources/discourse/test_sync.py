@@ -171,7 +171,7 @@ def thread():
 
 def _latest_records(store):
     """The records as the pipeline stores them (normalize_batch per raw batch), latest observation per key."""
-    from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+    from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
     from crawl_assets.lake.tables import arrow_to_records
 
     lake, entry = store.lake, store.entry

@@ -9,7 +9,7 @@ from typing import Any
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
 from crawl_assets.pipeline.reader import latest_batches
 from crawl_assets.registry import SourceEntry
 from crawl_assets.sdk.sync import CollectEnv, Collected

@@ -314,7 +314,7 @@ def test_refresh_window_rereads_stored_posts_by_id_and_records_deletions(server,
     assert refreshed[liked]["public_metrics"]["like_count"] == 999
     assert store.batches[-1].manifest.extra["phase"] == "refresh"
 
-    from crawl_assets.pipeline.normalize.batch import TABLE, normalize_batch
+    from crawl_assets.pipeline.normalize.stage import TABLE, normalize_batch
     from crawl_assets.lake.tables import arrow_to_records
 
     latest = {}
