@@ -1,11 +1,6 @@
-"""Configuration from the environment, read in one place.
-
-Every entry point (the ``Definitions``, each CLI command, the API server's workers) calls
-``Settings.from_env()`` once and passes the values down; nothing else in the package reads or writes
-``os.environ``. Every path has an embedded default under ``DAGSTER_HOME`` so a fresh machine works with no
-configuration, and each can be overridden by one documented variable (docs/OPERATIONS.md). The
-module-level functions (``dagster_home()``, ``lake_root()``...) read one value when called, for code that
-has no settings handed to it yet.
+"""Configuration from the environment, read in one place: nothing else in the package reads or writes
+``os.environ``. Entry points call ``Settings.from_env()`` once and pass the values down; the module-level
+functions read one value when called. Every path has a default under ``DAGSTER_HOME`` (docs/OPERATIONS.md).
 """
 
 from __future__ import annotations
@@ -24,10 +19,8 @@ DEFAULT_HOME = ".crawl_home"
 
 @dataclass(frozen=True)
 class ElasticsearchSettings:
-    """The cluster settings as set (``CRAWL_ES_URL``: comma-separated hosts, ``CRAWL_ES_API_KEY``,
-    ``CRAWL_ES_USERNAME``, ``CRAWL_ES_PASSWORD``, ``CRAWL_ES_CA_CERTS``, ``CRAWL_ES_VERIFY_CERTS``). The
-    definitions hand the credentials to Dagster as ``EnvVar``s (their values stay out of run config); the
-    CLI uses them directly."""
+    """The cluster settings as set (``CRAWL_ES_*``; ``CRAWL_ES_URL``: comma-separated hosts). The definitions hand
+    the credentials to Dagster as ``EnvVar``s (their values stay out of run config); the CLI uses them directly."""
 
     url: str = ""
     api_key: str = ""
@@ -59,13 +52,16 @@ def _lake(env: Mapping[str, str]) -> str:
     return env.get("CRAWL_LAKE") or str(_home(env) / "lake")
 
 
+def is_remote(location: str | os.PathLike[str]) -> bool:
+    """Whether a registry location is not a local file: a URL (``s3://bucket/key``; the registry refuses other
+    schemes) or ``postgres[:name]`` (a row in the instance's database)."""
+    text = str(location)
+    return "://" in text or text == "postgres" or text.startswith("postgres:")
+
+
 def registry_location(value: str | os.PathLike[str]) -> Path | str:
-    """A registry location as configured: a URL (``s3://bucket/key``; the registry refuses other schemes) and
-    ``postgres[:name]`` (a row in the instance's database) stay text; anything else is a local file, made
-    absolute."""
-    text = str(value)
-    remote = "://" in text or text == "postgres" or text.startswith("postgres:")
-    return text if remote else Path(text).resolve()
+    """A registry location as configured: a remote one stays text, a local file is made absolute."""
+    return str(value) if is_remote(value) else Path(value).resolve()
 
 
 def _registry(env: Mapping[str, str]) -> Path | str:
@@ -173,8 +169,7 @@ class Settings:
 
 
 def export(**values: str) -> None:
-    """Set variables for what reads the environment itself: Dagster (``DAGSTER_HOME``), and the processes
-    started from this one (the API's uvicorn workers, ``dg dev``)."""
+    """Set variables for what reads the environment itself: Dagster and the processes started from this one."""
     os.environ.update(values)
 
 
@@ -189,19 +184,17 @@ def dagster_home() -> Path:
 
 
 def lake_root() -> str:
-    """Lake root: ``CRAWL_LAKE`` (a folder or any fsspec URL), else ``$DAGSTER_HOME/lake``."""
+    """``CRAWL_LAKE`` (a folder or any fsspec URL), else ``$DAGSTER_HOME/lake``."""
     return _lake(os.environ)
 
 
 def registry_path() -> Path | str:
-    """Source registry: ``CRAWL_REGISTRY`` (a file, ``s3://bucket/key`` or ``postgres[:name]``), else
-    ``$DAGSTER_HOME/sources.yaml``."""
+    """``CRAWL_REGISTRY`` (a file, ``s3://bucket/key`` or ``postgres[:name]``), else ``$DAGSTER_HOME/sources.yaml``."""
     return _registry(os.environ)
 
 
 def import_root() -> Path:
-    """Where export files must be: ``CRAWL_IMPORT_ROOT``, else ``$DAGSTER_HOME/imports``; one folder per
-    tenant below it (``crawl_assets.sdk.exports``)."""
+    """Where export files must be, one folder per tenant: ``CRAWL_IMPORT_ROOT``, else ``$DAGSTER_HOME/imports``."""
     return _imports(os.environ)
 
 
@@ -221,8 +214,7 @@ def enrichment_path() -> Path:
 
 
 def max_line_bytes() -> int:
-    """The longest line of an export file a sync or ``crawl-assets normalize`` reads: ``CRAWL_MAX_LINE_BYTES``
-    (at least 1 KiB), else 8 MiB; a longer line is quarantined unread (``crawl_assets.normalize.reading``)."""
+    """The longest export-file line read (longer: quarantined): ``CRAWL_MAX_LINE_BYTES`` (>= 1 KiB), else 8 MiB."""
     return max(1024, int(_number(os.environ, "CRAWL_MAX_LINE_BYTES", 8 << 20)))
 
 
@@ -233,22 +225,19 @@ def models_root() -> Path:
 
 
 def erasure_key_file() -> Path:
-    """The key of the erasure log's subject digests: ``CRAWL_ERASURE_KEY_FILE``, else ``$DAGSTER_HOME/erasure.key``
-    (never in the lake; made owner-only by the first erasure, ``crawl_assets.erasure.log``)."""
+    """The erasure log key file (not in the lake): ``CRAWL_ERASURE_KEY_FILE``, else ``$DAGSTER_HOME/erasure.key``."""
     value = os.environ.get("CRAWL_ERASURE_KEY_FILE")
     return Path(value).expanduser() if value else _home(os.environ) / "erasure.key"
 
 
 def release_root() -> Path:
-    """Where ``crawl-assets release create`` writes packages: ``CRAWL_RELEASE_ROOT``, else ``$DAGSTER_HOME/releases``;
-    one folder per tenant below it (``crawl_assets.release``)."""
+    """Where releases are written, one folder per tenant: ``CRAWL_RELEASE_ROOT``, else ``$DAGSTER_HOME/releases``."""
     value = os.environ.get("CRAWL_RELEASE_ROOT")
     return Path(value).resolve() if value else _home(os.environ) / "releases"
 
 
 def release_key_file() -> Path | None:
-    """The key of a release's pseudonymized author ids: the file ``CRAWL_RELEASE_KEY_FILE`` (outside the lake and
-    the package; None when unset: no pseudonyms can be made)."""
+    """The key of a release's pseudonymized author ids: the file ``CRAWL_RELEASE_KEY_FILE`` (None when unset)."""
     value = os.environ.get("CRAWL_RELEASE_KEY_FILE")
     return Path(value).expanduser() if value else None
 
@@ -275,20 +264,17 @@ def _index_prefix(env: Mapping[str, str]) -> str:
 
 
 def index_prefix() -> str:
-    """``CRAWL_INDEX_PREFIX`` (default ``crawl``): the first word of every index, alias and index template
-    name, so two deployments share a cluster apart; read when called."""
+    """``CRAWL_INDEX_PREFIX`` (default ``crawl``): the first word of every index, alias and template name."""
     return _index_prefix(os.environ)
 
 
 def erasure_key_secret() -> str:
-    """``CRAWL_ERASURE_KEY``: the erasure log's key itself, for deployments whose machines share it as a secret
-    (no file on any machine); "" when unset (the key file is used then)."""
+    """``CRAWL_ERASURE_KEY``: the erasure log's key itself, shared as a secret ("" when unset: the key file)."""
     return os.environ.get("CRAWL_ERASURE_KEY", "")
 
 
 def api_cursor_secret() -> str:
-    """``CRAWL_API_CURSOR_SECRET``: what signs the API's cursors, shared by workers on several machines ("" when
-    unset: an owner-only file under ``DAGSTER_HOME`` then, ``api/access.py``)."""
+    """``CRAWL_API_CURSOR_SECRET``: what seals the API's cursors across machines ("" when unset: a local file)."""
     return os.environ.get("CRAWL_API_CURSOR_SECRET", "")
 
 
@@ -323,27 +309,49 @@ def local_node() -> LocalNodeSettings:
     )
 
 
+# The Dagster instance's database: Postgres when DAGSTER_PG_URL (a SQLAlchemy URL) or DAGSTER_PG_HOST (+ _PORT,
+# _USER, _PASSWORD, _DB) is set, else SQLite under $DAGSTER_HOME/storage (docs/OPERATIONS.md)
+_PG_VARS = ("DAGSTER_PG_URL", "DAGSTER_PG_HOST")
+PG_SCHEME = "postgresql+psycopg2"  # the installed driver; SQLAlchemy 2.1 reads a bare postgresql:// as psycopg 3
+
+
+def postgres_configured() -> bool:
+    return any(os.environ.get(v) for v in _PG_VARS)
+
+
+def postgres_config() -> dict[str, Any]:
+    """dagster-postgres config from the environment."""
+    if os.environ.get("DAGSTER_PG_URL"):
+        return {"postgres_url": os.environ["DAGSTER_PG_URL"]}
+    env = os.environ
+    return {"postgres_db": {"hostname": env["DAGSTER_PG_HOST"], "port": int(env.get("DAGSTER_PG_PORT", "5432")),
+                            "username": env.get("DAGSTER_PG_USER", "postgres"),
+                            "password": env.get("DAGSTER_PG_PASSWORD", ""),
+                            "db_name": env.get("DAGSTER_PG_DB", "postgres"), "scheme": PG_SCHEME}}
+
+
+def sqlite_dir() -> Path:
+    """Where the SQLite instance keeps its database files."""
+    return Path(os.environ.get("DAGSTER_HOME") or os.path.abspath(DEFAULT_HOME)) / "storage"
+
+
 def use_dagster_home(home: Path | None = None) -> Path:
-    """Make ``home`` (default: the configured one, else ``./.crawl_home``) the instance Dagster opens in this
-    process and the processes it starts (``DagsterInstance.get()`` reads ``DAGSTER_HOME`` itself)."""
+    """Make ``home`` (default: the configured one) the instance Dagster opens here and in the processes started."""
     home = (home or dagster_home()).resolve()
     export(DAGSTER_HOME=str(home))
     return home
 
 
 def add_python_warning_filter(entry: str) -> None:
-    """Add one ``PYTHONWARNINGS`` entry (``action:message:category``) for the processes this one starts,
-    after the user's own entries, which stay."""
+    """Add one ``PYTHONWARNINGS`` entry for the processes this one starts, after the user's own."""
     held = [e for e in os.environ.get("PYTHONWARNINGS", "").split(",") if e]
     if entry not in held:
         export(PYTHONWARNINGS=",".join([*held, entry]))
 
 
 def environment() -> Mapping[str, str]:
-    """The process environment, for the variables whose *names* are data rather than settings: the per-tenant
-    secrets ``CRAWL_<PLATFORM>_<SECRET>[__TENANT[__NAME]]`` that the registry's tenants and credential names
-    select (``crawl_assets.sdk.tenant_secrets``). Every such lookup goes through here; inside Dagster the
-    values found stay ``EnvVar`` references."""
+    """The process environment, for variables whose names are data: the per-tenant secrets
+    ``CRAWL_<PLATFORM>_<SECRET>[__TENANT[__NAME]]`` (inside Dagster they stay ``EnvVar`` references)."""
     return os.environ
 
 
@@ -363,15 +371,13 @@ _TELEGRAM_TUNABLES = {
 
 
 def _tunables(env: Mapping[str, str], table: Mapping[str, tuple[str, type]]) -> dict[str, Any]:
-    """The fields of ``table`` (field <- variable, type) whose variable is set; a number that is not one is
-    refused naming its variable (``_number``)."""
+    """The fields of ``table`` (field <- variable, type) whose variable is set; a bad number names its variable."""
     return {name: (env[var] if kind is str else kind(_number(env, var, 0.0)))
             for name, (var, kind) in table.items() if env.get(var)}
 
 
 def telegram_tunables(environ: Mapping[str, str] | None = None) -> dict[str, float]:
-    """The ``TelegramResource`` fields set in the environment (unset ones keep the resource's defaults);
-    a value that is not a number is refused naming its variable."""
+    """The ``TelegramResource`` fields set in the environment (unset ones keep the resource's defaults)."""
     return _tunables(environment() if environ is None else environ, _TELEGRAM_TUNABLES)
 
 

@@ -104,9 +104,9 @@ def _digest(secret: str) -> str:
 
 
 def database_url() -> str:
-    if instance_db.postgres_configured():
+    if settings.postgres_configured():
         return instance_db.postgres_url()
-    return f"sqlite:///{private_file(Path(instance_db.sqlite_dir(), 'crawl_api.db'))}"  # key hashes: 0600
+    return f"sqlite:///{private_file(Path(settings.sqlite_dir(), 'crawl_api.db'))}"  # key hashes: 0600
 
 
 class KeyStore:

@@ -1,54 +1,20 @@
-"""Which database the Dagster instance uses, chosen by the environment, without importing Dagster.
-
-Postgres when ``DAGSTER_PG_URL`` or ``DAGSTER_PG_HOST`` is set, else SQLite under ``$DAGSTER_HOME/storage``.
-``instance.storage`` hands this choice to Dagster; the API's key store (``crawl_assets.api.access``) puts its
-table in the same database. Variables:
-
-- ``DAGSTER_PG_URL``: a full SQLAlchemy URL, e.g. ``postgresql+psycopg2://user:pw@host:5432/db``; or
-- ``DAGSTER_PG_HOST`` (+ ``DAGSTER_PG_PORT`` 5432, ``DAGSTER_PG_USER`` postgres,
-  ``DAGSTER_PG_PASSWORD`` empty, ``DAGSTER_PG_DB`` postgres).
+"""The Dagster instance's Postgres database, without importing Dagster: its URL (which database the environment
+chose: ``settings.postgres_config``), connections and tables of our own in it. ``instance.storage`` hands the
+choice to Dagster; the API's key store, the shared locks and a Postgres registry put their tables there too.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-_PG_VARS = ("DAGSTER_PG_URL", "DAGSTER_PG_HOST")
-# psycopg2 is what is installed; SQLAlchemy 2.1 reads a bare postgresql:// as psycopg 3.
-PG_SCHEME = "postgresql+psycopg2"
-
-
-def postgres_configured() -> bool:
-    return any(os.environ.get(v) for v in _PG_VARS)
-
-
-def postgres_config() -> dict[str, Any]:
-    """dagster-postgres config from the environment."""
-    if os.environ.get("DAGSTER_PG_URL"):
-        return {"postgres_url": os.environ["DAGSTER_PG_URL"]}
-    return {
-        "postgres_db": {
-            "hostname": os.environ["DAGSTER_PG_HOST"],
-            "port": int(os.environ.get("DAGSTER_PG_PORT", "5432")),
-            "username": os.environ.get("DAGSTER_PG_USER", "postgres"),
-            "password": os.environ.get("DAGSTER_PG_PASSWORD", ""),
-            "db_name": os.environ.get("DAGSTER_PG_DB", "postgres"),
-            "scheme": PG_SCHEME,
-        }
-    }
-
-
-def sqlite_dir() -> Path:
-    """Where the SQLite instance keeps its database files."""
-    return Path(os.environ.get("DAGSTER_HOME") or os.path.abspath(".crawl_home")) / "storage"
+from crawl_assets import settings
+from crawl_assets.settings import PG_SCHEME
 
 
 def postgres_url() -> str:
-    """The SQLAlchemy URL of the instance's Postgres database (``postgres_configured()`` must be true)."""
-    config = postgres_config()
+    """The SQLAlchemy URL of the instance's Postgres database (``settings.postgres_configured()`` must be true)."""
+    config = settings.postgres_config()
     url = config.get("postgres_url")
     if url is None:
         db = config["postgres_db"]

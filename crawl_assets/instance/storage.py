@@ -30,9 +30,9 @@ from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
 from dagster._serdes import ConfigurableClass, ConfigurableClassData
 from sqlalchemy.pool import NullPool
 
-from crawl_assets.instance.db import postgres_config, postgres_configured, sqlite_dir
+from crawl_assets.settings import postgres_config, postgres_configured, sqlite_dir
 
-__all__ = ["EnvSelectedStorage", "postgres_config", "postgres_configured"]
+__all__ = ["EnvSelectedStorage"]
 
 
 class EnvSelectedStorage(DagsterStorage, ConfigurableClass):

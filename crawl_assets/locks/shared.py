@@ -106,7 +106,7 @@ def lock_key(name: str) -> int:
 def acquire(name: str, path: Path, wait_seconds: float, poll_seconds: float = 0.2, mode: int = 0o600) -> HeldLock | None:
     """Hold lock ``name`` (``path`` is its file when the instance is on SQLite), waiting up to
     ``wait_seconds`` for another holder; None when it kept it."""
-    if instance_db.postgres_configured():
+    if settings.postgres_configured():
         return _advisory().acquire(name, wait_seconds, poll_seconds)
     fd = open_locked(path, wait_seconds, poll_seconds, mode)
     return None if fd is None else _FileLock(fd)

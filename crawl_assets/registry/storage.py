@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from crawl_assets import settings
 from crawl_assets.instance import db as instance_db
 from crawl_assets.locks.shared import exclusive
 from crawl_assets.registry.validate import RegistryFileError, check_size, read_bounded
@@ -61,12 +62,6 @@ class RegistryStorage(Protocol):
         """Store ``data`` if the current version is ``expected`` ("" = must not exist); the new version."""
 
 
-def is_remote(location: str | os.PathLike[str]) -> bool:
-    """Whether ``location`` is not a local file (refused later when it is no store we know)."""
-    text = str(location)
-    return "://" in text or text == "postgres" or text.startswith("postgres:")
-
-
 _remote: dict[tuple[int, str], RegistryStorage] = {}  # one per process (a forked child makes its own client)
 
 
@@ -78,7 +73,7 @@ def storage_of(location: str | os.PathLike[str]) -> RegistryStorage:
                                 "(lower-case letters, digits, '-' and '_', at most 63)")
     if "://" in text and not text.startswith("s3://"):
         raise RegistryFileError(f"{text}: a registry lives in a local file, s3://bucket/key or postgres[:name]")
-    if is_remote(text):
+    if settings.is_remote(text):
         slot = (os.getpid(), text)
         store = _remote.get(slot)
         if store is None:
@@ -190,7 +185,7 @@ class PostgresRegistry:
         match = _PG_NAME.fullmatch(location)
         assert match is not None
         self.location, self.name = location, match.group(1) or "sources"
-        if not instance_db.postgres_configured():
+        if not settings.postgres_configured():
             raise RegistryFileError(f"{location}: the registry in Postgres needs the instance on Postgres "
                                     "(DAGSTER_PG_URL or DAGSTER_PG_HOST)")
 

@@ -38,9 +38,8 @@ from ruamel.yaml.error import YAMLError
 from crawl_assets import settings
 from crawl_assets.core.display import shown
 from crawl_assets.core.private import make_dirs, open_new
-from crawl_assets.instance import db as instance_db
 from crawl_assets.registry.models import SourceEntry, SourceStatus, redact_secrets
-from crawl_assets.registry.storage import RegistryConflict, is_remote, storage_of
+from crawl_assets.registry.storage import RegistryConflict, storage_of
 from crawl_assets.registry.validate import (EntryError, RegistryFileError, anchors_refused, read_registry_bytes,
                                             tenant_clashes, validate_entries, validate_indexed)
 from crawl_assets.registry.yaml_safe import AnchorRefused, EntryTexts, Unusual, fast_load, roundtrip
@@ -230,7 +229,7 @@ def load_registry(path: str | os.PathLike[str]) -> Registry:
 
 def location(path: str | os.PathLike[str]) -> Path | str:
     """A registry location as given: a remote one as text, a local one as a path."""
-    return str(path) if is_remote(path) else Path(path)
+    return str(path) if settings.is_remote(path) else Path(path)
 
 
 def parse_registry(reg: Registry, data: bytes) -> Registry:
@@ -339,7 +338,7 @@ def registry_view(path: str | os.PathLike[str]) -> tuple[Registry, dict[str, Sou
 
     Treat both as read-only; edit through ``update_registry``. A missing file is an empty registry.
     """
-    if is_remote(path):
+    if settings.is_remote(path):
         return _remote_view(str(path))
     p = Path(path).resolve()
     if not p.exists():
@@ -361,7 +360,7 @@ def registry_view(path: str | os.PathLike[str]) -> tuple[Registry, dict[str, Sou
 
 
 def _snapshot_path(path: Path) -> Path | None:
-    if instance_db.postgres_configured():
+    if settings.postgres_configured():
         return None
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:16]
     return settings.dagster_home() / "cache" / f"registry-{digest}.json"

@@ -48,7 +48,6 @@ from crawl_assets.lake import Lake
 from crawl_assets.lake.landing import claim_delivery, land_event, release_delivery
 from crawl_assets.core.names import env_part
 from crawl_assets.registry import RegistryFileError, SourceEntry
-from crawl_assets.registry.storage import is_remote
 from crawl_assets.registry.store import registry_view
 from crawl_assets.sdk.tenant_secrets import (MissingCredential, TenantSecret, pick_secret, plain,
                                                  secrets_from_env)
@@ -94,7 +93,7 @@ class ReceiverState:
 
     def _fresh(self) -> dict[str, SourceEntry] | None:
         held = self._entries
-        if held is None or not is_remote(self.registry_path) or not 0 <= self.clock() - held[0] < self.registry_ttl:
+        if held is None or not settings.is_remote(self.registry_path) or not 0 <= self.clock() - held[0] < self.registry_ttl:
             return None
         return held[1]
 

@@ -10,12 +10,10 @@ from crawl_assets_tests.architecture import rules
 ALLOWED: dict[str, set[str]] = {
     "long_files": set(),
     "lake_leaks": set(),
-    # settings.py reads the environment once per entry (and sets what Dagster and child processes read);
-    # instance/db.py resolves the instance's database from it for instance/storage.py, named by dagster.yaml
-    # (Dagster builds it, not our entry points), and for the API's key store (main moved it there at f31bb3d)
+    # settings.py reads the environment (and sets what Dagster and child processes read), the instance's
+    # database choice included; nothing else does
     "environment_reads": {
         "crawl_assets/settings.py",
-        "crawl_assets/instance/db.py",
     },
     "dagster_private_imports": {
         # Dagster's documented way to plug a storage into dagster.yaml is a ConfigurableClass (dagster._serdes)
