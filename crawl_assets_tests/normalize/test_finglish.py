@@ -3,7 +3,7 @@ Latn``, told apart from English and the other Latin-script languages (the whole 
 
 from __future__ import annotations
 
-from crawl_assets.normalize.lang_rules import is_finglish, with_script
+from crawl_assets.normalize.lang import is_finglish, with_script
 from crawl_assets.normalize.lang import detect_lang
 from crawl_assets_tests.normalize.lang_eval import load_finglish
 

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawl_assets.normalize.lang import ISO_639_1, MIN_LETTERS, SHORT_LETTERS, detect_lang
-from crawl_assets.normalize.lang_rules import host_script
+from crawl_assets.normalize.lang import host_script
 from crawl_assets_tests.normalize.helpers import CONTEXT, run
 from crawl_assets_tests.normalize.lang_eval import LANGUAGES, load
 from crawl_assets_tests.normalize.shapes import lines, telethon_message

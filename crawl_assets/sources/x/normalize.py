@@ -20,7 +20,7 @@ from crawl_assets.normalize.build import (
 from crawl_assets.normalize.context import NormalizeContext
 from crawl_assets.normalize.persons import PersonIds
 from crawl_assets.normalize.damage import INVALID_UTF8, has_replacement, with_flag
-from crawl_assets.normalize.lang_rules import with_script
+from crawl_assets.normalize.lang import with_script
 from crawl_assets.normalize.lang import detect_lang, platform_lang
 from crawl_assets.normalize.text import clean_text, fold_tag, unique
 from crawl_assets.sources.x.normalize_unavailable import (
