@@ -16,7 +16,7 @@ import pytest
 from crawl_assets.core import names
 from crawl_assets.registry import RegistryFileError, SourceEntry, load_registry
 from crawl_assets.registry import models as detector
-from crawl_assets.registry import store as view_module
+from crawl_assets.registry import store as registry_store
 from crawl_assets.registry.store import registry_view
 from crawl_assets.orchestration.raw_step import pause_source
 from crawl_assets_tests.fakes import (FAKE_AWS_KEY_ID, FAKE_GITLAB_TOKEN, FAKE_HEX64_KEY, FAKE_JWT, FAKE_JWT_SHORT,
@@ -31,7 +31,7 @@ def _cli(*args: str, registry: Path) -> subprocess.CompletedProcess:
 
 
 def _fresh_view(path: Path):
-    view_module._cache.clear()  # a new process: nothing in memory
+    registry_store._cache.clear()  # a new process: nothing in memory
     return registry_view(path)
 
 

@@ -11,7 +11,7 @@ from ruamel.yaml.composer import Composer
 from crawl_assets.registry import SourceEntry, SourceStatus, load_registry, update_registry
 from crawl_assets.registry.models import SourceEntry as Model
 from crawl_assets.registry.store import Registry, _parse_roundtrip, parse_registry
-from crawl_assets.registry import store as view_module
+from crawl_assets.registry import store as registry_store
 
 N = 300
 
@@ -82,12 +82,12 @@ def test_an_edit_reads_and_rewrites_only_its_own_entry(tmp_path, composed):
 
 def test_a_changed_registry_is_validated_only_where_it_changed(tmp_path, validated):
     path = _registry(tmp_path)
-    view_module._cache.clear()
-    reg, _ = view_module.registry_view(path)
+    registry_store._cache.clear()
+    reg, _ = registry_store.registry_view(path)
     assert len(reg.entries) == N
     validated[0] = 0
     path.write_text(path.read_text().replace("identifier: account_42\n", "identifier: account_42b\n"))
-    reg, by_key = view_module.registry_view(path)  # a sensor's next tick
+    reg, by_key = registry_store.registry_view(path)  # a sensor's next tick
     assert by_key["acme.x.s0042"].identifier == "account_42b" and len(reg.entries) == N
     assert validated[0] == 1
 

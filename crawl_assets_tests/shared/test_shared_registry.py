@@ -149,12 +149,12 @@ def test_an_alias_bomb_in_any_store_is_refused_by_every_reader(location, monkeyp
     """Issue 30, item 1: the bytes of an S3 object or a Postgres row go through the same loaders as a file's."""
     from ruamel.yaml.composer import Composer
 
-    from crawl_assets.registry import store as view_module
+    from crawl_assets.registry import store as registry_store
     from crawl_assets_tests.attacks.test_registry_attacks import named_alias_bomb
 
     monkeypatch.setattr(Composer, "return_alias", lambda self, node: pytest.fail("an alias was composed"))
     storage_of(location).write(named_alias_bomb("dotted").encode(), "")
-    view_module._cache.pop(location, None)
+    registry_store._cache.pop(location, None)
     for read in (load_registry, registry_view):
         with pytest.raises(RegistryFileError, match="anchors and aliases"):
             read(location)

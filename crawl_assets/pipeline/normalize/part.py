@@ -155,10 +155,10 @@ def earlier_versions(lake: Lake, batch: RawBatch, table: str, edits: EditHistori
 
 
 def rows_with_keys(lake: Lake, table: str, tenant: str, platform: str, source: str, parts: Iterable[str],
-                   keys: Iterable[str], columns: list[str] | None = None) -> Iterator[pa.Table]:
+                   keys: Iterable[str] | pa.Array, columns: list[str] | None = None) -> Iterator[pa.Table]:
     """The rows of ``parts`` (in order, rows in part order) whose key is one of ``keys``, a record batch at a
     time: key columns first, whole rows only of the parts holding a hit (a large part is never read whole)."""
-    values = pa.array(sorted(set(keys)), pa.string())
+    values = pc.unique(keys) if isinstance(keys, pa.Array) else pa.array(sorted(set(keys)), pa.string())
     if not len(values):
         return
     for part_id in parts:

@@ -117,7 +117,7 @@ def edge_views(lake: Lake, tenant: str, platform: str, source: str, parts: Colle
     read = [*EdgeView._fields, "metadata"]
     wanted = set(parts)
     ids = [p for p in lake.part_ids(RECORDS_TABLE, tenant, platform, source) if p in wanted]
-    tables = (rows_with_keys(lake, RECORDS_TABLE, tenant, platform, source, ids, keys.to_pylist(), read)
+    tables = (rows_with_keys(lake, RECORDS_TABLE, tenant, platform, source, ids, keys, read)
               if keys is not None else (pa.Table.from_batches([rows]) for p in ids for rows in lake.iter_part_batches(
                   lake.table_part(RECORDS_TABLE, tenant, platform, source, p), columns=read)))
     for table in tables:  # a record batch at a time: a large part is never read whole
