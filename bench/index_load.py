@@ -5,9 +5,11 @@ repetition, each contender loads the pending parts into a fresh tenant (the inde
 node CPU measured around it), and the documents it left are read back and replayed (``bench/replay.py``: 8 MiB
 bodies, the best of 2, 3 and 4 in flight, refresh off, ``text_lemma`` added back) as that repetition's ceiling. Contenders are sink
 tunings (bytes per body, requests in flight per family). ``--profile`` runs one more load under cProfile and
-prints the client's top functions.
+prints the client's top functions. ``--encode`` starts no node: it times the client's three costs alone in CPU
+seconds per 100k records (records' documents, edges' documents, the sink's line assembly and bodies), the best of
+``--runs``.
 
-    python bench/index_load.py [--records 30000] [--runs 3] [--url URL] [--profile]
+    python bench/index_load.py [--records 30000] [--runs 3] [--url URL] [--profile] [--encode]
 """
 
 from __future__ import annotations
@@ -102,6 +104,51 @@ def _load_as(load, client, lake, lake_tenant, tenant, source, pending, seen, tun
         module.BulkSink = real
 
 
+def encode_cpu(lake, lake_tenant: str, source: str, runs: int) -> dict[str, float]:
+    """CPU seconds per 100k records of the load's client work, without a node: ``record_documents`` over
+    slices of ``ENCODE_ROWS`` and ``edge_documents`` over the edge part's row groups (as the load calls them),
+    then ``BulkSink.add_encoded`` of what they built into sinks whose bodies go nowhere (best of ``runs``)."""
+    from elasticsearch import Elasticsearch
+
+    from crawl_assets.index.documents import EDGE_FIELDS, edge_documents, record_documents
+    from crawl_assets.index.sink import BulkSink
+    from crawl_assets.pipeline.index.stage import EDGES_TABLE, ENCODE_ROWS, RECORDS_TABLE, SINK_TUNING
+
+    class Nowhere(BulkSink):
+        def _submit(self, batch) -> None:  # the body is built, not sent
+            self.stats.docs -= len(batch)
+
+    records = [t for _, t in lake.read_parts(RECORDS_TABLE, lake_tenant, PLATFORM, source)]
+    edges = [t for _, t in lake.read_parts(EDGES_TABLE, lake_tenant, PLATFORM, source, columns=list(EDGE_FIELDS))]
+    n = sum(t.num_rows for t in records)
+    best: dict[str, float] = {}
+    for _ in range(runs):
+        got, t0 = [], time.process_time()
+        for table in records:
+            got += [record_documents(table.slice(s, ENCODE_ROWS), lake_tenant) for s in range(0, table.num_rows, ENCODE_ROWS)]
+        t1 = time.process_time()
+        done = [edge_documents(g, [1] * g.num_rows) for t in edges for g in t.to_batches(max_chunksize=8192)]
+        t2 = time.process_time()
+        tuning = {k: v for k, v in SINK_TUNING.items() if k == "batch_bytes"}
+        sinks = [Nowhere(Elasticsearch("http://127.0.0.1:9"), family=f, tenant=lake_tenant, deadletter_root=tempfile.gettempdir(), ensure_indices=False,
+                         refresh=False, **tuning) for f in ("records", "edges")]
+        t3 = time.process_time()
+        for encoded in got:
+            sinks[0].add_encoded(encoded)
+        for encoded in done:
+            sinks[1].add_encoded(encoded)
+        for sink in sinks:
+            sink.finish()
+        t4 = time.process_time()
+        for sink in sinks:
+            sink._drain()
+        edge_docs = sum(len(e.ids) for e in done)
+        for name, seconds in (("records", t1 - t0), ("edges", t2 - t1), ("sink", t4 - t3)):
+            best[name] = min(best.get(name, float("inf")), seconds * 100_000 / n)
+        best["edge docs per record"] = edge_docs / n
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=30_000)
@@ -109,7 +156,15 @@ def main() -> None:
     parser.add_argument("--url", help="an existing cluster instead of a local real node")
     parser.add_argument("--heap", default="1g")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--encode", action="store_true", help="the client's CPU alone, without a node")
     args = parser.parse_args()
+    if args.encode:
+        with tempfile.TemporaryDirectory() as tmp:
+            lake, source = build_lake(Path(tmp), args.records, "lakebench")
+            got = encode_cpu(lake, "lakebench", source, args.runs)
+        print(f"client CPU s per 100k records ({args.records:,} X records, best of {args.runs}): "
+              + ", ".join(f"{k} {v:.2f}" for k, v in got.items()))
+        return
 
     from elasticsearch import Elasticsearch
 
