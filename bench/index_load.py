@@ -106,7 +106,7 @@ def _load_as(load, client, lake, lake_tenant, tenant, source, pending, seen, tun
 
 def encode_cpu(lake, lake_tenant: str, source: str, runs: int) -> dict[str, float]:
     """CPU seconds per 100k records of the load's client work, without a node: ``record_documents`` over
-    slices of ``ENCODE_ROWS`` and ``edge_documents`` over the edge part's row groups (as the load calls them),
+    slices of ``ENCODE_ROWS`` and ``edge_documents`` over the edge parts' row groups (as the load calls them),
     then ``BulkSink.add_encoded`` of what they built into sinks whose bodies go nowhere (best of ``runs``)."""
     from elasticsearch import Elasticsearch
 
@@ -119,19 +119,22 @@ def encode_cpu(lake, lake_tenant: str, source: str, runs: int) -> dict[str, floa
             self.stats.docs -= len(batch)
 
     records = [t for _, t in lake.read_parts(RECORDS_TABLE, lake_tenant, PLATFORM, source)]
-    edges = [t for _, t in lake.read_parts(EDGES_TABLE, lake_tenant, PLATFORM, source, columns=list(EDGE_FIELDS))]
+    parts = [lake.table_part(EDGES_TABLE, lake_tenant, PLATFORM, source, batch_id)
+             for batch_id in lake.part_ids(EDGES_TABLE, lake_tenant, PLATFORM, source)]
+    edges = [group for part in parts for group in lake.iter_part_row_groups(part, columns=list(EDGE_FIELDS))]
     n = sum(t.num_rows for t in records)
     best: dict[str, float] = {}
     for _ in range(runs):
         got, t0 = [], time.process_time()
         for table in records:
-            got += [record_documents(table.slice(s, ENCODE_ROWS), lake_tenant) for s in range(0, table.num_rows, ENCODE_ROWS)]
+            got += [record_documents(table.slice(start, ENCODE_ROWS), lake_tenant)
+                    for start in range(0, table.num_rows, ENCODE_ROWS)]
         t1 = time.process_time()
-        done = [edge_documents(g, [1] * g.num_rows) for t in edges for g in t.to_batches(max_chunksize=8192)]
+        done = [edge_documents(group, [1 << 40] * group.num_rows) for group in edges]
         t2 = time.process_time()
-        tuning = {k: v for k, v in SINK_TUNING.items() if k == "batch_bytes"}
-        sinks = [Nowhere(Elasticsearch("http://127.0.0.1:9"), family=f, tenant=lake_tenant, deadletter_root=tempfile.gettempdir(), ensure_indices=False,
-                         refresh=False, **tuning) for f in ("records", "edges")]
+        sinks = [Nowhere(Elasticsearch("http://127.0.0.1:9"), family=family, tenant=lake_tenant, refresh=False,
+                         deadletter_root=tempfile.gettempdir(), ensure_indices=False,
+                         batch_bytes=SINK_TUNING["batch_bytes"]) for family in ("records", "edges")]
         t3 = time.process_time()
         for encoded in got:
             sinks[0].add_encoded(encoded)
