@@ -272,14 +272,22 @@ _TOKENS: tuple[dict[str, str], dict[str, str]] = ({}, {})  # per word as written
 
 
 def lemma_text(text: str, lang: str | None = "fa") -> str:
-    """``lemmas`` as the index's ``text_lemma`` holds them: one space between lemmas. When every word of the
-    text was seen before (most texts of a load), its lemmas are looked up and joined without a Python loop."""
-    cache = _TOKENS[lang == "ar"]
-    try:
-        found = [cache[word] for word in words(text or "")]
-    except KeyError:
-        return " ".join(lemmas(text, lang))
+    """``lemmas`` as the index's ``text_lemma`` holds them: one space between lemmas. Looked up per
+    whitespace-separated piece (no word spans whitespace, so a text's lemmas are its pieces' in order): most
+    pieces of a load were met before, and a text of known pieces costs a split and lookups."""
+    pieces = (text or "").split()
+    cache = _PIECES[lang == "ar"]
+    found = list(map(cache.get, pieces))
+    if None in found:
+        if len(cache) >= _CACHE_MAX:
+            cache.clear()
+        for i, piece in enumerate(pieces):
+            if found[i] is None:
+                found[i] = cache[piece] = " ".join(lemmas(piece, lang))
     return " ".join(filter(None, found))
+
+
+_PIECES: tuple[dict[str, str], dict[str, str]] = ({}, {})  # per piece as written: its lemmas joined, "" for none
 
 
 _QUERY_WORD = re.compile(r"(?:[^\W_]|\u200c)+\*?")

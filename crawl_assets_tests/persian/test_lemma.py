@@ -93,16 +93,30 @@ def test_words_are_the_word_pattern_over_every_code_point() -> None:
         assert words(text) == WORD.findall(text), text
 
 
-def test_lemma_text_from_known_words_is_the_word_by_word_rule() -> None:
-    """The same text lemmatized with cold caches (word by word) and again with every word known (looked up at
-    once) gives one text: lemmas in order, one space apart, suffixes written apart left out."""
+def test_lemma_text_from_known_pieces_is_the_word_by_word_rule() -> None:
+    """The same text lemmatized with cold caches and again with every piece known (looked up at once) gives
+    the word-by-word rule's text: lemmas in order, one space apart, suffixes written apart left out."""
     texts = [row["text"] for row in _rows("posts.tsv")[:300]] + [
         "کتاب ها و کتاب‌هایمان", "خبر_فوری #خبر_فوری @user_1", "الكتاب والكتب", "", "__", "ها ها", "Hello WORLD 42"]
     for lang in ("fa", "ar"):
         lemma_module._CACHE.clear()
-        for cache in lemma_module._TOKENS:
+        for cache in (*lemma_module._TOKENS, *lemma_module._PIECES):
             cache.clear()
         cold = [lemma_text(text, lang) for text in texts]
         assert cold == [" ".join(lemmas(text, lang)) for text in texts]
         assert [lemma_text(text, lang) for text in texts] == cold
         assert cold[texts.index("کتاب ها و کتاب‌هایمان")].split() == [lemma(w, lang) for w in ("کتاب", "و", "کتاب‌هایمان")]
+
+
+def test_lemma_text_by_pieces_is_the_word_rule_whatever_the_whitespace() -> None:
+    """No word spans whitespace of any kind, so lemmas looked up per whitespace-separated piece are the text's:
+    every code point beside words, glued by each Unicode space, ZWNJ at a piece's edge, pieces met twice."""
+    spaces = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+    every = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    texts = [space.join(["کتاب", "ها", ZWNJ + "کتاب‌هایم" + ZWNJ, "user_1", "a" + space + "b"]) for space in spaces]
+    texts += ["کتاب".join(every[i:i + 4000]) for i in range(0, len(every), 4000)][::9]
+    texts += [" ".join(every[i:i + 50]) for i in range(0, 20000, 50)]
+    for cache in lemma_module._PIECES:
+        cache.clear()
+    for lang in ("fa", "ar", "fa", "ar"):  # pieces unknown, then known (for each language apart)
+        assert [lemma_text(text, lang) for text in texts] == [" ".join(lemmas(text, lang)) for text in texts], lang
