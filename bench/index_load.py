@@ -5,9 +5,11 @@ repetition, each contender loads the pending parts into a fresh tenant (the inde
 node CPU measured around it), and the documents it left are read back and replayed (``bench/replay.py``: 8 MiB
 bodies, the best of 2, 3 and 4 in flight, refresh off, ``text_lemma`` added back) as that repetition's ceiling. Contenders are sink
 tunings (bytes per body, requests in flight per family). ``--profile`` runs one more load under cProfile and
-prints the client's top functions.
+prints the client's top functions. ``--encode`` starts no node: it times the client's three costs alone in CPU
+seconds per 100k records (records' documents, edges' documents, the sink's line assembly and bodies), the best of
+``--runs``.
 
-    python bench/index_load.py [--records 30000] [--runs 3] [--url URL] [--profile]
+    python bench/index_load.py [--records 30000] [--runs 3] [--url URL] [--profile] [--encode]
 """
 
 from __future__ import annotations
@@ -68,17 +70,18 @@ def load_once(client, lake, lake_tenant: str, source: str, tenant: str, tuning: 
     pending = pending_records(lake, lake_tenant, PLATFORM, source, pending_parts(lake, lake_tenant, PLATFORM, source)[1])
     seen, _ = scan_keys(lake, lake_tenant, PLATFORM, source, pending.keys)
     node0, cpu0, t0 = node_cpu_seconds(client), time.process_time(), time.perf_counter()
+    main0 = time.thread_time()
     profiler = cProfile.Profile() if profile else None
     if profiler:
         profiler.enable()
     done = _load_as(load, client, lake, lake_tenant, tenant, source, pending, seen, tuning)
     if profiler:
         profiler.disable()
-    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    wall, cpu, main = time.perf_counter() - t0, time.process_time() - cpu0, time.thread_time() - main0
     node = node_cpu_seconds(client) - node0
     docs = done.records.docs + done.edges.docs
     assert done.records.failed == done.edges.failed == 0, "the load was refused"
-    out = {"docs": docs, "wall": wall, "cpu": cpu, "node": node, "records": done.records.docs}
+    out = {"docs": docs, "wall": wall, "cpu": cpu, "node": node, "records": done.records.docs, "main": main}
     if profiler:
         text = io.StringIO()
         pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(25)
@@ -102,6 +105,54 @@ def _load_as(load, client, lake, lake_tenant, tenant, source, pending, seen, tun
         module.BulkSink = real
 
 
+def encode_cpu(lake, lake_tenant: str, source: str, runs: int) -> dict[str, float]:
+    """CPU seconds per 100k records of the load's client work, without a node: ``record_documents`` over
+    slices of ``ENCODE_ROWS`` and ``edge_documents`` over the edge parts' row groups (as the load calls them),
+    then ``BulkSink.add_encoded`` of what they built into sinks whose bodies go nowhere (best of ``runs``)."""
+    from elasticsearch import Elasticsearch
+
+    from crawl_assets.index.documents import EDGE_FIELDS, edge_documents, record_documents
+    from crawl_assets.index.sink import BulkSink
+    from crawl_assets.pipeline.index.stage import EDGES_TABLE, ENCODE_ROWS, RECORDS_TABLE, SINK_TUNING
+
+    class Nowhere(BulkSink):
+        def _submit(self, batch) -> None:  # the body is built, not sent
+            self.stats.docs -= len(batch)
+
+    records = [t for _, t in lake.read_parts(RECORDS_TABLE, lake_tenant, PLATFORM, source)]
+    parts = [lake.table_part(EDGES_TABLE, lake_tenant, PLATFORM, source, batch_id)
+             for batch_id in lake.part_ids(EDGES_TABLE, lake_tenant, PLATFORM, source)]
+    edges = [group for part in parts for group in lake.iter_part_row_groups(part, columns=list(EDGE_FIELDS))]
+    n = sum(t.num_rows for t in records)
+    best: dict[str, float] = {}
+    for _ in range(runs):
+        got, t0 = [], time.process_time()
+        for table in records:
+            got += [record_documents(table.slice(start, ENCODE_ROWS), lake_tenant)
+                    for start in range(0, table.num_rows, ENCODE_ROWS)]
+        t1 = time.process_time()
+        done = [edge_documents(group, [1 << 40] * group.num_rows) for group in edges]
+        t2 = time.process_time()
+        sinks = [Nowhere(Elasticsearch("http://127.0.0.1:9"), family=family, tenant=lake_tenant, refresh=False,
+                         deadletter_root=tempfile.gettempdir(), ensure_indices=False,
+                         batch_bytes=SINK_TUNING["batch_bytes"]) for family in ("records", "edges")]
+        t3 = time.process_time()
+        for encoded in got:
+            sinks[0].add_encoded(encoded)
+        for encoded in done:
+            sinks[1].add_encoded(encoded)
+        for sink in sinks:
+            sink.finish()
+        t4 = time.process_time()
+        for sink in sinks:
+            sink._drain()
+        edge_docs = sum(len(e.ids) for e in done)
+        for name, seconds in (("records", t1 - t0), ("edges", t2 - t1), ("sink", t4 - t3)):
+            best[name] = min(best.get(name, float("inf")), seconds * 100_000 / n)
+        best["edge docs per record"] = edge_docs / n
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=30_000)
@@ -109,7 +160,15 @@ def main() -> None:
     parser.add_argument("--url", help="an existing cluster instead of a local real node")
     parser.add_argument("--heap", default="1g")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--encode", action="store_true", help="the client's CPU alone, without a node")
     args = parser.parse_args()
+    if args.encode:
+        with tempfile.TemporaryDirectory() as tmp:
+            lake, source = build_lake(Path(tmp), args.records, "lakebench")
+            got = encode_cpu(lake, "lakebench", source, args.runs)
+        print(f"client CPU s per 100k records ({args.records:,} X records, best of {args.runs}): "
+              + ", ".join(f"{k} {v:.2f}" for k, v in got.items()))
+        return
 
     from elasticsearch import Elasticsearch
 
@@ -146,17 +205,21 @@ def main() -> None:
         if node is not None:
             node.stop()
     print(f"\n== index load of {args.records:,} X records, {args.runs} interleaved runs (median), {os.cpu_count()} CPUs")
-    print(f"{'what':<28}{'docs/s':>9}{'client CPU s':>14}{'node µs/record':>16}  ratio to that run's ceiling (each run)")
+    print(f"{'what':<28}{'docs/s':>9}{'client CPU s':>14}{'producer s':>12}{'node µs/record':>16}  "
+          "ratio to that run's ceiling (each run)")
     for name, got in rows.items():
         rate = statistics.median(g["docs"] / g["wall"] for g in got)
         cpu = statistics.median(g["cpu"] for g in got)
+        producer = statistics.median(g.get("main", 0.0) for g in got)  # the load's own thread; the rest: send workers
         node_us = statistics.median(1e6 * g["node"] / g["records"] for g in got)
         ratios = "" if name == "ceiling" else " / ".join(
             f"{g['docs'] / g['wall'] / (c['docs'] / c['wall']):.2f}x" for g, c in zip(got, _pairs(rows, name)))
-        print(f"{name:<28}{rate:>9,.0f}{cpu:>14.2f}{node_us:>16.0f}  {ratios}")
+        print(f"{name:<28}{rate:>9,.0f}{cpu:>14.2f}{producer:>12.2f}{node_us:>16.0f}  {ratios}")
     print(f"load average before {'/'.join(f'{x:.1f}' for x in load_before)}, after "
           f"{'/'.join(f'{x:.1f}' for x in load_after)}")
     if args.profile:
+        print(f"profiled load: client CPU {profiled['cpu']:.2f} s, of it the producer's thread {profiled['main']:.2f} s "
+              "(under cProfile), the send workers the rest")
         print(profiled["profile"])
 
 

@@ -22,10 +22,11 @@ dead letters.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from hashlib import blake2b as _blake2b
+from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,7 @@ from crawl_assets.persian.lemma import lemma_text
 
 ID_MAX_BYTES = 512
 _ACTION_END = b',"version_type":"external_gte"}}\n'
+_LINE = b'%s%s,"version":%d%s%s\n'  # head, JSON _id, version, _ACTION_END, source
 
 
 def edge_id(doc: Mapping[str, Any]) -> str:
@@ -96,7 +98,7 @@ def action_head(index: str) -> bytes:
 
 def prepared_line(head: bytes, doc_id: str, version: int, source: bytes) -> bytes:
     """One document's action and source lines as one ``bytes`` (one allocation: the source is copied once)."""
-    return b"%s%s,\"version\":%d%s%s\n" % (head, orjson.dumps(doc_id), version, _ACTION_END, source)
+    return _LINE % (head, orjson.dumps(doc_id), version, _ACTION_END, source)
 
 
 def unpack(line: bytes) -> tuple[str, str, int, bytes]:
@@ -285,8 +287,10 @@ def edge_documents(edges: pa.RecordBatch | pa.Table, versions: list[int]) -> Enc
     return Encoded(ids, routes, versions, sources, [True] * len(ids), [])
 
 
-def iter_fast(encoded: Encoded) -> Iterator[tuple[str, str | None, int, bytes]]:
-    """(id, route, version, source) of the rows the fast path covers."""
-    for i, ok in enumerate(encoded.fast):
-        if ok:
-            yield encoded.ids[i], encoded.routes[i], encoded.versions[i], encoded.sources[i]
+def fast_lines(encoded: Encoded, heads: Mapping[Any, bytes], head_of: Callable[[Any], bytes]) -> list[bytes]:
+    """``prepared_line`` of each row the fast path covers, in order: its action head is ``heads[route]``, or
+    ``head_of(route)`` for a route not there yet."""
+    dumps, end, line, known = orjson.dumps, _ACTION_END, _LINE, heads.get
+    rows = zip(encoded.ids, encoded.routes, encoded.versions, encoded.sources)
+    return [line % (known(route) or head_of(route), dumps(doc_id), version, end, source)
+            for doc_id, route, version, source in (rows if all(encoded.fast) else compress(rows, encoded.fast))]

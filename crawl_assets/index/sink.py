@@ -49,7 +49,7 @@ from elasticsearch import ApiError, Elasticsearch
 
 from crawl_assets.index import bootstrap
 from crawl_assets.index.bulk_send import BulkBody, BulkSender, SendPool
-from crawl_assets.index.documents import (Encoded, action_head, document_id, edge_id, iter_fast, prepared_line,
+from crawl_assets.index.documents import (Encoded, action_head, document_id, edge_id, fast_lines, prepared_line,
                                          source_bytes, with_lemmas)
 from crawl_assets.index.naming import (MONTHLY, RoutingError, check_family, check_tenant, index_name, month_of,
                                       observation_version)
@@ -144,9 +144,7 @@ class BulkSink(BulkSender):
         """Queue a batch built by ``documents.record_documents`` or ``edge_documents``: its fast rows as they are, the others through ``add``."""
         if self._finished or self._fatal is not None or self.max_failures is not None:
             self._check_accepting()
-        routes, heads, line = self._routes, self._head_of, prepared_line
-        lines = [line(routes.get(route) or heads(route), doc_id, version, source)
-                 for doc_id, route, version, source in iter_fast(encoded)]
+        lines = fast_lines(encoded, self._routes, self._head_of)
         self.stats.docs += len(lines)
         self._append_lines(lines)
         for doc in encoded.slow:

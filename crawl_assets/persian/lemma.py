@@ -41,6 +41,12 @@ _FOLD.update({0x0660 + d: str(d) for d in range(10)})
 _ARABIC_SCRIPT = re.compile(r"[\u0600-\u06ff]")
 # letters and digits, ZWNJ inside a word; runs of letters matched at once (a per-letter alternation is slower)
 WORD = re.compile(r"(?:[^\W_]+|\u200c)+")
+_RUNS = re.compile(r"[\w\u200c]+")  # WORD's runs once "_" is a space: one class, a third faster than WORD
+
+
+def words(text: str) -> list[str]:
+    """``WORD.findall(text)``: the words of a text, in order."""
+    return _RUNS.findall(text.replace("_", " "))
 
 
 def fold(word: str) -> str:
@@ -253,7 +259,7 @@ def lemmas(text: str, lang: str | None = "fa") -> list[str]:
     if len(cache) >= _CACHE_MAX:
         cache.clear()
     out = []
-    for word in WORD.findall(text or ""):
+    for word in words(text or ""):
         found = cache.get(word)
         if found is None:
             found = cache[word] = "" if fold(word) in _SUFFIX_WORDS else lemma(word, lang)
@@ -266,8 +272,22 @@ _TOKENS: tuple[dict[str, str], dict[str, str]] = ({}, {})  # per word as written
 
 
 def lemma_text(text: str, lang: str | None = "fa") -> str:
-    """``lemmas`` as the index's ``text_lemma`` holds them: one space between lemmas."""
-    return " ".join(lemmas(text, lang))
+    """``lemmas`` as the index's ``text_lemma`` holds them: one space between lemmas. Looked up per
+    whitespace-separated piece (no word spans whitespace, so a text's lemmas are its pieces' in order): most
+    pieces of a load were met before, and a text of known pieces costs a split and lookups."""
+    pieces = (text or "").split()
+    cache = _PIECES[lang == "ar"]
+    found = list(map(cache.get, pieces))
+    if None in found:
+        if len(cache) >= _CACHE_MAX:
+            cache.clear()
+        for i, piece in enumerate(pieces):
+            if found[i] is None:
+                found[i] = cache[piece] = " ".join(lemmas(piece, lang))
+    return " ".join(filter(None, found))
+
+
+_PIECES: tuple[dict[str, str], dict[str, str]] = ({}, {})  # per piece as written: its lemmas joined, "" for none
 
 
 _QUERY_WORD = re.compile(r"(?:[^\W_]|\u200c)+\*?")

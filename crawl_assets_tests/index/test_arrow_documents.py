@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from crawl_assets.index.documents import (document_id, edge_documents, edge_id, instants, record_documents,
-                                         source_bytes, with_lemmas)
+from crawl_assets.index.documents import (Encoded, document_id, edge_documents, edge_id, fast_lines, instants,
+                                         prepared_line, record_documents, source_bytes, with_lemmas)
 from crawl_assets.index.naming import observation_version
 from crawl_assets.lake.tables import EDGES_SCHEMA, arrow_to_records, records_to_arrow
 from crawl_assets_tests.index.docs import record
@@ -90,3 +90,28 @@ def test_edge_documents_carry_the_edge_and_their_records_version() -> None:
     assert [orjson.loads(s) for s in encoded.sources] == docs
     assert encoded.ids == [edge_id(d) for d in docs]
     assert encoded.routes == ["2026-01", "2026-01", None] and encoded.versions == [5, 5, 9]
+
+
+def test_fast_lines_are_prepared_line_of_each_fast_row() -> None:
+    """The sink's lines of a batch are ``prepared_line`` of each fast row, in order (ids JSON-escaped, versions
+    past 32 bits), with one action head asked for per route, in the order the fast rows meet them."""
+    ids = ["x:1", 'quo"te', "back\\slash", "کتاب\u200cها", "ctl\x01\u2028", "x:6"]
+    routes = ["2026-01", None, "2026-02", "2026-01", None, "2026-03"]
+    versions = [0, 1, 2**62, 5, 7, 9]
+    sources = [orjson.dumps({"n": i, "t": t}) for i, t in enumerate(ids)]
+    fast = [True, True, False, True, True, True]
+    asked: list[str | None] = []
+    heads: dict = {}
+
+    def head_of(route: str | None) -> bytes:
+        asked.append(route)
+        heads[route] = b'{"index":{"_index":%s,"_id":' % orjson.dumps(f"edges-{route}")
+        return heads[route]
+
+    lines = fast_lines(Encoded(ids, routes, versions, sources, fast, []), heads, head_of)
+    assert asked == ["2026-01", None, "2026-03"]
+    assert lines == [prepared_line(heads[r], i, v, s) for i, r, v, s, ok in zip(ids, routes, versions, sources, fast)
+                     if ok]
+    assert lines[1] == (b'{"index":{"_index":"edges-None","_id":"quo\\"te","version":1,"version_type":"external_gte"}}\n'
+                        + sources[1] + b"\n")
+    assert fast_lines(Encoded(ids, routes, versions, sources, [True] * 6, []), heads, head_of)[2].count(b"%d" % 2**62)

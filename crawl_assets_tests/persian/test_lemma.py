@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from crawl_assets.persian.lemma import lemma, lemma_text, lemmas
+from crawl_assets.persian import lemma as lemma_module
+from crawl_assets.persian.lemma import WORD, lemma, lemma_text, lemmas, words
 
 SETS = Path(__file__).resolve().parents[2] / "bench" / "persian_search"
 ZWNJ = "\u200c"
@@ -79,3 +80,43 @@ def test_a_fifth_of_the_evaluation_sets_meets_the_goals() -> None:
     calibration = [p for p in _rows("must_not.tsv") if not p["class"].startswith("heldout")][::5]
     apart = sum(lemma(p["a"]) != lemma(p["b"]) for p in calibration) / len(calibration)
     assert apart >= 0.9
+
+
+def test_words_are_the_word_pattern_over_every_code_point() -> None:
+    """``words`` (one character class once "_" is a space) splits any text as ``WORD`` does: every code point
+    alone, beside letters, underscores and ZWNJ."""
+    every = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    for glue in ("", "a", "_", ZWNJ, " ", "ب_" + ZWNJ):
+        text = glue.join(every)
+        assert words(text) == WORD.findall(text), repr(glue)
+    for text in ("", "_", "__a__", "a_b", ZWNJ + "_" + ZWNJ, "user_000307 کتاب" + ZWNJ + "ها_ی", "x" + ZWNJ):
+        assert words(text) == WORD.findall(text), text
+
+
+def test_lemma_text_from_known_pieces_is_the_word_by_word_rule() -> None:
+    """The same text lemmatized with cold caches and again with every piece known (looked up at once) gives
+    the word-by-word rule's text: lemmas in order, one space apart, suffixes written apart left out."""
+    texts = [row["text"] for row in _rows("posts.tsv")[:300]] + [
+        "کتاب ها و کتاب‌هایمان", "خبر_فوری #خبر_فوری @user_1", "الكتاب والكتب", "", "__", "ها ها", "Hello WORLD 42"]
+    for lang in ("fa", "ar"):
+        lemma_module._CACHE.clear()
+        for cache in (*lemma_module._TOKENS, *lemma_module._PIECES):
+            cache.clear()
+        cold = [lemma_text(text, lang) for text in texts]
+        assert cold == [" ".join(lemmas(text, lang)) for text in texts]
+        assert [lemma_text(text, lang) for text in texts] == cold
+        assert cold[texts.index("کتاب ها و کتاب‌هایمان")].split() == [lemma(w, lang) for w in ("کتاب", "و", "کتاب‌هایمان")]
+
+
+def test_lemma_text_by_pieces_is_the_word_rule_whatever_the_whitespace() -> None:
+    """No word spans whitespace of any kind, so lemmas looked up per whitespace-separated piece are the text's:
+    every code point beside words, glued by each Unicode space, ZWNJ at a piece's edge, pieces met twice."""
+    spaces = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+    every = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    texts = [space.join(["کتاب", "ها", ZWNJ + "کتاب‌هایم" + ZWNJ, "user_1", "a" + space + "b"]) for space in spaces]
+    texts += ["کتاب".join(every[i:i + 4000]) for i in range(0, len(every), 4000)][::9]
+    texts += [" ".join(every[i:i + 50]) for i in range(0, 20000, 50)]
+    for cache in lemma_module._PIECES:
+        cache.clear()
+    for lang in ("fa", "ar", "fa", "ar"):  # pieces unknown, then known (for each language apart)
+        assert [lemma_text(text, lang) for text in texts] == [" ".join(lemmas(text, lang)) for text in texts], lang
