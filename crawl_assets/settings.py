@@ -61,7 +61,7 @@ def is_remote(location: str | os.PathLike[str]) -> bool:
 
 def registry_location(value: str | os.PathLike[str]) -> Path | str:
     """A registry location as configured: a remote one stays text, a local file is made absolute."""
-    return str(value) if is_remote(value) else Path(value).resolve()
+    return str(value) if is_remote(value) else Path(str(value)).resolve()
 
 
 def _registry(env: Mapping[str, str]) -> Path | str:

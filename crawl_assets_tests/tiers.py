@@ -49,6 +49,7 @@ INTEGRATION = frozenset({
     "attacks/test_export_confinement.py",
     "attacks/test_registry_attacks.py::test_a_pause_reason_never_stores_a_secret_nor_breaks_the_registry",
     "cli/test_main.py::test_help_lists_every_command",
+    "cli/test_main.py::test_the_definitions_and_the_lake_reader_do_not_load_the_es_client",
     "cli/test_sources_cli.py", "cli/test_ui_interrupt.py",
     "contract/test_dagster_names.py",
     "enrich/test_assets.py", "enrich/test_automation.py",

@@ -5,7 +5,7 @@ slots, the cursor secret; routes import it from here, ``app.py`` builds it).
 Keys are created, listed and revoked by the operator (``crawl-assets api keys``), each bound to one tenant. A key
 is ``cak_<id>_<secret>``: ``id`` is 12 hex characters (48 random bits) that name the key in listings and logs,
 ``secret`` 32 random bytes (256 bits, URL-safe base64). Only the SHA-256 of the secret is stored, in table
-``crawl_api_keys`` of the Dagster instance's database (``crawl_assets.instance.db``: the instance's Postgres, or
+``crawl_api_keys`` of the Dagster instance's database (``settings.postgres_configured``: the instance's Postgres, or
 SQLite in ``$DAGSTER_HOME/storage/crawl_api.db`` beside Dagster's own files, so API lookups never wait on the
 daemon's SQLite locks; that file is 0600).
 

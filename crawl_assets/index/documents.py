@@ -291,6 +291,6 @@ def fast_lines(encoded: Encoded, heads: Mapping[Any, bytes], head_of: Callable[[
     """``prepared_line`` of each row the fast path covers, in order: its action head is ``heads[route]``, or
     ``head_of(route)`` for a route not there yet."""
     dumps, end, line, known = orjson.dumps, _ACTION_END, _LINE, heads.get
-    rows = zip(encoded.ids, encoded.routes, encoded.versions, encoded.sources)
+    rows = zip(encoded.ids, encoded.routes, encoded.versions, encoded.sources, strict=True)
     return [line % (known(route) or head_of(route), dumps(doc_id), version, end, source)
             for doc_id, route, version, source in (rows if all(encoded.fast) else compress(rows, encoded.fast))]

@@ -2,8 +2,8 @@
 
 ``dagster.yaml`` names this class under ``storage: custom:``; one file then serves a laptop (SQLite
 under ``DAGSTER_HOME``) and a deployment (``DAGSTER_PG_URL`` or ``DAGSTER_PG_HOST`` set), with no
-second config file to keep in sync. The choice and its variables live in ``crawl_assets.instance.db``
-(no Dagster import there: the API's key store shares it).
+second config file to keep in sync. The choice and its variables are read in ``crawl_assets.settings``
+(``postgres_configured``; the API's key store shares it).
 """
 
 from __future__ import annotations

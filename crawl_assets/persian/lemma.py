@@ -283,10 +283,13 @@ def lemma_text(text: str, lang: str | None = "fa") -> str:
             cache.clear()
         for i, piece in enumerate(pieces):
             if found[i] is None:
-                found[i] = cache[piece] = " ".join(lemmas(piece, lang))
+                found[i] = " ".join(lemmas(piece, lang))
+                if len(piece) <= PIECE_MAX:  # a text of a script without spaces is one piece: not kept
+                    cache[piece] = found[i]
     return " ".join(filter(None, found))
 
 
+PIECE_MAX = 48  # characters: longer pieces are lemmatized each time, so the cache stays a few tens of MiB
 _PIECES: tuple[dict[str, str], dict[str, str]] = ({}, {})  # per piece as written: its lemmas joined, "" for none
 
 

@@ -19,7 +19,6 @@ from crawl_assets import settings
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import table_dir
 from crawl_assets.lake.tables import arrow_to_records
-from crawl_assets.pipeline.index.stage import pending_records
 from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
 
 
@@ -44,6 +43,8 @@ def latest_batches(lake: Lake, tenant: str, platform: str | None = None, source:
                    columns: list[str] | None = None, *, deleted: bool = True) -> Iterator[pa.RecordBatch]:
     """The latest observation of every key as record batches (bounded memory: only key columns are read whole);
     ``deleted=False`` leaves out keys whose latest observation is a tombstone."""
+    from crawl_assets.pipeline.index.stage import pending_records  # it loads the ES client: not at import
+
     wanted = None if columns is None else list(dict.fromkeys([*columns, *([] if deleted else ["deleted"])]))
     for p, s in sources_with_records(lake, tenant, platform, source):
         pending = pending_records(lake, tenant, p, s, pending=lake.part_ids(RECORDS_TABLE, tenant, p, s))

@@ -35,3 +35,12 @@ def test_help_lists_every_command():
                              text=True, timeout=120, cwd=REPO).stdout
     for name in ("demo", "es", "normalize", "schema", "sources", "status", "telegram", "ui", "webhooks"):
         assert f"  {name} " in listing
+
+
+def test_the_definitions_and_the_lake_reader_do_not_load_the_es_client():
+    """``crawl-assets records`` and discovery read the lake without Elasticsearch; the code location loads without it."""
+    code = ("import sys, crawl_assets.definitions, crawl_assets.pipeline.reader, crawl_assets.pipeline.discovery, "
+            "crawl_assets.cli.records; print('elasticsearch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "False"

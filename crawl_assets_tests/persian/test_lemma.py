@@ -120,3 +120,16 @@ def test_lemma_text_by_pieces_is_the_word_rule_whatever_the_whitespace() -> None
         cache.clear()
     for lang in ("fa", "ar", "fa", "ar"):  # pieces unknown, then known (for each language apart)
         assert [lemma_text(text, lang) for text in texts] == [" ".join(lemmas(text, lang)) for text in texts], lang
+
+
+def test_a_long_piece_is_lemmatized_but_not_kept() -> None:
+    """A text of a script written without spaces is one piece: its lemmas are the word rule's, and the piece
+    cache keeps short pieces only, so its size stays bounded whatever the texts."""
+    long_piece = "كتابهايمان" * (lemma_module.PIECE_MAX // 10 + 1)
+    for cache in lemma_module._PIECES:
+        cache.clear()
+    text = f"کتاب {long_piece} 東京都の天気は晴れです"
+    assert lemma_text(text) == " ".join(lemmas(text))
+    kept = lemma_module._PIECES[False]
+    assert "کتاب" in kept and long_piece not in kept
+    assert all(len(piece) <= lemma_module.PIECE_MAX for piece in kept)

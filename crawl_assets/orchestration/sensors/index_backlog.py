@@ -34,11 +34,11 @@ def build_index_backlog_sensor(jobs: Sequence[dg.UnresolvedAssetJobDefinition], 
                description="Indexes the sources synced before an Elasticsearch cluster was configured: one index-only "
                            "run per source with unindexed parts, once per cluster.")
     def _backlog(context: dg.SensorEvaluationContext, lake: LakeResource, registry: RegistryResource):
-        from crawl_assets.pipeline.index.stage import pending_parts  # the stage loads the client: not at definitions load
-
         cursor = json.loads(context.cursor or "{}")
         if cursor.get("cluster") == fingerprint and cursor.get("done"):
             return dg.SkipReason("every source synced before this cluster was configured has been requested")
+        from crawl_assets.pipeline.index.stage import pending_parts  # it loads the ES client: not at load
+
         start = cursor.get("next", 0) if cursor.get("cluster") == fingerprint else 0
         reg, _ = registry_view(registry.path or settings.registry_path())
         entries = sorted(reg.entries, key=lambda e: e.key)
