@@ -1,4 +1,4 @@
-"""Relation edges and co-occurrence tables (pandas frames)."""
+"""Relation edges (the rules, a record at a time) and the hashtag co-occurrence tables (pandas frames)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,9 @@ from datetime import datetime, timedelta, timezone
 import pandas as pd
 import pyarrow.compute as pc
 
-from crawl_assets.normalize.edges import (
-    AUTHOR_HASHTAG_COLUMNS,
-    COOCCURRENCE_COLUMNS,
-    EDGE_COLUMNS,
-    author_hashtag,
-    document_edges,
-    edges_frame,
-    hashtag_cooccurrence,
-    record_edges,
-)
+from crawl_assets.normalize.edges import EDGE_COLUMNS, document_edges, edges_frame, record_edges
+from crawl_assets.pipeline.relate.parts import (AUTHOR_HASHTAG_COLUMNS, COOCCURRENCE_COLUMNS, author_hashtag,
+                                                hashtag_cooccurrence)
 from crawl_assets.schema import Provenance, Record
 
 T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)

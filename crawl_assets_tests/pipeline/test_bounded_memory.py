@@ -17,13 +17,13 @@ import pyarrow.parquet as pq
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import RECORDS_SCHEMA
-from crawl_assets.normalize.edges import Summaries
 from crawl_assets.pipeline.normalize.part import KeyTally, rows_with_keys
 from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.normalize.stage import normalize_batch
 from crawl_assets.pipeline.relate.parts import (
     BATCH_ROWS,
     READ_COLUMNS,
+    Summaries,
     edges_of,
     last_positions,
     part_edge_batches,

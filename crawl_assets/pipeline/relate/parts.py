@@ -1,4 +1,4 @@
-"""A normalized part's edges and co-occurrence counts, computed in Arrow a record batch at a time.
+"""A normalized part's edges and hashtag counts, computed in Arrow a record batch at a time.
 
 Only the rows that are their key's latest observation are used (``latest_rows``), never a superseded version
 of an edited X post; the edges follow ``normalize.edges.EDGE_RULES`` (as ``record_edges`` does a record at a time), and
@@ -8,7 +8,10 @@ edges come a record batch at a time (``part_edge_batches``), written as they com
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+from datetime import datetime
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
@@ -17,13 +20,19 @@ import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
 from crawl_assets.lake.tables import EDGES_SCHEMA
-from crawl_assets.normalize.edges import EDGE_RULES, Summaries, is_superseded
 from crawl_assets.normalize.dedupe import key_hash
+from crawl_assets.normalize.edges import EDGE_RULES, is_superseded
 from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
+from crawl_assets.schema.record import Record
+
+if TYPE_CHECKING:  # pandas costs ~100 MiB and ~1 s to import: only the frames need it
+    import pandas as pd
 
 EDGE_ORDER = [("type", "ascending"), ("src", "ascending"), ("dst", "ascending")]
 READ_COLUMNS = ["key", "created_at", "platform", "tenant", "author_id", "reply_to", "quote_of", "repost_of",
                 "mentions", "hashtags", "metadata"]
+COOCCURRENCE_COLUMNS = ["platform", "tenant", "hashtag_a", "hashtag_b", "count", "first_at", "last_at"]
+AUTHOR_HASHTAG_COLUMNS = ["platform", "tenant", "author_id", "hashtag", "count", "first_at", "last_at"]
 BATCH_ROWS = 5_000
 SEARCH_ROWS = 1 << 16  # hashes looked up at a time among the repeated ones
 
@@ -169,6 +178,69 @@ def unique_edges(edges: pa.Table) -> pa.Table:
         column = edges.column(name)
         same &= pc.equal(column.slice(1), column.slice(0, edges.num_rows - 1)).to_numpy(zero_copy_only=False)
     return edges.filter(pa.array(np.concatenate([[True], ~same])))
+
+
+def _bump(table: dict[tuple[Any, ...], list[Any]], key: tuple[Any, ...], at: datetime) -> None:
+    entry = table.get(key)
+    if entry is None:
+        table[key] = [1, at, at]
+    else:
+        entry[0] += 1
+        if at < entry[1]:
+            entry[1] = at
+        if at > entry[2]:
+            entry[2] = at
+
+
+class Summaries:
+    """Hashtag co-occurrence (pairs ordered a < b, per platform and tenant) and author–hashtag participation
+    counts with first and last times, added one record at a time."""
+
+    def __init__(self) -> None:
+        self.pairs: dict[tuple[Any, ...], list[Any]] = {}
+        self.authors: dict[tuple[Any, ...], list[Any]] = {}
+
+    def add(self, platform: str, tenant: str, author_id: str | None, hashtags: list[str], at: datetime) -> None:
+        for a, b in combinations(sorted(hashtags), 2):
+            _bump(self.pairs, (platform, tenant, a, b), at)
+        if author_id is not None:  # records without an author are left out of participation
+            for tag in hashtags:
+                _bump(self.authors, (platform, tenant, author_id, tag), at)
+
+    def add_records(self, records: Iterable[Record]) -> "Summaries":
+        for record in records:
+            self.add(record.platform, record.tenant, record.author_id, record.hashtags, record.created_at)
+        return self
+
+    def tables(self) -> dict[str, pa.Table]:
+        """``hashtag_cooccurrence`` and ``author_hashtag`` as Arrow tables, rows in key order (the relation
+        step writes them as they are: pandas is never loaded in a sync)."""
+        return {"hashtag_cooccurrence": _counts_table(self.pairs, COOCCURRENCE_COLUMNS),
+                "author_hashtag": _counts_table(self.authors, AUTHOR_HASHTAG_COLUMNS)}
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """``tables`` as pandas frames."""
+        return {name: table.to_pandas() for name, table in self.tables().items()}
+
+
+def _counts_table(table: dict[tuple[Any, ...], list[Any]], columns: list[str]) -> pa.Table:
+    """Four key columns (strings), the count and the first and last times: the types pandas gives the same
+    rows, now also when there are none."""
+    rows = [key + tuple(value) for key, value in sorted(table.items())]
+    values = list(zip(*rows)) if rows else [()] * len(columns)
+    at = pa.timestamp("us", tz="UTC")
+    types = [pa.large_string()] * 4 + [pa.int64(), at, at]
+    return pa.table([pa.array(list(v), t) for v, t in zip(values, types, strict=True)], names=columns)
+
+
+def hashtag_cooccurrence(records: Iterable[Record]) -> pd.DataFrame:
+    """How often two hashtags appear in the same record (pairs ordered a < b), per platform and tenant."""
+    return Summaries().add_records(records).frames()["hashtag_cooccurrence"]
+
+
+def author_hashtag(records: Iterable[Record]) -> pd.DataFrame:
+    """How often each author used each hashtag (records without an author are left out)."""
+    return Summaries().add_records(records).frames()["author_hashtag"]
 
 
 def count_into(summaries: Summaries, rows: pa.Table) -> None:

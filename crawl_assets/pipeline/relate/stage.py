@@ -31,12 +31,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawl_assets.lake import Lake
-from crawl_assets.normalize.edges import Summaries, is_superseded
+from crawl_assets.normalize.edges import is_superseded
 from crawl_assets.normalize.dedupe import key_hash
 from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
 from crawl_assets.pipeline.normalize.part import rows_with_keys
 from crawl_assets.lake.tables import EDGES_SCHEMA
-from crawl_assets.pipeline.relate.parts import latest_masks, part_edge_batches
+from crawl_assets.pipeline.relate.parts import Summaries, latest_masks, part_edge_batches
 from crawl_assets.pipeline.stage import Check, MetadataPath, StageContext, StageReport
 from crawl_assets.pipeline.version import NORMALIZER_VERSION
 
