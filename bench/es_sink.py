@@ -142,7 +142,7 @@ def run_phase(phase: str, url: str, n: int, tenant: str) -> dict[str, Any]:
 
 def prepare_tenant(client, tenant: str, template_2: bool = False) -> None:
     """The tenant's month indices, from the shipped template (or with template 2's settings and mappings)."""
-    from crawl_assets.index.bootstrap import ensure_index, ensure_template
+    from crawl_assets.index.indices import ensure_index, ensure_template
     from crawl_assets.index.naming import index_name, read_alias
 
     ensure_template(client, "records")
@@ -157,7 +157,7 @@ def prepare_tenant(client, tenant: str, template_2: bool = False) -> None:
 
 
 def drop_tenant(client, tenant: str, n: int) -> None:
-    from crawl_assets.index.bootstrap import tenant_indices
+    from crawl_assets.index.indices import tenant_indices
     from crawl_assets.index.naming import read_alias
 
     client.indices.refresh(index=read_alias("records", tenant))

@@ -61,7 +61,7 @@ def build_lake(root: Path, records: int, tenant: str) -> tuple[object, str]:
 def load_once(client, lake, lake_tenant: str, source: str, tenant: str, tuning: dict, profile: bool = False) -> dict:
     """The index step's load of every part of the lake's source into ``tenant``'s indices (the lake's parts are
     read as the step reads them; only the tenant written to differs)."""
-    from crawl_assets.index.bootstrap import setup_indices
+    from crawl_assets.index.indices import setup_indices
     from crawl_assets.pipeline.index.stage import load
     from crawl_assets.pipeline.index.stage import pending_parts, pending_records, scan_keys
     from replay import node_cpu_seconds

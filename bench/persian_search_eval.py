@@ -48,7 +48,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crawl_assets.index.bootstrap import load_template  # noqa: E402
+from crawl_assets.index.indices import load_template  # noqa: E402
 from crawl_assets.persian.lemma import WORD, fold, lemma, lemma_text  # noqa: E402
 
 SETS = Path(__file__).with_name("persian_search")

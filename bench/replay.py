@@ -85,7 +85,7 @@ def bodies(lines: list[bytes], limit: int) -> Iterator[bytes]:
 
 def replay(client: Any, lines: list[bytes], target: str, *, body_mib: int = 8, in_flight: int = 3) -> Replayed:
     """Send ``lines`` (from ``read_back``) into ``target``'s indices, created first; refresh off while loading."""
-    from crawl_assets.index.bootstrap import ensure_index, ensure_template, set_refresh, template_refresh
+    from crawl_assets.index.indices import ensure_index, ensure_template, set_refresh, template_refresh
     from crawl_assets.index.naming import parse_index
 
     names: dict[str, str] = {}

@@ -19,12 +19,11 @@ from elasticsearch import ApiError, Elasticsearch
 
 from crawl_assets import settings
 from crawl_assets.cli.common import fail, open_registry, registry_option
-from crawl_assets.index.bootstrap import setup_indices
+from crawl_assets.index.indices import index_stats, setup_indices
 from crawl_assets.index.client import CredentialsInUrl, build_client, client_settings_from_env
 from crawl_assets.index.legacy_names import MigrationError, migrate_legacy_indices
 from crawl_assets.index.naming import FAMILIES, logical_name, parse_index
 from crawl_assets.index.outcomes import pending_files
-from crawl_assets.index.readback import index_stats
 from crawl_assets.index.replay import replay_deadletters
 
 url_option = click.option("--url", default=None, help="Cluster URL(s), comma-separated (default: $CRAWL_ES_URL).")

@@ -24,7 +24,7 @@ from elasticsearch import Elasticsearch
 
 from crawl_assets.enrich import store
 from crawl_assets.enrich.base import CombineContext, Enricher
-from crawl_assets.index.bootstrap import setup_indices
+from crawl_assets.index.indices import setup_indices
 from crawl_assets.index.naming import index_name
 from crawl_assets.index.scan import bulk_write, delete_line
 from crawl_assets.index.sink import SinkStats, index_documents

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from elasticsearch import Elasticsearch
 
 from crawl_assets.core import names
-from crawl_assets.index.bootstrap import ensure_index
+from crawl_assets.index.indices import ensure_index
 from crawl_assets.index.scan import BulkWriteFailed, copy_documents
 from crawl_assets.index.naming import FAMILIES, index_name, parse_legacy_index, prefix, read_alias
 

@@ -143,7 +143,7 @@ def _reason(exc: BadRequestError) -> str:
 def migrate_index(client: Elasticsearch, index: str, family: str, tenant: str, template: dict[str, Any],
                   report: MigrationReport, *, dry_run: bool = False) -> None:
     """Compare one physical index with its family's ``template`` (the ``template`` part of the shipped body,
-    given by ``bootstrap``); apply what is compatible (unless ``dry_run``), record the rest in ``report``."""
+    given by ``indices.setup_indices``); apply what is compatible (unless ``dry_run``), record the rest in ``report``."""
     wanted = template["mappings"]["properties"]
     mapping = client.indices.get_mapping(index=index)[index]["mappings"]
     mapped = mapping.get("properties", {})

@@ -47,7 +47,7 @@ import orjson
 from elastic_transport import TransportError
 from elasticsearch import ApiError, Elasticsearch
 
-from crawl_assets.index import bootstrap
+from crawl_assets.index import indices
 from crawl_assets.index.bulk_send import BulkBody, BulkSender, SendPool
 from crawl_assets.index.documents import (Encoded, action_head, document_id, edge_id, fast_lines, prepared_line,
                                          source_bytes, with_lemmas)
@@ -108,7 +108,7 @@ class BulkSink(BulkSender):
         self.batch_docs, self.batch_bytes = batch_docs, batch_bytes
         self.ensure_indices, self.refresh = ensure_indices, refresh
         # A large load: each index's refresh is off while the sink writes to it, and back to the template's
-        # interval at close (a crash leaves it off: ``bootstrap.restore_refresh`` at the next step's start).
+        # interval at close (a crash leaves it off: ``indices.restore_refresh`` at the next step's start).
         self.relax_refresh = relax_refresh
         self._relaxed: list[str] = []
         # Stop taking documents once this many failed (e.g. a broken mapping refusing everything), instead
@@ -232,13 +232,13 @@ class BulkSink(BulkSender):
         relaxed = False  # a relaxed load's new index is created with refresh off (one request, not two)
         if self.ensure_indices:
             if not self._template_checked:
-                bootstrap.ensure_template(self.client, self.family)
+                indices.ensure_template(self.client, self.family)
                 self._template_checked = True
-            relaxed = bootstrap.ensure_index(self.client, index, self.family, self.tenant,
+            relaxed = indices.ensure_index(self.client, index, self.family, self.tenant,
                                              {"index": {"refresh_interval": "-1"}} if self.relax_refresh else None)
         if self.relax_refresh:
             if not relaxed:
-                bootstrap.set_refresh(self.client, [index], "-1")
+                indices.set_refresh(self.client, [index], "-1")
             self._relaxed.append(index)
         self._known_indices.add(index)
 
@@ -329,11 +329,11 @@ def close_together(sinks: Iterable[BulkSink]) -> None:
     if not sinks:
         return
     client = sinks[0].client
-    for interval, indices in _relaxed_by_interval(sinks).items():
+    for interval, relaxed in _relaxed_by_interval(sinks).items():
         try:
-            bootstrap.set_refresh(client, indices, interval)
+            indices.set_refresh(client, relaxed, interval)
         except (ApiError, TransportError) as exc:
-            log.warning("refresh of %s not turned back on (the next index step does): %s", indices, exc)
+            log.warning("refresh of %s not turned back on (the next index step does): %s", relaxed, exc)
     written = sorted({i for s in sinks if s.refresh for i in s._known_indices})
     if written:  # counts checked right after a materialization must see this run's writes
         try:
@@ -348,5 +348,5 @@ def _relaxed_by_interval(sinks: list[BulkSink]) -> dict[str | None, list[str]]:
     out: dict[str | None, list[str]] = {}
     for sink in sinks:
         if sink._relaxed:
-            out.setdefault(bootstrap.template_refresh(sink.family), []).extend(sink._relaxed)
+            out.setdefault(indices.template_refresh(sink.family), []).extend(sink._relaxed)
     return out

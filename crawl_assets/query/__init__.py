@@ -9,6 +9,6 @@ answer with.
 - ``clauses``: the plain queries (full text, hashtags, a thread, an author's posts) and the clauses the
   filters and enrichers share; ``steps``: a query written once, run by a blocking or an asyncio client
 
-The write side (naming, templates, the sink, bootstrap) is ``crawl_assets.index``; this package imports it,
+The write side (naming, templates, the sink, index setup) is ``crawl_assets.index``; this package imports it,
 never the other way.
 """

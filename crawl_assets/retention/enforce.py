@@ -10,7 +10,7 @@ from elasticsearch import Elasticsearch
 
 from crawl_assets.pipeline.normalize.stage import TABLE as RECORDS_TABLE
 from crawl_assets.erasure.lake import rebuild_relations
-from crawl_assets.index.bootstrap import delete_expired_months
+from crawl_assets.index.indices import delete_expired_months
 from crawl_assets.lake import Lake, layout
 from crawl_assets.lake.landing import landing_deliveries, landing_events
 from crawl_assets.lake.layout import sweep, tenant_folders

@@ -14,7 +14,7 @@ TENANT = "forum"
 @pytest.fixture(scope="module")
 def forum(world: World, tmp_path_factory: pytest.TempPathFactory):
     from crawl_assets.api.access import KeyStore
-    from crawl_assets.index.bootstrap import setup_indices
+    from crawl_assets.index.indices import setup_indices
     from crawl_assets.lake import Lake
     from crawl_assets.pipeline.index.stage import pending_records, scan_keys
     from crawl_assets.pipeline.index.stage import load

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from elasticsearch import BadRequestError
 
-from crawl_assets.index.bootstrap import ensure_index, ensure_template
+from crawl_assets.index.indices import ensure_index, ensure_template
 from crawl_assets.index.naming import index_name
 from crawl_assets_tests.index.conftest import EsTarget
 

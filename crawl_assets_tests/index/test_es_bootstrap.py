@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from crawl_assets.index.bootstrap import expired_months, load_template, setup_indices, tenant_indices
+from crawl_assets.index.indices import (count_documents, expired_months, index_stats, load_template, setup_indices,
+                                        tenant_indices)
 from crawl_assets.index.naming import FAMILIES, index_name, read_alias, template_name
-from crawl_assets.index.readback import count_documents, index_stats
 from crawl_assets.index.sink import index_documents
 from crawl_assets_tests.index.conftest import EsTarget
 from crawl_assets_tests.index.docs import record

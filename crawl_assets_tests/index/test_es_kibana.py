@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-from crawl_assets.index.bootstrap import load_template
+from crawl_assets.index.indices import load_template
 
 
 def test_saved_objects_reference_each_other_and_mapped_fields() -> None:

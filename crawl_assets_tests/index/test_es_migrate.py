@@ -11,11 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from crawl_assets.index.bootstrap import load_template, setup_indices, tenant_indices
+from crawl_assets.index.indices import count_documents, index_stats, setup_indices, tenant_indices
 from crawl_assets.index.naming import index_name, read_alias, template_name, observation_version
 from crawl_assets.index.outcomes import read_file
 from crawl_assets.query.clauses import search_text
-from crawl_assets.index.readback import count_documents, index_stats
 from crawl_assets.index.reindex import ReindexResult, reindex
 from crawl_assets.index.sink import BulkSink, index_documents
 from crawl_assets_tests.es_node.inspect import all_docs

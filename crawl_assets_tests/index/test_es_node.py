@@ -12,7 +12,7 @@ import pytest
 from elastic_transport import ConnectionError as TransportConnectionError
 from elasticsearch import BadRequestError, ConflictError, NotFoundError
 
-from crawl_assets.index.bootstrap import ensure_template
+from crawl_assets.index.indices import ensure_template
 from crawl_assets_tests.index.conftest import EsTarget
 
 

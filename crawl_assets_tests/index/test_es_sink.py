@@ -14,11 +14,10 @@ import numpy as np
 import orjson
 import pytest
 
-from crawl_assets.index.bootstrap import tenant_indices
+from crawl_assets.index.indices import count_documents, tenant_indices
 from crawl_assets.index.erasure import erase_documents
 from crawl_assets.index.naming import index_name, read_alias, observation_version
 from crawl_assets.index.outcomes import pending_files, read_file
-from crawl_assets.index.readback import count_documents
 from crawl_assets.index.replay import replay_deadletters
 from crawl_assets.index.sink import BulkSink, SinkAborted, edge_id, index_documents
 from crawl_assets.orchestration.resources import ElasticsearchResource

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawl_assets.index.bootstrap import restore_refresh
+from crawl_assets.index.indices import count_documents, restore_refresh
 from crawl_assets.index.naming import index_name, read_alias
-from crawl_assets.index.readback import count_documents
 from crawl_assets.index.replay import replay_deadletters
 from crawl_assets.index.sink import BulkSink, SendPool, close_together, edge_id
 from crawl_assets_tests.es_node.inspect import all_docs

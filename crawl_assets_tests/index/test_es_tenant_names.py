@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from elasticsearch import NotFoundError
 
-from crawl_assets.index.bootstrap import tenant_indices
+from crawl_assets.index.indices import tenant_indices
 from crawl_assets.index.naming import FAMILIES, index_name, index_pattern, parse_index, read_alias
 from crawl_assets.index.sink import index_documents
 from crawl_assets_tests.index.conftest import EsTarget

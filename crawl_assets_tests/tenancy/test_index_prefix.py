@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from crawl_assets.index.bootstrap import delete_expired_months, load_template, setup_indices
+from crawl_assets.index.indices import delete_expired_months, load_template, setup_indices
 from crawl_assets.index.erasure import erase_documents
 from crawl_assets.query.filters import RecordFilter
 from crawl_assets.index.naming import (FAMILIES, family_alias, index_name, index_pattern, parse_index, read_alias,

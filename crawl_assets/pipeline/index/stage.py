@@ -31,9 +31,8 @@ import pyarrow.compute as pc
 from elasticsearch import Elasticsearch
 
 # looked up here at call time (fault-injection sites patch this module's names)
-from crawl_assets.index.bootstrap import restore_refresh, setup_indices
+from crawl_assets.index.indices import count_documents, restore_refresh, setup_indices, stale_edge_tombstones
 from crawl_assets.index.documents import EDGE_FIELDS, edge_documents, record_documents, record_versions
-from crawl_assets.index.readback import count_documents, stale_edge_tombstones
 from crawl_assets.index.sink import BulkSink, SendPool, SinkStats, close_together
 from crawl_assets.lake import Lake
 from crawl_assets.lake.layout import index_marker
