@@ -274,12 +274,15 @@ def record_documents(batch: pa.RecordBatch | pa.Table, tenant: str) -> Encoded:
     return Encoded(keys, routes, versions.tolist(), sources, fast, slow)
 
 
-def dict_sources(batch: pa.RecordBatch | pa.Table, lemmas: list[str | None]) -> list[bytes]:
-    """Each row's JSON as ``source_bytes(with_lemmas(row))`` (``lemmas[i]``: row ``i``'s ``text_lemma``), through
-    a dict per row: what ``json_sources`` builds in Arrow, and its path for the rows it does not cover."""
+def dict_sources(batch: pa.RecordBatch | pa.Table, lemmas: list[str | None] | None) -> list[bytes]:
+    """Each row's JSON as ``source_bytes(with_lemmas(row))`` (``lemmas[i]``: row ``i``'s ``text_lemma``; None:
+    none), through a dict per row: what ``json_sources`` builds in Arrow, and its path for the rows it does not
+    cover."""
     names = batch.schema.names
     columns = [_values(batch, name) for name in names]
     dumps = orjson.dumps
+    if lemmas is None:
+        return [dumps(dict(zip(names, row))) for row in zip(*columns)]
     return [dumps(dict(zip(names, row)) if lemma is None else {**dict(zip(names, row)), LEMMA_FIELD: lemma})
             for row, lemma in zip(zip(*columns), lemmas)]
 
@@ -289,7 +292,6 @@ def dict_sources(batch: pa.RecordBatch | pa.Table, lemmas: list[str | None]) -> 
 _ESCAPES = {ord("\\"): ("\\", "\\\\"), ord('"'): ('"', '\\"'), ord("\n"): ("\n", "\\n"),
             ord("\r"): ("\r", "\\r"), ord("\t"): ("\t", "\\t")}
 _OTHER_CONTROL = np.array([c < 0x20 and c not in _ESCAPES for c in range(256)])
-_SPECIAL = np.array([c < 0x20 or c in _ESCAPES for c in range(256)])
 
 
 def _escaped(values: pa.Array, bad: np.ndarray, rows: np.ndarray | None = None) -> pa.Array:
@@ -300,10 +302,10 @@ def _escaped(values: pa.Array, bad: np.ndarray, rows: np.ndarray | None = None) 
         return values
     offsets = np.frombuffer(values.buffers()[1], np.int32, len(values) + 1, values.offset * 4)
     data = np.frombuffer(values.buffers()[2] or b"", np.uint8)[offsets[0]:offsets[-1]]
-    special = data[_SPECIAL[data]]
-    if not len(special):
+    mask = (data < 0x20) | (data == 0x22) | (data == 0x5C)  # (comparisons: faster than a table lookup per byte)
+    if not mask.any():
         return values
-    found = set(special.tolist())
+    found = set(data[mask].tolist())
     if any(_OTHER_CONTROL[c] for c in found):
         at = np.flatnonzero(_OTHER_CONTROL[data]) + offsets[0]
         hit = np.searchsorted(offsets, at, side="right") - 1
@@ -341,7 +343,7 @@ def _json_column(column: pa.Array, name: str, bad: np.ndarray) -> tuple[str, pa.
     return None
 
 
-def json_sources(batch: pa.RecordBatch | pa.Table, lemmas: list[str | None]) -> list[bytes]:
+def json_sources(batch: pa.RecordBatch | pa.Table, lemmas: list[str | None] | None) -> list[bytes]:
     """``dict_sources`` built a column at a time in Arrow (each value's JSON text, then each row's object joined
     from them): no dict, Python value or orjson call per row. Rows or batches it does not cover (a control
     character other than newline, return and tab; another column type; a ``text_lemma`` column) take
@@ -359,23 +361,25 @@ def json_sources(batch: pa.RecordBatch | pa.Table, lemmas: list[str | None]) -> 
         before, values, text_after = found
         parts += [text + orjson.dumps(name).decode() + ":" + before, values]
         text = text_after + ","
-    lemma_array = pa.array(lemmas, pa.string())
-    lemma_json = pc.binary_join_element_wise(',"' + LEMMA_FIELD + '":"', _escaped(lemma_array, bad), '"', "")
-    parts += [text[:-1], pc.fill_null(lemma_json, ""), "}"]
+    parts.append(text[:-1])
+    if lemmas is not None:
+        lemma_array = pa.array(lemmas, pa.string())
+        lemma_json = pc.binary_join_element_wise(',"' + LEMMA_FIELD + '":"', _escaped(lemma_array, bad), '"', "")
+        parts.append(pc.fill_null(lemma_json, ""))
+    parts.append("}")
     sources = pc.binary_join_element_wise(*parts, "").cast(pa.binary()).to_pylist()
     if bad.any():
         rows = np.flatnonzero(bad)
-        for i, source in zip(rows, dict_sources(batch.take(pa.array(rows)), [lemmas[i] for i in rows])):
+        some = None if lemmas is None else [lemmas[i] for i in rows]
+        for i, source in zip(rows, dict_sources(batch.take(pa.array(rows)), some)):
             sources[i] = source
     return sources
 
 
 def edge_documents(edges: pa.RecordBatch | pa.Table, versions: list[int]) -> Encoded:
     """The bulk documents of edge rows (``EDGES_SCHEMA``), each versioned with ``versions[i]`` (its record's)."""
-    columns = [_values(edges, name) for name in EDGE_FIELDS]
-    dumps = orjson.dumps
-    sources = [dumps(dict(zip(EDGE_FIELDS, row))) for row in zip(*columns)]
-    types, srcs, dsts, created = columns[0], columns[1], columns[2], columns[3]
+    sources = json_sources(edges.select(list(EDGE_FIELDS)), None)
+    types, srcs, dsts, created = (_values(edges, name) for name in EDGE_FIELDS[:4])
     ids = [edge_key(t, s, d) for t, s, d in zip(types, srcs, dsts)]
     routes = [c[:7] if c is not None and c[-1:] == "Z" and c[4:5] == "-" else None for c in created]
     return Encoded(ids, routes, versions, sources, [True] * len(ids), [])

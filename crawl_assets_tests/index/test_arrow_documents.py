@@ -159,3 +159,20 @@ def test_sources_built_in_arrow_are_the_dict_paths_on_awkward_values() -> None:
         got = json_sources(batch, given)
         assert got == dict_sources(batch, given)
         assert [orjson.loads(s).get("text_lemma") for s in got] == given
+
+
+def test_edge_sources_built_in_arrow_are_orjsons_of_the_edge_dicts() -> None:
+    """An edge's source is ``orjson.dumps`` of its fields in ``EDGE_FIELDS`` order, whatever its keys hold (and
+    without ``text_lemma``); a table's other columns are left out."""
+    from crawl_assets.index.documents import EDGE_FIELDS, dict_sources, json_sources
+
+    rng = random.Random(9)
+    rows = [{"type": rng.choice(["reply", "hashtag", "mention"]), "src": _awkward_text(rng) or "x:1",
+             "dst": _awkward_text(rng) or "x:2", "created_at": rng.choice([None, "2026-01-02T03:04:05Z",
+                                                                          "2026-01-02T03:04:05.250000Z"]),
+             "platform": _awkward_text(rng), "tenant": TENANT} for _ in range(80)]
+    table = pa.table({name: pa.array([r[name] for r in rows]) for name in EDGE_FIELDS})
+    table = table.set_column(3, "created_at", table.column("created_at").cast(EDGES_SCHEMA.field("created_at").type))
+    encoded = edge_documents(table.append_column("extra", pa.array(range(80))), [1] * 80)
+    assert encoded.sources == [orjson.dumps(r) for r in rows]
+    assert json_sources(table, None) == dict_sources(table, None) == encoded.sources
