@@ -170,15 +170,15 @@ def main() -> None:
               + ", ".join(f"{k} {v:.2f}" for k, v in got.items()))
         return
 
-    from elasticsearch import Elasticsearch
-
+    from crawl_assets.index.client import build_client
     from crawl_assets_tests.es_node.node import RealNode
     from replay import best_replay, drop, read_back, warm
 
     node = None if args.url else RealNode(heap=args.heap).start()
     url = args.url or node.url  # type: ignore[union-attr]
     try:
-        with tempfile.TemporaryDirectory() as tmp, Elasticsearch(url, request_timeout=300) as client:
+        with tempfile.TemporaryDirectory() as tmp, build_client([url], request_timeout=300) as client:
+            # (the step's own client: orjson parses the bulk responses, as in the step)
             lake, source = build_lake(Path(tmp), args.records, "lakebench")
             load_before = os.getloadavg()
             load_once(client, lake, "lakebench", source, "warm", {})  # JIT and caches warmed

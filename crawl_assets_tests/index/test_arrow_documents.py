@@ -115,3 +115,64 @@ def test_fast_lines_are_prepared_line_of_each_fast_row() -> None:
     assert lines[1] == (b'{"index":{"_index":"edges-None","_id":"quo\\"te","version":1,"version_type":"external_gte"}}\n'
                         + sources[1] + b"\n")
     assert fast_lines(Encoded(ids, routes, versions, sources, [True] * 6, []), heads, head_of)[2].count(b"%d" % 2**62)
+
+
+def _awkward_text(rng: random.Random) -> str | None:
+    """A string of what orjson escapes (every control character, quotes, backslashes) or passes through (ZWNJ,
+    U+2028, DEL, emoji), or None."""
+    if rng.random() < 0.15:
+        return None
+    alphabet = [chr(c) for c in range(32)] + ['"', "\\", "\x7f", "\u2028", "\u200c", "کتاب", "😀", "a", " ", "/"]
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+
+
+def test_sources_built_in_arrow_are_the_dict_paths_on_awkward_values() -> None:
+    """``json_sources`` (column at a time in Arrow) gives ``dict_sources``' bytes whatever the values hold:
+    escapes, nulls in every column, empty and null lists and null items, a sliced and a chunked batch, a
+    ``text_lemma`` given or not, and a column type it does not rebuild (the whole batch then takes the dict path)."""
+    from crawl_assets.index.documents import dict_sources, json_sources
+
+    rng = random.Random(5)
+    docs = varied_records()
+    for i, doc in enumerate(docs):
+        for name in ("key", "native_id", "author_handle", "text", "text_clean", "lang", "reply_to", "source"):
+            doc[name] = _awkward_text(rng) if i % 3 else doc.get(name)
+        doc["hashtags"] = [_awkward_text(rng) for _ in range(rng.randint(0, 3))]
+        doc["mentions"] = [] if i % 2 else ["a\"b", "c\\d"]
+        if i % 7 == 0:
+            doc["metrics"] = None
+    table = records_to_arrow(docs)
+    table = table.set_column(table.schema.get_field_index("urls"), "urls",
+                             pa.array([None if i % 5 == 0 else ["u", None] for i in range(len(docs))],
+                                      pa.list_(pa.string())))
+    table = table.set_column(table.schema.get_field_index("deleted"), "deleted",
+                             pa.array([None if i % 4 == 0 else bool(i % 2) for i in range(len(docs))]))
+    lemmas = [None if i % 4 == 1 else _awkward_text(rng) for i in range(len(docs))]
+    texts = [" ".join(v if isinstance(v, str) else " ".join(x for x in v if isinstance(x, str))
+                      for v in d.values() if isinstance(v, (str, list))) for d in docs]
+    clean = sum(1 for text in texts if not any(c < " " and c not in "\n\r\t" for c in text))
+    assert 0 < clean < len(docs), "rows of both paths"
+    chunked = pa.concat_tables([table.slice(0, 17), table.slice(17)])
+    for batch, given in ((table, lemmas), (table.slice(9, 30), lemmas[9:39]), (chunked, lemmas),
+                         (table.select(["text", "urls", "deleted"]), lemmas), (table.slice(0, 0), []),
+                         (table.append_column("n", pa.array(range(len(docs)))), lemmas)):
+        got = json_sources(batch, given)
+        assert got == dict_sources(batch, given)
+        assert [orjson.loads(s).get("text_lemma") for s in got] == given
+
+
+def test_edge_sources_built_in_arrow_are_orjsons_of_the_edge_dicts() -> None:
+    """An edge's source is ``orjson.dumps`` of its fields in ``EDGE_FIELDS`` order, whatever its keys hold (and
+    without ``text_lemma``); a table's other columns are left out."""
+    from crawl_assets.index.documents import EDGE_FIELDS, dict_sources, json_sources
+
+    rng = random.Random(9)
+    rows = [{"type": rng.choice(["reply", "hashtag", "mention"]), "src": _awkward_text(rng) or "x:1",
+             "dst": _awkward_text(rng) or "x:2", "created_at": rng.choice([None, "2026-01-02T03:04:05Z",
+                                                                          "2026-01-02T03:04:05.250000Z"]),
+             "platform": _awkward_text(rng), "tenant": TENANT} for _ in range(80)]
+    table = pa.table({name: pa.array([r[name] for r in rows]) for name in EDGE_FIELDS})
+    table = table.set_column(3, "created_at", table.column("created_at").cast(EDGES_SCHEMA.field("created_at").type))
+    encoded = edge_documents(table.append_column("extra", pa.array(range(80))), [1] * 80)
+    assert encoded.sources == [orjson.dumps(r) for r in rows]
+    assert json_sources(table, None) == dict_sources(table, None) == encoded.sources

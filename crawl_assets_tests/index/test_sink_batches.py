@@ -68,3 +68,27 @@ def test_a_line_larger_than_a_body_goes_alone():
     sink._append(b"gh")
     sink._close_batch()
     assert sink.bodies == [[b"ab"], [b"x" * 25], [b"cd", b"ef", b"gh"]]
+
+
+def test_send_pools_raise_the_young_gc_threshold_while_used_and_restore_it():
+    """A pool in use raises the collector's first threshold (however many pools overlap); the last pool's last
+    user gives the previous thresholds back."""
+    import gc
+
+    from crawl_assets.index.bulk_send import GC_YOUNG_THRESHOLD, SendPool
+
+    before = gc.get_threshold()
+    gc.set_threshold(700, 11, 12)
+    try:
+        first, second = SendPool(1, 1), SendPool(1, 1)
+        first.attach()
+        first.attach()
+        assert gc.get_threshold() == (GC_YOUNG_THRESHOLD, 11, 12)
+        second.attach()
+        first.detach()
+        first.detach()  # the first pool is done; the second still runs
+        assert gc.get_threshold() == (GC_YOUNG_THRESHOLD, 11, 12)
+        second.detach()
+        assert gc.get_threshold() == (700, 11, 12)
+    finally:
+        gc.set_threshold(*before)
