@@ -3,7 +3,7 @@
 N generated X records (``bench/normalize.py``'s input) are normalized and related into a lake once; then, per
 repetition, each contender loads the pending parts into a fresh tenant (the index step's load, client CPU and
 node CPU measured around it), and the documents it left are read back and replayed (``bench/replay.py``: 8 MiB
-bodies, the best of 2, 3 and 4 in flight, refresh off, ``text_lemma`` added back) as that repetition's ceiling. Contenders are sink
+bodies, the best of 2, 3 and 4 in flight and of two orders, refresh off, ``text_lemma`` added back) as that repetition's ceiling. Contenders are sink
 tunings (bytes per body, requests in flight per family). ``--profile`` runs one more load under cProfile and
 prints the client's top functions. ``--encode`` starts no node: it times the client's three costs alone in CPU
 seconds per 100k records (records' documents, edges' documents, the sink's line assembly and bodies), the best of

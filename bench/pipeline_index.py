@@ -79,7 +79,7 @@ def warm_node(es_url: str) -> None:
 
 def index_vs_ceiling(first: dict[str, Any], es_url: str, records: int, bare_rate: float) -> None:
     """The index step of the first sync beside the replay ceiling: the same documents read back from the node
-    and sent again by plain bulk requests (8 MiB bodies, the best of 2, 3 and 4 in flight, refresh off;
+    and sent again by plain bulk requests (8 MiB bodies, the best of 2, 3 and 4 in flight and of two orders, refresh off;
     ``bench/replay.py``)."""
     from elasticsearch import Elasticsearch
 

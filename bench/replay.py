@@ -4,7 +4,7 @@ What a load sent (every record and edge document of a tenant, with its ``_id`` a
 back from the node and replayed into a fresh tenant's indices (created beforehand from the same templates)
 with hand-built NDJSON bodies of ``body_mib``, ``in_flight`` requests at once, and refresh off during the
 load (back on, and one refresh, at the end, inside the timing): the node's work for exactly those documents,
-with no client work but sending. ``best_replay`` tunes the requests in flight (the best of several, each run
+with no client work but sending. ``best_replay`` tunes the requests in flight and the order of the two families' bodies (the best of several, each run
 checked to have indexed every document). Used by ``bench/pipeline.py``, ``bench/es_sink.py`` and
 ``bench/index_load.py``.
 """
@@ -28,7 +28,8 @@ class Replayed:
     seconds: float
     node_cpu_s: float
     in_flight: int = 3
-    tried: str = ""  # every in-flight value tried, with its docs/s (``best_replay``)
+    tried: str = ""  # every in-flight value and order tried, with its docs/s (``best_replay``)
+    interleaved: bool = False
 
     @property
     def docs_per_s(self) -> float:
@@ -83,8 +84,11 @@ def bodies(lines: list[bytes], limit: int) -> Iterator[bytes]:
         yield b"".join(body)
 
 
-def replay(client: Any, lines: list[bytes], target: str, *, body_mib: int = 8, in_flight: int = 3) -> Replayed:
-    """Send ``lines`` (from ``read_back``) into ``target``'s indices, created first; refresh off while loading."""
+def replay(client: Any, lines: list[bytes], target: str, *, body_mib: int = 8, in_flight: int = 3,
+           interleave: bool = False) -> Replayed:
+    """Send ``lines`` (from ``read_back``) into ``target``'s indices, created first; refresh off while loading.
+    ``interleave``: the families' bodies alternate in proportion (as a load sends them), not one family after
+    the other."""
     from crawl_assets.index.indices import ensure_index, ensure_template, set_refresh, template_refresh
     from crawl_assets.index.naming import parse_index
 
@@ -95,7 +99,13 @@ def replay(client: Any, lines: list[bytes], target: str, *, body_mib: int = 8, i
             names[index] = parse_index(index)[0]  # type: ignore[index]
             ensure_template(client, names[index])
             ensure_index(client, index, names[index], target)
-    work = list(bodies(lines, body_mib * 1024 * 1024))
+    limit = body_mib * 1024 * 1024
+    if interleave:
+        family_of = [names[orjson.loads(line[:line.index(b"\n")])["index"]["_index"]] for line in lines]
+        work = mixed([list(bodies([line for line, f in zip(lines, family_of) if f == family], limit))
+                      for family in FAMILIES])
+    else:
+        work = list(bodies(lines, limit))
     errors: list[str] = []
     lock = threading.Lock()
     fast = client.options(request_timeout=300)
@@ -128,21 +138,29 @@ def replay(client: Any, lines: list[bytes], target: str, *, body_mib: int = 8, i
                   for family in FAMILIES if any(f == family for f in names.values()))
     if indexed != len(lines):  # a ceiling that indexed less than it was given is no ceiling
         raise SystemExit(f"the replay indexed {indexed} of {len(lines)} documents")
-    return Replayed(len(lines), seconds, cpu, in_flight)
+    return Replayed(len(lines), seconds, cpu, in_flight, interleaved=interleave)
+
+
+def mixed(queues: list[list[bytes]]) -> list[bytes]:
+    """The bodies of every queue, each queue's in order, merged so each is spread evenly over the whole."""
+    keyed = [((i + 0.5) / len(queue), n, body) for n, queue in enumerate(queues) for i, body in enumerate(queue)]
+    return [body for _, _, body in sorted(keyed, key=lambda k: (k[0], k[1]))]
 
 
 def best_replay(client: Any, lines: list[bytes], target: str, *, body_mib: int = 8,
                 in_flights: tuple[int, ...] = (2, 3, 4)) -> Replayed:
-    """The ceiling tuned: ``lines`` replayed with each number of requests in flight (``target`` dropped after
-    each), the fastest kept; ``tried`` names them all."""
+    """The ceiling tuned: ``lines`` replayed with each number of requests in flight, one family after the other
+    and interleaved (``target`` dropped after each), the fastest kept; ``tried`` names them all."""
     if not lines:  # a ceiling of nothing is no ceiling (the load's indices were dropped under the bench?)
         raise SystemExit(f"nothing to replay into {target}: the load's documents are not in the node")
     runs = []
     for in_flight in in_flights:
-        runs.append(replay(client, lines, target, body_mib=body_mib, in_flight=in_flight))
-        drop(client, target)
+        for interleave in (False, True):
+            runs.append(replay(client, lines, target, body_mib=body_mib, in_flight=in_flight, interleave=interleave))
+            drop(client, target)
     best = max(runs, key=lambda r: r.docs_per_s)
-    best.tried = ", ".join(f"{r.in_flight} in flight {r.docs_per_s:,.0f}/s" for r in runs)
+    best.tried = ", ".join(f"{r.in_flight} in flight{' interleaved' if r.interleaved else ''} {r.docs_per_s:,.0f}/s"
+                           for r in runs)
     return best
 
 
