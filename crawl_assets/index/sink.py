@@ -235,7 +235,7 @@ class BulkSink(BulkSender):
                 indices.ensure_template(self.client, self.family)
                 self._template_checked = True
             relaxed = indices.ensure_index(self.client, index, self.family, self.tenant,
-                                             {"index": {"refresh_interval": "-1"}} if self.relax_refresh else None)
+                                           {"index": {"refresh_interval": "-1"}} if self.relax_refresh else None)
         if self.relax_refresh:
             if not relaxed:
                 indices.set_refresh(self.client, [index], "-1")
