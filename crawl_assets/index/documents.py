@@ -261,8 +261,8 @@ def record_documents(batch: pa.RecordBatch | pa.Table, tenant: str) -> Encoded:
     nothing = [None] * batch.num_rows
     lemmas = [lemmas_of(c, t, lang) for c, t, lang in zip(by_name.get("text_clean") or nothing,
                                                          by_name.get("text") or nothing, by_name.get("lang") or nothing)]
-    sources = json_sources(batch, lemmas)
     keys, created = by_name["key"], by_name["created_at"]
+    sources = json_sources(batch, lemmas, {"created_at": created})
     versions, usable = record_versions(batch)
     tenants = by_name.get("tenant") or nothing
     limit = ID_MAX_BYTES // 4
@@ -281,10 +281,8 @@ def dict_sources(batch: pa.RecordBatch | pa.Table, lemmas: list[str | None] | No
     names = batch.schema.names
     columns = [_values(batch, name) for name in names]
     dumps = orjson.dumps
-    if lemmas is None:
-        return [dumps(dict(zip(names, row))) for row in zip(*columns)]
     return [dumps(dict(zip(names, row)) if lemma is None else {**dict(zip(names, row)), LEMMA_FIELD: lemma})
-            for row, lemma in zip(zip(*columns), lemmas)]
+            for row, lemma in zip(zip(*columns), lemmas or [None] * batch.num_rows)]
 
 
 # orjson's escapes rebuilt in Arrow; a row with another control character (escaped as \\b, \\f or \\u00XX) takes
@@ -321,12 +319,18 @@ def _quoted(values: pa.Array, bad: np.ndarray, rows: np.ndarray | None = None) -
     return pc.fill_null(pc.binary_join_element_wise('"', _escaped(values, bad, rows), '"', ""), "null")
 
 
-def _json_column(column: pa.Array, name: str, bad: np.ndarray) -> tuple[str, pa.Array, str] | None:
+def _json_column(column: pa.Array, name: str, bad: np.ndarray, times: Mapping[str, list[str | None]] | None
+                 ) -> tuple[str, pa.Array, str] | None:
     """(text before, each value's JSON text, text after) for a column's values as ``dict_sources`` gives them to
-    orjson (quotes go in the texts around a string column without nulls); None for a type not rebuilt here."""
+    orjson (quotes go in the texts around a string column without nulls); None for a type not rebuilt here.
+    ``times``: time columns' ``instants`` the caller already has."""
     kind = column.type
     if name in TIME_COLUMNS:
-        return ("", _quoted(pa.array(instants(column), pa.string()), bad), "") if pa.types.is_timestamp(kind) else None
+        if not pa.types.is_timestamp(kind):
+            return None
+        text = times.get(name) if times else None
+        text = instants(column) if text is None else text
+        return "", _quoted(pa.array(text, pa.string()), bad), ""
     if name in JSON_COLUMNS:
         return ("", pc.fill_null(column, "null"), "") if kind == pa.string() else None
     if kind == pa.string():
@@ -343,11 +347,12 @@ def _json_column(column: pa.Array, name: str, bad: np.ndarray) -> tuple[str, pa.
     return None
 
 
-def json_sources(batch: pa.RecordBatch | pa.Table, lemmas: list[str | None] | None) -> list[bytes]:
+def json_sources(batch: pa.RecordBatch | pa.Table, lemmas: list[str | None] | None,
+                 times: Mapping[str, list[str | None]] | None = None) -> list[bytes]:
     """``dict_sources`` built a column at a time in Arrow (each value's JSON text, then each row's object joined
     from them): no dict, Python value or orjson call per row. Rows or batches it does not cover (a control
     character other than newline, return and tab; another column type; a ``text_lemma`` column) take
-    ``dict_sources``."""
+    ``dict_sources``. ``times``: ``instants`` of time columns the caller already has."""
     names = batch.schema.names
     if not names or LEMMA_FIELD in names or len(set(names)) < len(names):
         return dict_sources(batch, lemmas)
@@ -355,7 +360,7 @@ def json_sources(batch: pa.RecordBatch | pa.Table, lemmas: list[str | None] | No
     parts: list[Any] = []
     text = "{"
     for name in names:
-        found = _json_column(_column(batch, name), name, bad)
+        found = _json_column(_column(batch, name), name, bad, times)
         if found is None:
             return dict_sources(batch, lemmas)
         before, values, text_after = found
@@ -378,8 +383,8 @@ def json_sources(batch: pa.RecordBatch | pa.Table, lemmas: list[str | None] | No
 
 def edge_documents(edges: pa.RecordBatch | pa.Table, versions: list[int]) -> Encoded:
     """The bulk documents of edge rows (``EDGES_SCHEMA``), each versioned with ``versions[i]`` (its record's)."""
-    sources = json_sources(edges.select(list(EDGE_FIELDS)), None)
     types, srcs, dsts, created = (_values(edges, name) for name in EDGE_FIELDS[:4])
+    sources = json_sources(edges.select(list(EDGE_FIELDS)), None, {"created_at": created})
     ids = [edge_key(t, s, d) for t, s, d in zip(types, srcs, dsts)]
     routes = [c[:7] if c is not None and c[-1:] == "Z" and c[4:5] == "-" else None for c in created]
     return Encoded(ids, routes, versions, sources, [True] * len(ids), [])
