@@ -93,16 +93,15 @@ def replay(client: Any, lines: list[bytes], target: str, *, body_mib: int = 8, i
     from crawl_assets.index.naming import parse_index
 
     names: dict[str, str] = {}
-    for line in lines:
-        index = orjson.loads(line[:line.index(b"\n")])["index"]["_index"]
+    targets = [orjson.loads(line[:line.index(b"\n")])["index"]["_index"] for line in lines]
+    for index in targets:
         if index not in names:
             names[index] = parse_index(index)[0]  # type: ignore[index]
             ensure_template(client, names[index])
             ensure_index(client, index, names[index], target)
     limit = body_mib * 1024 * 1024
     if interleave:
-        family_of = [names[orjson.loads(line[:line.index(b"\n")])["index"]["_index"]] for line in lines]
-        work = mixed([list(bodies([line for line, f in zip(lines, family_of) if f == family], limit))
+        work = mixed([list(bodies([line for line, index in zip(lines, targets) if names[index] == family], limit))
                       for family in FAMILIES])
     else:
         work = list(bodies(lines, limit))
