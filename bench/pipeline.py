@@ -14,7 +14,8 @@ export-file source, in a fresh SQLite instance and lake:
   5. with ``--index`` (default when Java and Maven are present): the same on ``{platform}_sync`` against a
      local real Elasticsearch node (or ``--es-url``), warmed first by a smaller sync, index step included;
      the index step beside the replay ceiling (its documents read back from the node and sent again by plain
-     bulk requests, ``bench/replay.py``), with the node's CPU per record.
+     bulk requests, ``bench/replay.py``), with the node's CPU per record, and the bound the cores set on both
+     ratios: (client CPU + node CPU) / cores, at the node CPU the step cost and at the replay's.
 
 Prints the goals of issues 18 and 32 beside the figures: end to end >= 0.5x bare normalize records/s, peak RSS
 <= 300 MiB at 100k records, a no-op sync that writes nothing and runs its steps in <= 1 s, a sync of 1% more
