@@ -166,7 +166,8 @@ class Topics(Enricher):
             else eligible
         nmf = NMF(n_components=k, init="nndsvda", solver="cd", max_iter=p["max_iter"], random_state=p["seed"],
                   tol=1e-4)
-        nmf.fit(corpus.tfidf_rows(vocab, idf, sample))
+        with np.errstate(invalid="ignore"):  # a near-exact fit (a small corpus) rounds the unused
+            nmf.fit(corpus.tfidf_rows(vocab, idf, sample))  # reconstruction_err_ below 0: sqrt warned, NaN
         return Model(corpus.words[vocab], idf, nmf.components_.astype(np.float32), [], now, corpus.rows)
 
     def _assign(self, corpus: "Corpus", model: "Model", weights: np.ndarray) -> pa.Table:

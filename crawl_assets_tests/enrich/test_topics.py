@@ -4,6 +4,7 @@ the tenant barely changed, and only the latest observation of a record counts.""
 
 from __future__ import annotations
 
+import warnings
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -19,7 +20,7 @@ from crawl_assets.erasure.features import erase_feature_files
 from crawl_assets.lake import Lake
 from crawl_assets.normalize.text import clean_text
 from crawl_assets_tests.enrich.planted import TOPICS, topic_records
-from crawl_assets_tests.enrich.records import batch_id, table, write_part
+from crawl_assets_tests.enrich.records import batch_id, record, table, write_part
 
 NOW = datetime(2026, 4, 1, tzinfo=timezone.utc)
 SRC = "acme.x.main"
@@ -60,6 +61,19 @@ def test_a_planted_mixture_is_recovered():
         assert sum(f.replace("\u200c", "") in vocabulary for f in described["forms"][:5]) >= 4, (planted, described)
         assert described["label"] == " · ".join(described["forms"][:3])
     assert all(t["enricher"] == "topics" and t["inferred"] for t in topics)
+
+
+def test_a_corpus_the_model_fits_exactly_warns_nothing():
+    """A few repeated texts are factorized exactly: sklearn's reconstruction error then rounds below zero
+    (its square root a RuntimeWarning); the topics are unaffected and nothing is printed to the user."""
+    slogan = "everyone must join the protest at the central square tomorrow at noon"
+    rows = [record(f"x:d{i}", slogan + "!" * i) for i in range(3)]
+    rows += [record(f"x:t{i}", f"news of the day number {i}") for i in range(16)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = _combine(Topics(), [rows])
+    assert out["topics"].num_rows >= 1
+    assert set(_primary(out)) >= {"x:d0", "x:d1", "x:d2"}
 
 
 def test_terms_are_stemmed_and_shown_by_their_surface_forms():
